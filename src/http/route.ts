@@ -1,0 +1,71 @@
+import type { Request, RequestHandler, Response } from 'express';
+import { z } from 'zod';
+import type { Action, Role } from './permissions';
+
+/** Who may call a route. `authenticated` is any valid access token, whatever its role. */
+export type Access =
+  | { kind: 'public' }
+  | { kind: 'authenticated' }
+  | { kind: 'actions'; actions: readonly Action[] };
+
+export const publicAccess = { kind: 'public' } as const;
+export const anyToken = { kind: 'authenticated' } as const;
+export function requires(...actions: Action[]): Access {
+  return { kind: 'actions', actions };
+}
+
+export interface AuthContext {
+  organisationId: string;
+  subjectId: string;
+  role: Role;
+  tokenId: string;
+}
+
+type Schema = z.ZodType;
+type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
+
+export interface RouteContext<P, Q, B> {
+  params: Out<P>;
+  query: Out<Q>;
+  body: Out<B>;
+  /** Undefined only on public routes. */
+  auth: AuthContext;
+  req: Request;
+  res: Response;
+}
+
+export interface RouteSpec<P extends Schema | undefined, Q extends Schema | undefined, B extends Schema | undefined> {
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
+  /** OpenAPI style: `/customers/{id}`. */
+  path: string;
+  summary: string;
+  tag: string;
+  access: Access;
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** Schema of the envelope's `data`, for the OpenAPI document. */
+  response?: Schema;
+  /** 201 for creates; 200 otherwise. */
+  successStatus?: 200 | 201;
+  /** Middleware run before validation, e.g. a route's own rate limiter. */
+  before?: RequestHandler[];
+  /** Set when the handler writes the response itself (downloads, documents). */
+  rawResponse?: { contentType: string };
+  handler: (ctx: RouteContext<P, Q, B>) => Promise<unknown>;
+}
+
+export type Route = RouteSpec<Schema | undefined, Schema | undefined, Schema | undefined>;
+
+export function defineRoute<
+  P extends Schema | undefined = undefined,
+  Q extends Schema | undefined = undefined,
+  B extends Schema | undefined = undefined,
+>(spec: RouteSpec<P, Q, B>): Route {
+  return spec as unknown as Route;
+}
+
+/** `/customers/{id}` → `/customers/:id` */
+export function expressPath(path: string): string {
+  return path.replace(/\{(\w+)\}/g, ':$1');
+}

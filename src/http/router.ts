@@ -1,0 +1,98 @@
+import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import { rateLimit } from 'express-rate-limit';
+import { AppError, ERROR_CODES } from './errors';
+import { sendError, sendSuccess } from './envelope';
+import { zodToAppError } from './error-handler';
+import { roleAllows } from './permissions';
+import { expressPath, type AuthContext, type Route } from './route';
+import type { AccessTokenIssuer } from '../modules/auth/access-tokens';
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    auth?: AuthContext;
+  }
+}
+
+const UNAUTHORIZED = { status: 'error', message: 'Unauthorized', errors: [] } as const;
+const FORBIDDEN = { status: 'error', message: 'Forbidden', errors: [] } as const;
+
+export interface RouterOptions {
+  accessTokens: AccessTokenIssuer;
+  rateLimitPerMinute: number;
+}
+
+function authenticate(accessTokens: AccessTokenIssuer): RequestHandler {
+  return async (req, res, next) => {
+    const header = req.headers.authorization ?? '';
+    const match = /^Bearer\s+(\S+)$/i.exec(header);
+    const auth = match?.[1] ? await accessTokens.verify(match[1]) : null;
+    if (!auth) {
+      res.status(401).json(UNAUTHORIZED);
+      return;
+    }
+    req.auth = auth;
+    next();
+  };
+}
+
+function authorize(route: Route): RequestHandler {
+  return (req, res, next) => {
+    const { access } = route;
+    if (access.kind === 'actions' && !roleAllows(req.auth!.role, access.actions)) {
+      res.status(403).json(FORBIDDEN);
+      return;
+    }
+    next();
+  };
+}
+
+function perTokenRateLimit(limit: number): RequestHandler {
+  return rateLimit({
+    windowMs: 60_000,
+    limit,
+    standardHeaders: 'draft-7',
+    legacyHeaders: false,
+    keyGenerator: (req) => req.auth!.subjectId,
+    handler: (_req, res) =>
+      sendError(res, 429, 'Too many requests', [{ code: ERROR_CODES.rate_limited, message: 'Rate limit exceeded; retry after the time in Retry-After' }]),
+  });
+}
+
+function parsePart(route: Route, req: Request, part: 'params' | 'query' | 'body'): unknown {
+  const schema = route[part];
+  if (!schema) return undefined;
+  const result = schema.safeParse(req[part] ?? {});
+  if (!result.success) throw zodToAppError(result.error, part);
+  return result.data;
+}
+
+function handle(route: Route): RequestHandler {
+  return async (req: Request, res: Response, next: NextFunction) => {
+    try {
+      const params = parsePart(route, req, 'params');
+      const query = parsePart(route, req, 'query');
+      const body = parsePart(route, req, 'body');
+      const data = await route.handler({ params, query, body, auth: req.auth as AuthContext, req, res });
+      if (!route.rawResponse) sendSuccess(res, data ?? null, route.successStatus ?? 200);
+    } catch (error) {
+      next(error);
+    }
+  };
+}
+
+export function buildRouter(routes: readonly Route[], options: RouterOptions): Router {
+  const router = Router();
+  const rateLimiter = perTokenRateLimit(options.rateLimitPerMinute);
+  const seen = new Set<string>();
+  for (const route of routes) {
+    const key = `${route.method.toUpperCase()} ${route.path}`;
+    if (seen.has(key)) throw new AppError('internal', `Route declared twice: ${key}`);
+    seen.add(key);
+    const chain: RequestHandler[] =
+      route.access.kind === 'public'
+        ? [...(route.before ?? []), handle(route)]
+        : [authenticate(options.accessTokens), rateLimiter, authorize(route), ...(route.before ?? []), handle(route)];
+    router[route.method](expressPath(route.path), ...chain);
+  }
+  return router;
+}

@@ -1,0 +1,19 @@
+import { z } from 'zod';
+
+/** Path ids are opaque strings; an id that names nothing in the caller's organisation answers 404. */
+export const idParam = z.object({ id: z.string().min(1).max(64) });
+
+export const timestamps = {
+  createdAt: z.string().describe('ISO 8601 date-time'),
+  updatedAt: z.string().describe('ISO 8601 date-time'),
+};
+
+export const isoCountry = z
+  .string()
+  .regex(/^[A-Z]{2}$/, 'must be an ISO 3166-1 alpha-2 code');
+
+export const isoCurrency = z
+  .string()
+  .regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code');
+
+export const deletedSchema = z.object({ id: z.string(), deleted: z.literal(true) });

@@ -1,0 +1,20 @@
+import { loadConfig, requireSetting } from '../config';
+import { createLogger } from '../logger';
+import { runMain, startApi } from './runtime';
+
+runMain(async () => {
+  const config = loadConfig();
+  const logger = createLogger(config);
+  const api = await startApi(
+    config,
+    { databaseUrl: requireSetting(config, 'DATABASE_URL'), temporalAddress: requireSetting(config, 'TEMPORAL_ADDRESS') },
+    logger,
+  );
+  const stop = async () => {
+    logger.info('API stopping');
+    await api.close();
+    process.exit(0);
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+});

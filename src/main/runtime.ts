@@ -1,0 +1,66 @@
+import type { Server } from 'node:http';
+import type { Knex } from 'knex';
+import type { Logger } from 'pino';
+import { createApp } from '../app';
+import { requireSetting, type Config } from '../config';
+import { createDb } from '../db/knex';
+import { createAccessTokens } from '../modules/auth/access-tokens';
+import { connectTemporal } from '../temporal/client';
+import { createWorker } from '../temporal/worker';
+
+export interface Endpoints {
+  databaseUrl: string;
+  temporalAddress: string;
+}
+
+/** Starts the API on config.HOST:PORT; resolves once it listens. */
+export async function startApi(config: Config, endpoints: Endpoints, logger: Logger): Promise<{ server: Server; url: string; close: () => Promise<void> }> {
+  const db = createDb(endpoints.databaseUrl, config.DATABASE_POOL_MAX);
+  const temporal = await connectTemporal(config, endpoints.temporalAddress);
+  const accessTokens = createAccessTokens(requireSetting(config, 'JWT_SECRET'), config.ACCESS_TOKEN_TTL_SECONDS);
+  const app = createApp({ config, db, logger, temporal, accessTokens });
+  const server = await new Promise<Server>((resolve, reject) => {
+    const listening = app.listen(config.PORT, config.HOST, () => resolve(listening));
+    listening.once('error', reject);
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : config.PORT;
+  const url = `http://${config.HOST}:${port}`;
+  logger.info({ url }, 'API listening');
+  return {
+    server,
+    url,
+    close: async () => {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await temporal.connection.close();
+      await db.destroy();
+    },
+  };
+}
+
+/** Starts a worker; `stop` asks it to finish its in-flight tasks and waits for it. */
+export async function startWorker(config: Config, endpoints: Endpoints, logger: Logger): Promise<{ stop: () => Promise<void>; done: Promise<void>; db: Knex }> {
+  const db = createDb(endpoints.databaseUrl, config.DATABASE_POOL_MAX);
+  const { worker, connection } = await createWorker({ config, temporalAddress: endpoints.temporalAddress, db, logger });
+  const done = worker.run().finally(async () => {
+    await connection.close();
+    await db.destroy();
+  });
+  logger.info({ taskQueue: config.TEMPORAL_TASK_QUEUE }, 'worker polling');
+  return {
+    db,
+    done,
+    stop: async () => {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await done;
+    },
+  };
+}
+
+/** Runs `work`, exiting non-zero with a readable message when configuration or start-up fails. */
+export function runMain(work: () => Promise<void>): void {
+  work().catch((error: unknown) => {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  });
+}

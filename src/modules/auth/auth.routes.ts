@@ -1,0 +1,78 @@
+import type { RequestHandler } from 'express';
+import { ipKeyGenerator, rateLimit } from 'express-rate-limit';
+import { z } from 'zod';
+import { ERROR_CODES } from '../../http/errors';
+import { sendError } from '../../http/envelope';
+import { defineRoute, publicAccess, type Route } from '../../http/route';
+import type { AppDeps } from '../../deps';
+import { createAuthService } from './auth.service';
+
+const sessionSchema = z.object({
+  accessToken: z.string(),
+  refreshToken: z.string(),
+  expiresIn: z.number().int().describe('Access token lifetime in seconds'),
+});
+
+/**
+ * Failed logins are limited per client address and identifier; successful ones do not count, so a
+ * legitimate integrator is never locked out by its own traffic.
+ */
+function failedLoginLimiter(deps: AppDeps, identifierField: string): RequestHandler {
+  return rateLimit({
+    windowMs: deps.config.LOGIN_FAILURE_WINDOW_SECONDS * 1000,
+    limit: deps.config.LOGIN_MAX_FAILURES,
+    skipSuccessfulRequests: true,
+    standardHeaders: 'draft-7',
+    legacyHeaders: false,
+    keyGenerator: (req) => {
+      const identifier = String((req.body as Record<string, unknown> | undefined)?.[identifierField] ?? '').toLowerCase();
+      return `${ipKeyGenerator(req.ip ?? '')}|${identifier}`;
+    },
+    handler: (_req, res) =>
+      sendError(res, 429, 'Too many failed logins', [
+        { code: ERROR_CODES.rate_limited, message: 'Too many failed attempts; retry after the time in Retry-After' },
+      ]),
+  });
+}
+
+export function authRoutes(deps: AppDeps): Route[] {
+  const auth = createAuthService({
+    db: deps.db,
+    accessTokens: deps.accessTokens,
+    refreshTokenTtlDays: deps.config.REFRESH_TOKEN_TTL_DAYS,
+  });
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/auth/login',
+      summary: 'Admin login with e-mail and password',
+      tag: 'Auth',
+      access: publicAccess,
+      before: [failedLoginLimiter(deps, 'email')],
+      body: z.object({ email: z.string().email(), password: z.string().min(1) }),
+      response: sessionSchema,
+      handler: async ({ body }) => auth.login(body.email, body.password),
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/auth/system-login',
+      summary: 'Trade a clientKey and clientSecret for an access token and a refresh token',
+      tag: 'Auth',
+      access: publicAccess,
+      before: [failedLoginLimiter(deps, 'clientKey')],
+      body: z.object({ clientKey: z.string().min(1), clientSecret: z.string().min(1) }),
+      response: sessionSchema,
+      handler: async ({ body }) => auth.systemLogin(body.clientKey, body.clientSecret),
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/auth/refresh',
+      summary: 'Rotate a refresh token: the presented one dies, a new pair is returned',
+      tag: 'Auth',
+      access: publicAccess,
+      body: z.object({ refreshToken: z.string().min(1) }),
+      response: sessionSchema,
+      handler: async ({ body }) => auth.refresh(body.refreshToken),
+    }),
+  ];
+}

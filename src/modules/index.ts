@@ -1,0 +1,14 @@
+import type { AppDeps } from '../deps';
+import type { Route } from '../http/route';
+import { appRoutes } from './apps/apps.routes';
+import { authRoutes } from './auth/auth.routes';
+import { healthRoutes } from './health/health.routes';
+
+/** Every route of the API, in the order Express matches them. */
+export function allRoutes(deps: AppDeps): Route[] {
+  return [
+    ...healthRoutes(deps),
+    ...authRoutes(deps),
+    ...appRoutes(deps),
+  ];
+}

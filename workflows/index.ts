@@ -1,2 +1,3 @@
-// Every workflow the worker runs; this file is the worker's workflowsPath.
-export {};
+// Every workflow the worker runs; this file is the worker's workflowsPath. Workflow type names are stored
+// in histories: renaming one is a breaking change.
+export { usageBatchWorkflow, usageChunkWorkflow } from './usage-batch.workflow';

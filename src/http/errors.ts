@@ -14,7 +14,7 @@ export type ErrorKind =
   | 'internal';
 
 export interface ErrorItem {
-  code: number;
+  code: number | string;
   path?: string;
   message: string;
 }

@@ -3,6 +3,8 @@ import type { Route } from '../http/route';
 import { appRoutes } from './apps/apps.routes';
 import { authRoutes } from './auth/auth.routes';
 import { healthRoutes } from './health/health.routes';
+import { meterRoutes } from './meters/meters.routes';
+import { usageRoutes } from './usage/usage.routes';
 
 /** Every route of the API, in the order Express matches them. */
 export function allRoutes(deps: AppDeps): Route[] {
@@ -10,5 +12,7 @@ export function allRoutes(deps: AppDeps): Route[] {
     ...healthRoutes(deps),
     ...authRoutes(deps),
     ...appRoutes(deps),
+    ...usageRoutes(deps),
+    ...meterRoutes(deps),
   ];
 }

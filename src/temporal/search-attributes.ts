@@ -1,14 +1,8 @@
-import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import type { Connection } from '@temporalio/client';
+import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
 
-/** Operators find workflows in the Temporal UI by these. */
-export const OrganisationIdKey = defineSearchAttributeKey('OrganisationId', SearchAttributeType.KEYWORD);
-export const CustomerIdKey = defineSearchAttributeKey('CustomerId', SearchAttributeType.KEYWORD);
-export const InvoiceNumberKey = defineSearchAttributeKey('InvoiceNumber', SearchAttributeType.KEYWORD);
-export const ContractIdKey = defineSearchAttributeKey('ContractId', SearchAttributeType.KEYWORD);
-
-export const SEARCH_ATTRIBUTES = [OrganisationIdKey, CustomerIdKey, InvoiceNumberKey, ContractIdKey];
+export { SEARCH_ATTRIBUTES };
 
 /** Registers whatever is missing; safe to call at every worker start. */
 export async function ensureSearchAttributes(connection: Pick<Connection, 'operatorService'>, namespace: string): Promise<void> {

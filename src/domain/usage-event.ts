@@ -1,0 +1,92 @@
+/**
+ * Parsing of one raw usage event, judged on its own so that one bad event never fails the rest of a
+ * batch. Pure: runs inside activities and unit tests alike.
+ */
+export interface UsageEvent {
+  customerEntityId: string;
+  metric: string;
+  /** Decimal string, never a binary float. */
+  value: string;
+  timestamp: Date;
+  metadata: Record<string, unknown> | null;
+  eventId: string | null;
+  jobId: string | null;
+}
+
+export type ParsedUsageEvent = { ok: true; event: UsageEvent } | { ok: false; error: string };
+
+const MAX_TEXT = 255;
+// ISO 8601 date-time with an explicit zone (Z or ±hh:mm); a bare date or a zone-less time is ambiguous.
+const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/;
+const NUMERIC = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
+
+function text(raw: Record<string, unknown>, field: string, required: boolean): string | null | Error {
+  const value = raw[field];
+  if (value === undefined || value === null || value === '') {
+    return required ? new Error(`${field} is required`) : null;
+  }
+  if (typeof value !== 'string') return new Error(`${field} must be a string`);
+  if (value.length > MAX_TEXT) return new Error(`${field} must be at most ${MAX_TEXT} characters`);
+  return value;
+}
+
+function decimalValue(value: unknown): string | Error {
+  if (value === undefined || value === null || value === '') return new Error('value is required');
+  if (typeof value === 'number') {
+    return Number.isFinite(value) ? String(value) : new Error('value must be a finite number');
+  }
+  if (typeof value === 'string' && NUMERIC.test(value.trim())) {
+    const parsed = Number(value);
+    return Number.isFinite(parsed) ? value.trim() : new Error('value must be a finite number');
+  }
+  return new Error('value must be a number');
+}
+
+function timestampValue(value: unknown): Date | Error {
+  if (value === undefined || value === null || value === '') return new Error('timestamp is required');
+  if (typeof value !== 'string' || !ISO_DATE_TIME.test(value)) {
+    return new Error('timestamp is not an ISO 8601 date-time');
+  }
+  const date = new Date(value);
+  if (Number.isNaN(date.getTime())) return new Error('timestamp is not an ISO 8601 date-time');
+  // Reject calendar overflow such as 2026-02-30, which Date would silently roll over.
+  const [year, month, day] = value.slice(0, 10).split('-').map(Number) as [number, number, number];
+  const calendar = new Date(Date.UTC(year, month - 1, day));
+  if (calendar.getUTCFullYear() !== year || calendar.getUTCMonth() !== month - 1 || calendar.getUTCDate() !== day) {
+    return new Error('timestamp is not an ISO 8601 date-time');
+  }
+  return date;
+}
+
+export function parseUsageEvent(raw: unknown): ParsedUsageEvent {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    return { ok: false, error: 'event must be an object' };
+  }
+  const record = raw as Record<string, unknown>;
+  const customerEntityId = text(record, 'CustomerEntityId', true);
+  const metric = text(record, 'metric', true);
+  const eventId = text(record, 'eventId', false);
+  const jobId = text(record, 'jobId', false);
+  const capitalJobId = text(record, 'JobId', false);
+  const value = decimalValue(record.value);
+  const timestamp = timestampValue(record.timestamp);
+  const metadata = record.metadata;
+  for (const result of [customerEntityId, metric, value, timestamp, eventId, jobId, capitalJobId]) {
+    if (result instanceof Error) return { ok: false, error: result.message };
+  }
+  if (metadata !== undefined && metadata !== null && (typeof metadata !== 'object' || Array.isArray(metadata))) {
+    return { ok: false, error: 'metadata must be an object' };
+  }
+  return {
+    ok: true,
+    event: {
+      customerEntityId: customerEntityId as string,
+      metric: metric as string,
+      value: value as string,
+      timestamp: timestamp as Date,
+      metadata: (metadata as Record<string, unknown> | undefined) ?? null,
+      eventId: eventId as string | null,
+      jobId: (jobId as string | null) ?? (capitalJobId as string | null),
+    },
+  };
+}

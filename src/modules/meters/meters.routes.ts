@@ -1,0 +1,180 @@
+import { z } from 'zod';
+import { AppError } from '../../http/errors';
+import { isUniqueViolation } from '../../db/knex';
+import { pageOf, pageQuery } from '../../http/paging';
+import { defineRoute, requires, type Route } from '../../http/route';
+import { idParam, timestamps } from '../../http/schemas';
+import type { AppDeps } from '../../deps';
+import { batchResultSchema } from '../usage/usage.schemas';
+import { createUsageService } from '../usage/usage.service';
+import { createMeterRepository, toMeter, type MeterRow } from './meters.repository';
+
+const aggregation = z.enum(['sum', 'count', 'max', 'unique_count', 'latest']);
+
+const meterSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  metric: z.string(),
+  aggregation,
+  uniqueField: z.string().nullable(),
+  ...timestamps,
+});
+
+const meterBody = z
+  .object({
+    name: z.string().trim().min(1).max(200),
+    metric: z.string().trim().min(1).max(255),
+    aggregation,
+    uniqueField: z.string().trim().min(1).max(255).optional().describe('metadata field counted by unique_count'),
+  })
+  .refine((body) => body.aggregation !== 'unique_count' || body.uniqueField, {
+    message: 'uniqueField is required for unique_count',
+    path: ['uniqueField'],
+  });
+
+const meterUpdateBody = z
+  .object({
+    name: z.string().trim().min(1).max(200).optional(),
+    metric: z.string().trim().min(1).max(255).optional(),
+    aggregation: aggregation.optional(),
+    uniqueField: z.string().trim().min(1).max(255).nullable().optional(),
+  })
+  .refine((body) => Object.keys(body).length > 0, 'nothing to update');
+
+const usageQuery = z.object({
+  customerEntityId: z.string().optional(),
+  from: z.iso.datetime({ offset: true }).optional().describe('inclusive'),
+  to: z.iso.datetime({ offset: true }).optional().describe('exclusive'),
+  groupBy: z.enum(['day', 'month']).optional().describe('UTC calendar periods'),
+});
+
+const meterUsageSchema = z.object({
+  meterId: z.string(),
+  aggregation,
+  customerEntityId: z.string().nullable(),
+  from: z.string().nullable(),
+  to: z.string().nullable(),
+  value: z.string().nullable().describe('null when no event falls in the window (max, latest)'),
+  groups: z.array(z.object({ period: z.string(), value: z.string().nullable() })),
+});
+
+export function meterRoutes(deps: AppDeps): Route[] {
+  const meters = createMeterRepository(deps.db);
+  const ingestion = createUsageService(deps);
+
+  async function findMeter(organisationId: string, id: string): Promise<MeterRow> {
+    const meter = await meters.findById(organisationId, id);
+    if (!meter) throw AppError.notFound('Meter');
+    return meter;
+  }
+
+  const duplicateName = (error: unknown) => {
+    if (isUniqueViolation(error)) throw AppError.conflict('A meter with this name exists');
+    throw error;
+  };
+
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/meters',
+      summary: 'Create a meter (Admin only)',
+      tag: 'Meters',
+      access: requires('MeterService:createMeter'),
+      body: meterBody,
+      response: meterSchema,
+      successStatus: 201,
+      handler: async ({ body, auth }) => toMeter(await meters.create(auth.organisationId, body).catch(duplicateName)),
+    }),
+    defineRoute({
+      method: 'put',
+      path: '/meters/{id}',
+      summary: 'Update a meter (Admin only)',
+      tag: 'Meters',
+      access: requires('MeterService:updateMeter'),
+      params: idParam,
+      body: meterUpdateBody,
+      response: meterSchema,
+      handler: async ({ params, body, auth }) => {
+        const current = await findMeter(auth.organisationId, params.id);
+        const next = {
+          name: body.name,
+          metric: body.metric,
+          aggregation: body.aggregation,
+          unique_field: body.uniqueField,
+        };
+        if ((next.aggregation ?? current.aggregation) === 'unique_count' && !(next.unique_field === undefined ? current.unique_field : next.unique_field)) {
+          throw AppError.validation('uniqueField is required for unique_count', 'body.uniqueField');
+        }
+        const updated = await meters.update(auth.organisationId, params.id, next).catch(duplicateName);
+        return toMeter(updated ?? current);
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/meters',
+      summary: 'List meters',
+      tag: 'Meters',
+      access: requires('MeterService:getMeters'),
+      query: pageQuery,
+      response: pageOf(meterSchema),
+      handler: async ({ query, auth }) => meters.list(auth.organisationId, query),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/meters/{id}',
+      summary: 'Read a meter',
+      tag: 'Meters',
+      access: requires('MeterService:getMeters'),
+      params: idParam,
+      response: meterSchema,
+      handler: async ({ params, auth }) => toMeter(await findMeter(auth.organisationId, params.id)),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/meters/{id}/usage',
+      summary: "A meter's aggregate over a window, optionally per UTC day or month",
+      tag: 'Meters',
+      access: requires('MeterService:getMeters'),
+      params: idParam,
+      query: usageQuery,
+      response: meterUsageSchema,
+      handler: async ({ params, query, auth }) => {
+        const meter = await findMeter(auth.organisationId, params.id);
+        const result = await meters.aggregate(
+          meter,
+          {
+            customerEntityId: query.customerEntityId,
+            from: query.from ? new Date(query.from) : undefined,
+            to: query.to ? new Date(query.to) : undefined,
+          },
+          query.groupBy,
+        );
+        return {
+          meterId: meter.id,
+          aggregation: meter.aggregation,
+          customerEntityId: query.customerEntityId ?? null,
+          from: query.from ?? null,
+          to: query.to ?? null,
+          ...result,
+        };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/meters/{id}/usage',
+      summary: "Ingest usage for one meter: each event takes the meter's metric",
+      tag: 'Meters',
+      access: requires('MeterService:createUsageByMeter'),
+      params: idParam,
+      body: z.object({ events: z.array(z.record(z.string(), z.unknown())).min(1) }),
+      response: batchResultSchema,
+      handler: async ({ params, body, auth }) => {
+        const meter = await findMeter(auth.organisationId, params.id);
+        return ingestion.ingest(
+          auth.organisationId,
+          body.events.map((event) => ({ ...event, metric: meter.metric })),
+        );
+      },
+    }),
+  ];
+}

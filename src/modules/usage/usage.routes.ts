@@ -1,0 +1,190 @@
+import { z } from 'zod';
+import { AppError } from '../../http/errors';
+import { pageOf } from '../../http/paging';
+import { defineRoute, requires, type Route } from '../../http/route';
+import { idParam } from '../../http/schemas';
+import type { AppDeps } from '../../deps';
+import { toUsageEvent } from './usage.repository';
+import {
+  batchBody,
+  batchRecordSchema,
+  batchResultSchema,
+  bulkDeleteBody,
+  idempotencyHeader,
+  usageEventInput,
+  usageEventSchema,
+  usageListQuery,
+  usageUpdateBody,
+} from './usage.schemas';
+import { createUsageService } from './usage.service';
+
+function idempotencyKeyOf(header: string | string[] | undefined): string | undefined {
+  const parsed = idempotencyHeader.safeParse(Array.isArray(header) ? header[0] : header);
+  if (!parsed.success) throw AppError.validation('Idempotency-Key must be 1 to 255 characters', 'headers.idempotency-key');
+  return parsed.data;
+}
+
+export function usageRoutes(deps: AppDeps): Route[] {
+  const service = createUsageService(deps);
+  const { usage } = service;
+
+  async function findEvent(organisationId: string, id: string) {
+    const row = await usage.findEvent(organisationId, id);
+    if (!row) throw AppError.notFound('Usage event');
+    return toUsageEvent(row);
+  }
+
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/events/batch',
+      summary: 'Ingest a batch of usage events; each event succeeds or fails on its own',
+      tag: 'Events',
+      access: requires('MeterService:createUsageByMeter'),
+      body: batchBody,
+      response: batchResultSchema,
+      handler: async ({ body, auth, req }) => service.ingest(auth.organisationId, body.events, idempotencyKeyOf(req.headers['idempotency-key'])),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/events/batches/{id}',
+      summary: 'A batch with its counts and failed records',
+      tag: 'Events',
+      access: requires('EventService:getEventById'),
+      params: idParam,
+      response: batchRecordSchema,
+      handler: async ({ params, auth }) => {
+        const batch = await usage.findBatch(auth.organisationId, params.id);
+        if (!batch) throw AppError.notFound('Batch');
+        return {
+          id: batch.id,
+          status: batch.status,
+          total: batch.total,
+          summary: usage.summaryOf(batch),
+          failedRecords: await usage.failedRecords(batch.id),
+          createdAt: batch.created_at.toISOString(),
+          completedAt: batch.completed_at?.toISOString() ?? null,
+        };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/events',
+      summary: 'Ingest one usage event',
+      tag: 'Events',
+      access: requires('EventService:createEvent'),
+      body: z.unknown(),
+      response: batchResultSchema,
+      successStatus: 201,
+      handler: async ({ body, auth }) => service.ingestOne(auth.organisationId, body),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/events/{id}',
+      summary: 'One stored usage event',
+      tag: 'Events',
+      access: requires('EventService:getEventById'),
+      params: idParam,
+      response: usageEventSchema,
+      handler: async ({ params, auth }) => findEvent(auth.organisationId, params.id),
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/usage',
+      summary: 'Create one usage record (same ingestion path as the batch)',
+      tag: 'Usage',
+      access: requires('UsageService:createUsage'),
+      body: usageEventInput,
+      response: batchResultSchema,
+      successStatus: 201,
+      handler: async ({ body, auth }) => service.ingestOne(auth.organisationId, body),
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/usage/bulk',
+      summary: 'Bulk-create usage events (same as POST /events/batch)',
+      tag: 'Usage',
+      access: requires('UsageService:bulkCreateEvents'),
+      body: batchBody,
+      response: batchResultSchema,
+      handler: async ({ body, auth, req }) => service.ingest(auth.organisationId, body.events, idempotencyKeyOf(req.headers['idempotency-key'])),
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/usage/bulk-delete',
+      summary: 'Delete usage events by id; ids not in the organisation are reported as not deleted',
+      tag: 'Usage',
+      access: requires('UsageService:bulkDeleteEvents'),
+      body: bulkDeleteBody,
+      response: z.object({ deleted: z.array(z.string()), notFound: z.array(z.string()) }),
+      handler: async ({ body, auth }) => {
+        const deleted = await usage.deleteEvents(auth.organisationId, body.ids);
+        const gone = new Set(deleted);
+        return { deleted, notFound: body.ids.filter((id) => !gone.has(id)) };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/usage',
+      summary: 'List usage events, filtered by customer entity, metric and time range',
+      tag: 'Usage',
+      access: requires('UsageService:getUsage'),
+      query: usageListQuery,
+      response: pageOf(usageEventSchema),
+      handler: async ({ query, auth }) =>
+        usage.listEvents(
+          auth.organisationId,
+          {
+            customerEntityId: query.customerEntityId,
+            metric: query.metric,
+            from: query.from ? new Date(query.from) : undefined,
+            to: query.to ? new Date(query.to) : undefined,
+          },
+          query,
+        ),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/usage/{id}',
+      summary: 'One usage event',
+      tag: 'Usage',
+      access: requires('UsageService:getUsage'),
+      params: idParam,
+      response: usageEventSchema,
+      handler: async ({ params, auth }) => findEvent(auth.organisationId, params.id),
+    }),
+    defineRoute({
+      method: 'put',
+      path: '/usage/{id}',
+      summary: "Correct a usage event's value, timestamp or metadata",
+      tag: 'Usage',
+      access: requires('UsageService:updateUsage'),
+      params: idParam,
+      body: usageUpdateBody,
+      response: usageEventSchema,
+      handler: async ({ params, body, auth }) => {
+        const row = await usage.updateEvent(auth.organisationId, params.id, {
+          value: body.value === undefined ? undefined : String(body.value),
+          timestamp: body.timestamp ? new Date(body.timestamp) : undefined,
+          metadata: body.metadata,
+        });
+        if (!row) throw AppError.notFound('Usage event');
+        return toUsageEvent(row);
+      },
+    }),
+    defineRoute({
+      method: 'delete',
+      path: '/usage/{id}',
+      summary: 'Delete a usage event',
+      tag: 'Usage',
+      access: requires('UsageService:deleteUsage'),
+      params: idParam,
+      response: z.object({ id: z.string(), deleted: z.literal(true) }),
+      handler: async ({ params, auth }) => {
+        const [deleted] = await usage.deleteEvents(auth.organisationId, [params.id]);
+        if (!deleted) throw AppError.notFound('Usage event');
+        return { id: deleted, deleted: true };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,160 @@
+import { randomUUID } from 'node:crypto';
+import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
+import { createCustomerEntity, usageEvent } from './support/fixtures';
+
+let api: TestApi;
+let tenant: Tenant;
+let entityId: string;
+
+beforeAll(async () => {
+  api = await startTestApi();
+  tenant = await createTenant(api, 'usage');
+  ({ entityId } = await createCustomerEntity(api, tenant));
+});
+afterAll(() => api.close());
+
+const postBatch = (events: unknown[], token = tenant.systemToken) =>
+  api.http().post('/events/batch').set(bearer(token)).send({ events });
+
+const storedCount = async (organisationId: string, prefix: string) =>
+  Number((await api.db('usage_events').where({ organisation_id: organisationId }).whereLike('event_id', `${prefix}%`).count({ n: '*' }))[0]!.n);
+
+describe('POST /events/batch', () => {
+  it('when every event is valid, then all succeed and are stored', async () => {
+    const prefix = randomUUID();
+    const res = await postBatch([usageEvent(entityId, { eventId: `${prefix}-1` }), usageEvent(entityId, { eventId: `${prefix}-2`, value: '2.5' })]);
+    expect(res.status).toBe(200);
+    expect(res.body.status).toBe('success');
+    expect(res.body.data.summary).toEqual({ success: 2, failed: 0, total: 2, duplicates: 0 });
+    expect(res.body.data.failedRecords).toEqual([]);
+    expect(await storedCount(tenant.organisationId, prefix)).toBe(2);
+  });
+
+  it('when an event names an unknown customer entity, then it fails with 404 and the integer 2002, and the rest are processed (rules 1 and 3)', async () => {
+    const prefix = randomUUID();
+    const res = await postBatch([
+      usageEvent(entityId, { eventId: `${prefix}-a` }),
+      usageEvent('ent_does_not_exist', { eventId: `${prefix}-b` }),
+      usageEvent(entityId, { eventId: `${prefix}-c` }),
+    ]);
+    expect(res.status).toBe(200);
+    expect(res.body.data.summary).toEqual({ success: 2, failed: 1, total: 3, duplicates: 0 });
+    expect(res.body.data.failedRecords).toEqual([{ index: 1, error: 'customer entity not found', code: 2002, statusCode: 404 }]);
+    expect(await storedCount(tenant.organisationId, prefix)).toBe(2);
+  });
+
+  it('when an event has an unparsable timestamp, then it fails with 400 and the string "27" (rule 2)', async () => {
+    const prefix = randomUUID();
+    const res = await postBatch([usageEvent(entityId, { eventId: `${prefix}-a`, timestamp: 'yesterday' }), usageEvent(entityId, { eventId: `${prefix}-b` })]);
+    expect(res.body.data.failedRecords).toEqual([{ index: 0, error: expect.stringContaining('timestamp'), code: '27', statusCode: 400 }]);
+    expect(res.body.data.summary).toMatchObject({ success: 1, failed: 1 });
+  });
+
+  it.each([
+    ['a missing metric', { CustomerEntityId: 'x', value: 1, timestamp: '2026-11-01T00:00:00Z' }],
+    ['a non-numeric value', { CustomerEntityId: 'x', metric: 'm', value: 'lots', timestamp: '2026-11-01T00:00:00Z' }],
+    ['a missing timestamp', { CustomerEntityId: 'x', metric: 'm', value: 1 }],
+    ['an impossible date', { CustomerEntityId: 'x', metric: 'm', value: 1, timestamp: '2026-02-30T00:00:00Z' }],
+    ['not an object', 42],
+  ])('when an event has %s, then it fails with "27"', async (_label, event) => {
+    const res = await postBatch([event]);
+    expect(res.body.data.failedRecords).toEqual([expect.objectContaining({ index: 0, code: '27', statusCode: 400 })]);
+  });
+
+  it('when jobId or JobId is given, then either fills the job', async () => {
+    const prefix = randomUUID();
+    await postBatch([
+      { ...usageEvent(entityId, { eventId: `${prefix}-lower` }), jobId: 'job-lower' },
+      { ...usageEvent(entityId, { eventId: `${prefix}-upper` }), JobId: 'job-upper' },
+    ]).expect(200);
+    const rows = await api.db('usage_events').whereLike('event_id', `${prefix}%`).orderBy('event_id').select('event_id', 'job_id');
+    expect(rows.map((row) => row.job_id)).toEqual(['job-lower', 'job-upper']);
+  });
+
+  it('when an eventId repeats inside one batch and across batches, then it is stored once and counts as a duplicate success', async () => {
+    const prefix = randomUUID();
+    const batch = [usageEvent(entityId, { eventId: `${prefix}-1` }), usageEvent(entityId, { eventId: `${prefix}-1` }), usageEvent(entityId, { eventId: `${prefix}-2` })];
+    const first = await postBatch(batch);
+    expect(first.body.data.summary).toEqual({ success: 3, failed: 0, total: 3, duplicates: 1 });
+    const again = await postBatch(batch);
+    expect(again.body.data.summary).toEqual({ success: 3, failed: 0, total: 3, duplicates: 3 });
+    expect(await storedCount(tenant.organisationId, prefix)).toBe(2);
+  });
+
+  it('when a batch of 2,500 events spans three chunks, then failures keep their original indexes', async () => {
+    const prefix = randomUUID();
+    const events = Array.from({ length: 2500 }, (_, i) =>
+      i % 500 === 7 ? usageEvent('ent_unknown', { eventId: `${prefix}-${i}` }) : usageEvent(entityId, { eventId: `${prefix}-${i}`, value: i }),
+    );
+    const res = await postBatch(events);
+    expect(res.body.data.summary).toEqual({ success: 2495, failed: 5, total: 2500, duplicates: 0 });
+    expect(res.body.data.failedRecords.map((record: { index: number }) => record.index).sort((a: number, b: number) => a - b)).toEqual([7, 507, 1007, 1507, 2007]);
+    expect(await storedCount(tenant.organisationId, prefix)).toBe(2495);
+    const batch = await api.http().get(`/events/batches/${res.body.data.batchId}`).set(bearer(tenant.systemToken)).expect(200);
+    expect(batch.body.data).toMatchObject({ status: 'completed', total: 2500, summary: res.body.data.summary });
+    expect(batch.body.data.failedRecords).toHaveLength(5);
+  });
+
+  it('when a batch holds 10,001 events, then 413 in the error envelope', async () => {
+    const events = Array.from({ length: 10_001 }, () => ({ CustomerEntityId: 'e', metric: 'm', value: 1, timestamp: '2026-11-01T00:00:00Z' }));
+    const res = await postBatch(events);
+    expect(res.status).toBe(413);
+    expect(res.body).toMatchObject({ status: 'error', errors: [{ code: 1005 }] });
+  });
+
+  it('when the body is larger than 5 MB, then 413', async () => {
+    const padding = 'x'.repeat(1000);
+    const events = Array.from({ length: 5500 }, () => ({ ...usageEvent(entityId), metadata: { padding } }));
+    const res = await postBatch(events);
+    expect(res.status).toBe(413);
+  });
+
+  it("when an event names another organisation's entity, then 2002", async () => {
+    const other = await createTenant(api, 'usage-other');
+    const { entityId: foreignEntity } = await createCustomerEntity(api, other);
+    const res = await postBatch([usageEvent(foreignEntity, { eventId: randomUUID() })]);
+    expect(res.body.data.failedRecords).toEqual([expect.objectContaining({ index: 0, code: 2002, statusCode: 404 })]);
+  });
+
+  it('when the events field is not an array, then 400', async () => {
+    const res = await api.http().post('/events/batch').set(bearer(tenant.systemToken)).send({ events: 'no' });
+    expect(res.status).toBe(400);
+    expect(res.body.errors[0]).toMatchObject({ code: 1001, path: 'body.events' });
+  });
+
+  it('when 20 identical 1,000-event batches are posted at once, then exactly 1,000 rows are stored', async () => {
+    const prefix = randomUUID();
+    const events = Array.from({ length: 1000 }, (_, i) => usageEvent(entityId, { eventId: `${prefix}-${i}` }));
+    const responses = await Promise.all(Array.from({ length: 20 }, () => postBatch(events)));
+    for (const res of responses) {
+      expect(res.status).toBe(200);
+      expect(res.body.data.summary).toMatchObject({ success: 1000, failed: 0, total: 1000 });
+    }
+    const duplicates = responses.reduce((sum, res) => sum + res.body.data.summary.duplicates, 0);
+    expect(duplicates).toBe(19 * 1000);
+    expect(await storedCount(tenant.organisationId, prefix)).toBe(1000);
+  });
+
+  it('when the same Idempotency-Key is sent twice, then the second answer is the first batch', async () => {
+    const key = randomUUID();
+    const events = [usageEvent(entityId)];
+    const first = await api.http().post('/events/batch').set(bearer(tenant.systemToken)).set('Idempotency-Key', key).send({ events });
+    const second = await api.http().post('/events/batch').set(bearer(tenant.systemToken)).set('Idempotency-Key', key).send({ events });
+    expect(second.body.data).toEqual(first.body.data);
+    expect(Number((await api.db('usage_events').where({ batch_id: first.body.data.batchId }).count({ n: '*' }))[0]!.n)).toBe(1);
+  });
+});
+
+describe('GET /events/{id}', () => {
+  it('when the event exists, then it is returned; from another organisation, 404', async () => {
+    const eventId = randomUUID();
+    await postBatch([usageEvent(entityId, { eventId, value: '3.25', metadata: { region: 'eu' } })]).expect(200);
+    const row = await api.db('usage_events').where({ event_id: eventId }).first();
+    const res = await api.http().get(`/events/${row.id}`).set(bearer(tenant.systemToken));
+    expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({ id: row.id, CustomerEntityId: entityId, eventId, metadata: { region: 'eu' } });
+    expect(Number(res.body.data.value)).toBe(3.25);
+    const other = await createTenant(api, 'events-other');
+    await api.http().get(`/events/${row.id}`).set(bearer(other.systemToken)).expect(404);
+  });
+});

@@ -1,0 +1,33 @@
+/** Shapes crossing the workflow boundary: small on purpose (ids and counts; events stay in Postgres). */
+export interface UsageBatchInput {
+  batchId: string;
+  organisationId: string;
+  chunkCount: number;
+}
+
+export interface UsageChunkInput {
+  batchId: string;
+  organisationId: string;
+  chunkIndex: number;
+}
+
+export interface FailedRecord {
+  index: number;
+  error: string;
+  code: number | string;
+  statusCode: number;
+}
+
+export interface UsageChunkOutcome {
+  success: number;
+  failed: number;
+  duplicates: number;
+  failedRecords: FailedRecord[];
+}
+
+export interface UsageBatchSummary {
+  success: number;
+  failed: number;
+  total: number;
+  duplicates: number;
+}

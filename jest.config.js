@@ -16,7 +16,7 @@ module.exports = {
       testEnvironment: 'node',
       globalSetup: '<rootDir>/test/integration/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/integration/support/global-teardown.ts',
-      testTimeout: 120000,
+      setupFilesAfterEnv: ['<rootDir>/test/integration/support/timeouts.ts'],
     },
   ],
   maxWorkers: 2,

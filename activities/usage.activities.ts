@@ -8,6 +8,7 @@ import type {
   UsageChunkOutcome,
 } from '../workflows/usage-batch.types';
 import { businessFailure } from './failures';
+import { withHeartbeat } from './heartbeat';
 
 /** The contract's per-event codes: 2002 (integer) for an unknown customer entity, "27" (string) for a parse failure. */
 const UNKNOWN_ENTITY = { code: 2002, statusCode: 404, error: 'customer entity not found' } as const;
@@ -61,60 +62,62 @@ async function insertEvents(trx: Knex.Transaction, organisationId: string, batch
   return result.rowCount;
 }
 
+/**
+ * Checks, deduplicates and writes one chunk. Guard, lock, transition: the chunk row is locked and its
+ * outcome stored in the same transaction as the events, so a retried activity returns the stored
+ * outcome instead of writing twice.
+ */
+async function ingestChunk(trx: Knex.Transaction, input: UsageChunkInput): Promise<UsageChunkOutcome> {
+  const chunk = await trx<ChunkRow>('usage_batch_chunks')
+    .where({ batch_id: input.batchId, chunk_index: input.chunkIndex, organisation_id: input.organisationId })
+    .forUpdate()
+    .first();
+  if (!chunk) throw businessFailure('not_found', `chunk ${input.chunkIndex} of batch ${input.batchId} not found`);
+  if (chunk.outcome) return chunk.outcome;
+
+  const failedRecords: FailedRecord[] = [];
+  const parsed: Array<{ index: number; event: UsageEvent }> = [];
+  (chunk.events ?? []).forEach((raw, offset) => {
+    const index = chunk.start_index + offset;
+    const result = parseUsageEvent(raw);
+    if (result.ok) parsed.push({ index, event: result.event });
+    else failedRecords.push({ index, error: result.error, ...UNPARSABLE });
+  });
+
+  const known = await knownCustomerEntities(trx, input.organisationId, [...new Set(parsed.map((p) => p.event.customerEntityId))]);
+  const accepted: UsageEvent[] = [];
+  const seenEventIds = new Set<string>();
+  let duplicatesInChunk = 0;
+  for (const { index, event } of parsed) {
+    if (!known.has(event.customerEntityId)) {
+      failedRecords.push({ index, ...UNKNOWN_ENTITY });
+    } else if (event.eventId !== null && seenEventIds.has(event.eventId)) {
+      duplicatesInChunk += 1;
+    } else {
+      if (event.eventId !== null) seenEventIds.add(event.eventId);
+      accepted.push(event);
+    }
+  }
+
+  const inserted = await insertEvents(trx, input.organisationId, input.batchId, accepted);
+  const outcome: UsageChunkOutcome = {
+    // A repeated eventId is a success that is stored once.
+    success: accepted.length + duplicatesInChunk,
+    failed: failedRecords.length,
+    duplicates: duplicatesInChunk + (accepted.length - inserted),
+    failedRecords: failedRecords.sort((a, b) => a.index - b.index),
+  };
+  await trx('usage_batch_chunks')
+    .where({ batch_id: input.batchId, chunk_index: input.chunkIndex })
+    .update({ outcome: JSON.stringify(outcome), events: null });
+  return outcome;
+}
+
 export function createUsageActivities(deps: { db: Knex }) {
   const { db } = deps;
   return {
-    /**
-     * Checks, deduplicates and writes one chunk. Guard, lock, transition: the chunk row is locked and its
-     * outcome stored in the same transaction as the events, so a retried activity returns the stored
-     * outcome instead of writing twice.
-     */
     async ingestUsageChunk(input: UsageChunkInput): Promise<UsageChunkOutcome> {
-      return db.transaction(async (trx) => {
-        const chunk = await trx<ChunkRow>('usage_batch_chunks')
-          .where({ batch_id: input.batchId, chunk_index: input.chunkIndex, organisation_id: input.organisationId })
-          .forUpdate()
-          .first();
-        if (!chunk) throw businessFailure('not_found', `chunk ${input.chunkIndex} of batch ${input.batchId} not found`);
-        if (chunk.outcome) return chunk.outcome;
-
-        const failedRecords: FailedRecord[] = [];
-        const parsed: Array<{ index: number; event: UsageEvent }> = [];
-        (chunk.events ?? []).forEach((raw, offset) => {
-          const index = chunk.start_index + offset;
-          const result = parseUsageEvent(raw);
-          if (result.ok) parsed.push({ index, event: result.event });
-          else failedRecords.push({ index, error: result.error, ...UNPARSABLE });
-        });
-
-        const known = await knownCustomerEntities(trx, input.organisationId, [...new Set(parsed.map((p) => p.event.customerEntityId))]);
-        const accepted: UsageEvent[] = [];
-        const seenEventIds = new Set<string>();
-        let duplicatesInChunk = 0;
-        for (const { index, event } of parsed) {
-          if (!known.has(event.customerEntityId)) {
-            failedRecords.push({ index, ...UNKNOWN_ENTITY });
-          } else if (event.eventId !== null && seenEventIds.has(event.eventId)) {
-            duplicatesInChunk += 1;
-          } else {
-            if (event.eventId !== null) seenEventIds.add(event.eventId);
-            accepted.push(event);
-          }
-        }
-
-        const inserted = await insertEvents(trx, input.organisationId, input.batchId, accepted);
-        const outcome: UsageChunkOutcome = {
-          // A repeated eventId is a success that is stored once.
-          success: accepted.length + duplicatesInChunk,
-          failed: failedRecords.length,
-          duplicates: duplicatesInChunk + (accepted.length - inserted),
-          failedRecords: failedRecords.sort((a, b) => a.index - b.index),
-        };
-        await trx('usage_batch_chunks')
-          .where({ batch_id: input.batchId, chunk_index: input.chunkIndex })
-          .update({ outcome: JSON.stringify(outcome), events: null });
-        return outcome;
-      });
+      return withHeartbeat(() => db.transaction((trx) => ingestChunk(trx, input)));
     },
 
     /** Records the merged counts; a second call changes nothing. */

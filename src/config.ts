@@ -24,6 +24,7 @@ const configSchema = z.object({
   TEMPORAL_TLS_CERT_PATH: z.string().optional(),
   TEMPORAL_TLS_KEY_PATH: z.string().optional(),
   TEMPORAL_API_KEY: z.string().optional(),
+  WORKER_MAX_CONCURRENT_ACTIVITIES: z.coerce.number().int().min(1).max(1000).default(50),
   TEMPORAL_CLI_PATH: z.string().optional(),
   TEMPORAL_UI_PORT: z.coerce.number().int().min(1).max(65535).default(8233),
   TEMPORAL_PORT: z.coerce.number().int().min(1).max(65535).default(7233),

@@ -5,9 +5,13 @@ import { OrganisationIdKey } from './search-attributes';
 import type { UsageBatchInput, UsageBatchSummary, UsageChunkInput, UsageChunkOutcome } from './usage-batch.types';
 import { BUSINESS_FAILURE_TYPES } from './failure-types';
 
-/** Writes to Postgres: short tasks, retried with backoff until the database answers. */
+/**
+ * Writes to Postgres, retried with backoff until the database answers. The heartbeat timeout notices a
+ * dead worker in seconds; retries are safe because each chunk stores its outcome with its events.
+ */
 const { ingestUsageChunk, completeUsageBatch } = proxyActivities<UsageActivities>({
   startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '10 seconds',
   retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumInterval: '10 seconds', nonRetryableErrorTypes: BUSINESS_FAILURE_TYPES },
 });
 

@@ -27,6 +27,7 @@ export async function createWorker(deps: WorkerDeps, overrides: Partial<WorkerOp
     taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
     workflowsPath: WORKFLOWS_PATH,
     activities: createActivities({ db: deps.db, logger: deps.logger }),
+    maxConcurrentActivityTaskExecutions: deps.config.WORKER_MAX_CONCURRENT_ACTIVITIES,
     ...overrides,
   });
   return { worker, connection };

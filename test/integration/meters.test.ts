@@ -1,0 +1,132 @@
+import { randomUUID } from 'node:crypto';
+import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
+import { createCustomerEntity, usageEvent } from './support/fixtures';
+
+let api: TestApi;
+let tenant: Tenant;
+let entityA: string;
+let entityB: string;
+const metric = `storage_${randomUUID().slice(0, 8)}`;
+
+// Hand-computed fixtures: entity A has five events over two days and two months, entity B one.
+const EVENTS = [
+  { entity: 'A', value: 10, timestamp: '2026-10-31T23:30:00Z', user: 'u1' },
+  { entity: 'A', value: 2.5, timestamp: '2026-11-01T08:00:00Z', user: 'u2' },
+  { entity: 'A', value: 7, timestamp: '2026-11-01T09:00:00Z', user: 'u1' },
+  { entity: 'A', value: 4, timestamp: '2026-11-02T12:00:00Z', user: 'u3' },
+  { entity: 'A', value: 1.25, timestamp: '2026-11-02T11:00:00Z', user: 'u2' },
+  { entity: 'B', value: 100, timestamp: '2026-11-01T00:00:00Z', user: 'u9' },
+];
+
+async function createMeter(aggregation: string, uniqueField?: string): Promise<string> {
+  const res = await api
+    .http()
+    .post('/meters')
+    .set(bearer(tenant.adminToken))
+    .send({ name: `${aggregation}-${randomUUID()}`, metric, aggregation, uniqueField });
+  expect(res.status).toBe(201);
+  return res.body.data.id;
+}
+
+async function usage(meterId: string, query: Record<string, string>) {
+  const res = await api.http().get(`/meters/${meterId}/usage`).query(query).set(bearer(tenant.systemToken));
+  expect(res.status).toBe(200);
+  return res.body.data as { value: string | null; groups: Array<{ period: string; value: string | null }> };
+}
+
+beforeAll(async () => {
+  api = await startTestApi();
+  tenant = await createTenant(api, 'meters');
+  entityA = (await createCustomerEntity(api, tenant)).entityId;
+  entityB = (await createCustomerEntity(api, tenant)).entityId;
+  const events = EVENTS.map((event) =>
+    usageEvent(event.entity === 'A' ? entityA : entityB, { metric, value: event.value, timestamp: event.timestamp, metadata: { user: event.user } }),
+  );
+  const res = await api.http().post('/events/batch').set(bearer(tenant.systemToken)).send({ events });
+  expect(res.body.data.summary).toMatchObject({ success: 6, failed: 0 });
+});
+afterAll(() => api.close());
+
+describe('meter aggregations', () => {
+  it('when the aggregation is sum, then it adds the values in the window', async () => {
+    const meter = await createMeter('sum');
+    expect(Number((await usage(meter, { customerEntityId: entityA })).value)).toBe(24.75);
+    const november = await usage(meter, { customerEntityId: entityA, from: '2026-11-01T00:00:00Z', to: '2026-12-01T00:00:00Z' });
+    expect(Number(november.value)).toBe(14.75);
+    const byDay = await usage(meter, { customerEntityId: entityA, groupBy: 'day' });
+    expect(byDay.groups.map((g) => [g.period, Number(g.value)])).toEqual([
+      ['2026-10-31', 10],
+      ['2026-11-01', 9.5],
+      ['2026-11-02', 5.25],
+    ]);
+    const byMonth = await usage(meter, { customerEntityId: entityA, groupBy: 'month' });
+    expect(byMonth.groups.map((g) => [g.period, Number(g.value)])).toEqual([
+      ['2026-10-01', 10],
+      ['2026-11-01', 14.75],
+    ]);
+    expect(Number((await usage(meter, {})).value)).toBe(124.75);
+  });
+
+  it('when the aggregation is count, then it counts the events', async () => {
+    const meter = await createMeter('count');
+    expect((await usage(meter, { customerEntityId: entityA })).value).toBe('5');
+    expect((await usage(meter, { customerEntityId: entityB })).value).toBe('1');
+  });
+
+  it('when the aggregation is max, then it takes the largest value, and null over an empty window', async () => {
+    const meter = await createMeter('max');
+    expect(Number((await usage(meter, { customerEntityId: entityA })).value)).toBe(10);
+    expect(Number((await usage(meter, { customerEntityId: entityA, from: '2026-11-01T00:00:00Z' })).value)).toBe(7);
+    expect((await usage(meter, { customerEntityId: entityA, from: '2027-01-01T00:00:00Z' })).value).toBeNull();
+  });
+
+  it('when the aggregation is unique_count, then it counts distinct values of the metadata field', async () => {
+    const meter = await createMeter('unique_count', 'user');
+    expect((await usage(meter, { customerEntityId: entityA })).value).toBe('3');
+    expect((await usage(meter, { customerEntityId: entityA, from: '2026-11-02T00:00:00Z' })).value).toBe('2');
+  });
+
+  it('when the aggregation is latest, then it takes the value with the latest timestamp', async () => {
+    const meter = await createMeter('latest');
+    expect(Number((await usage(meter, { customerEntityId: entityA })).value)).toBe(4);
+    expect(Number((await usage(meter, { customerEntityId: entityA, to: '2026-11-02T00:00:00Z' })).value)).toBe(7);
+  });
+});
+
+describe('meter management', () => {
+  it('when a SystemUser creates or updates a meter, then 403; it may read them', async () => {
+    const forbidden = await api.http().post('/meters').set(bearer(tenant.systemToken)).send({ name: 'x', metric, aggregation: 'sum' });
+    expect(forbidden.status).toBe(403);
+    expect(forbidden.body).toEqual({ status: 'error', message: 'Forbidden', errors: [] });
+    const meter = await createMeter('sum');
+    await api.http().put(`/meters/${meter}`).set(bearer(tenant.systemToken)).send({ name: 'renamed' }).expect(403);
+    const renamed = await api.http().put(`/meters/${meter}`).set(bearer(tenant.adminToken)).send({ name: `renamed-${meter}` });
+    expect(renamed.body.data.name).toBe(`renamed-${meter}`);
+    const list = await api.http().get('/meters').query({ search: `renamed-${meter}` }).set(bearer(tenant.systemToken)).expect(200);
+    expect(list.body.data.items.map((m: { id: string }) => m.id)).toEqual([meter]);
+  });
+
+  it('when unique_count lacks its field, then 400', async () => {
+    const res = await api.http().post('/meters').set(bearer(tenant.adminToken)).send({ name: 'u', metric, aggregation: 'unique_count' });
+    expect(res.status).toBe(400);
+    expect(res.body.errors[0]).toMatchObject({ code: 1001, path: 'body.uniqueField' });
+  });
+
+  it('when usage is posted to a meter, then the events take its metric through the batch path', async () => {
+    const meter = await createMeter('count');
+    const res = await api
+      .http()
+      .post(`/meters/${meter}/usage`)
+      .set(bearer(tenant.systemToken))
+      .send({ events: [{ CustomerEntityId: entityB, value: 1, timestamp: '2026-11-05T00:00:00Z' }] });
+    expect(res.body.data.summary).toMatchObject({ success: 1, failed: 0 });
+    expect((await usage(meter, { customerEntityId: entityB })).value).toBe('2');
+  });
+
+  it("when another organisation asks for a meter, then 404", async () => {
+    const meter = await createMeter('sum');
+    const other = await createTenant(api, 'meters-other');
+    await api.http().get(`/meters/${meter}`).set(bearer(other.systemToken)).expect(404);
+    await api.http().get(`/meters/${meter}/usage`).set(bearer(other.systemToken)).expect(404);
+  });
+});

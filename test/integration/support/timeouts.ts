@@ -1,0 +1,2 @@
+// Integration tests wait on real servers, workflow bundling and worker restarts.
+jest.setTimeout(180_000);

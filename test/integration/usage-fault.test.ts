@@ -1,0 +1,70 @@
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
+import { createCustomerEntity, usageEvent } from './support/fixtures';
+import { spawnWorker, waitForWorker } from './support/worker-process';
+
+// A queue of its own, so that killing this worker leaves the suite's shared worker alone.
+const taskQueue = `billing-fault-${randomUUID()}`;
+const workerEnv = { TEMPORAL_TASK_QUEUE: taskQueue, WORKER_MAX_CONCURRENT_ACTIVITIES: '1' };
+let api: TestApi;
+let tenant: Tenant;
+let entityId: string;
+const workers: ChildProcess[] = [];
+
+async function startWorker(): Promise<ChildProcess> {
+  const worker = spawnWorker(workerEnv, path.join(process.env.TEST_WORK_DIR!, `${taskQueue}.log`));
+  workers.push(worker);
+  await waitForWorker(process.env.TEMPORAL_ADDRESS!, taskQueue, worker, 180_000);
+  return worker;
+}
+
+async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+beforeAll(async () => {
+  api = await startTestApi({ TEMPORAL_TASK_QUEUE: taskQueue });
+  tenant = await createTenant(api, 'fault');
+  ({ entityId } = await createCustomerEntity(api, tenant));
+});
+afterAll(async () => {
+  for (const worker of workers) if (worker.exitCode === null) worker.kill('SIGKILL');
+  await api.close();
+});
+
+it('when the worker is killed while a 10,000-event batch is in flight, then the request completes and every event is stored exactly once', async () => {
+  const worker = await startWorker();
+  const prefix = randomUUID();
+  const events = Array.from({ length: 10_000 }, (_, i) => usageEvent(entityId, { eventId: `${prefix}-${i}`, value: i }));
+  const request = api.http().post('/events/batch').set(bearer(tenant.systemToken)).send({ events }).then((res) => res);
+
+  // Kill it once the first chunk is written and before the last one is.
+  const batchId = await waitFor(async () => {
+    const row = await api.db('usage_batch_chunks').where({ organisation_id: tenant.organisationId }).whereNotNull('outcome').first('batch_id');
+    return row?.batch_id as string | undefined;
+  }, 60_000);
+  worker.kill('SIGKILL');
+  const doneAtKill = Number((await api.db('usage_batch_chunks').where({ batch_id: batchId }).whereNotNull('outcome').count({ n: '*' }))[0]!.n);
+  expect(doneAtKill).toBeLessThan(10);
+
+  await startWorker();
+  const res = await request;
+  expect(res.status).toBe(200);
+  expect(res.body.data.summary).toEqual({ success: 10_000, failed: 0, total: 10_000, duplicates: 0 });
+  const stored = await api.db('usage_events').where({ organisation_id: tenant.organisationId }).whereLike('event_id', `${prefix}-%`).count({ n: '*', distinct: 'event_id' });
+  expect(Number(stored[0]!.n)).toBe(10_000);
+  const rows = Number((await api.db('usage_events').where({ batch_id: batchId }).count({ n: '*' }))[0]!.n);
+  expect(rows).toBe(10_000);
+
+  // Sending the same body again stores nothing new.
+  const retry = await api.http().post('/events/batch').set(bearer(tenant.systemToken)).send({ events });
+  expect(retry.body.data.summary).toEqual({ success: 10_000, failed: 0, total: 10_000, duplicates: 10_000 });
+});

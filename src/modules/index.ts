@@ -1,7 +1,11 @@
 import type { AppDeps } from '../deps';
 import type { Route } from '../http/route';
 import { appRoutes } from './apps/apps.routes';
+import { addressRoutes } from './addresses/addresses.routes';
 import { authRoutes } from './auth/auth.routes';
+import { contactGroupRoutes } from './contact-groups/contact-groups.routes';
+import { customerRoutes } from './customers/customers.routes';
+import { entityRoutes } from './entities/entities.routes';
 import { healthRoutes } from './health/health.routes';
 import { meterRoutes } from './meters/meters.routes';
 import { usageRoutes } from './usage/usage.routes';
@@ -12,6 +16,10 @@ export function allRoutes(deps: AppDeps): Route[] {
     ...healthRoutes(deps),
     ...authRoutes(deps),
     ...appRoutes(deps),
+    ...customerRoutes(deps),
+    ...entityRoutes(deps),
+    ...addressRoutes(deps),
+    ...contactGroupRoutes(deps),
     ...usageRoutes(deps),
     ...meterRoutes(deps),
   ];

@@ -1,0 +1,17 @@
+import type { Knex } from 'knex';
+import { AppError } from '../../http/errors';
+import { createEntityRepository } from '../entities/entities.repository';
+import { createAddressRepository, toAddress, type Address } from './addresses.repository';
+import type { AddressBody } from './addresses.schemas';
+
+export function createAddressService(db: Knex) {
+  return {
+    /** The entity stays locked until the address is in, so a concurrent delete cannot slip between. */
+    async create(organisationId: string, entityId: string, input: AddressBody): Promise<Address> {
+      return db.transaction(async (trx) => {
+        if (!(await createEntityRepository(trx).lockLive(organisationId, entityId))) throw AppError.notFound('Entity');
+        return toAddress(await createAddressRepository(trx).insert(organisationId, entityId, input));
+      });
+    },
+  };
+}

@@ -1,0 +1,33 @@
+import { z } from 'zod';
+import { pageQuery } from '../../http/paging';
+import { timestamps } from '../../http/schemas';
+
+const contactBody = z.object({
+  name: z.string().trim().min(1).max(200),
+  email: z.email().max(320),
+});
+
+export const createContactGroupBody = z.object({
+  customerId: z.string().min(1).max(64),
+  name: z.string().trim().min(1).max(200),
+  contacts: z.array(contactBody).min(1).max(100).describe('Who receives the invoices sent to this group'),
+});
+
+export type CreateContactGroupBody = z.output<typeof createContactGroupBody>;
+
+export const contactGroupListQuery = pageQuery.extend({ customerId: z.string().min(1).max(64).optional() });
+
+const contactSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  email: z.string(),
+  ...timestamps,
+});
+
+export const contactGroupSchema = z.object({
+  id: z.string(),
+  customerId: z.string(),
+  name: z.string(),
+  contacts: z.array(contactSchema).describe('Ordered by name, then email'),
+  ...timestamps,
+});

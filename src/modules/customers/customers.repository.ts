@@ -1,0 +1,98 @@
+import type { Knex } from 'knex';
+import { newId } from '../../db/ids';
+import { paginate, type Page, type PageQuery } from '../../http/paging';
+import type { CreateCustomerBody } from './customers.schemas';
+
+export const CUSTOMER_EXTERNAL_ID_UNIQUE = 'customers_external_id_unique';
+
+export interface CustomerRow {
+  id: string;
+  organisation_id: string;
+  name: string;
+  email: string | null;
+  currency: string | null;
+  external_id: string | null;
+  created_at: Date;
+  updated_at: Date;
+  deleted_at: Date | null;
+}
+
+export interface Customer {
+  id: string;
+  name: string;
+  email: string | null;
+  currency: string | null;
+  externalId: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export function toCustomer(row: CustomerRow): Customer {
+  return {
+    id: row.id,
+    name: row.name,
+    email: row.email,
+    currency: row.currency,
+    externalId: row.external_id,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+/** Soft-deleted customers are kept for history but no read ever returns them. */
+export function createCustomerRepository(db: Knex) {
+  const live = (organisationId: string) => db<CustomerRow>('customers').where({ organisation_id: organisationId }).whereNull('deleted_at');
+
+  return {
+    async create(organisationId: string, input: CreateCustomerBody): Promise<CustomerRow> {
+      const [row] = await db<CustomerRow>('customers')
+        .insert({
+          id: newId('cus'),
+          organisation_id: organisationId,
+          name: input.name,
+          email: input.email ?? null,
+          currency: input.currency ?? null,
+          external_id: input.externalId ?? null,
+        })
+        .returning('*');
+      return row!;
+    },
+
+    async findById(organisationId: string, id: string): Promise<CustomerRow | undefined> {
+      return live(organisationId).where({ id }).first();
+    },
+
+    /**
+     * Inside a transaction: holds the customer row until commit, so a concurrent delete waits and then
+     * sees whatever is being attached to the customer.
+     */
+    async lockLive(organisationId: string, id: string): Promise<boolean> {
+      return Boolean(await live(organisationId).where({ id }).forShare().first('id'));
+    },
+
+    async list(organisationId: string, paging: PageQuery): Promise<Page<Customer>> {
+      return paginate<CustomerRow, Customer>(live(organisationId).select('*'), paging, {
+        searchColumns: ['name', 'email', 'external_id'],
+        map: toCustomer,
+      });
+    },
+
+    /** The customer's entities go with it, so usage can no longer be recorded against a deleted customer. */
+    async softDelete(organisationId: string, id: string): Promise<boolean> {
+      return db.transaction(async (trx) => {
+        const deleted = await trx('customers')
+          .where({ organisation_id: organisationId, id })
+          .whereNull('deleted_at')
+          .update({ deleted_at: trx.fn.now(), updated_at: trx.fn.now() });
+        if (deleted === 0) return false;
+        await trx('entities')
+          .where({ organisation_id: organisationId, customer_id: id })
+          .whereNull('deleted_at')
+          .update({ deleted_at: trx.fn.now(), updated_at: trx.fn.now() });
+        return true;
+      });
+    },
+  };
+}
+
+export type CustomerRepository = ReturnType<typeof createCustomerRepository>;

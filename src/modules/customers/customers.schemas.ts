@@ -1,0 +1,26 @@
+import { z } from 'zod';
+import { isoCurrency, timestamps } from '../../http/schemas';
+
+export const createCustomerBody = z.object({
+  name: z.string().trim().min(1).max(200),
+  email: z.email().max(320).optional(),
+  currency: isoCurrency.optional(),
+  externalId: z
+    .string()
+    .trim()
+    .min(1)
+    .max(200)
+    .optional()
+    .describe("The customer's id in your own system; unique among the organisation's live customers"),
+});
+
+export type CreateCustomerBody = z.output<typeof createCustomerBody>;
+
+export const customerSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  email: z.string().nullable(),
+  currency: z.string().nullable(),
+  externalId: z.string().nullable(),
+  ...timestamps,
+});

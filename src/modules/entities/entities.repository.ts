@@ -1,0 +1,108 @@
+import type { Knex } from 'knex';
+import { newId } from '../../db/ids';
+import { paginate, type Page, type PageQuery } from '../../http/paging';
+import type { Address } from '../addresses/addresses.repository';
+
+export const ENTITY_IDENTIFIER_UNIQUE = 'entities_identifier_unique';
+
+export type EntityType = 'customer' | 'seller';
+
+export interface EntityRow {
+  id: string;
+  organisation_id: string;
+  type: EntityType;
+  name: string;
+  customer_id: string | null;
+  identifier: string | null;
+  tax_id: string | null;
+  currency: string | null;
+  created_at: Date;
+  updated_at: Date;
+  deleted_at: Date | null;
+}
+
+export interface Entity {
+  id: string;
+  type: EntityType;
+  name: string;
+  customerId: string | null;
+  identifier: string | null;
+  taxId: string | null;
+  currency: string | null;
+  addresses: Address[];
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface NewEntity {
+  type: EntityType;
+  name: string;
+  customerId: string | null;
+  identifier?: string;
+  taxId?: string;
+  currency?: string;
+}
+
+export function toEntity(row: EntityRow, addresses: Address[]): Entity {
+  return {
+    id: row.id,
+    type: row.type,
+    name: row.name,
+    customerId: row.customer_id,
+    identifier: row.identifier,
+    taxId: row.tax_id,
+    currency: row.currency,
+    addresses,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+/** Soft-deleted entities are kept because usage and invoices point at them; no read returns them. */
+export function createEntityRepository(db: Knex) {
+  const live = (organisationId: string) => db<EntityRow>('entities').where({ organisation_id: organisationId }).whereNull('deleted_at');
+
+  return {
+    async insert(organisationId: string, entity: NewEntity): Promise<EntityRow> {
+      const [row] = await db<EntityRow>('entities')
+        .insert({
+          id: newId('ent'),
+          organisation_id: organisationId,
+          type: entity.type,
+          name: entity.name,
+          customer_id: entity.customerId,
+          identifier: entity.identifier ?? null,
+          tax_id: entity.taxId ?? null,
+          currency: entity.currency ?? null,
+        })
+        .returning('*');
+      return row!;
+    },
+
+    async findById(organisationId: string, id: string): Promise<EntityRow | undefined> {
+      return live(organisationId).where({ id }).first();
+    },
+
+    async findByIdentifier(organisationId: string, identifier: string): Promise<EntityRow | undefined> {
+      return live(organisationId).where({ identifier }).first();
+    },
+
+    /** Inside a transaction: holds the entity row until commit, so a concurrent delete waits for it. */
+    async lockLive(organisationId: string, id: string): Promise<boolean> {
+      return Boolean(await live(organisationId).where({ id }).forShare().first('id'));
+    },
+
+    async list(organisationId: string, paging: PageQuery, filter: { type?: EntityType }): Promise<Page<EntityRow>> {
+      const query = live(organisationId).select('*');
+      if (filter.type) query.where({ type: filter.type });
+      return paginate<EntityRow, EntityRow>(query, paging, { searchColumns: ['name', 'identifier'], map: (row) => row });
+    },
+
+    async softDelete(organisationId: string, id: string): Promise<boolean> {
+      const deleted = await live(organisationId).where({ id }).update({ deleted_at: db.fn.now(), updated_at: db.fn.now() });
+      return deleted > 0;
+    },
+  };
+}
+
+export type EntityRepository = ReturnType<typeof createEntityRepository>;

@@ -1,0 +1,71 @@
+import { AppError } from '../../http/errors';
+import { pageOf } from '../../http/paging';
+import { defineRoute, requires, type Route } from '../../http/route';
+import { deletedSchema, idParam } from '../../http/schemas';
+import type { AppDeps } from '../../deps';
+import { createEntityRepository } from './entities.repository';
+import { createEntityBody, entityListQuery, entitySchema, identifierParam } from './entities.schemas';
+import { createEntityService } from './entities.service';
+
+export function entityRoutes(deps: AppDeps): Route[] {
+  const entities = createEntityRepository(deps.db);
+  const service = createEntityService(deps.db);
+
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/entities',
+      summary: 'Create a customer or seller entity, optionally with its first address',
+      tag: 'Entities',
+      access: requires('EntityService:createEntity'),
+      body: createEntityBody,
+      response: entitySchema,
+      successStatus: 201,
+      handler: async ({ body, auth }) => service.create(auth.organisationId, body),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/entities',
+      summary: 'List entities, optionally of one type; search matches name or identifier',
+      tag: 'Entities',
+      access: requires('EntityService:getEntitiesByType'),
+      query: entityListQuery,
+      response: pageOf(entitySchema),
+      handler: async ({ query, auth }) => service.list(auth.organisationId, query, { type: query.type }),
+    }),
+    // Declared before /entities/{id} so that the literal segment is never read as an id.
+    defineRoute({
+      method: 'get',
+      path: '/entities/by-identifier/{identifier}',
+      summary: 'Read an entity by its identifier',
+      tag: 'Entities',
+      access: requires('EntityService:getEntityByIdentifier'),
+      params: identifierParam,
+      response: entitySchema,
+      handler: async ({ params, auth }) => service.getByIdentifier(auth.organisationId, params.identifier),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/entities/{id}',
+      summary: 'Read an entity with its addresses',
+      tag: 'Entities',
+      access: requires('EntityService:getEntityById'),
+      params: idParam,
+      response: entitySchema,
+      handler: async ({ params, auth }) => service.getById(auth.organisationId, params.id),
+    }),
+    defineRoute({
+      method: 'delete',
+      path: '/entities/{id}',
+      summary: 'Delete an entity; it is kept for the usage and invoices that name it but vanishes from every read',
+      tag: 'Entities',
+      access: requires('EntityService:deleteEntity'),
+      params: idParam,
+      response: deletedSchema,
+      handler: async ({ params, auth }) => {
+        if (!(await entities.softDelete(auth.organisationId, params.id))) throw AppError.notFound('Entity');
+        return { id: params.id, deleted: true };
+      },
+    }),
+  ];
+}

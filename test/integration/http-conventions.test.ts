@@ -1,0 +1,104 @@
+import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
+
+let api: TestApi;
+let tenant: Tenant;
+
+beforeAll(async () => {
+  api = await startTestApi();
+  tenant = await createTenant(api, 'conventions');
+});
+afterAll(() => api.close());
+
+describe('envelopes', () => {
+  it('when a route is unknown, then 404 in the error envelope', async () => {
+    const res = await api.http().get('/no/such/route');
+    expect(res.status).toBe(404);
+    expect(res.body).toMatchObject({ status: 'error', message: 'Not found', errors: [{ code: 1002 }] });
+  });
+
+  it('when the JSON is malformed, then 400 in the error envelope', async () => {
+    const res = await api.http().post('/auth/system-login').set('Content-Type', 'application/json').send('{"clientKey": ');
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ status: 'error', errors: [{ code: 1001, path: 'body' }] });
+  });
+
+  it('when a query parameter is invalid, then 400 with the path of the parameter', async () => {
+    const res = await api.http().get('/apps').query({ limit: 101 }).set(bearer(tenant.systemToken));
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toEqual([expect.objectContaining({ code: 1001, path: 'query.limit' })]);
+  });
+
+  it('when a request succeeds, then the success envelope with a request id header', async () => {
+    const res = await api.http().get('/apps').set(bearer(tenant.systemToken)).set('X-Request-Id', 'req-123');
+    expect(res.body).toMatchObject({ status: 'success', message: 'Success', data: { page: 1, limit: 20 } });
+    expect(res.headers['x-request-id']).toBe('req-123');
+    const generated = await api.http().get('/apps').set(bearer(tenant.systemToken));
+    expect(generated.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('when the server fails unexpectedly, then 500 without a stack trace or SQL', async () => {
+    // A batch id longer than the column allows passes validation but makes Postgres fail.
+    const broken = await startTestApi({ DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none' });
+    try {
+      const res = await broken.http().get('/apps').set(bearer(tenant.systemToken));
+      expect(res.status).toBe(500);
+      expect(res.body).toEqual({ status: 'error', message: 'Internal server error', errors: [] });
+    } finally {
+      await broken.close();
+    }
+  });
+
+  it('when a caller exceeds the per-token rate limit, then 429 with Retry-After and RateLimit headers', async () => {
+    const limited = await startTestApi({ RATE_LIMIT_PER_MINUTE: '3' });
+    try {
+      const statuses = [];
+      for (let i = 0; i < 4; i += 1) statuses.push((await limited.http().get('/apps').set(bearer(tenant.systemToken))).status);
+      expect(statuses).toEqual([200, 200, 200, 429]);
+      const res = await limited.http().get('/apps').set(bearer(tenant.systemToken));
+      expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+      expect(res.headers.ratelimit ?? res.headers['ratelimit-policy']).toBeDefined();
+      expect(res.body).toMatchObject({ status: 'error', errors: [{ code: 1004 }] });
+    } finally {
+      await limited.close();
+    }
+  });
+});
+
+describe('health and documents', () => {
+  it('when Postgres, Temporal and the worker are up, then /health is green', async () => {
+    const res = await api.http().get('/health');
+    expect(res.status).toBe(200);
+    expect(res.body.data).toEqual({ postgres: 'up', temporal: 'up', worker: 'up' });
+  });
+
+  it('when no worker polls the queue, then /health answers 503 naming the worker', async () => {
+    const orphan = await startTestApi({ TEMPORAL_TASK_QUEUE: 'queue-without-worker' });
+    try {
+      const res = await orphan.http().get('/health');
+      expect(res.status).toBe(503);
+      expect(res.body.errors).toEqual([expect.objectContaining({ path: 'worker' })]);
+    } finally {
+      await orphan.close();
+    }
+  });
+
+  it('when /openapi.json is read, then it is an OpenAPI 3.1 document whose operations match the routes', async () => {
+    const res = await api.http().get('/openapi.json').expect(200);
+    expect(res.body.openapi).toBe('3.1.0');
+    expect(res.body.paths['/events/batch'].post['x-required-actions']).toEqual(['MeterService:createUsageByMeter']);
+    expect(res.body.paths['/auth/system-login'].post.requestBody.content['application/json'].schema.required).toEqual(['clientKey', 'clientSecret']);
+    // Every documented operation is served: none answers "no route".
+    for (const [path, methods] of Object.entries(res.body.paths as Record<string, Record<string, unknown>>)) {
+      for (const method of Object.keys(methods)) {
+        const probe = await (api.http()[method as 'get'] as (u: string) => ReturnType<ReturnType<TestApi['http']>['get']>)(path.replace(/\{\w+\}/g, 'x'));
+        expect(`${method} ${path} ${probe.status} ${probe.body?.message}`).not.toMatch(/ 404 Not found$/);
+      }
+    }
+  });
+
+  it('when /docs is opened, then the rendered API reference is served', async () => {
+    const res = await api.http().get('/docs/').redirects(1);
+    expect(res.status).toBe(200);
+    expect(res.text).toContain('swagger-ui');
+  });
+});

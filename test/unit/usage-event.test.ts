@@ -1,0 +1,65 @@
+import { parseUsageEvent } from '../../src/domain/usage-event';
+
+const valid = { CustomerEntityId: 'ent_1', metric: 'api_calls', value: 3, timestamp: '2026-11-01T10:00:00Z' };
+
+describe('parseUsageEvent', () => {
+  it('when every required field is present, then the event is accepted with a decimal string value', () => {
+    const result = parseUsageEvent({ ...valid, value: 2.5, eventId: 'e-1', metadata: { region: 'eu' } });
+    expect(result).toEqual({
+      ok: true,
+      event: {
+        customerEntityId: 'ent_1',
+        metric: 'api_calls',
+        value: '2.5',
+        timestamp: new Date('2026-11-01T10:00:00Z'),
+        metadata: { region: 'eu' },
+        eventId: 'e-1',
+        jobId: null,
+      },
+    });
+  });
+
+  it('when the value is a numeric string, then it is kept exactly', () => {
+    const result = parseUsageEvent({ ...valid, value: '0.1000000001' });
+    expect(result.ok && result.event.value).toBe('0.1000000001');
+  });
+
+  it('when a timestamp carries an offset, then it is read in that zone', () => {
+    const result = parseUsageEvent({ ...valid, timestamp: '2026-11-01T12:00:00+02:00' });
+    expect(result.ok && result.event.timestamp.toISOString()).toBe('2026-11-01T10:00:00.000Z');
+  });
+
+  it('when JobId or jobId is given, then either fills the job, the lower-case spelling first', () => {
+    expect(parseUsageEvent({ ...valid, JobId: 'upper' })).toMatchObject({ ok: true, event: { jobId: 'upper' } });
+    expect(parseUsageEvent({ ...valid, jobId: 'lower', JobId: 'upper' })).toMatchObject({ ok: true, event: { jobId: 'lower' } });
+  });
+
+  it.each([
+    ['CustomerEntityId is missing', { ...valid, CustomerEntityId: undefined }, 'CustomerEntityId is required'],
+    ['metric is missing', { ...valid, metric: '' }, 'metric is required'],
+    ['metric is not a string', { ...valid, metric: 7 }, 'metric must be a string'],
+    ['value is missing', { ...valid, value: null }, 'value is required'],
+    ['value is not numeric', { ...valid, value: 'ten' }, 'value must be a number'],
+    ['value is infinite', { ...valid, value: Infinity }, 'value must be a finite number'],
+    ['value is a boolean', { ...valid, value: true }, 'value must be a number'],
+    ['timestamp is missing', { ...valid, timestamp: undefined }, 'timestamp is required'],
+    ['timestamp is free text', { ...valid, timestamp: 'yesterday' }, 'timestamp is not an ISO 8601 date-time'],
+    ['timestamp has no zone', { ...valid, timestamp: '2026-11-01T10:00:00' }, 'timestamp is not an ISO 8601 date-time'],
+    ['timestamp is a bare date', { ...valid, timestamp: '2026-11-01' }, 'timestamp is not an ISO 8601 date-time'],
+    ['the day does not exist', { ...valid, timestamp: '2026-02-29T00:00:00Z' }, 'timestamp is not an ISO 8601 date-time'],
+    ['the month does not exist', { ...valid, timestamp: '2026-13-01T00:00:00Z' }, 'timestamp is not an ISO 8601 date-time'],
+    ['metadata is an array', { ...valid, metadata: [1] }, 'metadata must be an object'],
+    ['eventId is too long', { ...valid, eventId: 'x'.repeat(256) }, 'eventId must be at most 255 characters'],
+  ])('when %s, then it is rejected', (_label, raw, error) => {
+    expect(parseUsageEvent(raw)).toEqual({ ok: false, error });
+  });
+
+  it('when the event is not an object, then it is rejected', () => {
+    expect(parseUsageEvent([valid])).toEqual({ ok: false, error: 'event must be an object' });
+    expect(parseUsageEvent(null)).toEqual({ ok: false, error: 'event must be an object' });
+  });
+
+  it('when a leap day exists, then it is accepted', () => {
+    expect(parseUsageEvent({ ...valid, timestamp: '2028-02-29T00:00:00Z' }).ok).toBe(true);
+  });
+});

@@ -26,8 +26,12 @@ const configSchema = z.object({
   TEMPORAL_API_KEY: z.string().optional(),
   WORKER_MAX_CONCURRENT_ACTIVITIES: z.coerce.number().int().min(1).max(1000).default(50),
   TEMPORAL_CLI_PATH: z.string().optional(),
+  // Searched for the `temporal` binary when TEMPORAL_CLI_PATH is unset.
+  PATH: z.string().default(''),
   TEMPORAL_UI_PORT: z.coerce.number().int().min(1).max(65535).default(8233),
   TEMPORAL_PORT: z.coerce.number().int().min(1).max(65535).default(7233),
+  SMTP_URL: z.string().url().optional(),
+  MAIL_FROM: z.string().default('billing@localhost'),
   JWT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().min(60).max(3600).default(900),
   REFRESH_TOKEN_TTL_DAYS: z.coerce.number().int().min(1).max(365).default(30),

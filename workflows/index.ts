@@ -1,3 +1,5 @@
 // Every workflow the worker runs; this file is the worker's workflowsPath. Workflow type names are stored
 // in histories: renaming one is a breaking change.
 export { usageBatchWorkflow, usageChunkWorkflow } from './usage-batch.workflow';
+export { invoiceLifecycleWorkflow } from './invoice-lifecycle.workflow';
+export { revenueSyncWorkflow } from './revenue-sync.workflow';

@@ -9,6 +9,13 @@ import { entityRoutes } from './entities/entities.routes';
 import { healthRoutes } from './health/health.routes';
 import { meterRoutes } from './meters/meters.routes';
 import { usageRoutes } from './usage/usage.routes';
+import { currencyRoutes } from './currencies/currencies.routes';
+import { fxRateRoutes } from './fx-rates/fx-rates.routes';
+import { geographyRoutes } from './geography/geography.routes';
+import { paymentRoutes } from './payments/payments.routes';
+import { invoiceRoutes } from './invoices/invoices.routes';
+import { fsmRoutes } from './fsm/fsm.routes';
+import { revenueRoutes } from './revenue/revenue.routes';
 
 /** Every route of the API, in the order Express matches them. */
 export function allRoutes(deps: AppDeps): Route[] {
@@ -22,5 +29,12 @@ export function allRoutes(deps: AppDeps): Route[] {
     ...contactGroupRoutes(deps),
     ...usageRoutes(deps),
     ...meterRoutes(deps),
+    ...fxRateRoutes(deps),
+    ...geographyRoutes(deps),
+    ...currencyRoutes(deps),
+    ...paymentRoutes(deps),
+    ...invoiceRoutes(deps),
+    ...fsmRoutes(deps),
+    ...revenueRoutes(deps),
   ];
 }

@@ -4,6 +4,7 @@ import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import { createActivities } from '../../activities';
 import type { Config } from '../config';
+import { createMailer } from '../mail/mailer';
 import { connectionOptions } from './client';
 import { ensureSearchAttributes } from './search-attributes';
 
@@ -26,7 +27,12 @@ export async function createWorker(deps: WorkerDeps, overrides: Partial<WorkerOp
     namespace: deps.config.TEMPORAL_NAMESPACE,
     taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
     workflowsPath: WORKFLOWS_PATH,
-    activities: createActivities({ db: deps.db, logger: deps.logger }),
+    activities: createActivities({
+      db: deps.db,
+      logger: deps.logger,
+      dataDir: deps.config.DATA_DIR,
+      mailer: createMailer({ smtpUrl: deps.config.SMTP_URL, from: deps.config.MAIL_FROM, dataDir: deps.config.DATA_DIR }),
+    }),
     maxConcurrentActivityTaskExecutions: deps.config.WORKER_MAX_CONCURRENT_ACTIVITIES,
     ...overrides,
   });

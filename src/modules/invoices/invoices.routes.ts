@@ -1,0 +1,182 @@
+import { z } from 'zod';
+import type { AppDeps } from '../../deps';
+import { AppError } from '../../http/errors';
+import { pageOf } from '../../http/paging';
+import { anyToken, defineRoute, requires, type Route } from '../../http/route';
+import { idParam } from '../../http/schemas';
+import { resolveContractPlan } from './contract-plans';
+import { renderInvoicePdf } from './invoice-pdf';
+import { loadInvoiceDocument } from './invoice-document';
+import {
+  createInvoiceBody,
+  invoiceItemInput,
+  invoiceItemSchema,
+  invoiceListQuery,
+  invoiceSchema,
+  markPaidBody,
+  updateInvoiceStatusBody,
+} from './invoices.schemas';
+import { toInvoiceItem } from './invoices.repository';
+import { createInvoiceService } from './invoices.service';
+
+const idempotencyKey = (header: string | string[] | undefined) => (typeof header === 'string' && header.length <= 200 ? header : undefined);
+
+export function invoiceRoutes(deps: AppDeps): Route[] {
+  const service = createInvoiceService(deps, resolveContractPlan);
+  const { invoices } = service;
+
+  async function findInvoice(organisationId: string, id: string) {
+    const invoice = await invoices.find(organisationId, id);
+    if (!invoice) throw AppError.notFound('Invoice');
+    return invoice;
+  }
+
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/invoices',
+      summary: 'Create a draft invoice with its items for a contract plan; starts its lifecycle workflow',
+      tag: 'Invoices',
+      access: requires('InvoiceService:createInvoice'),
+      body: createInvoiceBody,
+      response: invoiceSchema,
+      successStatus: 201,
+      handler: async ({ body, auth }) =>
+        service.create(auth.organisationId, {
+          contractPlanId: body.contractPlanId,
+          date: body.invoiceData.date,
+          fromDate: body.invoiceData.fromDate,
+          toDate: body.invoiceData.toDate,
+          items: body.invoiceItems,
+        }),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/invoices',
+      summary: 'List invoices; search matches the number or comments',
+      tag: 'Invoices',
+      access: requires('InvoiceService:getInvoices'),
+      query: invoiceListQuery,
+      response: pageOf(invoiceSchema),
+      handler: async ({ query, auth }) => invoices.list(auth.organisationId, query, query),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/invoices/{id}',
+      summary: 'Read an invoice with its items',
+      tag: 'Invoices',
+      access: requires('InvoiceService:getInvoiceById'),
+      params: idParam,
+      response: invoiceSchema,
+      handler: async ({ params, auth }) => findInvoice(auth.organisationId, params.id),
+    }),
+    defineRoute({
+      method: 'put',
+      path: '/invoices/{id}',
+      summary: 'Set the status to paid (paidDate required; missing steps run first) or cancelled',
+      tag: 'Invoices',
+      access: anyToken,
+      params: idParam,
+      body: updateInvoiceStatusBody,
+      response: invoiceSchema,
+      handler: async ({ params, body, auth }) =>
+        service.setStatus(auth.organisationId, params.id, body.status, {
+          comments: body.comments,
+          paidDate: body.status === 'paid' ? body.paidDate : undefined,
+        }),
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/invoices/{id}/raise',
+      summary: 'Raise: assign the next number, lock the items, fix totals and taxes',
+      tag: 'Invoices',
+      access: requires('InvoiceService:raiseInvoice'),
+      params: idParam,
+      response: invoiceSchema,
+      handler: async ({ params, auth, req }) => service.transition(auth.organisationId, params.id, 'raise', {}, idempotencyKey(req.headers['idempotency-key'])),
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/invoices/{id}/send',
+      summary: "Send: e-mail the PDF to the customer's contact groups",
+      tag: 'Invoices',
+      access: requires('InvoiceService:sendInvoice'),
+      params: idParam,
+      response: invoiceSchema,
+      handler: async ({ params, auth, req }) => service.transition(auth.organisationId, params.id, 'send', {}, idempotencyKey(req.headers['idempotency-key'])),
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/invoices/{id}/mark-paid',
+      summary: 'Mark paid: record the payment; missing steps run first',
+      tag: 'Invoices',
+      access: requires('InvoiceService:markInvoicePaid'),
+      params: idParam,
+      body: markPaidBody,
+      response: invoiceSchema,
+      handler: async ({ params, body, auth, req }) =>
+        service.transition(auth.organisationId, params.id, 'markPaid', { paidDate: body.paidDate }, idempotencyKey(req.headers['idempotency-key'])),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/invoices/{id}/pdf',
+      summary: 'The invoice as a PDF document',
+      tag: 'Invoices',
+      access: requires('InvoiceService:generateInvoicePdf'),
+      params: idParam,
+      rawResponse: { contentType: 'application/pdf' },
+      handler: async ({ params, auth, res }) => {
+        const document = await loadInvoiceDocument(deps.db, auth.organisationId, params.id);
+        if (!document) throw AppError.notFound('Invoice');
+        const pdf = await renderInvoicePdf(document);
+        res.status(200).type('application/pdf').setHeader('Content-Disposition', `inline; filename="${document.number ?? params.id}.pdf"`);
+        res.send(pdf);
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/invoices/{id}/items',
+      summary: "An invoice's items",
+      tag: 'Invoice items',
+      access: requires('InvoiceItemService:getInvoiceItems'),
+      params: idParam,
+      response: z.array(invoiceItemSchema),
+      handler: async ({ params, auth }) => {
+        await findInvoice(auth.organisationId, params.id);
+        return (await invoices.listItems(auth.organisationId, params.id)).map(toInvoiceItem);
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/invoices/{id}/items',
+      summary: 'Add an item to a draft invoice (409 once raised)',
+      tag: 'Invoice items',
+      access: requires('InvoiceItemService:createInvoiceItem'),
+      params: idParam,
+      body: invoiceItemInput,
+      response: invoiceItemSchema,
+      successStatus: 201,
+      handler: async ({ params, body, auth }) => {
+        const item = await invoices.addItem(auth.organisationId, params.id, body);
+        if (!item) throw AppError.notFound('Invoice');
+        if (item === 'not_draft') throw AppError.conflict('Items can change only while the invoice is a draft');
+        return toInvoiceItem(item);
+      },
+    }),
+    defineRoute({
+      method: 'delete',
+      path: '/invoices/{id}/items/{itemId}',
+      summary: 'Delete an item of a draft invoice (409 once raised)',
+      tag: 'Invoice items',
+      access: requires('InvoiceItemService:deleteInvoiceItem'),
+      params: z.object({ id: z.string().min(1).max(64), itemId: z.string().min(1).max(64) }),
+      response: z.object({ id: z.string(), deleted: z.literal(true) }),
+      handler: async ({ params, auth }) => {
+        const outcome = await invoices.deleteItem(auth.organisationId, params.id, params.itemId);
+        if (!outcome) throw AppError.notFound('Invoice item');
+        if (outcome === 'not_draft') throw AppError.conflict('Items can be deleted only while the invoice is a draft');
+        return { id: params.itemId, deleted: true };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,122 @@
+import { WithStartWorkflowOperation, WorkflowNotFoundError } from '@temporalio/client';
+import type { UpdateDefinition } from '@temporalio/common';
+import type { Knex } from 'knex';
+import type { AppDeps } from '../../deps';
+import { AppError } from '../../http/errors';
+import { allowedActions, INVOICE_STATES, type InvoiceAction } from '../../domain/invoice-state';
+import { invoiceWorkflowId } from '../../../workflows/invoice-ids';
+import type { LifecycleView } from '../../../workflows/invoice-lifecycle.types';
+import {
+  cancelUpdate,
+  invoiceLifecycleWorkflow,
+  lifecycleQuery,
+  markPaidUpdate,
+  raiseUpdate,
+  sendUpdate,
+  undoUpdate,
+} from '../../../workflows/invoice-lifecycle.workflow';
+import { ContractIdKey, CustomerIdKey, OrganisationIdKey } from '../../../workflows/search-attributes';
+import { createInvoiceRepository, type Invoice, type InvoiceRow, type NewInvoice } from './invoices.repository';
+
+export interface ContractPlanRef {
+  contractId: string;
+  customerId: string;
+  currency: string;
+}
+
+export type ContractPlanResolver = (db: Knex, organisationId: string, contractPlanId: string) => Promise<ContractPlanRef | undefined>;
+
+type TransitionArgs = { paidDate?: string; comments?: string };
+
+/** Lifecycle changes go through the invoice's workflow; reads come from Postgres, already committed. */
+export function createInvoiceService(deps: Pick<AppDeps, 'db' | 'temporal'>, resolveContractPlan: ContractPlanResolver) {
+  const invoices = createInvoiceRepository(deps.db);
+  const { client, taskQueue } = deps.temporal;
+
+  function startOperation(row: InvoiceRow) {
+    return new WithStartWorkflowOperation(invoiceLifecycleWorkflow, {
+      workflowId: invoiceWorkflowId(row.id),
+      taskQueue,
+      args: [{ invoiceId: row.id, organisationId: row.organisation_id }],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      typedSearchAttributes: [
+        { key: OrganisationIdKey, value: row.organisation_id },
+        ...(row.customer_id ? [{ key: CustomerIdKey, value: row.customer_id }] : []),
+        ...(row.contract_id ? [{ key: ContractIdKey, value: row.contract_id }] : []),
+      ],
+    });
+  }
+
+  async function requireRow(organisationId: string, id: string): Promise<InvoiceRow> {
+    const row = await invoices.findRow(organisationId, id);
+    if (!row) throw AppError.notFound('Invoice');
+    return row;
+  }
+
+  async function reread(organisationId: string, id: string): Promise<Invoice> {
+    return (await invoices.find(organisationId, id))!;
+  }
+
+  /**
+   * Update-with-start: the workflow is started if an earlier start was lost, so an invoice row is never
+   * stranded without its lifecycle. The Update returns after its activities committed.
+   */
+  async function update<Args extends unknown[]>(row: InvoiceRow, definition: UpdateDefinition<LifecycleView, Args>, args: Args, updateId?: string) {
+    await client.workflow.executeUpdateWithStart(definition, { args, updateId, startWorkflowOperation: startOperation(row) });
+  }
+
+  return {
+    invoices,
+
+    async create(organisationId: string, input: Omit<NewInvoice, 'organisationId' | 'customerId' | 'contractId' | 'currency'>): Promise<Invoice> {
+      const plan = await resolveContractPlan(deps.db, organisationId, input.contractPlanId);
+      if (!plan) throw AppError.notFound('Contract plan');
+      const row = await invoices.create({ ...input, organisationId, ...plan });
+      await client.workflow.start(invoiceLifecycleWorkflow, startOperation(row).options);
+      return reread(organisationId, row.id);
+    },
+
+    async transition(organisationId: string, id: string, action: InvoiceAction, args: TransitionArgs = {}, updateId?: string): Promise<Invoice> {
+      const row = await requireRow(organisationId, id);
+      switch (action) {
+        case 'raise':
+          await update(row, raiseUpdate, [], updateId);
+          break;
+        case 'send':
+          await update(row, sendUpdate, [], updateId);
+          break;
+        case 'markPaid':
+          if (!args.paidDate) throw AppError.validation('paidDate is required for paid', 'body.paidDate');
+          await update(row, markPaidUpdate, [{ paidDate: args.paidDate }], updateId);
+          break;
+        case 'cancel':
+          await update(row, cancelUpdate, [{ comments: args.comments }], updateId);
+          break;
+        case 'undo':
+          await update(row, undoUpdate, [], updateId);
+          break;
+      }
+      return reread(organisationId, id);
+    },
+
+    /** PUT /invoices/{id}: asking for the state the invoice is already in changes nothing. */
+    async setStatus(organisationId: string, id: string, status: 'paid' | 'cancelled', args: TransitionArgs): Promise<Invoice> {
+      const row = await requireRow(organisationId, id);
+      if (row.status === status) return reread(organisationId, id);
+      return this.transition(organisationId, id, status === 'paid' ? 'markPaid' : 'cancel', args);
+    },
+
+    async lifecycle(organisationId: string, id: string): Promise<LifecycleView & { states: readonly string[] }> {
+      const row = await requireRow(organisationId, id);
+      try {
+        const view = await client.workflow.getHandle(invoiceWorkflowId(id)).query(lifecycleQuery);
+        return { ...view, states: INVOICE_STATES };
+      } catch (error) {
+        if (!(error instanceof WorkflowNotFoundError)) throw error;
+        return { state: row.status, allowedActions: allowedActions(row.status, 0), transitions: 0, states: INVOICE_STATES };
+      }
+    },
+  };
+}
+
+export type InvoiceService = ReturnType<typeof createInvoiceService>;

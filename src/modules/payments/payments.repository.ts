@@ -1,0 +1,110 @@
+import type { Knex } from 'knex';
+import { newId } from '../../db/ids';
+import { paginate, type Page, type PageQuery } from '../../http/paging';
+
+export const PAYMENT_IDEMPOTENCY_KEY_UNIQUE = 'payments_idempotency_key_unique';
+
+export interface PaymentRow {
+  id: string;
+  organisation_id: string;
+  customer_id: string;
+  invoice_id: string | null;
+  /** NUMERIC, already rounded to the currency's minor unit. */
+  amount: string;
+  currency: string;
+  paid_at: Date;
+  method: string | null;
+  reference: string | null;
+  idempotency_key: string | null;
+  idempotency_fingerprint: string | null;
+  created_at: Date;
+  updated_at: Date;
+  deleted_at: Date | null;
+}
+
+export interface NewPayment {
+  customerId: string;
+  invoiceId: string | null;
+  amount: string;
+  currency: string;
+  paidAt: Date;
+  method: string | null;
+  reference: string | null;
+  idempotency: { key: string; fingerprint: string } | null;
+}
+
+export interface PaymentPatch {
+  amount?: string;
+  paid_at?: Date;
+  method?: string | null;
+  reference?: string | null;
+}
+
+export interface PaymentFilter {
+  customerId?: string;
+  invoiceId?: string;
+}
+
+/** Soft-deleted payments are kept (and keep their idempotency key) but no read returns them. */
+export function createPaymentRepository(db: Knex) {
+  const live = (organisationId: string) => db<PaymentRow>('payments').where({ organisation_id: organisationId }).whereNull('deleted_at');
+
+  return {
+    async insert(organisationId: string, payment: NewPayment): Promise<PaymentRow> {
+      const [row] = await db<PaymentRow>('payments')
+        .insert({
+          id: newId('pay'),
+          organisation_id: organisationId,
+          customer_id: payment.customerId,
+          invoice_id: payment.invoiceId,
+          amount: payment.amount,
+          currency: payment.currency,
+          paid_at: payment.paidAt,
+          method: payment.method,
+          reference: payment.reference,
+          idempotency_key: payment.idempotency?.key ?? null,
+          idempotency_fingerprint: payment.idempotency?.fingerprint ?? null,
+        })
+        .returning('*');
+      return row!;
+    },
+
+    async findById(organisationId: string, id: string): Promise<PaymentRow | undefined> {
+      return live(organisationId).where({ id }).first();
+    },
+
+    /** Deleted payments included: their key stays spent. */
+    async findByIdempotencyKey(organisationId: string, key: string): Promise<PaymentRow | undefined> {
+      return db<PaymentRow>('payments').where({ organisation_id: organisationId, idempotency_key: key }).first();
+    },
+
+    async list(organisationId: string, paging: PageQuery, filter: PaymentFilter): Promise<Page<PaymentRow>> {
+      const query = live(organisationId).select('*');
+      if (filter.customerId) query.where({ customer_id: filter.customerId });
+      if (filter.invoiceId) query.where({ invoice_id: filter.invoiceId });
+      return paginate<PaymentRow, PaymentRow>(query, paging, {
+        searchColumns: ['reference', 'method', 'invoice_id'],
+        orderBy: [
+          { column: 'paid_at', order: 'desc' },
+          { column: 'id', order: 'desc' },
+        ],
+        map: (row) => row,
+      });
+    },
+
+    async update(organisationId: string, id: string, patch: PaymentPatch): Promise<PaymentRow | undefined> {
+      const [row] = await live(organisationId)
+        .where({ id })
+        .update({ ...patch, updated_at: db.fn.now() })
+        .returning('*');
+      return row;
+    },
+
+    async softDelete(organisationId: string, id: string): Promise<boolean> {
+      const deleted = await live(organisationId).where({ id }).update({ deleted_at: db.fn.now(), updated_at: db.fn.now() });
+      return deleted > 0;
+    },
+  };
+}
+
+export type PaymentRepository = ReturnType<typeof createPaymentRepository>;

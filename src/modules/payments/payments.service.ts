@@ -1,0 +1,155 @@
+import { createHash } from 'node:crypto';
+import type { Knex } from 'knex';
+import { currencyMinorUnits } from '../../domain/currencies';
+import { formatAmount, hasAtMostMinorUnits } from '../../domain/money';
+import { isUniqueViolation } from '../../db/knex';
+import { AppError } from '../../http/errors';
+import type { Page, PageQuery } from '../../http/paging';
+import { createCustomerRepository } from '../customers/customers.repository';
+import {
+  PAYMENT_IDEMPOTENCY_KEY_UNIQUE,
+  createPaymentRepository,
+  type PaymentFilter,
+  type PaymentRow,
+} from './payments.repository';
+import type { CreatePaymentBody, UpdatePaymentBody } from './payments.schemas';
+
+export interface Payment {
+  id: string;
+  customerId: string;
+  invoiceId: string | null;
+  amount: string;
+  currency: string;
+  paidAt: string;
+  method: string | null;
+  reference: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export function toPayment(row: PaymentRow): Payment {
+  return {
+    id: row.id,
+    customerId: row.customer_id,
+    invoiceId: row.invoice_id,
+    amount: formatAmount(row.amount, row.currency),
+    currency: row.currency,
+    paidAt: row.paid_at.toISOString(),
+    method: row.method,
+    reference: row.reference,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+export interface CreatedPayment {
+  payment: Payment;
+  /** True when an earlier request with the same Idempotency-Key created it. */
+  replayed: boolean;
+}
+
+/** More decimals than the currency carries is a mistake to report, not a rounding to hide. */
+function assertFitsCurrency(amount: string, currency: string): void {
+  if (!hasAtMostMinorUnits(amount, currency)) {
+    throw AppError.validation(`${currency} amounts carry at most ${currencyMinorUnits(currency)} decimal places`, 'body.amount');
+  }
+}
+
+/** The parsed body, so that `42.1` and `"42.10"`, or the same instant in two zones, are the same request. */
+function fingerprintOf(input: CreatePaymentBody): string {
+  const canonical = [
+    input.customerId,
+    input.invoiceId ?? null,
+    input.amount,
+    input.currency,
+    new Date(input.paidAt).toISOString(),
+    input.method ?? null,
+    input.reference ?? null,
+  ];
+  return createHash('sha256').update(JSON.stringify(canonical)).digest('hex');
+}
+
+/** A key names one request for good: a different body, or a payment since deleted, cannot be replayed. */
+function replayOf(row: PaymentRow, fingerprint: string): CreatedPayment {
+  if (row.idempotency_fingerprint !== fingerprint) {
+    throw AppError.conflict('This Idempotency-Key was used with a different request body');
+  }
+  if (row.deleted_at) throw AppError.conflict('The payment created with this Idempotency-Key has been deleted');
+  return { payment: toPayment(row), replayed: true };
+}
+
+export function createPaymentService(db: Knex) {
+  const payments = createPaymentRepository(db);
+
+  async function found(organisationId: string, id: string): Promise<PaymentRow> {
+    const row = await payments.findById(organisationId, id);
+    if (!row) throw AppError.notFound('Payment');
+    return row;
+  }
+
+  return {
+    /**
+     * With an Idempotency-Key, the first request creates and every later one with the same key and
+     * body gets that payment back. Concurrent first requests meet at the unique index: the loser
+     * waits for the winner's commit, then replays it.
+     */
+    async create(organisationId: string, input: CreatePaymentBody, idempotencyKey?: string): Promise<CreatedPayment> {
+      const fingerprint = idempotencyKey ? fingerprintOf(input) : '';
+      if (idempotencyKey) {
+        const earlier = await payments.findByIdempotencyKey(organisationId, idempotencyKey);
+        if (earlier) return replayOf(earlier, fingerprint);
+      }
+      assertFitsCurrency(input.amount, input.currency);
+      try {
+        const row = await db.transaction(async (trx) => {
+          // The customer stays locked until commit, so deleting it cannot miss the payment made here.
+          if (!(await createCustomerRepository(trx).lockLive(organisationId, input.customerId))) throw AppError.notFound('Customer');
+          return createPaymentRepository(trx).insert(organisationId, {
+            customerId: input.customerId,
+            invoiceId: input.invoiceId ?? null,
+            amount: input.amount,
+            currency: input.currency,
+            paidAt: new Date(input.paidAt),
+            method: input.method ?? null,
+            reference: input.reference ?? null,
+            idempotency: idempotencyKey ? { key: idempotencyKey, fingerprint } : null,
+          });
+        });
+        return { payment: toPayment(row), replayed: false };
+      } catch (error) {
+        if (idempotencyKey && isUniqueViolation(error, PAYMENT_IDEMPOTENCY_KEY_UNIQUE)) {
+          const winner = await payments.findByIdempotencyKey(organisationId, idempotencyKey);
+          if (winner) return replayOf(winner, fingerprint);
+        }
+        throw error;
+      }
+    },
+
+    async getById(organisationId: string, id: string): Promise<Payment> {
+      return toPayment(await found(organisationId, id));
+    },
+
+    async list(organisationId: string, paging: PageQuery, filter: PaymentFilter): Promise<Page<Payment>> {
+      const page = await payments.list(organisationId, paging, filter);
+      return { ...page, items: page.items.map(toPayment) };
+    },
+
+    /** The currency is fixed at creation, so a new amount is checked against the stored one. */
+    async update(organisationId: string, id: string, input: UpdatePaymentBody): Promise<Payment> {
+      const current = await found(organisationId, id);
+      if (input.amount !== undefined) assertFitsCurrency(input.amount, current.currency);
+      const row = await payments.update(organisationId, id, {
+        amount: input.amount,
+        paid_at: input.paidAt === undefined ? undefined : new Date(input.paidAt),
+        method: input.method,
+        reference: input.reference,
+      });
+      if (!row) throw AppError.notFound('Payment');
+      return toPayment(row);
+    },
+
+    async delete(organisationId: string, id: string): Promise<void> {
+      if (!(await payments.softDelete(organisationId, id))) throw AppError.notFound('Payment');
+    },
+  };
+}

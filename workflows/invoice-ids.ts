@@ -1,0 +1,1 @@
+export const invoiceWorkflowId = (invoiceId: string) => `invoice:${invoiceId}`;

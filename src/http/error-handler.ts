@@ -1,5 +1,6 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { ZodError } from 'zod';
+import { DomainError } from '../domain/errors';
 import { AppError, ERROR_CODES, httpStatusOf, type ErrorKind } from './errors';
 import { sendError } from './envelope';
 
@@ -63,6 +64,7 @@ export const errorHandler: ErrorRequestHandler = (error, req, res, _next) => {
 function toAppError(error: unknown): AppError | undefined {
   if (error instanceof AppError) return error;
   if (error instanceof ZodError) return zodToAppError(error, 'body');
+  if (error instanceof DomainError) return AppError.validation(error.message);
   const bodyError = error as { type?: string; status?: number };
   if (bodyError.type === 'entity.parse.failed') {
     return new AppError('validation', 'Malformed JSON', [{ code: ERROR_CODES.validation, path: 'body', message: 'Request body is not valid JSON' }]);

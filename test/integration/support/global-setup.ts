@@ -5,6 +5,7 @@ import path from 'node:path';
 import { Client as PgClient } from 'pg';
 import { findTemporalBinary } from '../../../src/temporal/binaries';
 import { freePort, startDevServer } from '../../../src/temporal/dev-server';
+import { startSmtpCapture } from './smtp-capture';
 import { spawnWorker, waitForWorker } from './worker-process';
 
 const ROOT = path.resolve(__dirname, '../../..');
@@ -51,6 +52,11 @@ export default async function globalSetup(): Promise<void> {
     env.TEST_TEMPORAL_PID = String(server.process.pid);
   }
   env.TEMPORAL_ADDRESS = temporalAddress;
+  const mailDir = path.join(workDir, 'mail');
+  const smtp = await startSmtpCapture(mailDir);
+  (globalThis as { testSmtp?: typeof smtp }).testSmtp = smtp;
+  env.SMTP_URL = `smtp://127.0.0.1:${smtp.port}`;
+  env.TEST_MAIL_DIR = mailDir;
   Object.assign(process.env, env);
 
   const worker = spawnWorker({ ...env }, path.join(workDir, 'worker.log'));

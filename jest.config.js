@@ -10,6 +10,12 @@ module.exports = {
       testEnvironment: 'node',
     },
     {
+      displayName: 'replay',
+      testMatch: ['<rootDir>/test/replay/**/*.test.ts'],
+      transform,
+      testEnvironment: 'node',
+    },
+    {
       displayName: 'integration',
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
       transform,

@@ -32,6 +32,8 @@ export interface RouteContext<P, Q, B> {
   auth: AuthContext;
   req: Request;
   res: Response;
+  /** Answer with another success status than the route's own, e.g. 200 for an idempotent replay of a create. */
+  setSuccessStatus: (status: 200 | 201) => void;
 }
 
 export interface RouteSpec<P extends Schema | undefined, Q extends Schema | undefined, B extends Schema | undefined> {

@@ -72,8 +72,12 @@ function handle(route: Route): RequestHandler {
       const params = parsePart(route, req, 'params');
       const query = parsePart(route, req, 'query');
       const body = parsePart(route, req, 'body');
-      const data = await route.handler({ params, query, body, auth: req.auth as AuthContext, req, res });
-      if (!route.rawResponse) sendSuccess(res, data ?? null, route.successStatus ?? 200);
+      let status = route.successStatus ?? 200;
+      const setSuccessStatus = (override: 200 | 201) => {
+        status = override;
+      };
+      const data = await route.handler({ params, query, body, auth: req.auth as AuthContext, req, res, setSuccessStatus });
+      if (!route.rawResponse) sendSuccess(res, data ?? null, status);
     } catch (error) {
       next(error);
     }

@@ -3,6 +3,7 @@ import { calendarDay } from '../../db/dates';
 import { newId } from '../../db/ids';
 import { paginate, type Page, type PageQuery } from '../../http/paging';
 import type { InvoiceState } from '../../domain/invoice-state';
+import { formatAmount, toDecimal } from '../../domain/money';
 
 export interface InvoiceRow {
   id: string;
@@ -47,15 +48,19 @@ export interface InvoiceItemRow {
 
 const day = (value: Date | null) => (value ? calendarDay(value) : null);
 
-export function toInvoiceItem(row: InvoiceItemRow) {
+const money = (value: string | null, currency: string | null) => (value === null || currency === null ? null : formatAmount(value, currency));
+/** NUMERIC(24,6) comes back as "2.500000"; the API shows "2.5". */
+const plain = (value: string) => toDecimal(value).toFixed();
+
+export function toInvoiceItem(row: InvoiceItemRow, currency: string) {
   return {
     id: row.id,
     planItemId: row.plan_item_id,
     title: row.title,
     description: row.description,
-    quantity: row.quantity,
-    price: row.price,
-    amount: row.amount,
+    quantity: plain(row.quantity),
+    price: plain(row.price),
+    amount: money(row.amount, currency),
     fromDate: day(row.from_date),
     toDate: day(row.to_date),
     createdAt: row.created_at.toISOString(),
@@ -73,17 +78,17 @@ export function toInvoice(row: InvoiceRow, items: InvoiceItemRow[]) {
     status: row.status,
     data: row.data,
     currency: row.currency,
-    subtotal: row.subtotal,
-    taxTotal: row.tax_total,
-    total: row.total,
+    subtotal: money(row.subtotal, row.currency),
+    taxTotal: money(row.tax_total, row.currency),
+    total: money(row.total, row.currency),
     baseCurrency: row.base_currency,
-    fxRate: row.fx_rate,
-    baseTotal: row.base_total,
+    fxRate: row.fx_rate === null ? null : plain(row.fx_rate),
+    baseTotal: money(row.base_total, row.base_currency),
     paidDate: day(row.paid_date),
     comments: row.comments,
     customerId: row.customer_id,
     contractId: row.contract_id,
-    items: items.map(toInvoiceItem),
+    items: items.map((item) => toInvoiceItem(item, row.currency)),
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
     deletedAt: row.deleted_at?.toISOString() ?? null,

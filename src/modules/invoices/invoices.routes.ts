@@ -142,8 +142,8 @@ export function invoiceRoutes(deps: AppDeps): Route[] {
       params: idParam,
       response: z.array(invoiceItemSchema),
       handler: async ({ params, auth }) => {
-        await findInvoice(auth.organisationId, params.id);
-        return (await invoices.listItems(auth.organisationId, params.id)).map(toInvoiceItem);
+        const invoice = await findInvoice(auth.organisationId, params.id);
+        return (await invoices.listItems(auth.organisationId, params.id)).map((item) => toInvoiceItem(item, invoice.currency));
       },
     }),
     defineRoute({
@@ -160,7 +160,7 @@ export function invoiceRoutes(deps: AppDeps): Route[] {
         const item = await invoices.addItem(auth.organisationId, params.id, body);
         if (!item) throw AppError.notFound('Invoice');
         if (item === 'not_draft') throw AppError.conflict('Items can change only while the invoice is a draft');
-        return toInvoiceItem(item);
+        return toInvoiceItem(item, (await findInvoice(auth.organisationId, params.id)).currency);
       },
     }),
     defineRoute({

@@ -1,4 +1,4 @@
-import type { Request, Response } from 'express';
+import type { Request } from 'express';
 import { AppError, ERROR_CODES } from '../../http/errors';
 import { pageOf } from '../../http/paging';
 import { defineRoute, requires, type Route } from '../../http/route';
@@ -18,15 +18,6 @@ function idempotencyKeyOf(req: Request): string | undefined {
   return parsed.data;
 }
 
-/**
- * The router answers with the route's 201; a replay creates nothing, so it answers 200 instead, and
- * says so in Idempotent-Replayed (as Stripe does).
- */
-function answerAsReplay(res: Response): void {
-  res.setHeader('Idempotent-Replayed', 'true');
-  const setStatus = res.status.bind(res);
-  res.status = () => setStatus(200);
-}
 
 export function paymentRoutes(deps: AppDeps): Route[] {
   const service = createPaymentService(deps.db);
@@ -42,9 +33,13 @@ export function paymentRoutes(deps: AppDeps): Route[] {
       body: createPaymentBody,
       response: paymentSchema,
       successStatus: 201,
-      handler: async ({ body, auth, req, res }) => {
+      handler: async ({ body, auth, req, res, setSuccessStatus }) => {
         const created = await service.create(auth.organisationId, body, idempotencyKeyOf(req));
-        if (created.replayed) answerAsReplay(res);
+        // A replay creates nothing: 200, and said so in Idempotent-Replayed (as Stripe does).
+        if (created.replayed) {
+          res.setHeader('Idempotent-Replayed', 'true');
+          setSuccessStatus(200);
+        }
         return created.payment;
       },
     }),

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
 import { createCustomerEntity, usageEvent } from './support/fixtures';
+import { recordHistory } from './support/record-history';
 
 let api: TestApi;
 let tenant: Tenant;
@@ -93,6 +94,8 @@ describe('POST /events/batch', () => {
     const batch = await api.http().get(`/events/batches/${res.body.data.batchId}`).set(bearer(tenant.systemToken)).expect(200);
     expect(batch.body.data).toMatchObject({ status: 'completed', total: 2500, summary: res.body.data.summary });
     expect(batch.body.data.failedRecords).toHaveLength(5);
+    await recordHistory(api, `usage-batch:${res.body.data.batchId}`, 'usage-batch-three-chunks');
+    await recordHistory(api, `usage-batch:${res.body.data.batchId}:chunk:1`, 'usage-chunk');
   });
 
   it('when a batch holds 10,001 events, then 413 in the error envelope', async () => {

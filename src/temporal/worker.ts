@@ -34,6 +34,8 @@ export async function createWorker(deps: WorkerDeps, overrides: Partial<WorkerOp
       mailer: createMailer({ smtpUrl: deps.config.SMTP_URL, from: deps.config.MAIL_FROM, dataDir: deps.config.DATA_DIR }),
     }),
     maxConcurrentActivityTaskExecutions: deps.config.WORKER_MAX_CONCURRENT_ACTIVITIES,
+    // Let running activities finish on shutdown; what does not finish in time is retried elsewhere.
+    shutdownGraceTime: '30s',
     ...overrides,
   });
   return { worker, connection };

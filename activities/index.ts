@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { Mailer } from '../src/mail/mailer';
+import { createContractActivities } from './contracts.activities';
 import { createInvoiceActivities } from './invoices.activities';
 import { createRevenueActivities } from './revenue.activities';
 import { createUsageActivities } from './usage.activities';
@@ -18,6 +19,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...createUsageActivities(deps),
     ...createInvoiceActivities(deps),
+    ...createContractActivities(deps),
     ...createRevenueActivities(deps),
   };
 }

@@ -3,3 +3,4 @@
 export { usageBatchWorkflow, usageChunkWorkflow } from './usage-batch.workflow';
 export { invoiceLifecycleWorkflow } from './invoice-lifecycle.workflow';
 export { revenueSyncWorkflow } from './revenue-sync.workflow';
+export { contractWorkflow } from './contract.workflow';

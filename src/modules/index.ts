@@ -14,6 +14,8 @@ import { fxRateRoutes } from './fx-rates/fx-rates.routes';
 import { geographyRoutes } from './geography/geography.routes';
 import { paymentRoutes } from './payments/payments.routes';
 import { invoiceRoutes } from './invoices/invoices.routes';
+import { billingPlanRoutes } from './billing-plans/billing-plans.routes';
+import { contractRoutes } from './contracts/contracts.routes';
 import { fsmRoutes } from './fsm/fsm.routes';
 import { revenueRoutes } from './revenue/revenue.routes';
 
@@ -33,6 +35,8 @@ export function allRoutes(deps: AppDeps): Route[] {
     ...geographyRoutes(deps),
     ...currencyRoutes(deps),
     ...paymentRoutes(deps),
+    ...billingPlanRoutes(deps),
+    ...contractRoutes(deps),
     ...invoiceRoutes(deps),
     ...fsmRoutes(deps),
     ...revenueRoutes(deps),

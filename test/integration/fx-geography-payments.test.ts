@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { newId } from '../../src/db/ids';
 import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
 
 let api: TestApi;
@@ -329,9 +330,22 @@ describe('payments', () => {
 
   const paidAt = '2026-11-05T10:30:00.000Z';
 
+  /** An invoice row of the tenant's, enough for a payment to name. */
+  async function invoiceOf(who: Tenant): Promise<string> {
+    const id = newId('inv');
+    await api.db('invoices').insert({ id, organisation_id: who.organisationId, currency: 'USD', date: '2026-11-01' });
+    return id;
+  }
+
+  it('when a payment names an invoice that is not in the organisation, then 404', async () => {
+    const customerId = await createCustomer(tenant);
+    const res = await as(tenant).post('/payments', { customerId, invoiceId: await invoiceOf(other), amount: 1, currency: 'USD', paidAt });
+    expect(res.status).toBe(404);
+  });
+
   it('when a payment is created, then 201 with the amount at the currency\'s minor unit, and it reads back', async () => {
     const customerId = await createCustomer(tenant);
-    const invoiceId = `inv_${randomUUID()}`;
+    const invoiceId = await invoiceOf(tenant);
     const created = await as(tenant).post('/payments', {
       customerId,
       invoiceId,
@@ -466,7 +480,7 @@ describe('payments', () => {
   it('when payments are listed, then they are paged, filtered by customer and invoice, newest paidAt first', async () => {
     const customerId = await createCustomer(tenant);
     const otherCustomerId = await createCustomer(tenant);
-    const invoiceId = `inv_${randomUUID()}`;
+    const invoiceId = await invoiceOf(tenant);
     const make = async (customer: string, at: string, invoice?: string) =>
       (await as(tenant).post('/payments', { customerId: customer, invoiceId: invoice, amount: '1', currency: 'USD', paidAt: at }).expect(201)).body.data.id as string;
     const early = await make(customerId, '2026-01-01T00:00:00Z', invoiceId);

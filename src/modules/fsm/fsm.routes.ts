@@ -1,13 +1,16 @@
 import { z } from 'zod';
 import type { AppDeps } from '../../deps';
-import { INVOICE_ACTIONS } from '../../domain/invoice-state';
+import { CONTRACT_ACTIONS, type ContractAction } from '../../domain/contract-state';
+import { INVOICE_ACTIONS, type InvoiceAction } from '../../domain/invoice-state';
+import { contractSchema } from '../contracts/contracts.schemas';
+import { createContractService } from '../contracts/contracts.service';
 import { AppError } from '../../http/errors';
 import { defineRoute, requires, type Route } from '../../http/route';
 import { resolveContractPlan } from '../invoices/contract-plans';
 import { invoiceSchema } from '../invoices/invoices.schemas';
 import { createInvoiceService } from '../invoices/invoices.service';
 
-const objectParams = z.object({ objectType: z.enum(['invoice']), id: z.string().min(1).max(64) });
+const objectParams = z.object({ objectType: z.enum(['invoice', 'contract']), id: z.string().min(1).max(64) });
 
 const lifecycleSchema = z.object({
   objectType: z.string(),
@@ -19,7 +22,7 @@ const lifecycleSchema = z.object({
 });
 
 const transitionBody = z.object({
-  action: z.enum(INVOICE_ACTIONS).exclude(['undo']),
+  action: z.enum([...INVOICE_ACTIONS.filter((action) => action !== 'undo'), ...CONTRACT_ACTIONS]).describe('an invoice or a contract action'),
   paidDate: z.iso.datetime({ offset: true }).or(z.iso.date()).optional().describe('required for markPaid'),
   comments: z.string().max(5000).optional(),
 });
@@ -30,9 +33,10 @@ const transitionBody = z.object({
  */
 export function fsmRoutes(deps: AppDeps): Route[] {
   const invoices = createInvoiceService(deps, resolveContractPlan);
+  const contracts = createContractService(deps);
 
-  async function lifecycle(organisationId: string, objectType: 'invoice', id: string) {
-    const view = await invoices.lifecycle(organisationId, id);
+  async function lifecycle(organisationId: string, objectType: 'invoice' | 'contract', id: string) {
+    const view = objectType === 'invoice' ? await invoices.lifecycle(organisationId, id) : await contracts.lifecycle(organisationId, id);
     return { objectType, id, state: view.state, states: [...view.states], allowedActions: view.allowedActions, transitions: view.transitions };
   }
 
@@ -68,10 +72,15 @@ export function fsmRoutes(deps: AppDeps): Route[] {
       access: requires('FsmService:transition'),
       params: objectParams,
       body: transitionBody,
-      response: invoiceSchema,
+      response: z.union([invoiceSchema, contractSchema]),
       handler: async ({ params, body, auth }) => {
+        const isContractAction = (CONTRACT_ACTIONS as readonly string[]).includes(body.action);
+        if (isContractAction !== (params.objectType === 'contract')) {
+          throw AppError.validation(`${body.action} is not an action of a ${params.objectType}`, 'body.action');
+        }
+        if (params.objectType === 'contract') return contracts.transition(auth.organisationId, params.id, body.action as ContractAction);
         if (body.action === 'markPaid' && !body.paidDate) throw AppError.validation('paidDate is required for markPaid', 'body.paidDate');
-        return invoices.transition(auth.organisationId, params.id, body.action, { paidDate: body.paidDate, comments: body.comments });
+        return invoices.transition(auth.organisationId, params.id, body.action as InvoiceAction, { paidDate: body.paidDate, comments: body.comments });
       },
     }),
     defineRoute({
@@ -82,7 +91,13 @@ export function fsmRoutes(deps: AppDeps): Route[] {
       access: requires('FsmService:undoTransition'),
       params: objectParams,
       response: invoiceSchema,
-      handler: async ({ params, auth }) => invoices.transition(auth.organisationId, params.id, 'undo'),
+      handler: async ({ params, auth }) => {
+        if (params.objectType === 'contract') {
+          await contracts.requireContract(auth.organisationId, params.id);
+          throw AppError.conflict('contract transitions are not undone; use the opposite action (suspend/resume)');
+        }
+        return invoices.transition(auth.organisationId, params.id, 'undo');
+      },
     }),
   ];
 }

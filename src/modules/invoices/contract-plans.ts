@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { toDecimal } from '../../domain/money';
 import type { ContractPlanRef } from './invoices.service';
 
 /** The contract plan an invoice bills: its contract, that contract's customer and currency. */
@@ -22,5 +23,5 @@ export async function contractTaxesOf(db: Knex, organisationId: string, contract
     .where({ organisation_id: organisationId, contract_id: contractId })
     .orderBy([{ column: 'created_at' }, { column: 'id' }])
     .select<Array<{ name: string; rate: string; applies_to: unknown }>>('name', 'rate', 'applies_to');
-  return rows.map((row) => ({ name: row.name, rate: row.rate, appliesTo: Array.isArray(row.applies_to) ? (row.applies_to as string[]) : 'all' }));
+  return rows.map((row) => ({ name: row.name, rate: toDecimal(row.rate).toFixed(), appliesTo: Array.isArray(row.applies_to) ? (row.applies_to as string[]) : 'all' }));
 }

@@ -104,6 +104,9 @@ export function createPaymentService(db: Knex) {
         const row = await db.transaction(async (trx) => {
           // The customer stays locked until commit, so deleting it cannot miss the payment made here.
           if (!(await createCustomerRepository(trx).lockLive(organisationId, input.customerId))) throw AppError.notFound('Customer');
+          if (input.invoiceId && !(await trx('invoices').where({ organisation_id: organisationId, id: input.invoiceId }).whereNull('deleted_at').first('id'))) {
+            throw AppError.notFound('Invoice');
+          }
           return createPaymentRepository(trx).insert(organisationId, {
             customerId: input.customerId,
             invoiceId: input.invoiceId ?? null,

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { AppDeps } from '../../deps';
 import { calendarDay } from '../../db/dates';
+import { formatAmount } from '../../domain/money';
 import { paginate, pageOf, pageQuery } from '../../http/paging';
 import { defineRoute, requires, type Route } from '../../http/route';
 import { OrganisationIdKey } from '../../../workflows/search-attributes';
@@ -38,7 +39,7 @@ const toRevenue = (row: RevenueRow) => ({
   invoiceItemId: row.invoice_item_id,
   period: calendarDay(row.period),
   days: row.days,
-  amount: row.amount,
+  amount: formatAmount(row.amount, row.currency),
   currency: row.currency,
   status: row.status as 'recognised' | 'collected' | 'reversed',
   createdAt: row.created_at.toISOString(),

@@ -1,0 +1,138 @@
+import type { Knex } from 'knex';
+import { newId } from '../../db/ids';
+import { toDecimal } from '../../domain/money';
+import { paginate, type Page, type PageQuery } from '../../http/paging';
+import type { z } from 'zod';
+import type { planItemInput, planItemSchema, planSchema } from './billing-plans.schemas';
+
+type PlanItemInput = z.output<typeof planItemInput>;
+type Plan = z.output<typeof planSchema>;
+type PlanItem = z.output<typeof planItemSchema>;
+
+interface PlanRow {
+  id: string;
+  organisation_id: string;
+  name: string;
+  currency: string;
+  billing_period: Plan['billingPeriod'];
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface PlanItemRow {
+  id: string;
+  plan_id: string;
+  name: string;
+  sku_id: string | null;
+  pricing_model: PlanItem['pricingModel'];
+  unit_price: string | null;
+  quantity: string | null;
+  tiers: PlanItem['tiers'];
+  package_size: string | null;
+  meter_id: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const plain = (value: string | null) => (value === null ? null : toDecimal(value).toFixed());
+
+export function toPlanItem(row: PlanItemRow): PlanItem {
+  return {
+    id: row.id,
+    planId: row.plan_id,
+    name: row.name,
+    skuId: row.sku_id,
+    pricingModel: row.pricing_model,
+    unitPrice: plain(row.unit_price),
+    quantity: plain(row.quantity),
+    tiers: row.tiers,
+    packageSize: plain(row.package_size),
+    meterId: row.meter_id,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+function toPlan(row: PlanRow, items: PlanItemRow[]): Plan {
+  return {
+    id: row.id,
+    name: row.name,
+    currency: row.currency,
+    billingPeriod: row.billing_period,
+    items: items.map(toPlanItem),
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+function itemRow(organisationId: string, planId: string, item: PlanItemInput) {
+  return {
+    id: newId('pli'),
+    organisation_id: organisationId,
+    plan_id: planId,
+    name: item.name,
+    sku_id: item.skuId ?? null,
+    pricing_model: item.pricingModel,
+    unit_price: item.unitPrice ?? null,
+    quantity: item.quantity ?? null,
+    tiers: item.tiers ? JSON.stringify(item.tiers) : null,
+    package_size: item.packageSize ?? null,
+    meter_id: item.meterId ?? null,
+  };
+}
+
+export function createBillingPlanRepository(db: Knex) {
+  async function itemsOf(planIds: string[]): Promise<PlanItemRow[]> {
+    return planIds.length ? db('billing_plan_items').whereIn('plan_id', planIds).orderBy([{ column: 'created_at' }, { column: 'id' }]) : [];
+  }
+
+  return {
+    async create(organisationId: string, plan: { name: string; currency: string; billingPeriod: Plan['billingPeriod']; items: PlanItemInput[] }): Promise<Plan> {
+      return db.transaction(async (trx) => {
+        const [row] = await trx('billing_plans')
+          .insert({ id: newId('pln'), organisation_id: organisationId, name: plan.name, currency: plan.currency, billing_period: plan.billingPeriod })
+          .returning<PlanRow[]>('*');
+        const items = plan.items.length ? await trx('billing_plan_items').insert(plan.items.map((item) => itemRow(organisationId, row!.id, item))).returning<PlanItemRow[]>('*') : [];
+        return toPlan(row!, items);
+      });
+    },
+
+    async find(organisationId: string, id: string): Promise<Plan | undefined> {
+      const row = await db<PlanRow>('billing_plans').where({ organisation_id: organisationId, id }).first();
+      return row ? toPlan(row, await itemsOf([row.id])) : undefined;
+    },
+
+    async list(organisationId: string, paging: PageQuery): Promise<Page<Plan>> {
+      const page = await paginate<PlanRow, PlanRow>(db('billing_plans').where({ organisation_id: organisationId }).select('*'), paging, { searchColumns: ['name'], map: (row) => row });
+      const items = await itemsOf(page.items.map((row) => row.id));
+      return { ...page, items: page.items.map((row) => toPlan(row, items.filter((item) => item.plan_id === row.id))) };
+    },
+
+    async update(organisationId: string, id: string, changes: { name?: string; billingPeriod?: Plan['billingPeriod'] }): Promise<boolean> {
+      const updated = await db('billing_plans')
+        .where({ organisation_id: organisationId, id })
+        .update({ ...(changes.name ? { name: changes.name } : {}), ...(changes.billingPeriod ? { billing_period: changes.billingPeriod } : {}), updated_at: db.fn.now() });
+      return updated > 0;
+    },
+
+    /** 'in_use' while a contract bills it (the foreign key refuses the delete). */
+    async delete(organisationId: string, id: string): Promise<'deleted' | 'in_use' | undefined> {
+      const used = await db('contract_plans').where({ organisation_id: organisationId, plan_id: id }).first('id');
+      if (used) return 'in_use';
+      const deleted = await db('billing_plans').where({ organisation_id: organisationId, id }).delete();
+      return deleted > 0 ? 'deleted' : undefined;
+    },
+
+    async addItem(organisationId: string, planId: string, item: PlanItemInput): Promise<PlanItem> {
+      const [row] = await db('billing_plan_items').insert(itemRow(organisationId, planId, item)).returning<PlanItemRow[]>('*');
+      return toPlanItem(row!);
+    },
+
+    async deleteItem(organisationId: string, planId: string, itemId: string): Promise<'deleted' | 'in_use' | undefined> {
+      const used = await db('contract_milestones').where({ organisation_id: organisationId, plan_item_id: itemId }).first('id');
+      if (used) return 'in_use';
+      const deleted = await db('billing_plan_items').where({ organisation_id: organisationId, plan_id: planId, id: itemId }).delete();
+      return deleted > 0 ? 'deleted' : undefined;
+    },
+  };
+}

@@ -1,0 +1,63 @@
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
+import { createBillingFixture, invoiceBody } from './support/billing-fixtures';
+import { spawnWorker, waitForWorker } from './support/worker-process';
+
+// A queue of its own, so that killing this worker leaves the suite's shared worker alone.
+const taskQueue = `billing-invoice-fault-${randomUUID()}`;
+let api: TestApi;
+let tenant: Tenant;
+const workers: ChildProcess[] = [];
+
+async function startWorker(): Promise<ChildProcess> {
+  const worker = spawnWorker({ TEMPORAL_TASK_QUEUE: taskQueue }, path.join(process.env.TEST_WORK_DIR!, `${taskQueue}.log`));
+  workers.push(worker);
+  await waitForWorker(process.env.TEMPORAL_ADDRESS!, taskQueue, worker, 180_000);
+  return worker;
+}
+
+beforeAll(async () => {
+  api = await startTestApi({ TEMPORAL_TASK_QUEUE: taskQueue });
+  tenant = await createTenant(api, 'invoice-fault');
+});
+afterAll(async () => {
+  for (const worker of workers) if (worker.exitCode === null) worker.kill('SIGKILL');
+  await api.close();
+});
+
+it('when the worker is killed in the middle of a raise, then the invoice ends raised once, with one number and one set of revenue records', async () => {
+  const worker = await startWorker();
+  const fixture = await createBillingFixture(api, tenant);
+  const create = () => api.http().post('/invoices').set(bearer(tenant.systemToken)).send(invoiceBody(fixture.contractPlanId));
+  // A first raise creates the organisation's number counter.
+  const first = await create();
+  await api.http().post(`/invoices/${first.body.data.id}/raise`).set(bearer(tenant.systemToken)).expect(200);
+  const invoice = (await create()).body.data;
+
+  // Hold the counter: the raise takes the invoice's lock, then waits here, in the middle of its transaction.
+  const blocker = await api.db.transaction();
+  await blocker('invoice_number_counters').where({ organisation_id: tenant.organisationId }).forUpdate().first();
+  const raise = api.http().post(`/invoices/${invoice.id}/raise`).set(bearer(tenant.systemToken)).then((res) => res);
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const waiting = await api.db.raw("SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query ILIKE '%invoice_number_counters%'");
+    if (waiting.rows[0].n > 0) break;
+    if (Date.now() > deadline) throw new Error('the raise never reached the counter');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  worker.kill('SIGKILL');
+  await blocker.commit();
+
+  await startWorker();
+  const res = await raise;
+  expect(res.status).toBe(200);
+  expect(res.body.data).toMatchObject({ status: 'raised', number: 'INV-000002' });
+  const transitions = await api.db('invoice_transitions').where({ invoice_id: invoice.id }).select('step');
+  expect(transitions).toEqual([{ step: 'raise' }]);
+  const counter = await api.db('invoice_number_counters').where({ organisation_id: tenant.organisationId }).first('last_number');
+  expect(counter.last_number).toBe(2);
+  const revenue = await api.db('revenue_records').where({ invoice_id: invoice.id });
+  expect(revenue).toHaveLength(1);
+});

@@ -1,0 +1,254 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
+import { createBillingFixture, invoiceBody, type BillingFixture } from './support/billing-fixtures';
+import { recordHistory } from './support/record-history';
+import { capturedMail } from './support/smtp-capture';
+
+let api: TestApi;
+let tenant: Tenant;
+let fixture: BillingFixture;
+
+beforeAll(async () => {
+  api = await startTestApi();
+  tenant = await createTenant(api, 'invoices');
+  fixture = await createBillingFixture(api, tenant);
+});
+afterAll(() => api.close());
+
+const auth = () => bearer(tenant.systemToken);
+
+async function createInvoice(items?: Parameters<typeof invoiceBody>[1]) {
+  const res = await api.http().post('/invoices').set(auth()).send(invoiceBody(fixture.contractPlanId, items));
+  expect(res.status).toBe(201);
+  return res.body.data as { id: string; status: string };
+}
+
+const post = (id: string, action: string, body: object = {}) => api.http().post(`/invoices/${id}/${action}`).set(auth()).send(body);
+const fsm = (id: string, action: string, body: object = {}) => api.http().post(`/fsm/invoice/${id}/${action}`).set(auth()).send(body);
+const revenueOf = (id: string) => api.db('revenue_records').where({ invoice_id: id }).orderBy('period').select('period', 'amount', 'status');
+const paymentsOf = (id: string) => api.db('payments').where({ invoice_id: id }).select('amount', 'deleted_at');
+
+describe('create', () => {
+  it('when an invoice is created, then it is a draft with its items and its lifecycle workflow runs', async () => {
+    const invoice = await createInvoice();
+    expect(invoice).toMatchObject({ status: 'draft', number: null, ContractPlanId: fixture.contractPlanId, OrganisationId: tenant.organisationId, currency: 'USD' });
+    const description = await api.temporal.client.workflow.getHandle(`invoice:${invoice.id}`).describe();
+    expect(description.status.name).toBe('RUNNING');
+    expect(description.searchAttributes.OrganisationId).toEqual([tenant.organisationId]);
+    expect(description.searchAttributes.CustomerId).toEqual([fixture.customerId]);
+    expect(description.searchAttributes.ContractId).toEqual([fixture.contractId]);
+  });
+
+  it("when the contract plan is another organisation's, then 404", async () => {
+    const other = await createTenant(api, 'invoices-other');
+    const res = await api.http().post('/invoices').set(bearer(other.systemToken)).send(invoiceBody(fixture.contractPlanId));
+    expect(res.status).toBe(404);
+  });
+});
+
+describe('lifecycle', () => {
+  it('when an invoice is raised, sent and paid, then each step shows in the record, the payment and the revenue', async () => {
+    const invoice = await createInvoice([
+      { title: 'Platform fee', quantity: 1, price: 100 },
+      { title: 'API calls', quantity: 1234, price: 0.0125 },
+    ]);
+    const raised = await post(invoice.id, 'raise');
+    expect(raised.status).toBe(200);
+    expect(raised.body.data).toMatchObject({ status: 'raised', subtotal: '115.43', total: '115.43', baseCurrency: 'USD', baseTotal: '115.43' });
+    expect(raised.body.data.number).toMatch(/^INV-\d{6}$/);
+    expect(raised.body.data.items.map((item: { amount: string }) => item.amount)).toEqual(['100.00', '15.43']);
+    expect(await revenueOf(invoice.id)).toHaveLength(2);
+    expect((await revenueOf(invoice.id)).every((r) => r.status === 'recognised')).toBe(true);
+
+    const sent = await post(invoice.id, 'send');
+    expect(sent.body.data.status).toBe('sent');
+    expect(sent.body.data.data.delivery.sentTo.sort()).toEqual([...fixture.contactEmails].sort());
+    const mail = capturedMail(process.env.TEST_MAIL_DIR!).find((message) => message.includes(`invoice-${invoice.id}-`));
+    expect(mail).toBeDefined();
+    expect(mail).toContain(`Invoice ${raised.body.data.number}`);
+    expect(mail).toContain('application/pdf');
+
+    const paid = await post(invoice.id, 'mark-paid', { paidDate: '2026-11-15' });
+    expect(paid.body.data).toMatchObject({ status: 'paid', paidDate: '2026-11-15' });
+    expect(await paymentsOf(invoice.id)).toEqual([{ amount: '115.4300', deleted_at: null }]);
+    expect((await revenueOf(invoice.id)).every((r) => r.status === 'collected')).toBe(true);
+    await recordHistory(api, `invoice:${invoice.id}`, 'invoice-raise-send-pay');
+  });
+
+  it('when every step is undone in turn, then each compensation runs and the number stays reserved', async () => {
+    const invoice = await createInvoice();
+    const paid = await fsm(invoice.id, 'transition', { action: 'markPaid', paidDate: '2026-11-20T10:00:00Z' });
+    expect(paid.body.data.status).toBe('paid');
+    const number = paid.body.data.number;
+
+    const toSent = await fsm(invoice.id, 'undo');
+    expect(toSent.body.data.status).toBe('sent');
+    expect((await paymentsOf(invoice.id))[0]!.deleted_at).not.toBeNull();
+    expect((await revenueOf(invoice.id)).every((r) => r.status === 'recognised')).toBe(true);
+
+    expect((await fsm(invoice.id, 'undo')).body.data.status).toBe('raised');
+    const toDraft = await fsm(invoice.id, 'undo');
+    expect(toDraft.body.data).toMatchObject({ status: 'draft', number });
+    expect(await revenueOf(invoice.id)).toHaveLength(0);
+
+    const nothing = await fsm(invoice.id, 'undo');
+    expect(nothing.status).toBe(409);
+    expect(nothing.body).toMatchObject({ status: 'error', errors: [{ code: 1003 }] });
+
+    const again = await post(invoice.id, 'raise');
+    expect(again.body.data.number).toBe(number);
+    await recordHistory(api, `invoice:${invoice.id}`, 'invoice-pay-and-undo-everything');
+  });
+
+  it('when a paid invoice is cancelled and the cancel is undone, then the payment is reversed and restored', async () => {
+    const invoice = await createInvoice();
+    await post(invoice.id, 'mark-paid', { paidDate: '2026-11-15' }).expect(200);
+    const cancelled = await api.http().put(`/invoices/${invoice.id}`).set(auth()).send({ status: 'cancelled', comments: 'customer dispute' });
+    expect(cancelled.body.data).toMatchObject({ status: 'cancelled', comments: 'customer dispute' });
+    expect((await paymentsOf(invoice.id))[0]!.deleted_at).not.toBeNull();
+    expect((await revenueOf(invoice.id)).every((r) => r.status === 'reversed')).toBe(true);
+
+    const restored = await fsm(invoice.id, 'undo');
+    expect(restored.body.data.status).toBe('paid');
+    expect((await paymentsOf(invoice.id))[0]!.deleted_at).toBeNull();
+    expect((await revenueOf(invoice.id)).every((r) => r.status === 'collected')).toBe(true);
+    await recordHistory(api, `invoice:${invoice.id}`, 'invoice-cancel-paid-and-undo');
+  });
+
+  it('when an illegal transition is asked, then 409 and nothing changes', async () => {
+    const invoice = await createInvoice();
+    const send = await post(invoice.id, 'send');
+    expect(send.status).toBe(409);
+    expect(send.body.errors[0]).toMatchObject({ code: 1003 });
+    const unchanged = await api.http().get(`/invoices/${invoice.id}`).set(auth());
+    expect(unchanged.body.data.status).toBe('draft');
+    const actions = await api.http().get(`/fsm/invoice/${invoice.id}/actions`).set(auth());
+    expect(actions.body.data).toMatchObject({ state: 'draft', allowedActions: ['raise', 'markPaid', 'cancel'] });
+  });
+
+  it('when the FSM states are read, then they list every state and the current one', async () => {
+    const invoice = await createInvoice();
+    await post(invoice.id, 'raise').expect(200);
+    const states = await api.http().get(`/fsm/invoice/${invoice.id}/states`).set(auth());
+    expect(states.body.data).toMatchObject({ state: 'raised', states: ['draft', 'raised', 'sent', 'paid', 'cancelled'], transitions: 1 });
+  });
+});
+
+describe('PUT /invoices/{id}', () => {
+  it('when paid has no paid date, then 400', async () => {
+    const invoice = await createInvoice();
+    const res = await api.http().put(`/invoices/${invoice.id}`).set(auth()).send({ status: 'paid' });
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toEqual([expect.objectContaining({ code: 1001, path: 'body.paidDate' })]);
+  });
+
+  it('when a draft is set to paid, then the missing steps run first and the record comes back', async () => {
+    const invoice = await createInvoice();
+    const res = await api.http().put(`/invoices/${invoice.id}`).set(auth()).send({ status: 'paid', paidDate: '2026-11-30T12:00:00Z' });
+    expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({ id: invoice.id, status: 'paid', paidDate: '2026-11-30', date: '2026-11-01', fromDate: '2026-11-01', toDate: '2026-11-30', deletedAt: null });
+    expect(res.body.data.number).toEqual(expect.any(String));
+    expect(await api.db('invoice_transitions').where({ invoice_id: invoice.id }).orderBy('seq').pluck('step')).toEqual(['raise', 'send', 'pay']);
+  });
+
+  it('when a cancelled invoice is set to paid, then 409', async () => {
+    const invoice = await createInvoice();
+    await api.http().put(`/invoices/${invoice.id}`).set(auth()).send({ status: 'cancelled' }).expect(200);
+    const res = await api.http().put(`/invoices/${invoice.id}`).set(auth()).send({ status: 'paid', paidDate: '2026-11-30' });
+    expect(res.status).toBe(409);
+  });
+
+  it('when the status asked is the current one, then nothing runs and 200', async () => {
+    const invoice = await createInvoice();
+    await api.http().put(`/invoices/${invoice.id}`).set(auth()).send({ status: 'cancelled' }).expect(200);
+    const again = await api.http().put(`/invoices/${invoice.id}`).set(auth()).send({ status: 'cancelled' });
+    expect(again.status).toBe(200);
+    expect(await api.db('invoice_transitions').where({ invoice_id: invoice.id }).count({ n: '*' })).toEqual([{ n: '1' }]);
+  });
+});
+
+describe('items', () => {
+  it('when the invoice is a draft, then items can be added and deleted; once raised, 409', async () => {
+    const invoice = await createInvoice();
+    const added = await api.http().post(`/invoices/${invoice.id}/items`).set(auth()).send({ title: 'Setup', quantity: 1, price: '50' });
+    expect(added.status).toBe(201);
+    await api.http().delete(`/invoices/${invoice.id}/items/${added.body.data.id}`).set(auth()).expect(200);
+    const items = await api.http().get(`/invoices/${invoice.id}/items`).set(auth());
+    expect(items.body.data).toHaveLength(1);
+    await post(invoice.id, 'raise').expect(200);
+    const locked = await api.http().delete(`/invoices/${invoice.id}/items/${items.body.data[0].id}`).set(auth());
+    expect(locked.status).toBe(409);
+    await api.http().post(`/invoices/${invoice.id}/items`).set(auth()).send({ title: 'Late', quantity: 1, price: 1 }).expect(409);
+  });
+});
+
+describe('numbering', () => {
+  it('when 100 invoices are raised at once, then they get 1 to 100 with no gap and no duplicate; another organisation counts on its own', async () => {
+    const numbering = await createTenant(api, 'numbering');
+    const numberingFixture = await createBillingFixture(api, numbering);
+    const ids: string[] = [];
+    for (let i = 0; i < 100; i += 1) {
+      const res = await api.http().post('/invoices').set(bearer(numbering.systemToken)).send(invoiceBody(numberingFixture.contractPlanId));
+      ids.push(res.body.data.id);
+    }
+    const raised = await Promise.all(ids.map((id) => api.http().post(`/invoices/${id}/raise`).set(bearer(numbering.systemToken))));
+    expect(raised.map((res) => res.status)).toEqual(ids.map(() => 200));
+    const numbers = raised.map((res) => Number(res.body.data.number.replace('INV-', ''))).sort((a, b) => a - b);
+    expect(numbers).toEqual(Array.from({ length: 100 }, (_, i) => i + 1));
+
+    const second = await createTenant(api, 'numbering-2');
+    const secondFixture = await createBillingFixture(api, second);
+    const own = await api.http().post('/invoices').set(bearer(second.systemToken)).send(invoiceBody(secondFixture.contractPlanId));
+    const first = await api.http().post(`/invoices/${own.body.data.id}/raise`).set(bearer(second.systemToken));
+    expect(first.body.data.number).toBe('INV-000001');
+  });
+});
+
+describe('PDF', () => {
+  it('when the PDF of a raised invoice is read as text, then it shows the number, the totals and the item titles', async () => {
+    const invoice = await createInvoice([
+      { title: 'Platform fee', quantity: 1, price: 100 },
+      { title: 'Premium support', quantity: 2, price: 49.5 },
+    ]);
+    const raised = await post(invoice.id, 'raise');
+    const res = await api.http().get(`/invoices/${invoice.id}/pdf`).set(auth()).buffer(true).parse((response, done) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => done(null, Buffer.concat(chunks)));
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('application/pdf');
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'pdf-')), 'invoice.pdf');
+    fs.writeFileSync(file, res.body as Buffer);
+    const text = execFileSync('pdftotext', ['-layout', file, '-'], { encoding: 'utf8' });
+    expect(text).toContain(raised.body.data.number);
+    expect(text).toContain('Platform fee');
+    expect(text).toContain('Premium support');
+    expect(text).toContain('199.00');
+    expect(text).toContain('Seller Ltd');
+    expect(text).toContain('Customer GmbH');
+  });
+});
+
+describe('revenue', () => {
+  it('when revenue is listed, then it is paged and needs both of its actions', async () => {
+    const invoice = await createInvoice();
+    await post(invoice.id, 'raise').expect(200);
+    const res = await api.http().get('/revenue').query({ invoiceId: invoice.id, limit: 100 }).set(auth());
+    expect(res.body.data).toMatchObject({ page: 1, limit: 100, total: 1 });
+    expect(res.body.data.items[0]).toMatchObject({ invoiceId: invoice.id, period: '2026-11-01', amount: '100.00', status: 'recognised' });
+    await api.http().get('/revenue').query({ limit: 101 }).set(auth()).expect(400);
+  });
+
+  it('when an item is synced, then its records are derived again', async () => {
+    const invoice = await createInvoice();
+    const raised = await post(invoice.id, 'raise');
+    await api.db('revenue_records').where({ invoice_id: invoice.id }).delete();
+    const synced = await api.http().post('/revenue/sync').set(auth()).send({ invoiceItemId: raised.body.data.items[0].id });
+    expect(synced.body.data).toEqual({ invoiceItemId: raised.body.data.items[0].id, records: 1 });
+    expect(await revenueOf(invoice.id)).toHaveLength(1);
+  });
+});

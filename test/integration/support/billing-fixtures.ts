@@ -1,0 +1,64 @@
+import { randomUUID } from 'node:crypto';
+import { bearer, type Tenant, type TestApi } from './harness';
+
+export interface BillingFixture {
+  customerId: string;
+  contractId: string;
+  contractPlanId: string;
+  planItemId: string;
+  contactEmails: string[];
+}
+
+/** A customer with a seller, a contact group, a plan and an active contract, all made through the API. */
+export async function createBillingFixture(api: TestApi, tenant: Tenant, currency = 'USD'): Promise<BillingFixture> {
+  const system = bearer(tenant.systemToken);
+  const admin = bearer(tenant.adminToken);
+  const customer = await api.http().post('/customers').set(system).send({ name: `Customer ${randomUUID().slice(0, 8)}`, currency }).expect(201);
+  const customerId = customer.body.data.id as string;
+  await api
+    .http()
+    .post('/entities')
+    .set(system)
+    .send({ type: 'seller', name: 'Seller Ltd', taxId: 'GB123', address: { line1: '1 Market St', city: 'London', country: 'GB' } })
+    .expect(201);
+  await api
+    .http()
+    .post('/entities')
+    .set(system)
+    .send({ type: 'customer', name: 'Customer GmbH', customerId, address: { line1: '2 Hauptstr.', city: 'Berlin', country: 'DE' } })
+    .expect(201);
+  const contactEmails = [`billing-${randomUUID().slice(0, 8)}@example.com`, `cfo-${randomUUID().slice(0, 8)}@example.com`];
+  await api
+    .http()
+    .post('/contact-groups')
+    .set(system)
+    .send({ customerId, name: 'Billing', contacts: contactEmails.map((email, i) => ({ name: `Contact ${i}`, email })) })
+    .expect(201);
+  const plan = await api
+    .http()
+    .post('/billing/plans')
+    .set(admin)
+    .send({ name: `Plan ${randomUUID().slice(0, 8)}`, currency, billingPeriod: 'monthly', items: [{ name: 'Platform fee', pricingModel: 'flat', unitPrice: '100' }] })
+    .expect(201);
+  const contract = await api
+    .http()
+    .post('/contracts')
+    .set(system)
+    .send({ customerId, currency, startDate: '2026-01-01', plans: [{ planId: plan.body.data.id }] })
+    .expect(201);
+  return {
+    customerId,
+    contractId: contract.body.data.id,
+    contractPlanId: contract.body.data.plans[0].id,
+    planItemId: plan.body.data.items[0].id,
+    contactEmails,
+  };
+}
+
+export function invoiceBody(contractPlanId: string, items = [{ title: 'Platform fee', quantity: 1, price: 100 }]) {
+  return {
+    contractPlanId,
+    invoiceData: { date: '2026-11-01', fromDate: '2026-11-01', toDate: '2026-11-30' },
+    invoiceItems: items.map((item) => ({ ...item, description: `${item.title} for November`, fromDate: '2026-11-01', toDate: '2026-11-30' })),
+  };
+}

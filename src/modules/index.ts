@@ -14,6 +14,7 @@ import { fxRateRoutes } from './fx-rates/fx-rates.routes';
 import { geographyRoutes } from './geography/geography.routes';
 import { paymentRoutes } from './payments/payments.routes';
 import { invoiceRoutes } from './invoices/invoices.routes';
+import { invoiceFileRoutes } from './invoices/invoice-files.routes';
 import { billingPlanRoutes } from './billing-plans/billing-plans.routes';
 import { contractRoutes } from './contracts/contracts.routes';
 import { fsmRoutes } from './fsm/fsm.routes';
@@ -38,6 +39,7 @@ export function allRoutes(deps: AppDeps): Route[] {
     ...billingPlanRoutes(deps),
     ...contractRoutes(deps),
     ...invoiceRoutes(deps),
+    ...invoiceFileRoutes(deps),
     ...fsmRoutes(deps),
     ...revenueRoutes(deps),
   ];

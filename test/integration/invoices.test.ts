@@ -252,3 +252,58 @@ describe('revenue', () => {
     expect(await revenueOf(invoice.id)).toHaveLength(1);
   });
 });
+
+describe('files', () => {
+  it('when a document is uploaded, then it is listed and downloads byte for byte; only an Admin deletes it', async () => {
+    const invoice = await createInvoice();
+    const content = Buffer.from('%PDF-1.4 signed purchase order\n');
+    const uploaded = await api.http().post(`/invoices/${invoice.id}/files`).set(auth()).attach('file', content, { filename: 'po.pdf', contentType: 'application/pdf' });
+    expect(uploaded.status).toBe(201);
+    expect(uploaded.body.data).toMatchObject({ filename: 'po.pdf', contentType: 'application/pdf', size: content.length });
+    const fileId = uploaded.body.data.id;
+    const listed = await api.http().get(`/invoices/${invoice.id}/files`).set(auth());
+    expect(listed.body.data.map((file: { id: string }) => file.id)).toEqual([fileId]);
+    const downloaded = await api.http().get(`/invoices/${invoice.id}/files/${fileId}`).set(auth()).buffer(true).parse((response, done) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => done(null, Buffer.concat(chunks)));
+    });
+    expect(Buffer.compare(downloaded.body as Buffer, content)).toBe(0);
+    const forbidden = await api.http().delete(`/invoices/${invoice.id}/files/${fileId}`).set(auth());
+    expect(forbidden.body).toEqual({ status: 'error', message: 'Forbidden', errors: [] });
+    await api.http().delete(`/invoices/${invoice.id}/files/${fileId}`).set(bearer(tenant.adminToken)).expect(200);
+    await api.http().get(`/invoices/${invoice.id}/files/${fileId}`).set(auth()).expect(404);
+  });
+
+  it('when a file is over the upload limit, then 413', async () => {
+    const limited = await startTestApi({ UPLOAD_LIMIT_BYTES: '2048' });
+    try {
+      const invoice = await createInvoice();
+      const res = await limited.http().post(`/invoices/${invoice.id}/files`).set(auth()).attach('file', Buffer.alloc(4096, 1), 'big.bin');
+      expect(res.status).toBe(413);
+      expect(res.body.errors[0]).toMatchObject({ code: 1005 });
+    } finally {
+      await limited.close();
+    }
+  });
+
+  it('when no file field is sent, then 400', async () => {
+    const invoice = await createInvoice();
+    const res = await api.http().post(`/invoices/${invoice.id}/files`).set(auth()).field('note', 'no file');
+    expect(res.status).toBe(400);
+  });
+});
+
+describe('sync items', () => {
+  it('when a draft is synced, then its plan items are priced for the period and hand-added items stay', async () => {
+    const invoice = await createInvoice([{ title: 'Hand-added setup', quantity: 1, price: 10 }]);
+    const synced = await api.http().post(`/invoices/${invoice.id}/sync-items`).set(auth());
+    expect(synced.status).toBe(200);
+    const titles = synced.body.data.items.map((item: { title: string; planItemId: string | null; price: string }) => [item.title, item.planItemId, item.price]);
+    expect(titles).toEqual(expect.arrayContaining([['Hand-added setup', null, '10'], ['Platform fee', fixture.planItemId, '100']]));
+    const again = await api.http().post(`/invoices/${invoice.id}/sync-items`).set(auth());
+    expect(again.body.data.items).toHaveLength(2);
+    await post(invoice.id, 'raise').expect(200);
+    await api.http().post(`/invoices/${invoice.id}/sync-items`).set(auth()).expect(409);
+  });
+});

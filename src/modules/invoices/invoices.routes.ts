@@ -18,6 +18,7 @@ import {
 } from './invoices.schemas';
 import { toInvoiceItem } from './invoices.repository';
 import { createInvoiceService } from './invoices.service';
+import { syncDraftItems } from './sync-items';
 
 const idempotencyKey = (header: string | string[] | undefined) => (typeof header === 'string' && header.length <= 200 ? header : undefined);
 
@@ -131,6 +132,19 @@ export function invoiceRoutes(deps: AppDeps): Route[] {
         const pdf = await renderInvoicePdf(document);
         res.status(200).type('application/pdf').setHeader('Content-Disposition', `inline; filename="${document.number ?? params.id}.pdf"`);
         res.send(pdf);
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/invoices/{id}/sync-items',
+      summary: "Recompute a draft's plan items from its contract plan and metered usage for its period (409 once raised)",
+      tag: 'Invoice items',
+      access: requires('InvoiceService:syncInvoiceItems'),
+      params: idParam,
+      response: invoiceSchema,
+      handler: async ({ params, auth }) => {
+        await syncDraftItems(deps.db, auth.organisationId, params.id);
+        return findInvoice(auth.organisationId, params.id);
       },
     }),
     defineRoute({

@@ -55,6 +55,8 @@ function aggregateExpression(db: Knex, meter: MeterRow): Knex.Raw {
 
 export interface UsageWindow {
   customerEntityId?: string;
+  /** All of a customer's entities, for billing. */
+  customerEntityIds?: string[];
   from?: Date;
   to?: Date;
 }
@@ -97,6 +99,7 @@ export function createMeterRepository(db: Knex) {
     async aggregate(meter: MeterRow, window: UsageWindow, groupBy?: 'day' | 'month'): Promise<{ value: string | null; groups: Array<{ period: string; value: string | null }> }> {
       const base = db('usage_events').where({ organisation_id: meter.organisation_id, metric: meter.metric });
       if (window.customerEntityId) base.where('customer_entity_id', window.customerEntityId);
+      if (window.customerEntityIds) base.whereIn('customer_entity_id', window.customerEntityIds);
       if (window.from) base.where('timestamp', '>=', window.from);
       if (window.to) base.where('timestamp', '<', window.to);
       const expression = aggregateExpression(db, meter);

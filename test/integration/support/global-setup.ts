@@ -32,6 +32,7 @@ export default async function globalSetup(): Promise<void> {
     NODE_ENV: 'test',
     TEMPORAL_TASK_QUEUE: 'billing-it',
     TEST_WORK_DIR: workDir,
+    DATA_DIR: workDir,
     TEST_DATABASE_ADMIN_URL: adminUrl,
     TEST_DATABASE_NAME: databaseName,
   };

@@ -1,30 +1,31 @@
 import { randomBytes } from 'node:crypto';
 
 const CROCKFORD = '0123456789abcdefghjkmnpqrstvwxyz';
+const RANDOM_BITS = 80n;
+
+function encode(value: bigint, length: number): string {
+  let text = '';
+  for (let i = 0; i < length; i += 1) {
+    text = CROCKFORD[Number(value & 31n)] + text;
+    value >>= 5n;
+  }
+  return text;
+}
+
+let lastTime = -1;
+let lastRandom = 0n;
 
 /**
  * Prefixed, time-ordered ids (`cus_01jd…`): the prefix tells an integrator what an id names, and the
- * leading timestamp keeps b-tree inserts local. 48 bits of milliseconds, then 80 random bits.
+ * leading timestamp keeps b-tree inserts local. 48 bits of milliseconds, then 80 random bits; within one
+ * millisecond the random part counts up (monotonic ULID), so ids made in a row sort in the order made.
  */
 export function newId(prefix: string, now = Date.now()): string {
-  let time = '';
-  let remaining = now;
-  for (let i = 0; i < 10; i += 1) {
-    time = CROCKFORD[remaining % 32] + time;
-    remaining = Math.floor(remaining / 32);
+  if (now === lastTime) {
+    lastRandom = (lastRandom + 1n) & ((1n << RANDOM_BITS) - 1n);
+  } else {
+    lastTime = now;
+    lastRandom = BigInt(`0x${randomBytes(10).toString('hex')}`);
   }
-  const random = randomBytes(10);
-  let tail = '';
-  let buffer = 0;
-  let bits = 0;
-  for (const byte of random) {
-    buffer = (buffer << 8) | byte;
-    bits += 8;
-    while (bits >= 5) {
-      tail += CROCKFORD[(buffer >> (bits - 5)) & 31];
-      bits -= 5;
-    }
-    buffer &= (1 << bits) - 1;
-  }
-  return `${prefix}_${time}${tail}`;
+  return `${prefix}_${encode(BigInt(now), 10)}${encode(lastRandom, 16)}`;
 }

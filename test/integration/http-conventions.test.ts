@@ -1,3 +1,5 @@
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
 import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
 
 let api: TestApi;
@@ -85,6 +87,8 @@ describe('health and documents', () => {
   it('when /openapi.json is read, then it is an OpenAPI 3.1 document whose operations match the routes', async () => {
     const res = await api.http().get('/openapi.json').expect(200);
     expect(res.body.openapi).toBe('3.1.0');
+    const validation = spawnSync(process.execPath, [path.join(__dirname, 'support/validate-openapi.mjs')], { input: JSON.stringify(res.body), encoding: 'utf8' });
+    expect(JSON.parse(validation.stdout)).toEqual({ valid: true, version: '3.1', errors: null });
     expect(res.body.paths['/events/batch'].post['x-required-actions']).toEqual(['MeterService:createUsageByMeter']);
     expect(res.body.paths['/auth/system-login'].post.requestBody.content['application/json'].schema.required).toEqual(['clientKey', 'clientSecret']);
     // Every documented operation is served: none answers "no route".

@@ -1,4 +1,5 @@
 // Validates an OpenAPI document (JSON on stdin) against the official schemas; prints the result as JSON.
+import process from 'node:process';
 import { Validator } from '@seriousme/openapi-schema-validator';
 
 let input = '';

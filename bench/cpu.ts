@@ -1,0 +1,31 @@
+import fs from 'node:fs';
+
+const TICKS_PER_SECOND = 100;
+
+/** CPU seconds (user + system) used so far by each process whose command name matches, summed by label. */
+export function cpuSecondsByProcess(labels: Record<string, (comm: string, cmdline: string, pid: number) => boolean>): Record<string, number> {
+  const totals: Record<string, number> = Object.fromEntries(Object.keys(labels).map((label) => [label, 0]));
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const seconds = (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+      const cmdline = fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0/g, ' ');
+      for (const [label, matches] of Object.entries(labels)) {
+        if (matches(comm, cmdline, Number(entry))) {
+          totals[label]! += seconds;
+          break;
+        }
+      }
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  return totals;
+}
+
+export function cpuDelta(before: Record<string, number>, after: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.keys(after).map((label) => [label, Math.max(0, after[label]! - (before[label] ?? 0))]));
+}

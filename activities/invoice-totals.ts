@@ -4,6 +4,7 @@ import { convert } from '../src/domain/fx';
 import { Decimal, formatAmount, roundToMinor } from '../src/domain/money';
 import { findEffectiveRate } from '../src/modules/fx-rates/fx-rates.repository';
 import { contractTaxesOf } from '../src/modules/invoices/contract-plans';
+import { getOrganisationSettings } from '../src/modules/organisation-settings/settings.routes';
 import { businessFailure } from './failures';
 
 interface InvoiceForTotals {
@@ -22,12 +23,6 @@ export interface InvoiceTotals {
   fx_rate: string;
   base_total: string;
   data: string;
-}
-
-async function baseCurrencyOf(trx: Knex.Transaction, organisationId: string, fallback: string): Promise<string> {
-  if (!(await trx.schema.hasTable('organisation_settings'))) return fallback;
-  const row = await trx('organisation_settings').where({ organisation_id: organisationId }).first('base_currency');
-  return row?.base_currency ?? fallback;
 }
 
 /**
@@ -56,7 +51,7 @@ export async function computeInvoiceTotals(trx: Knex.Transaction, invoice: Invoi
   const total = subtotal.plus(taxTotal);
 
   const date = calendarDay(invoice.date);
-  const baseCurrency = await baseCurrencyOf(trx, invoice.organisation_id, invoice.currency);
+  const baseCurrency = (await getOrganisationSettings(trx, invoice.organisation_id)).base_currency;
   let rate = '1';
   if (baseCurrency !== invoice.currency) {
     const effective = await findEffectiveRate(trx, invoice.organisation_id, invoice.currency, baseCurrency, date);

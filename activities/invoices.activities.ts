@@ -1,7 +1,8 @@
 import type { Knex } from 'knex';
 import { calendarDay } from '../src/db/dates';
 import { newId } from '../src/db/ids';
-import { DEFAULT_INVOICE_NUMBER_FORMAT, formatInvoiceNumber } from '../src/domain/invoice-number';
+import { formatInvoiceNumber } from '../src/domain/invoice-number';
+import { getOrganisationSettings } from '../src/modules/organisation-settings/settings.routes';
 import type { InvoiceState, InvoiceStep } from '../src/domain/invoice-state';
 import type { CancelInput, PayInput, StepInput } from '../workflows/invoice-lifecycle.types';
 import { businessFailure } from './failures';
@@ -84,13 +85,6 @@ async function takeNextNumber(trx: Knex.Transaction, organisationId: string): Pr
   return row!.last_number;
 }
 
-async function numberFormatOf(trx: Knex.Transaction, organisationId: string): Promise<string> {
-  const hasSettings = await trx.schema.hasTable('organisation_settings');
-  if (!hasSettings) return DEFAULT_INVOICE_NUMBER_FORMAT;
-  const row = await trx('organisation_settings').where({ organisation_id: organisationId }).first('invoice_number_format');
-  return row?.invoice_number_format ?? DEFAULT_INVOICE_NUMBER_FORMAT;
-}
-
 /**
  * Each step is one transaction keyed by (invoice, seq): guard, lock, transition. A retry after a commit
  * finds its transition row and returns without writing; each undo marks the row and is a no-op twice.
@@ -133,7 +127,7 @@ export function createInvoiceActivities(deps: { db: Knex; mailer: Mailer }) {
         let sequence = invoice.number_sequence;
         if (!number) {
           sequence = await takeNextNumber(trx, invoice.organisation_id);
-          number = formatInvoiceNumber(await numberFormatOf(trx, invoice.organisation_id), sequence, calendarDay(invoice.date));
+          number = formatInvoiceNumber((await getOrganisationSettings(trx, invoice.organisation_id)).invoice_number_format, sequence, calendarDay(invoice.date));
         }
         const totals = await computeInvoiceTotals(trx, invoice);
         await setStatus(trx, invoice, { status: 'raised', number, number_sequence: sequence, raised_at: trx.fn.now(), ...totals });

@@ -2,7 +2,6 @@
  * Invoice number templates: `{number}` (required), `{number:N}` zero-padded to N digits, `{year}` (the
  * invoice date's year). E.g. "INV-{year}-{number:6}" → "INV-2026-000042".
  */
-export const DEFAULT_INVOICE_NUMBER_FORMAT = 'INV-{number:6}';
 
 const PLACEHOLDER = /\{(number|year)(?::(\d{1,2}))?\}/g;
 

@@ -14,6 +14,9 @@ import { fxRateRoutes } from './fx-rates/fx-rates.routes';
 import { geographyRoutes } from './geography/geography.routes';
 import { paymentRoutes } from './payments/payments.routes';
 import { invoiceRoutes } from './invoices/invoices.routes';
+import { organisationSettingsRoutes } from './organisation-settings/settings.routes';
+import { attributeRoutes } from './attributes/attributes.routes';
+import { catalogRoutes } from './catalog/catalog.routes';
 import { invoiceFileRoutes } from './invoices/invoice-files.routes';
 import { billingPlanRoutes } from './billing-plans/billing-plans.routes';
 import { contractRoutes } from './contracts/contracts.routes';
@@ -36,6 +39,9 @@ export function allRoutes(deps: AppDeps): Route[] {
     ...geographyRoutes(deps),
     ...currencyRoutes(deps),
     ...paymentRoutes(deps),
+    ...organisationSettingsRoutes(deps),
+    ...attributeRoutes(deps),
+    ...catalogRoutes(deps),
     ...billingPlanRoutes(deps),
     ...contractRoutes(deps),
     ...invoiceRoutes(deps),

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { Mailer } from '../src/mail/mailer';
 import { createContractActivities } from './contracts.activities';
+import { createExportActivities } from './export.activities';
 import { createInvoiceActivities } from './invoices.activities';
 import { createRevenueActivities } from './revenue.activities';
 import { createUsageActivities } from './usage.activities';
@@ -20,6 +21,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createUsageActivities(deps),
     ...createInvoiceActivities(deps),
     ...createContractActivities(deps),
+    ...createExportActivities(deps),
     ...createRevenueActivities(deps),
   };
 }

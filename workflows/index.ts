@@ -4,3 +4,4 @@ export { usageBatchWorkflow, usageChunkWorkflow } from './usage-batch.workflow';
 export { invoiceLifecycleWorkflow } from './invoice-lifecycle.workflow';
 export { revenueSyncWorkflow } from './revenue-sync.workflow';
 export { contractWorkflow } from './contract.workflow';
+export { exportWorkflow } from './export.workflow';

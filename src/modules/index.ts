@@ -17,6 +17,8 @@ import { invoiceRoutes } from './invoices/invoices.routes';
 import { organisationSettingsRoutes } from './organisation-settings/settings.routes';
 import { attributeRoutes } from './attributes/attributes.routes';
 import { catalogRoutes } from './catalog/catalog.routes';
+import { jobRoutes } from './jobs/jobs.routes';
+import { objectRoutes } from './objects/objects.routes';
 import { invoiceFileRoutes } from './invoices/invoice-files.routes';
 import { billingPlanRoutes } from './billing-plans/billing-plans.routes';
 import { contractRoutes } from './contracts/contracts.routes';
@@ -48,5 +50,7 @@ export function allRoutes(deps: AppDeps): Route[] {
     ...invoiceFileRoutes(deps),
     ...fsmRoutes(deps),
     ...revenueRoutes(deps),
+    ...jobRoutes(deps),
+    ...objectRoutes(deps),
   ];
 }

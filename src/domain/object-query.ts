@@ -1,0 +1,91 @@
+/**
+ * The objects API's query language: filters and sorts over a whitelist of fields, never raw SQL. This
+ * file checks a query against an object's fields and returns it in a form the SQL builder binds as
+ * parameters; what it does not know, it refuses.
+ */
+export type FieldType = 'string' | 'number' | 'decimal' | 'boolean' | 'datetime' | 'date';
+
+export const OPERATORS = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'in', 'contains', 'isNull'] as const;
+export type Operator = (typeof OPERATORS)[number];
+
+export interface FieldSpec {
+  column: string;
+  type: FieldType;
+}
+
+export interface Condition {
+  column: string;
+  op: Operator;
+  value: unknown;
+}
+
+export interface QueryProblem {
+  path: string;
+  message: string;
+}
+
+const ORDERED: readonly FieldType[] = ['number', 'decimal', 'datetime', 'date', 'string'];
+
+function valueProblem(type: FieldType, value: unknown): string | undefined {
+  switch (type) {
+    case 'string':
+      return typeof value === 'string' ? undefined : 'must be a string';
+    case 'number':
+    case 'decimal':
+      return (typeof value === 'number' && Number.isFinite(value)) || (typeof value === 'string' && /^[+-]?(\d+(\.\d*)?|\.\d+)$/.test(value)) ? undefined : 'must be a number';
+    case 'boolean':
+      return typeof value === 'boolean' ? undefined : 'must be true or false';
+    case 'datetime':
+    case 'date':
+      return typeof value === 'string' && !Number.isNaN(Date.parse(value)) ? undefined : 'must be an ISO 8601 date';
+  }
+}
+
+export function compileFilter(
+  fields: Record<string, FieldSpec>,
+  filter: Array<{ field: string; op: string; value?: unknown }>,
+): { conditions: Condition[]; problems: QueryProblem[] } {
+  const conditions: Condition[] = [];
+  const problems: QueryProblem[] = [];
+  filter.forEach((item, i) => {
+    const path = `body.filter.${i}`;
+    const field = fields[item.field];
+    if (!field) return void problems.push({ path: `${path}.field`, message: `unknown field; one of ${Object.keys(fields).join(', ')}` });
+    if (!(OPERATORS as readonly string[]).includes(item.op)) return void problems.push({ path: `${path}.op`, message: `one of ${OPERATORS.join(', ')}` });
+    const op = item.op as Operator;
+    if ((op === 'gt' || op === 'gte' || op === 'lt' || op === 'lte') && !ORDERED.includes(field.type)) {
+      return void problems.push({ path: `${path}.op`, message: `${op} does not apply to a ${field.type} field` });
+    }
+    if (op === 'contains' && field.type !== 'string') return void problems.push({ path: `${path}.op`, message: 'contains applies to text fields' });
+    if (op === 'isNull') {
+      if (typeof item.value !== 'boolean') return void problems.push({ path: `${path}.value`, message: 'isNull takes true or false' });
+    } else if (op === 'in') {
+      if (!Array.isArray(item.value) || item.value.length === 0 || item.value.length > 100) {
+        return void problems.push({ path: `${path}.value`, message: 'in takes a list of 1 to 100 values' });
+      }
+      const bad = item.value.map((v) => valueProblem(field.type, v)).find(Boolean);
+      if (bad) return void problems.push({ path: `${path}.value`, message: `every value ${bad}` });
+    } else {
+      const bad = valueProblem(field.type, item.value);
+      if (bad) return void problems.push({ path: `${path}.value`, message: bad });
+    }
+    conditions.push({ column: field.column, op, value: item.value });
+  });
+  return { conditions, problems };
+}
+
+export function compileSort(
+  fields: Record<string, FieldSpec>,
+  sort: Array<{ field: string; direction?: 'asc' | 'desc' }>,
+): { order: Array<{ column: string; order: 'asc' | 'desc' }>; problems: QueryProblem[] } {
+  const problems: QueryProblem[] = [];
+  const order = sort.flatMap((item, i) => {
+    const field = fields[item.field];
+    if (!field) {
+      problems.push({ path: `body.sort.${i}.field`, message: 'unknown field' });
+      return [];
+    }
+    return [{ column: field.column, order: item.direction ?? ('asc' as const) }];
+  });
+  return { order, problems };
+}

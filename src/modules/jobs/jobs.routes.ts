@@ -1,0 +1,112 @@
+import fs from 'node:fs';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { z } from 'zod';
+import type { AppDeps } from '../../deps';
+import { AppError } from '../../http/errors';
+import { pageOf, pageQuery } from '../../http/paging';
+import { defineRoute, requires, type Route } from '../../http/route';
+import { deletedSchema, idParam } from '../../http/schemas';
+import { exportFile } from './export-files';
+import { createJobRepository, JOB_STATUSES, jobSchema, toJob } from './jobs.repository';
+
+export function jobRoutes(deps: AppDeps): Route[] {
+  const jobs = createJobRepository(deps.db);
+
+  async function findJob(organisationId: string, id: string) {
+    const job = await jobs.find(organisationId, id);
+    if (!job) throw AppError.notFound('Job');
+    return job;
+  }
+
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/jobs',
+      summary: 'Record a job of your own, to track work outside this service',
+      tag: 'Jobs',
+      access: requires('JobService:create'),
+      body: z.object({ type: z.string().trim().min(1).max(100), total: z.number().int().min(0).optional() }),
+      response: jobSchema,
+      successStatus: 201,
+      handler: async ({ body, auth }) => toJob(await jobs.create({ organisationId: auth.organisationId, type: body.type, total: body.total, createdBy: auth.subjectId })),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/jobs',
+      summary: 'List jobs, optionally of one type or status',
+      tag: 'Jobs',
+      access: requires('JobService:get'),
+      query: pageQuery.extend({ type: z.string().optional(), status: z.enum(JOB_STATUSES).optional() }),
+      response: pageOf(jobSchema),
+      handler: async ({ query, auth }) => jobs.list(auth.organisationId, query, query),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/jobs/{id}',
+      summary: 'A job with its status and progress',
+      tag: 'Jobs',
+      access: requires('JobService:get'),
+      params: idParam,
+      response: jobSchema,
+      handler: async ({ params, auth }) => toJob(await findJob(auth.organisationId, params.id)),
+    }),
+    defineRoute({
+      method: 'put',
+      path: '/jobs/{id}',
+      summary: "Report progress on a job of your own (a job run by a workflow answers 409)",
+      tag: 'Jobs',
+      access: requires('JobService:update'),
+      params: idParam,
+      body: z
+        .object({ status: z.enum(JOB_STATUSES).optional(), done: z.number().int().min(0).optional(), total: z.number().int().min(0).nullable().optional(), result: z.unknown().optional(), error: z.string().max(2000).nullable().optional() })
+        .refine((body) => Object.keys(body).length > 0, 'nothing to update'),
+      response: jobSchema,
+      handler: async ({ params, body, auth }) => {
+        const job = await findJob(auth.organisationId, params.id);
+        if (job.workflow_id) throw AppError.conflict('This job is run by a workflow; it reports its own progress');
+        return toJob((await jobs.update(auth.organisationId, params.id, body))!);
+      },
+    }),
+    defineRoute({
+      method: 'delete',
+      path: '/jobs/{id}',
+      summary: 'Delete a job; a job still running in a workflow is cancelled first',
+      tag: 'Jobs',
+      access: requires('JobService:delete'),
+      params: idParam,
+      response: deletedSchema,
+      handler: async ({ params, auth }) => {
+        const job = await findJob(auth.organisationId, params.id);
+        if (job.workflow_id && (job.status === 'queued' || job.status === 'running')) {
+          try {
+            await deps.temporal.client.workflow.getHandle(job.workflow_id).cancel();
+          } catch (error) {
+            if (!(error instanceof WorkflowNotFoundError)) throw error;
+          }
+        }
+        await jobs.delete(auth.organisationId, params.id);
+        if (job.type === 'export') fs.rmSync(exportFile(deps.config.DATA_DIR, auth.organisationId, job.id), { force: true });
+        return { id: params.id, deleted: true };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/jobs/{id}/file',
+      summary: "Download a completed export's file (409 before it completes)",
+      tag: 'Jobs',
+      access: requires('JobService:get'),
+      params: idParam,
+      rawResponse: { contentType: 'text/csv' },
+      handler: async ({ params, auth, res }) => {
+        const job = await findJob(auth.organisationId, params.id);
+        if (job.type !== 'export') throw AppError.notFound('Job file');
+        if (job.status !== 'completed') throw AppError.conflict(`the export is ${job.status}`);
+        const file = exportFile(deps.config.DATA_DIR, auth.organisationId, job.id);
+        res.status(200).type('text/csv').setHeader('Content-Disposition', `attachment; filename="${job.id}.csv"`);
+        await new Promise<void>((resolve, reject) => {
+          fs.createReadStream(file).on('error', reject).pipe(res).on('finish', resolve);
+        });
+      },
+    }),
+  ];
+}

@@ -1,0 +1,59 @@
+import { compileFilter, compileSort, type FieldSpec } from '../../src/domain/object-query';
+
+const fields: Record<string, FieldSpec> = {
+  name: { column: 'name', type: 'string' },
+  total: { column: 'total', type: 'decimal' },
+  paid: { column: 'paid', type: 'boolean' },
+  createdAt: { column: 'created_at', type: 'datetime' },
+};
+
+describe('object query language', () => {
+  it('when filters name known fields with fitting operators and values, then they compile to columns', () => {
+    const { conditions, problems } = compileFilter(fields, [
+      { field: 'name', op: 'contains', value: 'acme' },
+      { field: 'total', op: 'gte', value: '10.5' },
+      { field: 'createdAt', op: 'lt', value: '2026-11-01T00:00:00Z' },
+      { field: 'paid', op: 'isNull', value: false },
+      { field: 'name', op: 'in', value: ['a', 'b'] },
+    ]);
+    expect(problems).toEqual([]);
+    expect(conditions.map((c) => [c.column, c.op])).toEqual([
+      ['name', 'contains'],
+      ['total', 'gte'],
+      ['created_at', 'lt'],
+      ['paid', 'isNull'],
+      ['name', 'in'],
+    ]);
+  });
+
+  it('when a filter names an unknown field, operator or a wrong value, then each problem has its path', () => {
+    const { problems } = compileFilter(fields, [
+      { field: 'password', op: 'eq', value: 'x' },
+      { field: 'name', op: 'like', value: '%' },
+      { field: 'total', op: 'eq', value: 'ten' },
+      { field: 'paid', op: 'gt', value: true },
+      { field: 'name', op: 'in', value: [] },
+      { field: 'total', op: 'contains', value: '1' },
+    ]);
+    expect(problems.map((p) => p.path)).toEqual([
+      'body.filter.0.field',
+      'body.filter.1.op',
+      'body.filter.2.value',
+      'body.filter.3.op',
+      'body.filter.4.value',
+      'body.filter.5.op',
+    ]);
+  });
+
+  it('when a value carries SQL, then it stays a value (only whitelisted columns ever reach the query)', () => {
+    const { conditions } = compileFilter(fields, [{ field: 'name', op: 'eq', value: "x'; DROP TABLE customers; --" }]);
+    expect(conditions).toEqual([{ column: 'name', op: 'eq', value: "x'; DROP TABLE customers; --" }]);
+  });
+
+  it('when a sort names fields, then known ones compile and unknown ones are refused', () => {
+    expect(compileSort(fields, [{ field: 'total', direction: 'desc' }, { field: 'nope' }])).toEqual({
+      order: [{ column: 'total', order: 'desc' }],
+      problems: [{ path: 'body.sort.1.field', message: 'unknown field' }],
+    });
+  });
+});

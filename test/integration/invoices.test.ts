@@ -307,3 +307,47 @@ describe('sync items', () => {
     await api.http().post(`/invoices/${invoice.id}/sync-items`).set(auth()).expect(409);
   });
 });
+
+describe('custom lifecycle machines', () => {
+  it('when a machine renames the states and actions, then the lifecycle reads and moves in its names, running the built-in effects', async () => {
+    const machine = await api
+      .http()
+      .post('/fsm/machines')
+      .set(auth())
+      .send({
+        objectType: 'invoice',
+        name: `approval-${Date.now()}`,
+        states: [
+          { name: 'Prepared', builtIn: 'draft' },
+          { name: 'Approved', builtIn: 'raised' },
+          { name: 'Settled', builtIn: 'paid' },
+        ],
+        transitions: [
+          { action: 'approve', from: 'Prepared', to: 'Approved', effect: 'raise' },
+          { action: 'settle', from: 'Approved', to: 'Settled', effect: 'markPaid' },
+        ],
+      });
+    expect(machine.status).toBe(201);
+    const machineId = machine.body.data.id;
+    expect((await api.http().get('/fsm/machines').set(auth())).body.data.items.map((m: { id: string }) => m.id)).toContain(machineId);
+
+    const invoice = await createInvoice();
+    const states = await api.http().get(`/fsm/invoice/${invoice.id}/states`).query({ machineId }).set(auth());
+    expect(states.body.data).toMatchObject({ state: 'Prepared', states: ['Prepared', 'Approved', 'Settled'], allowedActions: ['approve'] });
+    await fsm(invoice.id, 'transition', { machineId, action: 'settle', paidDate: '2026-11-20' }).expect(409);
+    const approved = await fsm(invoice.id, 'transition', { machineId, action: 'approve' });
+    expect(approved.body.data).toMatchObject({ status: 'raised', number: expect.any(String) });
+    const settled = await fsm(invoice.id, 'transition', { machineId, action: 'settle', paidDate: '2026-11-20' });
+    expect(settled.body.data.status).toBe('paid');
+  });
+
+  it('when a machine binds a transition to an effect that cannot make that move, then 400', async () => {
+    const res = await api
+      .http()
+      .post('/fsm/machines')
+      .set(auth())
+      .send({ objectType: 'invoice', name: 'broken', states: [{ name: 'A', builtIn: 'draft' }, { name: 'B', builtIn: 'paid' }], transitions: [{ action: 'go', from: 'A', to: 'B', effect: 'raise' }] });
+    expect(res.status).toBe(400);
+    expect(res.body.errors[0]).toMatchObject({ code: 1001, path: 'body.transitions.0' });
+  });
+});

@@ -17,3 +17,10 @@ export const isoCurrency = z
   .regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code');
 
 export const deletedSchema = z.object({ id: z.string(), deleted: z.literal(true) });
+
+export const isoDate = z.iso.date().describe('YYYY-MM-DD');
+
+/** Money and quantities: a number or a numeric string in, a decimal string out (never a binary float). */
+export const decimalString = z
+  .union([z.number().finite(), z.string().regex(/^[+-]?(\d+(\.\d*)?|\.\d+)$/, 'must be numeric')])
+  .transform((value) => String(value));

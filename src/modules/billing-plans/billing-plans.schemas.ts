@@ -1,23 +1,22 @@
 import { z } from 'zod';
 import { pageQuery } from '../../http/paging';
-import { isoCurrency, timestamps } from '../../http/schemas';
+import { decimalString, isoCurrency, timestamps } from '../../http/schemas';
 
-const decimalInput = z.union([z.number().finite(), z.string().regex(/^[+-]?(\d+(\.\d*)?|\.\d+)$/, 'must be numeric')]).transform(String);
 
 export const tierInput = z.object({
-  upTo: decimalInput.nullable(),
-  unitPrice: decimalInput,
-  flatFee: decimalInput.optional(),
+  upTo: decimalString.nullable(),
+  unitPrice: decimalString,
+  flatFee: decimalString.optional(),
 });
 
 export const planItemInput = z.object({
   name: z.string().trim().min(1).max(200),
   skuId: z.string().optional(),
   pricingModel: z.enum(['flat', 'per_unit', 'graduated', 'volume', 'package']),
-  unitPrice: decimalInput.optional(),
-  quantity: decimalInput.optional(),
+  unitPrice: decimalString.optional(),
+  quantity: decimalString.optional(),
   tiers: z.array(tierInput).max(50).optional(),
-  packageSize: decimalInput.optional(),
+  packageSize: decimalString.optional(),
   meterId: z.string().optional(),
 });
 

@@ -1,10 +1,8 @@
 import { z } from 'zod';
 import { pageQuery } from '../../http/paging';
-import { isoCurrency, timestamps } from '../../http/schemas';
+import { decimalString, isoCurrency, isoDate, timestamps } from '../../http/schemas';
 import { CONTRACT_STATES } from '../../domain/contract-state';
 
-const isoDate = z.iso.date().describe('YYYY-MM-DD');
-const decimalInput = z.union([z.number().finite(), z.string().regex(/^[+-]?(\d+(\.\d*)?|\.\d+)$/, 'must be numeric')]).transform(String);
 
 export const createContractBody = z.object({
   customerId: z.string().min(1),
@@ -39,8 +37,8 @@ export const createMilestoneBody = z
   .object({
     planItemId: z.string().min(1),
     name: z.string().trim().min(1).max(200),
-    amount: decimalInput.refine((value) => Number(value) > 0, 'must be positive').optional(),
-    percentage: decimalInput.refine((value) => Number(value) > 0 && Number(value) <= 100, 'must be in (0, 100]').optional(),
+    amount: decimalString.refine((value) => Number(value) > 0, 'must be positive').optional(),
+    percentage: decimalString.refine((value) => Number(value) > 0 && Number(value) <= 100, 'must be in (0, 100]').optional(),
     dueDate: isoDate.optional(),
   })
   .refine((body) => (body.amount === undefined) !== (body.percentage === undefined), { message: 'give exactly one of amount and percentage', path: ['amount'] });
@@ -61,7 +59,7 @@ export const milestoneSchema = z.object({
 
 export const taxBody = z.object({
   name: z.string().trim().min(1).max(200),
-  rate: decimalInput.refine((value) => Number(value) >= 0 && Number(value) <= 100, 'must be a percentage from 0 to 100'),
+  rate: decimalString.refine((value) => Number(value) >= 0 && Number(value) <= 100, 'must be a percentage from 0 to 100'),
   appliesTo: z.union([z.literal('all'), z.array(z.string().min(1)).min(1)]).default('all'),
 });
 

@@ -1,17 +1,14 @@
 import { z } from 'zod';
 import { pageQuery } from '../../http/paging';
+import { decimalString, isoDate } from '../../http/schemas';
 
-const isoDate = z.iso.date().describe('YYYY-MM-DD');
-const decimalInput = z
-  .union([z.number().finite(), z.string().regex(/^[+-]?(\d+(\.\d*)?|\.\d+)$/, 'must be numeric')])
-  .transform((value) => String(value));
 
 export const invoiceItemInput = z.object({
   planItemId: z.string().optional().describe('the plan item this line bills; contract taxes may name plan items'),
   title: z.string().trim().min(1).max(500),
   description: z.string().max(5000).optional(),
-  quantity: decimalInput.refine((value) => Number(value) >= 0, 'must not be negative'),
-  price: decimalInput,
+  quantity: decimalString.refine((value) => Number(value) >= 0, 'must not be negative'),
+  price: decimalString,
   fromDate: isoDate.optional(),
   toDate: isoDate.optional(),
 });

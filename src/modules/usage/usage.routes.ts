@@ -164,7 +164,7 @@ export function usageRoutes(deps: AppDeps): Route[] {
       response: usageEventSchema,
       handler: async ({ params, body, auth }) => {
         const row = await usage.updateEvent(auth.organisationId, params.id, {
-          value: body.value === undefined ? undefined : String(body.value),
+          value: body.value,
           timestamp: body.timestamp ? new Date(body.timestamp) : undefined,
           metadata: body.metadata,
         });

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { pageQuery } from '../../http/paging';
+import { decimalString } from '../../http/schemas';
 
 export const usageEventInput = z
   .object({
@@ -72,7 +73,7 @@ export const usageListQuery = pageQuery.extend({
 
 export const usageUpdateBody = z
   .object({
-    value: z.union([z.number().finite(), z.string().regex(/^[+-]?(\d+(\.\d*)?|\.\d+)$/, 'must be numeric')]).optional(),
+    value: decimalString.optional(),
     timestamp: z.iso.datetime({ offset: true }).optional(),
     metadata: z.record(z.string(), z.unknown()).nullable().optional(),
   })

@@ -1,5 +1,6 @@
 import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
 import { createBillingFixture, type BillingFixture } from './support/billing-fixtures';
+import { recordHistory } from './support/record-history';
 
 let api: TestApi;
 let tenant: Tenant;
@@ -98,6 +99,7 @@ describe('contract lifecycle on Temporal', () => {
     }
     const result = await api.temporal.client.workflow.getHandle(`contract:${contract.id}`).result();
     expect(result).toBe('ended');
+    await recordHistory(api, `contract:${contract.id}`, 'contract-activate-suspend-resume-end');
   });
 
   it('when a transition is illegal, then 409 and the contract is unchanged', async () => {
@@ -141,6 +143,8 @@ describe('milestones', () => {
     expect(await api.db('invoices').where({ contract_id: contract.id }).count({ n: '*' })).toEqual([{ n: '1' }]);
     await api.http().post(`/invoices/${invoiceId}/raise`).set(system()).expect(200);
     await api.http().delete(`${base}/${milestoneId}`).set(system()).expect(409);
+    await api.http().post(`/contracts/${contract.id}/end`).set(system()).expect(200);
+    await recordHistory(api, `contract:${contract.id}`, 'contract-milestone-achieved-twice');
   });
 
   it('when a milestone gives both amount and percentage, then 400', async () => {

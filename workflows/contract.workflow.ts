@@ -64,7 +64,8 @@ export async function contractWorkflow(input: ContractWorkflowInput): Promise<Co
   const view = (): ContractView => ({ state, allowedActions: allowedContractActions(state) });
 
   async function exclusive<T>(work: () => Promise<T>): Promise<T> {
-    await condition(() => !busy);
+    // Re-check after every wake-up: handlers woken together must not all claim the turn.
+    while (busy) await condition(() => !busy);
     busy = true;
     try {
       return await work();

@@ -49,7 +49,8 @@ export async function invoiceLifecycleWorkflow(input: InvoiceLifecycleInput): Pr
 
   /** Updates queue behind each other: a transition sees the state the previous one left. */
   async function exclusive(work: () => Promise<void>): Promise<LifecycleView> {
-    await condition(() => !busy);
+    // Re-check after every wake-up: handlers woken together must not all claim the turn.
+    while (busy) await condition(() => !busy);
     busy = true;
     try {
       await work();

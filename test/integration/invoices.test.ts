@@ -351,3 +351,12 @@ describe('custom lifecycle machines', () => {
     expect(res.body.errors[0]).toMatchObject({ code: 1001, path: 'body.transitions.0' });
   });
 });
+
+describe('concurrent transitions', () => {
+  it('when the same invoice is raised five times at once, then one raise runs and the others answer 409', async () => {
+    const invoice = await createInvoice();
+    const responses = await Promise.all(Array.from({ length: 5 }, () => post(invoice.id, 'raise')));
+    expect(responses.map((res) => res.status).sort()).toEqual([200, 409, 409, 409, 409]);
+    expect(await api.db('invoice_transitions').where({ invoice_id: invoice.id }).pluck('step')).toEqual(['raise']);
+  });
+});

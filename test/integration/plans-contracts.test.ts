@@ -191,3 +191,11 @@ describe('isolation', () => {
     expect(list.body.data.total).toBe(0);
   });
 });
+
+describe('concurrent transitions', () => {
+  it('when a contract is activated five times at once, then exactly one activation succeeds', async () => {
+    const contract = await newContract();
+    const responses = await Promise.all(Array.from({ length: 5 }, () => api.http().post(`/contracts/${contract.id}/activate`).set(system())));
+    expect(responses.map((res) => res.status).sort()).toEqual([200, 409, 409, 409, 409]);
+  });
+});

@@ -3,7 +3,7 @@ import { newId } from '../src/db/ids';
 import type { ContractState } from '../src/domain/contract-state';
 import { Decimal, formatAmount } from '../src/domain/money';
 import { priceItem, type PricedPlanItem } from '../src/domain/pricing';
-import { businessFailure } from './failures';
+import { AppError } from '../src/domain/errors';
 
 interface MilestoneRow {
   id: string;
@@ -31,9 +31,9 @@ export function createContractActivities(deps: { db: Knex }) {
     async setContractStatus(input: { organisationId: string; contractId: string; from: ContractState; to: ContractState }): Promise<void> {
       await db.transaction(async (trx) => {
         const contract = await trx('contracts').where({ organisation_id: input.organisationId, id: input.contractId }).forUpdate().first<{ status: ContractState } | undefined>('status');
-        if (!contract) throw businessFailure('not_found', 'Contract not found');
+        if (!contract) throw new AppError('not_found', 'Contract not found');
         if (contract.status === input.to) return;
-        if (contract.status !== input.from) throw businessFailure('conflict', `the contract is ${contract.status}, not ${input.from}`);
+        if (contract.status !== input.from) throw new AppError('conflict', `the contract is ${contract.status}, not ${input.from}`);
         await trx('contracts').where({ id: input.contractId }).update({ status: input.to, updated_at: trx.fn.now() });
       });
     },
@@ -59,7 +59,7 @@ export function createContractActivities(deps: { db: Knex }) {
             'i.tiers',
             'i.package_size',
           );
-        if (!milestone) throw businessFailure('not_found', 'Milestone not found');
+        if (!milestone) throw new AppError('not_found', 'Milestone not found');
         if (milestone.invoice_id) return { invoiceId: milestone.invoice_id };
 
         const amount =

@@ -6,7 +6,7 @@ import { exportFile } from '../src/modules/jobs/export-files';
 import { createJobRepository } from '../src/modules/jobs/jobs.repository';
 import { OBJECTS, toObjectRecord } from '../src/modules/objects/object-registry';
 import { objectQuery, type ObjectQuery } from '../src/modules/objects/object-sql';
-import { businessFailure } from './failures';
+import { AppError } from '../src/domain/errors';
 
 const PAGE_ROWS = 5000;
 
@@ -35,7 +35,7 @@ export function createExportActivities(deps: { db: Knex; dataDir: string }) {
      */
     async exportObjects(input: ExportInput): Promise<{ rows: number; bytes: number }> {
       const descriptor = OBJECTS[input.object];
-      if (!descriptor) throw businessFailure('validation', `unknown object ${input.object}`);
+      if (!descriptor) throw new AppError('validation', `unknown object ${input.object}`);
       const context = Context.current();
       const file = exportFile(deps.dataDir, input.organisationId, input.jobId);
       await fs.mkdir(path.dirname(file), { recursive: true });

@@ -1,29 +1,23 @@
-import type { Knex } from 'knex';
-import type { Logger } from 'pino';
-import type { Mailer } from '../src/mail/mailer';
+import type { ServiceDeps, Services } from '../src/services';
+import { reportingFailures } from './adapter';
 import { createContractActivities } from './contracts.activities';
 import { createExportActivities } from './export.activities';
 import { createInvoiceActivities } from './invoices.activities';
 import { createRevenueActivities } from './revenue.activities';
 import { createUsageActivities } from './usage.activities';
 
-export interface ActivityDeps {
-  db: Knex;
-  logger: Logger;
-  mailer: Mailer;
-  /** Local files: exports, uploaded documents. */
-  dataDir: string;
-}
-
-/** Every activity the worker registers, built from its dependencies; workflows proxy these types. */
-export function createActivities(deps: ActivityDeps) {
-  return {
+/**
+ * Every activity the worker registers: one-line adapters over the services, each failure reported in
+ * the error model's terms. Workflows proxy these types.
+ */
+export function createActivities(services: Services, deps: ServiceDeps) {
+  return reportingFailures({
     ...createUsageActivities(deps),
     ...createInvoiceActivities(deps),
     ...createContractActivities(deps),
     ...createExportActivities(deps),
     ...createRevenueActivities(deps),
-  };
+  });
 }
 
 export type Activities = ReturnType<typeof createActivities>;

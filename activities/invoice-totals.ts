@@ -3,9 +3,9 @@ import { calendarDay } from '../src/db/dates';
 import { convert } from '../src/domain/fx';
 import { Decimal, formatAmount, roundToMinor } from '../src/domain/money';
 import { findEffectiveRate } from '../src/modules/fx-rates/fx-rates.repository';
-import { contractTaxesOf } from '../src/modules/invoices/contract-plans';
-import { getOrganisationSettings } from '../src/modules/organisation-settings/settings.routes';
-import { businessFailure } from './failures';
+import { contractTaxesOf } from '../src/modules/contracts/contract-plans.repository';
+import { getOrganisationSettings } from '../src/modules/organisation-settings/settings.repository';
+import { AppError } from '../src/domain/errors';
 
 interface InvoiceForTotals {
   id: string;
@@ -55,7 +55,7 @@ export async function computeInvoiceTotals(trx: Knex.Transaction, invoice: Invoi
   let rate = '1';
   if (baseCurrency !== invoice.currency) {
     const effective = await findEffectiveRate(trx, invoice.organisation_id, invoice.currency, baseCurrency, date);
-    if (!effective) throw businessFailure('conflict', `No ${invoice.currency}/${baseCurrency} FX rate effective on ${date}`);
+    if (!effective) throw new AppError('conflict', `No ${invoice.currency}/${baseCurrency} FX rate effective on ${date}`);
     rate = effective.rate;
   }
   return {

@@ -2,11 +2,11 @@ import type { Knex } from 'knex';
 import { calendarDay } from '../src/db/dates';
 import { newId } from '../src/db/ids';
 import { formatInvoiceNumber } from '../src/domain/invoice-number';
-import { getOrganisationSettings } from '../src/modules/organisation-settings/settings.routes';
+import { getOrganisationSettings } from '../src/modules/organisation-settings/settings.repository';
 import type { InvoiceState, InvoiceStep } from '../src/domain/invoice-state';
 import type { CancelInput, PayInput, StepInput } from '../workflows/invoice-lifecycle.types';
-import { businessFailure } from './failures';
-import { withHeartbeat } from './heartbeat';
+import { AppError } from '../src/domain/errors';
+import { withHeartbeat } from './adapter';
 import { syncInvoiceRevenue } from './revenue-sync';
 import { computeInvoiceTotals } from './invoice-totals';
 import type { Mailer } from '../src/mail/mailer';
@@ -54,7 +54,7 @@ async function lockInvoice(trx: Knex.Transaction, input: StepInput): Promise<Inv
     .whereNull('deleted_at')
     .forUpdate()
     .first();
-  if (!invoice) throw businessFailure('not_found', 'Invoice not found');
+  if (!invoice) throw new AppError('not_found', 'Invoice not found');
   return invoice;
 }
 
@@ -149,7 +149,7 @@ export function createInvoiceActivities(deps: { db: Knex; mailer: Mailer }) {
       const sent = await db('invoice_transitions').where({ invoice_id: input.invoiceId, seq: input.seq }).first('seq');
       if (sent) return;
       const document = await loadInvoiceDocument(db, input.organisationId, input.invoiceId);
-      if (!document) throw businessFailure('not_found', 'Invoice not found');
+      if (!document) throw new AppError('not_found', 'Invoice not found');
       const invoice = await db('invoices').where({ id: input.invoiceId }).first<{ customer_id: string | null }>('customer_id');
       const recipients = invoice?.customer_id ? await recipientsOf(db, input.organisationId, invoice.customer_id) : [];
       const messageId = `<invoice-${input.invoiceId}-${input.seq}@billing>`;
@@ -179,7 +179,7 @@ export function createInvoiceActivities(deps: { db: Knex; mailer: Mailer }) {
     /** Records the payment of the invoice's total, keyed so that it is made once per transition. */
     payInvoice: step<PayInput, void>(
       async (trx, invoice, input) => {
-        if (!invoice.customer_id || invoice.total === null) throw businessFailure('conflict', 'Invoice has no customer or total to pay');
+        if (!invoice.customer_id || invoice.total === null) throw new AppError('conflict', 'Invoice has no customer or total to pay');
         const paymentId = newId('pay');
         await trx('payments').insert({
           id: paymentId,

@@ -7,8 +7,8 @@ import type {
   UsageChunkInput,
   UsageChunkOutcome,
 } from '../workflows/usage-batch.types';
-import { businessFailure } from './failures';
-import { withHeartbeat } from './heartbeat';
+import { AppError } from '../src/domain/errors';
+import { withHeartbeat } from './adapter';
 
 /** The contract's per-event codes: 2002 (integer) for an unknown customer entity, "27" (string) for a parse failure. */
 const UNKNOWN_ENTITY = { code: 2002, statusCode: 404, error: 'customer entity not found' } as const;
@@ -72,7 +72,7 @@ async function ingestChunk(trx: Knex.Transaction, input: UsageChunkInput): Promi
     .where({ batch_id: input.batchId, chunk_index: input.chunkIndex, organisation_id: input.organisationId })
     .forUpdate()
     .first();
-  if (!chunk) throw businessFailure('not_found', `chunk ${input.chunkIndex} of batch ${input.batchId} not found`);
+  if (!chunk) throw new AppError('not_found', `chunk ${input.chunkIndex} of batch ${input.batchId} not found`);
   if (chunk.outcome) return chunk.outcome;
 
   const failedRecords: FailedRecord[] = [];

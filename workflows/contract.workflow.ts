@@ -14,7 +14,7 @@ import {
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { ContractActivities } from '../activities/contracts.activities';
 import { allowedContractActions, contractTransition, isFinal, type ContractAction, type ContractState } from '../src/domain/contract-state';
-import { BUSINESS_FAILURE_TYPES } from './failure-types';
+import { BUSINESS_FAILURE_TYPES } from '../src/domain/errors';
 import { invoiceWorkflowId } from './invoice-ids';
 import { invoiceLifecycleWorkflow } from './invoice-lifecycle.workflow';
 import { ContractIdKey, CustomerIdKey, OrganisationIdKey } from './search-attributes';

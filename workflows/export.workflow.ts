@@ -1,6 +1,6 @@
 import { ApplicationFailure, isCancellation, proxyActivities } from '@temporalio/workflow';
 import type { ExportActivities, ExportInput } from '../activities/export.activities';
-import { BUSINESS_FAILURE_TYPES } from './failure-types';
+import { BUSINESS_FAILURE_TYPES } from '../src/domain/errors';
 
 export const exportWorkflowId = (jobId: string) => `export:${jobId}`;
 

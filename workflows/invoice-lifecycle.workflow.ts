@@ -12,7 +12,7 @@ import {
 } from '@temporalio/workflow';
 import type { InvoiceActivities } from '../activities/invoices.activities';
 import { allowedActions, planAction, targetOf, type InvoiceAction, type InvoiceState, type InvoiceStep } from '../src/domain/invoice-state';
-import { BUSINESS_FAILURE_TYPES } from './failure-types';
+import { BUSINESS_FAILURE_TYPES } from '../src/domain/errors';
 import type { InvoiceLifecycleInput, LifecycleView, RecordedTransition } from './invoice-lifecycle.types';
 import { InvoiceNumberKey } from './search-attributes';
 

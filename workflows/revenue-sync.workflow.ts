@@ -1,6 +1,6 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { RevenueActivities } from '../activities/revenue.activities';
-import { BUSINESS_FAILURE_TYPES } from './failure-types';
+import { BUSINESS_FAILURE_TYPES } from '../src/domain/errors';
 
 const { syncItemRevenue } = proxyActivities<RevenueActivities>({
   startToCloseTimeout: '1 minute',

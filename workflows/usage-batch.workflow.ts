@@ -3,7 +3,7 @@ import type { UsageActivities } from '../activities/usage.activities';
 import { usageChunkWorkflowId } from './ids';
 import { OrganisationIdKey } from './search-attributes';
 import type { UsageBatchInput, UsageBatchSummary, UsageChunkInput, UsageChunkOutcome } from './usage-batch.types';
-import { BUSINESS_FAILURE_TYPES } from './failure-types';
+import { BUSINESS_FAILURE_TYPES } from '../src/domain/errors';
 
 /**
  * Writes to Postgres, retried with backoff until the database answers. The heartbeat timeout notices a

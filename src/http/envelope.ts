@@ -1,5 +1,5 @@
 import type { Response } from 'express';
-import type { ErrorItem } from './errors';
+import type { ErrorItem } from '../domain/errors';
 
 export interface SuccessEnvelope<T> {
   status: 'success';

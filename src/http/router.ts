@@ -1,6 +1,6 @@
 import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { rateLimit } from 'express-rate-limit';
-import { AppError, ERROR_CODES } from './errors';
+import { AppError, ERROR_CODES } from '../domain/errors';
 import { sendError, sendSuccess } from './envelope';
 import { zodToAppError } from './error-handler';
 import { roleAllows } from './permissions';
@@ -13,7 +13,8 @@ declare module 'express-serve-static-core' {
   }
 }
 
-const UNAUTHORIZED = { status: 'error', message: 'Unauthorized', errors: [] } as const;
+const UNAUTHORIZED = new AppError('unauthorized', 'Unauthorized', [{ code: ERROR_CODES.unauthorized, message: 'A valid bearer access token is required' }]);
+/** The contract's one exception to "every error has an item": a 403 says only `Forbidden`. */
 const FORBIDDEN = { status: 'error', message: 'Forbidden', errors: [] } as const;
 
 export interface RouterOptions {
@@ -27,7 +28,7 @@ function authenticate(accessTokens: AccessTokenIssuer): RequestHandler {
     const match = /^Bearer\s+(\S+)$/i.exec(header);
     const auth = match?.[1] ? await accessTokens.verify(match[1]) : null;
     if (!auth) {
-      res.status(401).json(UNAUTHORIZED);
+      sendError(res, UNAUTHORIZED.status, UNAUTHORIZED.message, UNAUTHORIZED.items);
       return;
     }
     req.auth = auth;

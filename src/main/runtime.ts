@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
+import { createApiServices, serviceDepsFrom } from '../services';
 import { createApp } from '../app';
 import { requireSetting, type Config } from '../config';
 import { createDb } from '../db/knex';
@@ -18,7 +19,8 @@ export async function startApi(config: Config, endpoints: Endpoints, logger: Log
   const db = createDb(endpoints.databaseUrl, config.DATABASE_POOL_MAX);
   const temporal = await connectTemporal(config, endpoints.temporalAddress);
   const accessTokens = createAccessTokens(requireSetting(config, 'JWT_SECRET'), config.ACCESS_TOKEN_TTL_SECONDS);
-  const app = createApp({ config, db, logger, temporal, accessTokens });
+  const services = createApiServices({ ...serviceDepsFrom(config, db), temporal, accessTokens });
+  const app = createApp({ config, db, logger, temporal, accessTokens, services });
   const server = await new Promise<Server>((resolve, reject) => {
     const listening = app.listen(config.PORT, config.HOST, () => resolve(listening));
     listening.once('error', reject);

@@ -4,7 +4,7 @@ import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import { createActivities } from '../../activities';
 import type { Config } from '../config';
-import { createMailer } from '../mail/mailer';
+import { createServices, serviceDepsFrom } from '../services';
 import { connectionOptions } from './client';
 import { ensureSearchAttributes } from './search-attributes';
 
@@ -22,17 +22,13 @@ export async function createWorker(deps: WorkerDeps, overrides: Partial<WorkerOp
   const { tls } = connectionOptions(deps.config, deps.temporalAddress);
   const connection = await NativeConnection.connect({ address: deps.temporalAddress, tls, apiKey: deps.config.TEMPORAL_API_KEY });
   await ensureSearchAttributes(connection as unknown as Pick<Connection, 'operatorService'>, deps.config.TEMPORAL_NAMESPACE);
+  const serviceDeps = serviceDepsFrom(deps.config, deps.db);
   const worker = await Worker.create({
     connection,
     namespace: deps.config.TEMPORAL_NAMESPACE,
     taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
     workflowsPath: WORKFLOWS_PATH,
-    activities: createActivities({
-      db: deps.db,
-      logger: deps.logger,
-      dataDir: deps.config.DATA_DIR,
-      mailer: createMailer({ smtpUrl: deps.config.SMTP_URL, from: deps.config.MAIL_FROM, dataDir: deps.config.DATA_DIR }),
-    }),
+    activities: createActivities(createServices(serviceDeps), serviceDeps),
     maxConcurrentActivityTaskExecutions: deps.config.WORKER_MAX_CONCURRENT_ACTIVITIES,
     // Let running activities finish on shutdown; what does not finish in time is retried elsewhere.
     shutdownGraceTime: '30s',

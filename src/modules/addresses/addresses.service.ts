@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { AppError } from '../../http/errors';
+import { AppError } from '../../domain/errors';
 import { createEntityRepository } from '../entities/entities.repository';
 import { createAddressRepository, toAddress, type Address } from './addresses.repository';
 import type { AddressBody } from './addresses.schemas';

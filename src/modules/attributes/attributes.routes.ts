@@ -4,7 +4,7 @@ import type { AppDeps } from '../../deps';
 import { isUniqueViolation } from '../../db/knex';
 import { newId } from '../../db/ids';
 import { validateAttributes, type AttributeDefinition } from '../../domain/attributes';
-import { AppError, ERROR_CODES } from '../../http/errors';
+import { AppError, ERROR_CODES } from '../../domain/errors';
 import { paginate, pageOf, pageQuery } from '../../http/paging';
 import { defineRoute, requires, type Route } from '../../http/route';
 import { deletedSchema, idParam, timestamps } from '../../http/schemas';

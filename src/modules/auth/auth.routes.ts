@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
 import { ipKeyGenerator, rateLimit } from 'express-rate-limit';
 import { z } from 'zod';
-import { ERROR_CODES } from '../../http/errors';
+import { ERROR_CODES } from '../../domain/errors';
 import { sendError } from '../../http/envelope';
 import { defineRoute, publicAccess, type Route } from '../../http/route';
 import type { AppDeps } from '../../deps';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { AppError } from '../../http/errors';
+import { AppError } from '../../domain/errors';
 import type { Role } from '../../http/permissions';
 import type { AccessTokenIssuer } from './access-tokens';
 import { createRefreshTokenRepository } from './refresh-tokens.repository';

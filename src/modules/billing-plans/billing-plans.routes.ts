@@ -3,7 +3,7 @@ import type { AppDeps } from '../../deps';
 import { DomainError } from '../../domain/errors';
 import { isCurrency } from '../../domain/currencies';
 import { validatePlanItemPricing } from '../../domain/pricing';
-import { AppError } from '../../http/errors';
+import { AppError } from '../../domain/errors';
 import { pageOf } from '../../http/paging';
 import { defineRoute, requires, type Route } from '../../http/route';
 import { deletedSchema, idParam } from '../../http/schemas';

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { AppDeps } from '../../deps';
 import { isUniqueViolation } from '../../db/knex';
 import { newId } from '../../db/ids';
-import { AppError } from '../../http/errors';
+import { AppError } from '../../domain/errors';
 import { paginate, pageOf, pageQuery } from '../../http/paging';
 import { defineRoute, requires, type Route } from '../../http/route';
 import { deletedSchema, idParam, timestamps } from '../../http/schemas';

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { AppError } from '../../http/errors';
+import { AppError } from '../../domain/errors';
 import type { Page, PageQuery } from '../../http/paging';
 import { createCustomerRepository } from '../customers/customers.repository';
 import { createContactGroupRepository, toContactGroup, type ContactGroup, type ContactGroupRepository, type ContactGroupRow } from './contact-groups.repository';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { AppDeps } from '../../deps';
 import { CONTRACT_ACTIONS } from '../../domain/contract-state';
-import { AppError } from '../../http/errors';
+import { AppError } from '../../domain/errors';
 import { pageOf } from '../../http/paging';
 import { defineRoute, requires, type Route } from '../../http/route';
 import { deletedSchema, idParam } from '../../http/schemas';

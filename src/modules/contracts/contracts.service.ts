@@ -2,7 +2,7 @@ import { WithStartWorkflowOperation } from '@temporalio/client';
 import type { AppDeps } from '../../deps';
 import { isCurrency } from '../../domain/currencies';
 import { CONTRACT_STATES, allowedContractActions, type ContractAction } from '../../domain/contract-state';
-import { AppError } from '../../http/errors';
+import { AppError } from '../../domain/errors';
 import {
   achieveMilestoneUpdate,
   contractActionUpdates,

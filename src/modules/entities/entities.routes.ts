@@ -1,4 +1,4 @@
-import { AppError } from '../../http/errors';
+import { AppError } from '../../domain/errors';
 import { pageOf } from '../../http/paging';
 import { defineRoute, requires, type Route } from '../../http/route';
 import { deletedSchema, idParam } from '../../http/schemas';

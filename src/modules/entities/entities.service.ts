@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { isUniqueViolation } from '../../db/knex';
-import { AppError } from '../../http/errors';
+import { AppError } from '../../domain/errors';
 import type { Page, PageQuery } from '../../http/paging';
 import { createAddressRepository, toAddress } from '../addresses/addresses.repository';
 import { createCustomerRepository } from '../customers/customers.repository';

@@ -7,11 +7,11 @@ import { createContractService } from '../contracts/contracts.service';
 import { checkMachine } from '../../domain/fsm-machine';
 import { isUniqueViolation } from '../../db/knex';
 import { newId } from '../../db/ids';
-import { AppError, ERROR_CODES } from '../../http/errors';
+import { AppError, ERROR_CODES } from '../../domain/errors';
 import { paginate, pageOf, pageQuery } from '../../http/paging';
 import { idParam, timestamps } from '../../http/schemas';
 import { defineRoute, requires, type Route } from '../../http/route';
-import { resolveContractPlan } from '../invoices/contract-plans';
+import { resolveContractPlan } from '../contracts/contract-plans.repository';
 import { invoiceSchema } from '../invoices/invoices.schemas';
 import { createInvoiceService } from '../invoices/invoices.service';
 

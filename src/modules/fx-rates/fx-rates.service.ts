@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { isUniqueViolation } from '../../db/knex';
 import { convert } from '../../domain/fx';
 import { formatAmount } from '../../domain/money';
-import { AppError } from '../../http/errors';
+import { AppError } from '../../domain/errors';
 import type { Page, PageQuery } from '../../http/paging';
 import {
   FX_RATE_PAIR_DATE_UNIQUE,

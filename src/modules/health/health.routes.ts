@@ -1,6 +1,6 @@
 import { temporal } from '@temporalio/proto';
 import { z } from 'zod';
-import { AppError, ERROR_CODES } from '../../http/errors';
+import { AppError, ERROR_CODES } from '../../domain/errors';
 import { defineRoute, publicAccess, type Route } from '../../http/route';
 import type { AppDeps } from '../../deps';
 

@@ -5,7 +5,7 @@ import multer from 'multer';
 import { z } from 'zod';
 import type { AppDeps } from '../../deps';
 import { newId } from '../../db/ids';
-import { AppError, ERROR_CODES } from '../../http/errors';
+import { AppError, ERROR_CODES } from '../../domain/errors';
 import { defineRoute, requires, type Route } from '../../http/route';
 import { deletedSchema, idParam } from '../../http/schemas';
 import { createFilesystemStorage } from '../../storage/file-storage';

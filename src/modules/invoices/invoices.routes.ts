@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import type { AppDeps } from '../../deps';
-import { AppError } from '../../http/errors';
+import { AppError } from '../../domain/errors';
 import { pageOf } from '../../http/paging';
 import { anyToken, defineRoute, requires, type Route } from '../../http/route';
 import { idParam } from '../../http/schemas';
-import { resolveContractPlan } from './contract-plans';
+import { resolveContractPlan } from '../contracts/contract-plans.repository';
 import { renderInvoicePdf } from './invoice-pdf';
 import { loadInvoiceDocument } from './invoice-document';
 import {

@@ -2,7 +2,7 @@ import { WithStartWorkflowOperation, WorkflowNotFoundError } from '@temporalio/c
 import type { UpdateDefinition } from '@temporalio/common';
 import type { Knex } from 'knex';
 import type { AppDeps } from '../../deps';
-import { AppError } from '../../http/errors';
+import { AppError } from '../../domain/errors';
 import { allowedActions, INVOICE_STATES, type InvoiceAction } from '../../domain/invoice-state';
 import { invoiceWorkflowId } from '../../../workflows/invoice-ids';
 import type { LifecycleView } from '../../../workflows/invoice-lifecycle.types';
@@ -16,13 +16,8 @@ import {
   undoUpdate,
 } from '../../../workflows/invoice-lifecycle.workflow';
 import { ContractIdKey, CustomerIdKey, OrganisationIdKey } from '../../../workflows/search-attributes';
+import type { ContractPlanRef } from '../contracts/contract-plans.repository';
 import { createInvoiceRepository, type Invoice, type InvoiceRow, type NewInvoice } from './invoices.repository';
-
-export interface ContractPlanRef {
-  contractId: string;
-  customerId: string;
-  currency: string;
-}
 
 export type ContractPlanResolver = (db: Knex, organisationId: string, contractPlanId: string) => Promise<ContractPlanRef | undefined>;
 

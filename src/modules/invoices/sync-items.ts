@@ -3,7 +3,7 @@ import { calendarDay } from '../../db/dates';
 import { newId } from '../../db/ids';
 import { toDecimal } from '../../domain/money';
 import { priceItem, type PricedPlanItem } from '../../domain/pricing';
-import { AppError } from '../../http/errors';
+import { AppError } from '../../domain/errors';
 import { createMeterRepository, type MeterRow } from '../meters/meters.repository';
 
 interface PlanItemRow extends PricedPlanItem {

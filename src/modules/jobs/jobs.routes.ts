@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { z } from 'zod';
 import type { AppDeps } from '../../deps';
-import { AppError } from '../../http/errors';
+import { AppError } from '../../domain/errors';
 import { pageOf, pageQuery } from '../../http/paging';
 import { defineRoute, requires, type Route } from '../../http/route';
 import { deletedSchema, idParam } from '../../http/schemas';

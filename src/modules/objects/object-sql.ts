@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { compileFilter, compileSort } from '../../domain/object-query';
-import { AppError, ERROR_CODES } from '../../http/errors';
+import { AppError, ERROR_CODES } from '../../domain/errors';
 import type { ObjectDescriptor } from './object-registry';
 
 export interface ObjectQuery {

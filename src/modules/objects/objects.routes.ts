@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { AppDeps } from '../../deps';
 import { newId } from '../../db/ids';
 import { OPERATORS } from '../../domain/object-query';
-import { AppError } from '../../http/errors';
+import { AppError } from '../../domain/errors';
 import { MAX_PAGE_SIZE, pageOf } from '../../http/paging';
 import { defineRoute, requires, type Route } from '../../http/route';
 import { exportWorkflow, exportWorkflowId } from '../../../workflows/export.workflow';

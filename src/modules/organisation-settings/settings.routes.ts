@@ -1,10 +1,10 @@
-import type { Knex } from 'knex';
 import { z } from 'zod';
 import type { AppDeps } from '../../deps';
 import { isCurrency } from '../../domain/currencies';
 import { isValidInvoiceNumberFormat } from '../../domain/invoice-number';
-import { AppError } from '../../http/errors';
+import { AppError } from '../../domain/errors';
 import { defineRoute, requires, type Route } from '../../http/route';
+import { getOrganisationSettings, type SettingsRow } from './settings.repository';
 
 const settingsSchema = z.object({
   baseCurrency: z.string(),
@@ -35,22 +35,6 @@ const updateBody = z
     autoSendGeneratedInvoices: z.boolean().optional(),
   })
   .refine((body) => Object.keys(body).length > 0, 'nothing to update');
-
-interface SettingsRow {
-  base_currency: string;
-  timezone: string;
-  invoice_number_format: string;
-  payment_terms_days: number;
-  auto_raise_generated_invoices: boolean;
-  auto_send_generated_invoices: boolean;
-  updated_at: Date;
-}
-
-/** One row per organisation, made with the defaults the first time anyone asks. */
-export async function getOrganisationSettings(db: Knex, organisationId: string): Promise<SettingsRow> {
-  await db('organisation_settings').insert({ organisation_id: organisationId }).onConflict('organisation_id').ignore();
-  return db('organisation_settings').where({ organisation_id: organisationId }).first();
-}
 
 const toSettings = (row: SettingsRow) => ({
   baseCurrency: row.base_currency,

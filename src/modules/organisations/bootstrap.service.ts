@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { AppError } from '../../http/errors';
+import { AppError } from '../../domain/errors';
 import { hashSecret } from '../auth/secrets';
 import { createUserRepository } from '../users/users.repository';
 import { createOrganisationRepository } from './organisations.repository';

@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import { AppError, ERROR_CODES } from '../../http/errors';
+import { AppError, ERROR_CODES } from '../../domain/errors';
 import { pageOf } from '../../http/paging';
 import { defineRoute, requires, type Route } from '../../http/route';
 import { deletedSchema, idParam } from '../../http/schemas';

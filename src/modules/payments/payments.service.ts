@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import { currencyMinorUnits } from '../../domain/currencies';
 import { formatAmount, hasAtMostMinorUnits } from '../../domain/money';
 import { isUniqueViolation } from '../../db/knex';
-import { AppError } from '../../http/errors';
+import { AppError } from '../../domain/errors';
 import type { Page, PageQuery } from '../../http/paging';
 import { createCustomerRepository } from '../customers/customers.repository';
 import {

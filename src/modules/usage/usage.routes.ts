@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AppError } from '../../http/errors';
+import { AppError } from '../../domain/errors';
 import { pageOf } from '../../http/paging';
 import { defineRoute, requires, type Route } from '../../http/route';
 import { idParam } from '../../http/schemas';

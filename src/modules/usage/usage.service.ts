@@ -1,4 +1,4 @@
-import { AppError, ERROR_CODES } from '../../http/errors';
+import { AppError, ERROR_CODES } from '../../domain/errors';
 import type { AppDeps } from '../../deps';
 import { usageBatchWorkflowId } from '../../../workflows/ids';
 import { OrganisationIdKey } from '../../../workflows/search-attributes';

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import pino from 'pino';
 import request from 'supertest';
+import { createApiServices, serviceDepsFrom } from '../../../src/services';
 import { createApp } from '../../../src/app';
 import { loadConfig, type Config } from '../../../src/config';
 import { createDb } from '../../../src/db/knex';
@@ -25,7 +26,8 @@ export async function startTestApi(overrides: Record<string, string> = {}): Prom
   const db = createDb(config.DATABASE_URL!, 10);
   const temporal = await connectTemporal(config, config.TEMPORAL_ADDRESS!);
   const accessTokens = createAccessTokens(config.JWT_SECRET!, config.ACCESS_TOKEN_TTL_SECONDS);
-  const app = createApp({ config, db, logger: pino({ level: 'silent' }), temporal, accessTokens });
+  const services = createApiServices({ ...serviceDepsFrom(config, db), temporal, accessTokens });
+  const app = createApp({ config, db, logger: pino({ level: 'silent' }), temporal, accessTokens, services });
   const server = await new Promise<Server>((resolve) => {
     const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
   });

@@ -1,6 +1,11 @@
 import type { Knex } from 'knex';
 import { toDecimal } from '../../domain/money';
-import type { ContractPlanRef } from './invoices.service';
+
+export interface ContractPlanRef {
+  contractId: string;
+  customerId: string;
+  currency: string;
+}
 
 /** The contract plan an invoice bills: its contract, that contract's customer and currency. */
 export async function resolveContractPlan(db: Knex, organisationId: string, contractPlanId: string): Promise<ContractPlanRef | undefined> {

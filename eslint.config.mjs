@@ -1,17 +1,48 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import importX, { createNodeResolver } from 'eslint-plugin-import-x';
 import { builtinModules } from 'node:module';
 
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((name) => `node:${name}`)];
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'dist/', 'coverage/', '.data/'] },
+  { ignores: ['node_modules/', 'dist/', 'coverage/', '.data/', 'test/unit/fixtures/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/no-non-null-assertion': 'off',
+    },
+  },
+  {
+    // No import cycles: a module that needs another's work calls its service or repository, and nothing
+    // below calls back up. Type-only imports are erased and do not count.
+    files: ['**/*.ts'],
+    plugins: { 'import-x': importX },
+    settings: {
+      'import-x/extensions': ['.ts', '.js'],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
+      'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.js', '.json'] })],
+    },
+    rules: { 'import-x/no-cycle': ['error', { ignoreExternal: true }] },
+  },
+  {
+    // Pure domain code is the bottom layer: it imports nothing of the application above it.
+    files: ['src/domain/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: [...nodeBuiltins, 'knex', 'pg', 'pino', 'express'].map((name) => ({ name, message: 'src/domain is pure code: no I/O.' })),
+          patterns: [
+            {
+              group: ['**/modules', '**/modules/**', '**/http/**', '**/db/**', '**/temporal/**', '**/activities', '**/activities/**', '**/workflows', '**/workflows/**', '../*'],
+              message: 'src/domain imports only src/domain and pure libraries.',
+            },
+          ],
+        },
+      ],
     },
   },
   {
@@ -30,7 +61,7 @@ export default tseslint.config(
           paths: [...nodeBuiltins, 'knex', 'pg', 'pino'].map((name) => ({ name, message: 'Workflows are deterministic: no I/O.' })),
           patterns: [
             {
-              group: ['**/src/*', '!**/src/domain', '!**/src/domain/**'],
+              group: ['**/src/*', '!**/src/domain', '!**/src/domain/**', '!**/src/modules', '!**/src/modules/**'],
               allowTypeImports: true,
               message: 'Workflows may import values only from src/domain.',
             },
@@ -38,6 +69,10 @@ export default tseslint.config(
               group: ['**/activities', '**/activities/*'],
               allowTypeImports: true,
               message: 'Workflows call activities through proxyActivities, never directly.',
+            },
+            {
+              group: ['**/src/modules', '**/src/modules/**'],
+              message: 'Workflows know activities by their types, never the modules behind them.',
             },
           ],
         },

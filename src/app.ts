@@ -39,7 +39,13 @@ export function createApp(deps: AppDeps): Express {
   app.use('/docs', swaggerUi.serve, swaggerUi.setup(document, { customSiteTitle: 'Billing and Metering API' }));
   app.get('/', (_req, res) => sendSuccess(res, { name: 'billing-metering', docs: '/docs', openapi: '/openapi.json' }));
 
-  app.use(buildRouter(routes, { accessTokens: deps.accessTokens, rateLimitPerMinute: deps.config.RATE_LIMIT_PER_MINUTE }));
+  app.use(
+    buildRouter(routes, {
+      accessTokens: deps.accessTokens,
+      rateLimitPerMinute: deps.config.RATE_LIMIT_PER_MINUTE,
+      validateResponses: deps.config.NODE_ENV === 'test',
+    }),
+  );
   app.use(notFoundHandler);
   app.use(errorHandler);
   return app;

@@ -20,6 +20,11 @@ const FORBIDDEN = { status: 'error', message: 'Forbidden', errors: [] } as const
 export interface RouterOptions {
   accessTokens: AccessTokenIssuer;
   rateLimitPerMinute: number;
+  /**
+   * Check every answer against the route's documented `response` schema and fail loudly on a mismatch,
+   * so that the OpenAPI document cannot drift from what is sent. On in tests.
+   */
+  validateResponses?: boolean;
 }
 
 function authenticate(accessTokens: AccessTokenIssuer): RequestHandler {
@@ -67,7 +72,16 @@ function parsePart(route: Route, req: Request, part: 'params' | 'query' | 'body'
   return result.data;
 }
 
-function handle(route: Route): RequestHandler {
+/** A handler's answer that its own `response` schema rejects: a bug in the route, never the caller's fault. */
+function assertDocumented(route: Route, data: unknown): void {
+  const result = route.response?.safeParse(data);
+  if (result && !result.success) {
+    const problems = result.error.issues.map((issue) => `${issue.path.join('.') || '(data)'}: ${issue.message}`).join('; ');
+    throw new Error(`${route.method.toUpperCase()} ${route.path} answered outside its response schema: ${problems}`);
+  }
+}
+
+function handle(route: Route, validateResponses: boolean): RequestHandler {
   return async (req: Request, res: Response, next: NextFunction) => {
     try {
       const params = parsePart(route, req, 'params');
@@ -78,7 +92,9 @@ function handle(route: Route): RequestHandler {
         status = override;
       };
       const data = await route.handler({ params, query, body, auth: req.auth as AuthContext, req, res, setSuccessStatus });
-      if (!route.rawResponse) sendSuccess(res, data ?? null, status);
+      if (route.rawResponse) return;
+      if (validateResponses) assertDocumented(route, data);
+      sendSuccess(res, data ?? null, status);
     } catch (error) {
       next(error);
     }
@@ -95,8 +111,8 @@ export function buildRouter(routes: readonly Route[], options: RouterOptions): R
     seen.add(key);
     const chain: RequestHandler[] =
       route.access.kind === 'public'
-        ? [...(route.before ?? []), handle(route)]
-        : [authenticate(options.accessTokens), rateLimiter, authorize(route), ...(route.before ?? []), handle(route)];
+        ? [...(route.before ?? []), handle(route, options.validateResponses ?? false)]
+        : [authenticate(options.accessTokens), rateLimiter, authorize(route), ...(route.before ?? []), handle(route, options.validateResponses ?? false)];
     router[route.method](expressPath(route.path), ...chain);
   }
   return router;

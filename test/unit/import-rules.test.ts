@@ -1,0 +1,54 @@
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+
+const root = path.resolve(__dirname, '../..');
+
+interface LintResult {
+  filePath: string;
+  messages: Array<{ ruleId: string | null; message: string }>;
+}
+
+/** The project's own ESLint configuration, run the way `npm run lint` runs it. */
+function eslint(args: string[], input?: string): LintResult[] {
+  const run = spawnSync(path.join(root, 'node_modules/.bin/eslint'), [...args, '--format', 'json'], { cwd: root, input, encoding: 'utf8' });
+  return JSON.parse(run.stdout) as LintResult[];
+}
+
+describe('the import rules', () => {
+  jest.setTimeout(30_000);
+
+  it('when two files import each other, then lint fails on both with a dependency cycle', () => {
+    const results = eslint(['--no-ignore', 'test/unit/fixtures/import-cycle']);
+    expect(results).toHaveLength(2);
+    for (const result of results) {
+      expect(result.messages.map((message) => message.ruleId)).toContain('import-x/no-cycle');
+    }
+  });
+
+  it('when domain code imports a module, the database, the HTTP layer or a Node built-in, then lint fails', () => {
+    const [result] = eslint(
+      ['--stdin', '--stdin-filename', 'src/domain/probe.ts'],
+      [
+        "import fs from 'node:fs';",
+        "import { createInvoiceRepository } from '../modules/invoices/invoices.repository';",
+        "import { createDb } from '../db/knex';",
+        "import { sendError } from '../http/envelope';",
+        'export const used = [fs, createInvoiceRepository, createDb, sendError];',
+      ].join('\n'),
+    );
+    expect(result!.messages.map((message) => message.message)).toEqual([
+      expect.stringContaining("'node:fs' import is restricted"),
+      expect.stringContaining('src/domain imports only src/domain'),
+      expect.stringContaining('src/domain imports only src/domain'),
+      expect.stringContaining('src/domain imports only src/domain'),
+    ]);
+  });
+
+  it('when a workflow imports a module, even for a type, then lint fails', () => {
+    const [result] = eslint(
+      ['--stdin', '--stdin-filename', 'workflows/probe.workflow.ts'],
+      ["import type { Invoice } from '../src/modules/invoices/invoices.repository';", 'export type Used = Invoice;'].join('\n'),
+    );
+    expect(result!.messages.map((message) => message.message)).toEqual([expect.stringContaining('never the modules behind them')]);
+  });
+});

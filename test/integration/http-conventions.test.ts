@@ -44,7 +44,7 @@ describe('envelopes', () => {
     try {
       const res = await broken.http().get('/apps').set(bearer(tenant.systemToken));
       expect(res.status).toBe(500);
-      expect(res.body).toEqual({ status: 'error', message: 'Internal server error', errors: [] });
+      expect(res.body).toEqual({ status: 'error', message: 'Internal server error', errors: [{ code: 1000, message: 'Internal server error' }] });
     } finally {
       await broken.close();
     }

@@ -1,4 +1,7 @@
-/** Two projects: fast pure-code unit tests, and integration tests on real Postgres and Temporal. */
+/**
+ * unit: pure code; replay: recorded histories against today's workflows; workflow: workflows on the
+ * Temporal test server with fake activities; integration: real Postgres and Temporal.
+ */
 const transform = { '^.+\\.ts$': ['@swc/jest'] };
 
 module.exports = {
@@ -12,6 +15,12 @@ module.exports = {
     {
       displayName: 'replay',
       testMatch: ['<rootDir>/test/replay/**/*.test.ts'],
+      transform,
+      testEnvironment: 'node',
+    },
+    {
+      displayName: 'workflow',
+      testMatch: ['<rootDir>/test/workflow/**/*.test.ts'],
       transform,
       testEnvironment: 'node',
     },

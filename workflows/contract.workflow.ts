@@ -1,25 +1,10 @@
-import {
-  allHandlersFinished,
-  ApplicationFailure,
-  condition,
-  continueAsNew,
-  defineQuery,
-  defineUpdate,
-  ParentClosePolicy,
-  proxyActivities,
-  setHandler,
-  startChild,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { condition, continueAsNew, defineQuery, defineUpdate, ParentClosePolicy, setHandler, startChild, workflowInfo } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import type { ContractActivities } from '../activities/contracts.activities';
 import { allowedContractActions, contractTransition, isFinal, type ContractAction, type ContractState } from '../src/domain/contract-state';
-import { BUSINESS_FAILURE_TYPES } from '../src/domain/errors';
-import { invoiceWorkflowId } from './invoice-ids';
 import { invoiceLifecycleWorkflow } from './invoice-lifecycle.workflow';
-import { ContractIdKey, CustomerIdKey, OrganisationIdKey } from './search-attributes';
+import { conflict, idle, invoiceWorkflowId, Mutex, searchAttributes, transitionActivities as activities } from './shared';
 
-export const contractWorkflowId = (contractId: string) => `contract:${contractId}`;
+export { contractWorkflowId } from './shared';
 
 export interface ContractView {
   state: ContractState;
@@ -37,15 +22,6 @@ export const contractActionUpdates: Record<ContractAction, ReturnType<typeof def
 export const achieveMilestoneUpdate = defineUpdate<{ invoiceId: string }, [{ milestoneId: string }]>('achieveMilestone');
 export const contractQuery = defineQuery<ContractView>('contract');
 
-const activities = proxyActivities<ContractActivities>({
-  startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '500 milliseconds', maximumInterval: '10 seconds', nonRetryableErrorTypes: BUSINESS_FAILURE_TYPES },
-});
-
-function conflict(message: string): ApplicationFailure {
-  return ApplicationFailure.create({ type: 'conflict', message, nonRetryable: true, details: [[{ code: 1003, message }]] });
-}
-
 export interface ContractWorkflowInput {
   contractId: string;
   organisationId: string;
@@ -60,25 +36,15 @@ export interface ContractWorkflowInput {
  */
 export async function contractWorkflow(input: ContractWorkflowInput): Promise<ContractState> {
   let state: ContractState = input.state ?? 'draft';
-  let busy = false;
+  // Transitions queue behind each other: each sees the state the previous one left.
+  const lock = new Mutex();
   const view = (): ContractView => ({ state, allowedActions: allowedContractActions(state) });
-
-  async function exclusive<T>(work: () => Promise<T>): Promise<T> {
-    // Re-check after every wake-up: handlers woken together must not all claim the turn.
-    while (busy) await condition(() => !busy);
-    busy = true;
-    try {
-      return await work();
-    } finally {
-      busy = false;
-    }
-  }
 
   for (const action of Object.keys(contractActionUpdates) as ContractAction[]) {
     setHandler(
       contractActionUpdates[action],
       () =>
-        exclusive(async () => {
+        lock.runExclusive(async () => {
           const next = contractTransition(state, action);
           if (!next.ok) throw conflict(next.reason);
           await activities.setContractStatus({ organisationId: input.organisationId, contractId: input.contractId, from: state, to: next.to });
@@ -97,18 +63,14 @@ export async function contractWorkflow(input: ContractWorkflowInput): Promise<Co
   setHandler(
     achieveMilestoneUpdate,
     ({ milestoneId }) =>
-      exclusive(async () => {
+      lock.runExclusive(async () => {
         const { invoiceId } = await activities.achieveMilestone({ organisationId: input.organisationId, contractId: input.contractId, milestoneId });
         try {
           await startChild(invoiceLifecycleWorkflow, {
             workflowId: invoiceWorkflowId(invoiceId),
             args: [{ invoiceId, organisationId: input.organisationId }],
             parentClosePolicy: ParentClosePolicy.ABANDON,
-            typedSearchAttributes: [
-              { key: OrganisationIdKey, value: input.organisationId },
-              { key: CustomerIdKey, value: input.customerId },
-              { key: ContractIdKey, value: input.contractId },
-            ],
+            ...searchAttributes({ organisationId: input.organisationId, customerId: input.customerId, contractId: input.contractId }),
           });
         } catch (error) {
           // Achieving twice finds the invoice of the first time, whose lifecycle already runs.
@@ -124,7 +86,7 @@ export async function contractWorkflow(input: ContractWorkflowInput): Promise<Co
   );
   setHandler(contractQuery, view);
 
-  await condition(() => (isFinal(state) || workflowInfo().continueAsNewSuggested) && !busy && allHandlersFinished());
+  await condition(() => (isFinal(state) || workflowInfo().continueAsNewSuggested) && idle(lock));
   if (isFinal(state)) return state;
   return continueAsNew<typeof contractWorkflow>({ ...input, state });
 }

@@ -1,20 +1,14 @@
-import { ApplicationFailure, isCancellation, proxyActivities } from '@temporalio/workflow';
-import type { ExportActivities, ExportInput } from '../activities/export.activities';
-import { BUSINESS_FAILURE_TYPES } from '../src/domain/errors';
+import { ApplicationFailure, isCancellation } from '@temporalio/workflow';
+import type { ExportInput } from '../activities/export.activities';
+import { bookkeepingActivities, longExportActivities } from './shared';
 
-export const exportWorkflowId = (jobId: string) => `export:${jobId}`;
-
-const { exportObjects } = proxyActivities<ExportActivities>({
-  startToCloseTimeout: '1 hour',
-  heartbeatTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10, nonRetryableErrorTypes: BUSINESS_FAILURE_TYPES },
-});
-const { finishJob } = proxyActivities<ExportActivities>({ startToCloseTimeout: '30 seconds' });
+export { exportWorkflowId } from './shared';
 
 /** POST /objects/export: a CSV written as a job, whose progress the job shows while it runs. */
 export async function exportWorkflow(input: ExportInput): Promise<{ rows: number; bytes: number }> {
+  const { finishJob } = bookkeepingActivities;
   try {
-    const { rows, bytes } = await exportObjects(input);
+    const { rows, bytes } = await longExportActivities.exportObjects(input);
     await finishJob({ organisationId: input.organisationId, jobId: input.jobId, result: { rows, bytes, downloadUrl: `/jobs/${input.jobId}/file` } });
     return { rows, bytes };
   } catch (error) {

@@ -1,3 +1,2 @@
-/** Workflow ids are business keys: one batch, one workflow; a retry finds the same one. */
-export const usageBatchWorkflowId = (batchId: string) => `usage-batch:${batchId}`;
-export const usageChunkWorkflowId = (batchId: string, chunkIndex: number) => `usage-batch:${batchId}:chunk:${chunkIndex}`;
+// Kept so that existing imports of this path resolve; the ids live in shared.ts.
+export { usageBatchWorkflowId, usageChunkWorkflowId } from './shared';

@@ -1,1 +1,2 @@
-export const invoiceWorkflowId = (invoiceId: string) => `invoice:${invoiceId}`;
+// Kept so that existing imports of this path resolve; the ids live in shared.ts.
+export { invoiceWorkflowId } from './shared';

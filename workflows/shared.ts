@@ -1,0 +1,122 @@
+import { allHandlersFinished, proxyActivities, type ActivityOptions, type ApplicationFailure } from '@temporalio/workflow';
+import type { SearchAttributePair } from '@temporalio/common';
+import { Mutex } from 'async-mutex';
+import type { ContractActivities } from '../activities/contracts.activities';
+import type { ExportActivities } from '../activities/export.activities';
+import type { InvoiceActivities } from '../activities/invoices.activities';
+import type { RevenueActivities } from '../activities/revenue.activities';
+import type { UsageActivities } from '../activities/usage.activities';
+import { AppError, BUSINESS_FAILURE_TYPES, toApplicationFailure } from '../src/domain/errors';
+import { ContractIdKey, CustomerIdKey, OrganisationIdKey } from './search-attributes';
+
+// ---------------------------------------------------------------------------------------------------------
+// Workflow ids. They are business keys (one invoice, one workflow; a retried request finds the same one),
+// and running workflows and recorded histories carry them: their formats never change.
+
+export const invoiceWorkflowId = (invoiceId: string) => `invoice:${invoiceId}`;
+export const contractWorkflowId = (contractId: string) => `contract:${contractId}`;
+export const usageBatchWorkflowId = (batchId: string) => `usage-batch:${batchId}`;
+export const usageChunkWorkflowId = (batchId: string, chunkIndex: number) => `usage-batch:${batchId}:chunk:${chunkIndex}`;
+export const exportWorkflowId = (jobId: string) => `export:${jobId}`;
+export const revenueSyncWorkflowId = (invoiceItemId: string) => `revenue-sync:${invoiceItemId}`;
+
+// ---------------------------------------------------------------------------------------------------------
+// Search attributes, the same for a workflow started by the API and one started as a child.
+
+export interface SearchAttributeOwners {
+  organisationId: string;
+  customerId?: string | null;
+  contractId?: string | null;
+}
+
+/** Start options (`typedSearchAttributes`) by which operators find a workflow in the Temporal UI. */
+export function searchAttributes({ organisationId, customerId, contractId }: SearchAttributeOwners): { typedSearchAttributes: SearchAttributePair[] } {
+  return {
+    typedSearchAttributes: [
+      { key: OrganisationIdKey, value: organisationId },
+      ...(customerId ? [{ key: CustomerIdKey, value: customerId }] : []),
+      ...(contractId ? [{ key: ContractIdKey, value: contractId }] : []),
+    ],
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Update handlers.
+
+/**
+ * Turn-taking for Update handlers: each workflow creates one and runs every state-changing handler under
+ * `runExclusive`, so a transition sees the state the previous one left.
+ */
+export { Mutex };
+
+/** No handler holds the lock or is still running: the moment a workflow may end or continue as new. */
+export function idle(lock: Mutex): boolean {
+  return !lock.isLocked() && allHandlersFinished();
+}
+
+/** The refusal of an illegal transition, as the API reports it (409, the conflict code). */
+export function conflict(message: string): ApplicationFailure {
+  return toApplicationFailure(AppError.conflict(message));
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Activity profiles. Every one is bounded, so a deterministic failure ends instead of retrying forever, yet
+// retries long enough to ride out a database that is away for a minute or two. Failures of our business
+// kinds (validation, conflict, not found...) are never retried: the same input fails the same way.
+
+const nonRetryableErrorTypes = [...BUSINESS_FAILURE_TYPES];
+
+/**
+ * Short database transitions that heartbeat while they run (invoice steps and their undo): a dead worker
+ * is noticed in 20 s. Backoff reaches its 10 s ceiling after ~15 s; 30 attempts span over four minutes.
+ */
+const invoiceStep: ActivityOptions = {
+  startToCloseTimeout: '1 minute',
+  heartbeatTimeout: '20 seconds',
+  scheduleToCloseTimeout: '10 minutes',
+  retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 30, nonRetryableErrorTypes },
+};
+
+/** Short database transitions that do not heartbeat (contract status, milestones, revenue re-derivation). */
+const transition: ActivityOptions = {
+  startToCloseTimeout: '1 minute',
+  scheduleToCloseTimeout: '10 minutes',
+  retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 30, nonRetryableErrorTypes },
+};
+
+/**
+ * One usage chunk written to Postgres. The heartbeat timeout notices a dead worker in seconds; retries are
+ * safe because each chunk stores its outcome with its events.
+ */
+const ingestion: ActivityOptions = {
+  startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '10 seconds',
+  scheduleToCloseTimeout: '15 minutes',
+  retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 40, nonRetryableErrorTypes },
+};
+
+/** A long export that heartbeats its progress; a retry resumes after the last page it recorded. */
+const longExport: ActivityOptions = {
+  startToCloseTimeout: '1 hour',
+  heartbeatTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 10, nonRetryableErrorTypes },
+};
+
+/** Recording the end of finished work (a job's result, a batch's summary): small, idempotent writes. */
+const bookkeeping: ActivityOptions = {
+  startToCloseTimeout: '30 seconds',
+  scheduleToCloseTimeout: '10 minutes',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '15 seconds', maximumAttempts: 30, nonRetryableErrorTypes },
+};
+
+export const ACTIVITY_PROFILES = { invoiceStep, transition, ingestion, longExport, bookkeeping } as const satisfies Record<string, ActivityOptions>;
+export type ActivityProfile = keyof typeof ACTIVITY_PROFILES;
+
+// One proxy per profile: an activity's profile is fixed by the proxy it is called through.
+export const invoiceStepActivities = proxyActivities<InvoiceActivities>(ACTIVITY_PROFILES.invoiceStep);
+export const transitionActivities = proxyActivities<ContractActivities & RevenueActivities>(ACTIVITY_PROFILES.transition);
+export const ingestionActivities = proxyActivities<Pick<UsageActivities, 'ingestUsageChunk'>>(ACTIVITY_PROFILES.ingestion);
+export const longExportActivities = proxyActivities<Pick<ExportActivities, 'exportObjects'>>(ACTIVITY_PROFILES.longExport);
+export const bookkeepingActivities = proxyActivities<Pick<ExportActivities, 'finishJob'> & Pick<UsageActivities, 'completeUsageBatch'>>(
+  ACTIVITY_PROFILES.bookkeeping,
+);

@@ -1,5 +1,10 @@
 /** Custom attribute definitions and the pure check of values against them. */
-export type AttributeType = 'string' | 'number' | 'boolean' | 'date' | 'enum';
+export const ATTRIBUTE_TYPES = ['string', 'number', 'boolean', 'date', 'enum'] as const;
+export type AttributeType = (typeof ATTRIBUTE_TYPES)[number];
+
+/** The object types that can carry custom attributes. */
+export const ATTRIBUTE_OBJECT_TYPES = ['sku', 'customer', 'entity', 'contract', 'invoice'] as const;
+export type AttributeObjectType = (typeof ATTRIBUTE_OBJECT_TYPES)[number];
 
 export interface AttributeDefinition {
   key: string;

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { newId } from '../../db/ids';
 import { paginate, type Page, type PageQuery } from '../../http/paging';
+import { createRefreshTokenRepository } from '../auth/refresh-tokens.repository';
 
 export interface AppRow {
   id: string;
@@ -64,7 +65,10 @@ export function toCredential(row: CredentialRow): Credential {
   };
 }
 
+/** Apps and their credentials; the sessions they open belong to the auth module. */
 export function createAppRepository(db: Knex) {
+  const refreshTokens = createRefreshTokenRepository(db);
+
   return {
     async createWithCredential(app: {
       organisationId: string;
@@ -120,10 +124,7 @@ export function createAppRepository(db: Knex) {
     async delete(organisationId: string, id: string): Promise<boolean> {
       return db.transaction(async (trx) => {
         const deleted = await trx('apps').where({ organisation_id: organisationId, id }).delete();
-        await trx('refresh_tokens')
-          .where({ organisation_id: organisationId, subject_id: id })
-          .whereNull('revoked_at')
-          .update({ revoked_at: trx.fn.now() });
+        await refreshTokens.revokeSubject(trx, organisationId, id);
         return deleted > 0;
       });
     },
@@ -139,10 +140,7 @@ export function createAppRepository(db: Knex) {
           .where({ organisation_id: organisationId, app_id: appId })
           .update({ secret_hash: secretHash, secret_rotated_at: trx.fn.now(), updated_at: trx.fn.now() })
           .returning('*');
-        await trx('refresh_tokens')
-          .where({ organisation_id: organisationId, subject_id: appId })
-          .whereNull('revoked_at')
-          .update({ revoked_at: trx.fn.now() });
+        await refreshTokens.revokeSubject(trx, organisationId, appId);
         return row;
       });
     },

@@ -1,12 +1,8 @@
 import { z } from 'zod';
-import { AppError } from '../../domain/errors';
 import { pageOf, pageQuery } from '../../http/paging';
 import { defineRoute, requires, type Route } from '../../http/route';
 import { deletedSchema, idParam, timestamps } from '../../http/schemas';
 import type { AppDeps } from '../../deps';
-import { hashSecret } from '../auth/secrets';
-import { createAppRepository, toApp, toCredential } from './apps.repository';
-import { newClientKey, newClientSecret } from './credentials';
 
 const appSchema = z.object({
   id: z.string(),
@@ -32,13 +28,7 @@ const issuedCredentialSchema = z.object({
 });
 
 export function appRoutes(deps: AppDeps): Route[] {
-  const apps = createAppRepository(deps.db);
-
-  async function findApp(organisationId: string, id: string) {
-    const app = await apps.findById(organisationId, id);
-    if (!app) throw AppError.notFound('App');
-    return app;
-  }
+  const { apps } = deps.services;
 
   return [
     defineRoute({
@@ -50,18 +40,7 @@ export function appRoutes(deps: AppDeps): Route[] {
       body: z.object({ name: z.string().trim().min(1).max(200).default('System user') }).optional(),
       response: issuedCredentialSchema,
       successStatus: 201,
-      handler: async ({ body, auth }) => {
-        const clientKey = newClientKey();
-        const clientSecret = newClientSecret();
-        const { app } = await apps.createWithCredential({
-          organisationId: auth.organisationId,
-          name: body?.name ?? 'System user',
-          createdBy: auth.subjectId,
-          clientKey,
-          secretHash: await hashSecret(clientSecret),
-        });
-        return { appId: app.id, clientKey, clientSecret };
-      },
+      handler: async ({ body, auth }) => apps.createSystemUser(auth.organisationId, body?.name ?? 'System user', auth.subjectId),
     }),
     defineRoute({
       method: 'get',
@@ -81,7 +60,7 @@ export function appRoutes(deps: AppDeps): Route[] {
       access: requires('AppService:getApps'),
       params: idParam,
       response: appSchema,
-      handler: async ({ params, auth }) => toApp(await findApp(auth.organisationId, params.id)),
+      handler: async ({ params, auth }) => apps.get(auth.organisationId, params.id),
     }),
     defineRoute({
       method: 'delete',
@@ -92,7 +71,7 @@ export function appRoutes(deps: AppDeps): Route[] {
       params: idParam,
       response: deletedSchema,
       handler: async ({ params, auth }) => {
-        if (!(await apps.delete(auth.organisationId, params.id))) throw AppError.notFound('App');
+        await apps.delete(auth.organisationId, params.id);
         return { id: params.id, deleted: true };
       },
     }),
@@ -104,10 +83,7 @@ export function appRoutes(deps: AppDeps): Route[] {
       access: requires('AppService:getCredentials'),
       params: idParam,
       response: z.array(credentialSchema),
-      handler: async ({ params, auth }) => {
-        await findApp(auth.organisationId, params.id);
-        return (await apps.listCredentials(auth.organisationId, params.id)).map(toCredential);
-      },
+      handler: async ({ params, auth }) => apps.credentials(auth.organisationId, params.id),
     }),
     defineRoute({
       method: 'put',
@@ -117,13 +93,7 @@ export function appRoutes(deps: AppDeps): Route[] {
       access: requires('AppService:updateCredentials'),
       params: idParam,
       response: issuedCredentialSchema,
-      handler: async ({ params, auth }) => {
-        await findApp(auth.organisationId, params.id);
-        const clientSecret = newClientSecret();
-        const credential = await apps.rotateSecret(auth.organisationId, params.id, await hashSecret(clientSecret));
-        if (!credential) throw AppError.notFound('Credential');
-        return { appId: params.id, clientKey: credential.client_key, clientSecret };
-      },
+      handler: async ({ params, auth }) => apps.rotateSecret(auth.organisationId, params.id),
     }),
   ];
 }

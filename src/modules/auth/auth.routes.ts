@@ -5,7 +5,6 @@ import { ERROR_CODES } from '../../domain/errors';
 import { sendError } from '../../http/envelope';
 import { defineRoute, publicAccess, type Route } from '../../http/route';
 import type { AppDeps } from '../../deps';
-import { createAuthService } from './auth.service';
 
 const sessionSchema = z.object({
   accessToken: z.string(),
@@ -36,11 +35,8 @@ function failedLoginLimiter(deps: AppDeps, identifierField: string): RequestHand
 }
 
 export function authRoutes(deps: AppDeps): Route[] {
-  const auth = createAuthService({
-    db: deps.db,
-    accessTokens: deps.accessTokens,
-    refreshTokenTtlDays: deps.config.REFRESH_TOKEN_TTL_DAYS,
-  });
+  const { auth } = deps.services;
+
   return [
     defineRoute({
       method: 'post',

@@ -1,5 +1,5 @@
 import { listCurrencies } from '../../domain/currencies';
-import { AppError } from '../../domain/errors';
+import { orNotFound } from '../../domain/errors';
 import { pageOf, pageQuery } from '../../http/paging';
 import { defineRoute, requires, type Route } from '../../http/route';
 import type { AppDeps } from '../../deps';
@@ -28,9 +28,7 @@ export function currencyRoutes(_deps: AppDeps): Route[] {
       response: currencySchema,
       handler: async ({ params }) => {
         const code = params.code.toUpperCase();
-        const currency = listCurrencies().find((c) => c.code === code);
-        if (!currency) throw AppError.notFound('Currency');
-        return currency;
+        return orNotFound(listCurrencies().find((c) => c.code === code), 'Currency');
       },
     }),
   ];

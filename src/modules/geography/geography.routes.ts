@@ -1,4 +1,4 @@
-import { AppError } from '../../domain/errors';
+import { orNotFound } from '../../domain/errors';
 import { pageOf, pageQuery } from '../../http/paging';
 import { defineRoute, requires, type Route } from '../../http/route';
 import type { AppDeps } from '../../deps';
@@ -28,8 +28,7 @@ export function geographyRoutes(_deps: AppDeps): Route[] {
       query: pageQuery,
       response: pageOf(subdivisionSchema),
       handler: async ({ params, query }) => {
-        const country = findCountry(params.code);
-        if (!country) throw AppError.notFound('Country');
+        const country = orNotFound(findCountry(params.code), 'Country');
         return pageInMemory(listSubdivisions(country.code), query, [(s) => s.name, (s) => s.code]);
       },
     }),

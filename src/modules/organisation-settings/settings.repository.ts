@@ -10,8 +10,19 @@ export interface SettingsRow {
   updated_at: Date;
 }
 
+export type SettingsChanges = Partial<Omit<SettingsRow, 'updated_at'>>;
+
 /** One row per organisation, made with the defaults the first time anyone asks. */
 export async function getOrganisationSettings(db: Knex, organisationId: string): Promise<SettingsRow> {
   await db('organisation_settings').insert({ organisation_id: organisationId }).onConflict('organisation_id').ignore();
   return db('organisation_settings').where({ organisation_id: organisationId }).first();
+}
+
+/** Sets the given columns of the organisation's row; undefined when it has none yet. */
+export async function updateOrganisationSettings(db: Knex, organisationId: string, changes: SettingsChanges): Promise<SettingsRow | undefined> {
+  const [row] = await db('organisation_settings')
+    .where({ organisation_id: organisationId })
+    .update({ ...changes, updated_at: db.fn.now() })
+    .returning<SettingsRow[]>('*');
+  return row;
 }

@@ -2,9 +2,7 @@ import { z } from 'zod';
 import type { AppDeps } from '../../deps';
 import { isCurrency } from '../../domain/currencies';
 import { isValidInvoiceNumberFormat } from '../../domain/invoice-number';
-import { AppError } from '../../domain/errors';
 import { defineRoute, requires, type Route } from '../../http/route';
-import { getOrganisationSettings, type SettingsRow } from './settings.repository';
 
 const settingsSchema = z.object({
   baseCurrency: z.string(),
@@ -36,17 +34,9 @@ const updateBody = z
   })
   .refine((body) => Object.keys(body).length > 0, 'nothing to update');
 
-const toSettings = (row: SettingsRow) => ({
-  baseCurrency: row.base_currency,
-  timezone: row.timezone,
-  invoiceNumberFormat: row.invoice_number_format,
-  paymentTermsDays: row.payment_terms_days,
-  autoRaiseGeneratedInvoices: row.auto_raise_generated_invoices,
-  autoSendGeneratedInvoices: row.auto_send_generated_invoices,
-  updatedAt: row.updated_at.toISOString(),
-});
-
 export function organisationSettingsRoutes(deps: AppDeps): Route[] {
+  const settings = deps.services.organisationSettings;
+
   return [
     defineRoute({
       method: 'get',
@@ -55,7 +45,7 @@ export function organisationSettingsRoutes(deps: AppDeps): Route[] {
       tag: 'Organisation settings',
       access: requires('OrganisationSettingService:getSettings'),
       response: settingsSchema,
-      handler: async ({ auth }) => toSettings(await getOrganisationSettings(deps.db, auth.organisationId)),
+      handler: async ({ auth }) => settings.get(auth.organisationId),
     }),
     defineRoute({
       method: 'put',
@@ -65,23 +55,7 @@ export function organisationSettingsRoutes(deps: AppDeps): Route[] {
       access: requires('OrganisationSettingService:updateSettings'),
       body: updateBody,
       response: settingsSchema,
-      handler: async ({ body, auth }) => {
-        await getOrganisationSettings(deps.db, auth.organisationId);
-        const [row] = await deps.db('organisation_settings')
-          .where({ organisation_id: auth.organisationId })
-          .update({
-            ...(body.baseCurrency !== undefined ? { base_currency: body.baseCurrency } : {}),
-            ...(body.timezone !== undefined ? { timezone: body.timezone } : {}),
-            ...(body.invoiceNumberFormat !== undefined ? { invoice_number_format: body.invoiceNumberFormat } : {}),
-            ...(body.paymentTermsDays !== undefined ? { payment_terms_days: body.paymentTermsDays } : {}),
-            ...(body.autoRaiseGeneratedInvoices !== undefined ? { auto_raise_generated_invoices: body.autoRaiseGeneratedInvoices } : {}),
-            ...(body.autoSendGeneratedInvoices !== undefined ? { auto_send_generated_invoices: body.autoSendGeneratedInvoices } : {}),
-            updated_at: deps.db.fn.now(),
-          })
-          .returning<SettingsRow[]>('*');
-        if (!row) throw AppError.notFound('Settings');
-        return toSettings(row);
-      },
+      handler: async ({ body, auth }) => settings.update(auth.organisationId, body),
     }),
   ];
 }

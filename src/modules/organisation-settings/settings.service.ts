@@ -1,0 +1,56 @@
+import type { Knex } from 'knex';
+import { orNotFound } from '../../domain/errors';
+import { getOrganisationSettings, updateOrganisationSettings, type SettingsChanges, type SettingsRow } from './settings.repository';
+
+export interface OrganisationSettings {
+  baseCurrency: string;
+  timezone: string;
+  invoiceNumberFormat: string;
+  paymentTermsDays: number;
+  autoRaiseGeneratedInvoices: boolean;
+  autoSendGeneratedInvoices: boolean;
+  updatedAt: string;
+}
+
+export type SettingsUpdate = Partial<Omit<OrganisationSettings, 'updatedAt'>>;
+
+const toSettings = (row: SettingsRow): OrganisationSettings => ({
+  baseCurrency: row.base_currency,
+  timezone: row.timezone,
+  invoiceNumberFormat: row.invoice_number_format,
+  paymentTermsDays: row.payment_terms_days,
+  autoRaiseGeneratedInvoices: row.auto_raise_generated_invoices,
+  autoSendGeneratedInvoices: row.auto_send_generated_invoices,
+  updatedAt: row.updated_at.toISOString(),
+});
+
+/** Only the fields given change; an undefined one is left out rather than cleared. */
+function columnsOf(update: SettingsUpdate): SettingsChanges {
+  const columns: SettingsChanges = {
+    base_currency: update.baseCurrency,
+    timezone: update.timezone,
+    invoice_number_format: update.invoiceNumberFormat,
+    payment_terms_days: update.paymentTermsDays,
+    auto_raise_generated_invoices: update.autoRaiseGeneratedInvoices,
+    auto_send_generated_invoices: update.autoSendGeneratedInvoices,
+  };
+  return Object.fromEntries(Object.entries(columns).filter(([, value]) => value !== undefined));
+}
+
+export function createOrganisationSettingsService(db: Knex) {
+  return {
+    async get(organisationId: string): Promise<OrganisationSettings> {
+      return toSettings(await getOrganisationSettings(db, organisationId));
+    },
+
+    async update(organisationId: string, update: SettingsUpdate): Promise<OrganisationSettings> {
+      // The row is made on first use, so an organisation that never read its settings can still change them.
+      return db.transaction(async (trx) => {
+        await getOrganisationSettings(trx, organisationId);
+        return toSettings(orNotFound(await updateOrganisationSettings(trx, organisationId, columnsOf(update)), 'Settings'));
+      });
+    },
+  };
+}
+
+export type OrganisationSettingsService = ReturnType<typeof createOrganisationSettingsService>;

@@ -12,10 +12,10 @@ import { createUsageActivities } from './usage.activities';
  */
 export function createActivities(services: Services, deps: ServiceDeps) {
   return reportingFailures({
-    ...createUsageActivities(deps),
+    ...createUsageActivities(services),
     ...createInvoiceActivities(deps),
-    ...createContractActivities(deps),
-    ...createExportActivities(deps),
+    ...createContractActivities(services),
+    ...createExportActivities(services),
     ...createRevenueActivities(deps),
   });
 }

@@ -14,6 +14,23 @@ import { createInvoiceService } from './modules/invoices/invoices.service';
 import { resolveContractPlan } from './modules/contracts/contract-plans.repository';
 import { createPaymentService } from './modules/payments/payments.service';
 import { createUsageService } from './modules/usage/usage.service';
+import { createBillingPlanService } from './modules/billing-plans/billing-plans.service';
+import { createContractLifecycleService } from './modules/contracts/contract-lifecycle.service';
+import { createJobControlService } from './modules/jobs/job-control.service';
+import { createJobService } from './modules/jobs/jobs.service';
+import { createMeterService } from './modules/meters/meters.service';
+import { createExportService } from './modules/objects/exports.service';
+import { createObjectExportService } from './modules/objects/object-export.service';
+import { createObjectService } from './modules/objects/objects.service';
+import { createUsageIngestionService } from './modules/usage/usage-ingestion.service';
+import { createAppService } from './modules/apps/apps.service';
+import { createAttributeService } from './modules/attributes/attributes.service';
+import { createOrganisationAttributeService } from './modules/attributes/organisation-attributes.service';
+import { createAuthService } from './modules/auth/auth.service';
+import { createCatalogService } from './modules/catalog/catalog.service';
+import { createFsmService } from './modules/fsm/fsm.service';
+import { createHealthService } from './modules/health/health.service';
+import { createOrganisationSettingsService } from './modules/organisation-settings/settings.service';
 
 /** What every service is built from. */
 export interface ServiceDeps {
@@ -23,6 +40,8 @@ export interface ServiceDeps {
   storage: FileStorage;
   /** Local files: exports. */
   dataDir: string;
+  /** How long a refresh token lives. */
+  refreshTokenTtlDays: number;
 }
 
 /** The dependencies of the services as the configuration sets them up. */
@@ -32,6 +51,7 @@ export function serviceDepsFrom(config: Config, db: Knex): ServiceDeps {
     mailer: createMailer({ smtpUrl: config.SMTP_URL, from: config.MAIL_FROM, dataDir: config.DATA_DIR }),
     storage: createFilesystemStorage(path.resolve(config.DATA_DIR, 'invoice-files')),
     dataDir: config.DATA_DIR,
+    refreshTokenTtlDays: config.REFRESH_TOKEN_TTL_DAYS,
   };
 }
 
@@ -49,6 +69,21 @@ export function createServices(deps: ServiceDeps) {
     // Money
     fxRates: createFxRateService(db),
     payments: createPaymentService(db),
+    // Usage, plans and contracts
+    meters: createMeterService(db),
+    usageIngestion: createUsageIngestionService(db),
+    billingPlans: createBillingPlanService(db),
+    contractLifecycle: createContractLifecycleService(db),
+    // Objects and jobs
+    objects: createObjectService(db),
+    objectExports: createObjectExportService(deps),
+    jobs: createJobService(deps),
+    // Organisation, catalog and integrations
+    organisationSettings: createOrganisationSettingsService(db),
+    organisationAttributes: createOrganisationAttributeService(db),
+    attributes: createAttributeService(db),
+    catalog: createCatalogService(db),
+    apps: createAppService(db),
   };
 }
 
@@ -58,11 +93,20 @@ export type Services = ReturnType<typeof createServices>;
 export function createApiServices(deps: ServiceDeps & { temporal: TemporalHandle; accessTokens: AccessTokenIssuer }) {
   const services = createServices(deps);
   const workflowDeps = { db: deps.db, temporal: deps.temporal };
-  return {
+  const apiServices = {
     ...services,
     invoices: createInvoiceService(workflowDeps, resolveContractPlan),
     contracts: createContractService(workflowDeps),
     usage: createUsageService(workflowDeps),
+    exports: createExportService(workflowDeps),
+    jobControl: createJobControlService({ ...workflowDeps, dataDir: deps.dataDir }),
+  };
+  return {
+    ...apiServices,
+    auth: createAuthService({ db: deps.db, accessTokens: deps.accessTokens, refreshTokenTtlDays: deps.refreshTokenTtlDays }),
+    health: createHealthService(workflowDeps),
+    // Custom lifecycles run through the same invoice and contract services as their own endpoints.
+    fsm: createFsmService({ db: deps.db, invoices: apiServices.invoices, contracts: apiServices.contracts }),
   };
 }
 

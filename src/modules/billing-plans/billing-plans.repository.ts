@@ -9,7 +9,7 @@ type PlanItemInput = z.output<typeof planItemInput>;
 type Plan = z.output<typeof planSchema>;
 type PlanItem = z.output<typeof planItemSchema>;
 
-interface PlanRow {
+export interface PlanRow {
   id: string;
   organisation_id: string;
   name: string;
@@ -21,6 +21,7 @@ interface PlanRow {
 
 export interface PlanItemRow {
   id: string;
+  organisation_id: string;
   plan_id: string;
   name: string;
   sku_id: string | null;
@@ -81,6 +82,7 @@ function itemRow(organisationId: string, planId: string, item: PlanItemInput) {
   };
 }
 
+/** Billing plans and their items. `db` may be a transaction. */
 export function createBillingPlanRepository(db: Knex) {
   async function itemsOf(planIds: string[]): Promise<PlanItemRow[]> {
     return planIds.length ? db('billing_plan_items').whereIn('plan_id', planIds).orderBy([{ column: 'created_at' }, { column: 'id' }]) : [];
@@ -115,12 +117,13 @@ export function createBillingPlanRepository(db: Knex) {
       return updated > 0;
     },
 
-    /** 'in_use' while a contract bills it (the foreign key refuses the delete). */
-    async delete(organisationId: string, id: string): Promise<'deleted' | 'in_use' | undefined> {
-      const used = await db('contract_plans').where({ organisation_id: organisationId, plan_id: id }).first('id');
-      if (used) return 'in_use';
-      const deleted = await db('billing_plans').where({ organisation_id: organisationId, id }).delete();
-      return deleted > 0 ? 'deleted' : undefined;
+    /** The ids among `ids` of the organisation's plans. */
+    async existingIds(organisationId: string, ids: string[]): Promise<string[]> {
+      return db('billing_plans').where({ organisation_id: organisationId }).whereIn('id', ids).pluck('id');
+    },
+
+    async delete(organisationId: string, id: string): Promise<boolean> {
+      return (await db('billing_plans').where({ organisation_id: organisationId, id }).delete()) > 0;
     },
 
     async addItem(organisationId: string, planId: string, item: PlanItemInput): Promise<PlanItem> {
@@ -128,11 +131,18 @@ export function createBillingPlanRepository(db: Knex) {
       return toPlanItem(row!);
     },
 
-    async deleteItem(organisationId: string, planId: string, itemId: string): Promise<'deleted' | 'in_use' | undefined> {
-      const used = await db('contract_milestones').where({ organisation_id: organisationId, plan_item_id: itemId }).first('id');
-      if (used) return 'in_use';
-      const deleted = await db('billing_plan_items').where({ organisation_id: organisationId, plan_id: planId, id: itemId }).delete();
-      return deleted > 0 ? 'deleted' : undefined;
+    async findItem(organisationId: string, id: string): Promise<PlanItemRow | undefined> {
+      return db<PlanItemRow>('billing_plan_items').where({ organisation_id: organisationId, id }).first();
+    },
+
+    async itemBelongs(organisationId: string, planId: string, itemId: string): Promise<boolean> {
+      return Boolean(await db('billing_plan_items').where({ organisation_id: organisationId, plan_id: planId, id: itemId }).first('id'));
+    },
+
+    async deleteItem(organisationId: string, planId: string, itemId: string): Promise<boolean> {
+      return (await db('billing_plan_items').where({ organisation_id: organisationId, plan_id: planId, id: itemId }).delete()) > 0;
     },
   };
 }
+
+export type BillingPlanRepository = ReturnType<typeof createBillingPlanRepository>;

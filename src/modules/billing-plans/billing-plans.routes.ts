@@ -1,37 +1,12 @@
 import { z } from 'zod';
 import type { AppDeps } from '../../deps';
-import { DomainError } from '../../domain/errors';
-import { isCurrency } from '../../domain/currencies';
-import { validatePlanItemPricing } from '../../domain/pricing';
-import { AppError } from '../../domain/errors';
 import { pageOf } from '../../http/paging';
 import { defineRoute, requires, type Route } from '../../http/route';
 import { deletedSchema, idParam } from '../../http/schemas';
-import { createBillingPlanRepository } from './billing-plans.repository';
 import { createPlanBody, planItemInput, planItemSchema, planListQuery, planSchema, updatePlanBody } from './billing-plans.schemas';
 
-type PlanItemInput = z.output<typeof planItemInput>;
-
-/** Every item must be priceable before anything is stored; the error names the item. */
-function assertPriceable(items: PlanItemInput[], path: string): void {
-  items.forEach((item, i) => {
-    try {
-      validatePlanItemPricing(item);
-    } catch (error) {
-      if (error instanceof DomainError) throw AppError.validation(error.message, `${path}.${i}`);
-      throw error;
-    }
-  });
-}
-
 export function billingPlanRoutes(deps: AppDeps): Route[] {
-  const plans = createBillingPlanRepository(deps.db);
-
-  async function findPlan(organisationId: string, id: string) {
-    const plan = await plans.find(organisationId, id);
-    if (!plan) throw AppError.notFound('Billing plan');
-    return plan;
-  }
+  const plans = deps.services.billingPlans;
 
   return [
     defineRoute({
@@ -43,11 +18,7 @@ export function billingPlanRoutes(deps: AppDeps): Route[] {
       body: createPlanBody,
       response: planSchema,
       successStatus: 201,
-      handler: async ({ body, auth }) => {
-        if (!isCurrency(body.currency)) throw AppError.validation(`${body.currency} is not an ISO 4217 currency`, 'body.currency');
-        assertPriceable(body.items, 'body.items');
-        return plans.create(auth.organisationId, body);
-      },
+      handler: async ({ body, auth }) => plans.create(auth.organisationId, body),
     }),
     defineRoute({
       method: 'get',
@@ -67,7 +38,7 @@ export function billingPlanRoutes(deps: AppDeps): Route[] {
       access: requires('BillingPlanService:getPlanById'),
       params: idParam,
       response: planSchema,
-      handler: async ({ params, auth }) => findPlan(auth.organisationId, params.id),
+      handler: async ({ params, auth }) => plans.get(auth.organisationId, params.id),
     }),
     defineRoute({
       method: 'put',
@@ -78,10 +49,7 @@ export function billingPlanRoutes(deps: AppDeps): Route[] {
       params: idParam,
       body: updatePlanBody,
       response: planSchema,
-      handler: async ({ params, body, auth }) => {
-        if (!(await plans.update(auth.organisationId, params.id, body))) throw AppError.notFound('Billing plan');
-        return findPlan(auth.organisationId, params.id);
-      },
+      handler: async ({ params, body, auth }) => plans.update(auth.organisationId, params.id, body),
     }),
     defineRoute({
       method: 'delete',
@@ -92,9 +60,7 @@ export function billingPlanRoutes(deps: AppDeps): Route[] {
       params: idParam,
       response: deletedSchema,
       handler: async ({ params, auth }) => {
-        const outcome = await plans.delete(auth.organisationId, params.id);
-        if (!outcome) throw AppError.notFound('Billing plan');
-        if (outcome === 'in_use') throw AppError.conflict('A contract uses this plan');
+        await plans.delete(auth.organisationId, params.id);
         return { id: params.id, deleted: true };
       },
     }),
@@ -108,11 +74,7 @@ export function billingPlanRoutes(deps: AppDeps): Route[] {
       body: planItemInput,
       response: planItemSchema,
       successStatus: 201,
-      handler: async ({ params, body, auth }) => {
-        await findPlan(auth.organisationId, params.id);
-        assertPriceable([body], 'body');
-        return plans.addItem(auth.organisationId, params.id, body);
-      },
+      handler: async ({ params, body, auth }) => plans.addItem(auth.organisationId, params.id, body),
     }),
     defineRoute({
       method: 'delete',
@@ -123,9 +85,7 @@ export function billingPlanRoutes(deps: AppDeps): Route[] {
       params: z.object({ id: z.string().min(1).max(64), itemId: z.string().min(1).max(64) }),
       response: deletedSchema,
       handler: async ({ params, auth }) => {
-        const outcome = await plans.deleteItem(auth.organisationId, params.id, params.itemId);
-        if (!outcome) throw AppError.notFound('Plan item');
-        if (outcome === 'in_use') throw AppError.conflict('A milestone names this plan item');
+        await plans.deleteItem(auth.organisationId, params.id, params.itemId);
         return { id: params.itemId, deleted: true };
       },
     }),

@@ -7,9 +7,9 @@ import { toDecimal } from '../../domain/money';
 import { paginate, type Page, type PageQuery } from '../../http/paging';
 import type { contractSchema, milestoneSchema, taxSchema } from './contracts.schemas';
 
-type Contract = z.output<typeof contractSchema>;
+export type Contract = z.output<typeof contractSchema>;
 
-interface ContractRow {
+export interface ContractRow {
   id: string;
   organisation_id: string;
   customer_id: string;
@@ -22,13 +22,47 @@ interface ContractRow {
   updated_at: Date;
 }
 
-interface ContractPlanRow {
+export interface ContractPlanRow {
   id: string;
+  organisation_id: string;
   contract_id: string;
   plan_id: string;
   start_date: Date;
   end_date: Date | null;
+  created_at: Date;
+  updated_at: Date;
 }
+
+export interface ContractMilestoneRow {
+  id: string;
+  organisation_id: string;
+  contract_id: string;
+  contract_plan_id: string;
+  plan_item_id: string;
+  name: string;
+  amount: string | null;
+  percentage: string | null;
+  due_date: Date | null;
+  achieved_at: Date | null;
+  invoice_id: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface ContractTaxRow {
+  id: string;
+  organisation_id: string;
+  contract_id: string;
+  name: string;
+  rate: string;
+  /** null: every item. */
+  applies_to: string[] | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export type Milestone = z.output<typeof milestoneSchema>;
+export type ContractTaxRecord = z.output<typeof taxSchema>;
 
 const day = (value: Date | null) => (value ? calendarDay(value) : null);
 const plain = (value: string | null) => (value === null ? null : toDecimal(value).toFixed());
@@ -48,39 +82,52 @@ function toContract(row: ContractRow, plans: ContractPlanRow[]): Contract {
   };
 }
 
-export function toMilestone(row: Record<string, unknown> & { created_at: Date; updated_at: Date }): z.output<typeof milestoneSchema> {
+export function toMilestone(row: ContractMilestoneRow): Milestone {
   return {
-    id: row.id as string,
-    contractId: row.contract_id as string,
-    contractPlanId: row.contract_plan_id as string,
-    planItemId: row.plan_item_id as string,
-    name: row.name as string,
-    amount: plain(row.amount as string | null),
-    percentage: plain(row.percentage as string | null),
-    dueDate: day(row.due_date as Date | null),
-    achievedAt: (row.achieved_at as Date | null)?.toISOString() ?? null,
-    invoiceId: row.invoice_id as string | null,
+    id: row.id,
+    contractId: row.contract_id,
+    contractPlanId: row.contract_plan_id,
+    planItemId: row.plan_item_id,
+    name: row.name,
+    amount: plain(row.amount),
+    percentage: plain(row.percentage),
+    dueDate: day(row.due_date),
+    achievedAt: row.achieved_at?.toISOString() ?? null,
+    invoiceId: row.invoice_id,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   };
 }
 
-export function toTax(row: Record<string, unknown> & { created_at: Date; updated_at: Date }): z.output<typeof taxSchema> {
+/** A tax's items: all, or the invoice items of the named plan items. */
+export const appliesToOf = (row: Pick<ContractTaxRow, 'applies_to'>): 'all' | string[] => (Array.isArray(row.applies_to) ? row.applies_to : 'all');
+
+export function toTax(row: ContractTaxRow): ContractTaxRecord {
   return {
-    id: row.id as string,
-    contractId: row.contract_id as string,
-    name: row.name as string,
-    rate: plain(row.rate as string)!,
-    appliesTo: Array.isArray(row.applies_to) ? (row.applies_to as string[]) : 'all',
+    id: row.id,
+    contractId: row.contract_id,
+    name: row.name,
+    rate: plain(row.rate)!,
+    appliesTo: appliesToOf(row),
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   };
 }
 
+/** A milestone with what its invoice needs from its contract. */
+export type MilestoneToInvoice = ContractMilestoneRow & Pick<ContractRow, 'customer_id' | 'currency'>;
+
+type TaxInput = { name: string; rate: string; appliesTo: 'all' | string[] };
+
+const taxColumns = (tax: TaxInput) => ({ name: tax.name, rate: tax.rate, applies_to: tax.appliesTo === 'all' ? null : JSON.stringify(tax.appliesTo) });
+
+/** Contracts with their plans, milestones and taxes. `db` may be a transaction. */
 export function createContractRepository(db: Knex) {
   async function plansOf(contractIds: string[]): Promise<ContractPlanRow[]> {
-    return contractIds.length ? db('contract_plans').whereIn('contract_id', contractIds).orderBy([{ column: 'created_at' }, { column: 'id' }]) : [];
+    return contractIds.length ? db<ContractPlanRow>('contract_plans').whereIn('contract_id', contractIds).orderBy([{ column: 'created_at' }, { column: 'id' }]) : [];
   }
+
+  const milestonesOf = (organisationId: string, contractPlanId: string) => db<ContractMilestoneRow>('contract_milestones').where({ organisation_id: organisationId, contract_plan_id: contractPlanId });
 
   return {
     async create(
@@ -140,18 +187,34 @@ export function createContractRepository(db: Knex) {
       return updated > 0;
     },
 
-    async contractPlan(organisationId: string, contractId: string, contractPlanId: string): Promise<ContractPlanRow | undefined> {
-      return db('contract_plans').where({ organisation_id: organisationId, contract_id: contractId, id: contractPlanId }).first();
+    /** Inside a transaction: the contract's status, its row locked until commit. */
+    async lockStatus(organisationId: string, id: string): Promise<ContractState | undefined> {
+      const row = await db<ContractRow>('contracts').where({ organisation_id: organisationId, id }).forUpdate().first('status');
+      return row?.status;
     },
 
-    async planItemBelongs(organisationId: string, planId: string, planItemId: string): Promise<boolean> {
-      return Boolean(await db('billing_plan_items').where({ organisation_id: organisationId, plan_id: planId, id: planItemId }).first('id'));
+    async setStatus(id: string, status: ContractState): Promise<void> {
+      await db('contracts').where({ id }).update({ status, updated_at: db.fn.now() });
+    },
+
+    async contractPlan(organisationId: string, contractId: string, contractPlanId: string): Promise<ContractPlanRow | undefined> {
+      return db<ContractPlanRow>('contract_plans').where({ organisation_id: organisationId, contract_id: contractId, id: contractPlanId }).first();
+    },
+
+    /** Whether a contract bills the plan. */
+    async planInUse(organisationId: string, planId: string): Promise<boolean> {
+      return Boolean(await db('contract_plans').where({ organisation_id: organisationId, plan_id: planId }).first('id'));
+    },
+
+    /** Whether a milestone names the plan item. */
+    async planItemInUse(organisationId: string, planItemId: string): Promise<boolean> {
+      return Boolean(await db('contract_milestones').where({ organisation_id: organisationId, plan_item_id: planItemId }).first('id'));
     },
 
     async createMilestone(
       organisationId: string,
       milestone: { contractId: string; contractPlanId: string; planItemId: string; name: string; amount?: string; percentage?: string; dueDate?: string },
-    ) {
+    ): Promise<Milestone> {
       const [row] = await db('contract_milestones')
         .insert({
           id: newId('mst'),
@@ -164,45 +227,58 @@ export function createContractRepository(db: Knex) {
           percentage: milestone.percentage ?? null,
           due_date: milestone.dueDate ?? null,
         })
-        .returning('*');
-      return toMilestone(row);
+        .returning<ContractMilestoneRow[]>('*');
+      return toMilestone(row!);
     },
 
-    async milestones(organisationId: string, contractPlanId: string) {
-      const rows = await db('contract_milestones').where({ organisation_id: organisationId, contract_plan_id: contractPlanId }).orderBy([{ column: 'created_at' }, { column: 'id' }]);
+    async milestones(organisationId: string, contractPlanId: string): Promise<Milestone[]> {
+      const rows = await milestonesOf(organisationId, contractPlanId).orderBy([{ column: 'created_at' }, { column: 'id' }]);
       return rows.map(toMilestone);
     },
 
-    async milestone(organisationId: string, contractPlanId: string, id: string) {
-      const row = await db('contract_milestones').where({ organisation_id: organisationId, contract_plan_id: contractPlanId, id }).first();
+    async milestone(organisationId: string, contractPlanId: string, id: string): Promise<Milestone | undefined> {
+      const row = await milestonesOf(organisationId, contractPlanId).where({ id }).first();
       return row ? toMilestone(row) : undefined;
     },
 
+    /** Inside a transaction: the milestone with its contract's customer and currency, its row locked until commit. */
+    async lockMilestone(organisationId: string, contractId: string, id: string): Promise<MilestoneToInvoice | undefined> {
+      return db('contract_milestones as m')
+        .join('contracts as c', 'c.id', 'm.contract_id')
+        .where({ 'm.organisation_id': organisationId, 'm.contract_id': contractId, 'm.id': id })
+        .forUpdate('m')
+        .first<MilestoneToInvoice | undefined>('m.*', 'c.customer_id', 'c.currency');
+    },
+
+    async markMilestoneAchieved(id: string, invoiceId: string): Promise<void> {
+      await db('contract_milestones').where({ id }).update({ achieved_at: db.fn.now(), invoice_id: invoiceId, updated_at: db.fn.now() });
+    },
+
     async deleteMilestone(organisationId: string, contractPlanId: string, id: string): Promise<'deleted' | 'achieved' | undefined> {
-      const row = await db('contract_milestones').where({ organisation_id: organisationId, contract_plan_id: contractPlanId, id }).first('achieved_at');
+      const row = await milestonesOf(organisationId, contractPlanId).where({ id }).first('achieved_at');
       if (!row) return undefined;
       if (row.achieved_at) return 'achieved';
       await db('contract_milestones').where({ id }).delete();
       return 'deleted';
     },
 
-    async createTax(organisationId: string, contractId: string, tax: { name: string; rate: string; appliesTo: 'all' | string[] }) {
+    async createTax(organisationId: string, contractId: string, tax: TaxInput): Promise<ContractTaxRecord> {
       const [row] = await db('contract_taxes')
-        .insert({ id: newId('tax'), organisation_id: organisationId, contract_id: contractId, name: tax.name, rate: tax.rate, applies_to: tax.appliesTo === 'all' ? null : JSON.stringify(tax.appliesTo) })
-        .returning('*');
-      return toTax(row);
+        .insert({ id: newId('tax'), organisation_id: organisationId, contract_id: contractId, ...taxColumns(tax) })
+        .returning<ContractTaxRow[]>('*');
+      return toTax(row!);
     },
 
-    async taxes(organisationId: string, contractId: string) {
-      const rows = await db('contract_taxes').where({ organisation_id: organisationId, contract_id: contractId }).orderBy([{ column: 'created_at' }, { column: 'id' }]);
+    async taxes(organisationId: string, contractId: string): Promise<ContractTaxRecord[]> {
+      const rows = await db<ContractTaxRow>('contract_taxes').where({ organisation_id: organisationId, contract_id: contractId }).orderBy([{ column: 'created_at' }, { column: 'id' }]);
       return rows.map(toTax);
     },
 
-    async updateTax(organisationId: string, contractId: string, id: string, tax: { name: string; rate: string; appliesTo: 'all' | string[] }) {
+    async updateTax(organisationId: string, contractId: string, id: string, tax: TaxInput): Promise<ContractTaxRecord | undefined> {
       const [row] = await db('contract_taxes')
         .where({ organisation_id: organisationId, contract_id: contractId, id })
-        .update({ name: tax.name, rate: tax.rate, applies_to: tax.appliesTo === 'all' ? null : JSON.stringify(tax.appliesTo), updated_at: db.fn.now() })
-        .returning('*');
+        .update({ ...taxColumns(tax), updated_at: db.fn.now() })
+        .returning<ContractTaxRow[]>('*');
       return row ? toTax(row) : undefined;
     },
   };

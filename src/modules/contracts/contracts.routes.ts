@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import type { AppDeps } from '../../deps';
 import { CONTRACT_ACTIONS } from '../../domain/contract-state';
-import { AppError } from '../../domain/errors';
 import { pageOf } from '../../http/paging';
 import { defineRoute, requires, type Route } from '../../http/route';
 import { deletedSchema, idParam } from '../../http/schemas';
@@ -15,22 +14,13 @@ import {
   taxSchema,
   updateContractBody,
 } from './contracts.schemas';
-import { createContractService } from './contracts.service';
 
 const id = z.string().min(1).max(64);
 const planParams = z.object({ contractId: id, contractPlanId: id });
 const milestoneParams = planParams.extend({ milestoneId: id });
 
 export function contractRoutes(deps: AppDeps): Route[] {
-  const service = createContractService(deps);
-  const { contracts } = service;
-
-  async function requirePlan(organisationId: string, contractId: string, contractPlanId: string) {
-    await service.requireContract(organisationId, contractId);
-    const plan = await contracts.contractPlan(organisationId, contractId, contractPlanId);
-    if (!plan) throw AppError.notFound('Contract plan');
-    return plan;
-  }
+  const service = deps.services.contracts;
 
   return [
     defineRoute({
@@ -52,7 +42,7 @@ export function contractRoutes(deps: AppDeps): Route[] {
       access: requires('ContractService:getContracts'),
       query: contractListQuery,
       response: pageOf(contractSchema),
-      handler: async ({ query, auth }) => contracts.list(auth.organisationId, query, query),
+      handler: async ({ query, auth }) => service.list(auth.organisationId, query, query),
     }),
     defineRoute({
       method: 'get',
@@ -73,10 +63,7 @@ export function contractRoutes(deps: AppDeps): Route[] {
       params: idParam,
       body: updateContractBody,
       response: contractSchema,
-      handler: async ({ params, body, auth }) => {
-        if (!(await contracts.update(auth.organisationId, params.id, body))) throw AppError.notFound('Contract');
-        return service.requireContract(auth.organisationId, params.id);
-      },
+      handler: async ({ params, body, auth }) => service.update(auth.organisationId, params.id, body),
     }),
     ...CONTRACT_ACTIONS.map((action) =>
       defineRoute({
@@ -100,11 +87,7 @@ export function contractRoutes(deps: AppDeps): Route[] {
       body: createMilestoneBody,
       response: milestoneSchema,
       successStatus: 201,
-      handler: async ({ params, body, auth }) => {
-        const plan = await requirePlan(auth.organisationId, params.contractId, params.contractPlanId);
-        if (!(await contracts.planItemBelongs(auth.organisationId, plan.plan_id, body.planItemId))) throw AppError.notFound('Plan item');
-        return contracts.createMilestone(auth.organisationId, { ...params, ...body });
-      },
+      handler: async ({ params, body, auth }) => service.createMilestone(auth.organisationId, params.contractId, params.contractPlanId, body),
     }),
     defineRoute({
       method: 'get',
@@ -114,10 +97,7 @@ export function contractRoutes(deps: AppDeps): Route[] {
       access: requires('ContractService:getContractById'),
       params: planParams,
       response: z.array(milestoneSchema),
-      handler: async ({ params, auth }) => {
-        await requirePlan(auth.organisationId, params.contractId, params.contractPlanId);
-        return contracts.milestones(auth.organisationId, params.contractPlanId);
-      },
+      handler: async ({ params, auth }) => service.milestones(auth.organisationId, params.contractId, params.contractPlanId),
     }),
     defineRoute({
       method: 'delete',
@@ -128,10 +108,7 @@ export function contractRoutes(deps: AppDeps): Route[] {
       params: milestoneParams,
       response: deletedSchema,
       handler: async ({ params, auth }) => {
-        await requirePlan(auth.organisationId, params.contractId, params.contractPlanId);
-        const outcome = await contracts.deleteMilestone(auth.organisationId, params.contractPlanId, params.milestoneId);
-        if (!outcome) throw AppError.notFound('Milestone');
-        if (outcome === 'achieved') throw AppError.conflict('An achieved milestone has its invoice; it cannot be removed');
+        await service.deleteMilestone(auth.organisationId, params.contractId, params.contractPlanId, params.milestoneId);
         return { id: params.milestoneId, deleted: true };
       },
     }),
@@ -143,12 +120,7 @@ export function contractRoutes(deps: AppDeps): Route[] {
       access: requires('FsmService:transition'),
       params: milestoneParams,
       response: milestoneSchema,
-      handler: async ({ params, auth }) => {
-        await requirePlan(auth.organisationId, params.contractId, params.contractPlanId);
-        if (!(await contracts.milestone(auth.organisationId, params.contractPlanId, params.milestoneId))) throw AppError.notFound('Milestone');
-        await service.achieveMilestone(auth.organisationId, params.contractId, params.milestoneId);
-        return (await contracts.milestone(auth.organisationId, params.contractPlanId, params.milestoneId))!;
-      },
+      handler: async ({ params, auth }) => service.achievePlanMilestone(auth.organisationId, params.contractId, params.contractPlanId, params.milestoneId),
     }),
     defineRoute({
       method: 'post',
@@ -160,10 +132,7 @@ export function contractRoutes(deps: AppDeps): Route[] {
       body: taxBody,
       response: taxSchema,
       successStatus: 201,
-      handler: async ({ params, body, auth }) => {
-        await service.requireContract(auth.organisationId, params.contractId);
-        return contracts.createTax(auth.organisationId, params.contractId, body);
-      },
+      handler: async ({ params, body, auth }) => service.createTax(auth.organisationId, params.contractId, body),
     }),
     defineRoute({
       method: 'get',
@@ -173,10 +142,7 @@ export function contractRoutes(deps: AppDeps): Route[] {
       access: requires('ContractService:getContractTaxes'),
       params: z.object({ contractId: id }),
       response: z.array(taxSchema),
-      handler: async ({ params, auth }) => {
-        await service.requireContract(auth.organisationId, params.contractId);
-        return contracts.taxes(auth.organisationId, params.contractId);
-      },
+      handler: async ({ params, auth }) => service.taxes(auth.organisationId, params.contractId),
     }),
     defineRoute({
       method: 'put',
@@ -187,12 +153,7 @@ export function contractRoutes(deps: AppDeps): Route[] {
       params: z.object({ contractId: id, contractTaxId: id }),
       body: taxBody,
       response: taxSchema,
-      handler: async ({ params, body, auth }) => {
-        await service.requireContract(auth.organisationId, params.contractId);
-        const tax = await contracts.updateTax(auth.organisationId, params.contractId, params.contractTaxId, body);
-        if (!tax) throw AppError.notFound('Contract tax');
-        return tax;
-      },
+      handler: async ({ params, body, auth }) => service.updateTax(auth.organisationId, params.contractId, params.contractTaxId, body),
     }),
   ];
 }

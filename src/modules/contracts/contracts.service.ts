@@ -2,21 +2,26 @@ import { WithStartWorkflowOperation } from '@temporalio/client';
 import type { AppDeps } from '../../deps';
 import { isCurrency } from '../../domain/currencies';
 import { CONTRACT_STATES, allowedContractActions, type ContractAction } from '../../domain/contract-state';
-import { AppError } from '../../domain/errors';
+import { AppError, orNotFound } from '../../domain/errors';
+import type { Page, PageQuery } from '../../http/paging';
+import { createBillingPlanRepository } from '../billing-plans/billing-plans.repository';
+import { createCustomerRepository } from '../customers/customers.repository';
 import {
   achieveMilestoneUpdate,
   contractActionUpdates,
   contractWorkflow,
-  contractWorkflowId,
 } from '../../../workflows/contract.workflow';
-import { ContractIdKey, CustomerIdKey, OrganisationIdKey } from '../../../workflows/search-attributes';
-import { createContractRepository } from './contracts.repository';
+import { contractWorkflowId, searchAttributes } from '../../../workflows/shared';
+import { createContractRepository, type Contract, type ContractTaxRecord, type Milestone } from './contracts.repository';
 
-type Contract = NonNullable<Awaited<ReturnType<ReturnType<typeof createContractRepository>['find']>>>;
+type TaxInput = { name: string; rate: string; appliesTo: 'all' | string[] };
+type MilestoneInput = { planItemId: string; name: string; amount?: string; percentage?: string; dueDate?: string };
 
 /** The contract's lifecycle runs in its workflow; every other field is plain data. */
 export function createContractService(deps: Pick<AppDeps, 'db' | 'temporal'>) {
   const contracts = createContractRepository(deps.db);
+  const plans = createBillingPlanRepository(deps.db);
+  const customers = createCustomerRepository(deps.db);
   const { client, taskQueue } = deps.temporal;
 
   function startOptions(organisationId: string, contract: Contract) {
@@ -24,18 +29,17 @@ export function createContractService(deps: Pick<AppDeps, 'db' | 'temporal'>) {
       workflowId: contractWorkflowId(contract.id),
       taskQueue,
       args: [{ contractId: contract.id, organisationId, customerId: contract.customerId }] as Parameters<typeof contractWorkflow>,
-      typedSearchAttributes: [
-        { key: OrganisationIdKey, value: organisationId },
-        { key: CustomerIdKey, value: contract.customerId },
-        { key: ContractIdKey, value: contract.id },
-      ],
+      ...searchAttributes({ organisationId, customerId: contract.customerId, contractId: contract.id }),
     };
   }
 
   async function requireContract(organisationId: string, id: string): Promise<Contract> {
-    const contract = await contracts.find(organisationId, id);
-    if (!contract) throw AppError.notFound('Contract');
-    return contract;
+    return orNotFound(await contracts.find(organisationId, id), 'Contract');
+  }
+
+  async function requirePlan(organisationId: string, contractId: string, contractPlanId: string) {
+    await requireContract(organisationId, contractId);
+    return orNotFound(await contracts.contractPlan(organisationId, contractId, contractPlanId), 'Contract plan');
   }
 
   /** A contract that has ended has no workflow left to ask: refuse instead of starting a new one. */
@@ -43,16 +47,34 @@ export function createContractService(deps: Pick<AppDeps, 'db' | 'temporal'>) {
     if (contract.status === 'ended' || contract.status === 'terminated') throw AppError.conflict(`cannot ${what} a contract that is ${contract.status}`);
   }
 
+  async function achieveMilestone(organisationId: string, contractId: string, milestoneId: string): Promise<string> {
+    const contract = await requireContract(organisationId, contractId);
+    assertOpen(contract, 'achieve milestones of');
+    const { invoiceId } = await client.workflow.executeUpdateWithStart(achieveMilestoneUpdate, {
+      args: [{ milestoneId }],
+      startWorkflowOperation: new WithStartWorkflowOperation(contractWorkflow, { ...startOptions(organisationId, contract), workflowIdConflictPolicy: 'USE_EXISTING' }),
+    });
+    return invoiceId;
+  }
+
   return {
-    contracts,
     requireContract,
+    achieveMilestone,
+
+    async list(organisationId: string, filter: { customerId?: string; status?: Contract['status'] }, paging: PageQuery): Promise<Page<Contract>> {
+      return contracts.list(organisationId, filter, paging);
+    },
+
+    async update(organisationId: string, id: string, changes: { name?: string; endDate?: string | null }): Promise<Contract> {
+      if (!(await contracts.update(organisationId, id, changes))) throw AppError.notFound('Contract');
+      return requireContract(organisationId, id);
+    },
 
     async create(organisationId: string, input: Parameters<typeof contracts.create>[1]): Promise<Contract> {
       if (!isCurrency(input.currency)) throw AppError.validation(`${input.currency} is not an ISO 4217 currency`, 'body.currency');
-      const customer = await deps.db('customers').where({ organisation_id: organisationId, id: input.customerId }).whereNull('deleted_at').first('id');
-      if (!customer) throw AppError.notFound('Customer');
+      orNotFound(await customers.findById(organisationId, input.customerId), 'Customer');
       const planIds = [...new Set(input.plans.map((plan) => plan.planId))];
-      const found = await deps.db('billing_plans').where({ organisation_id: organisationId }).whereIn('id', planIds).pluck('id');
+      const found = await plans.existingIds(organisationId, planIds);
       if (found.length !== planIds.length) throw AppError.notFound('Billing plan');
       const contract = await contracts.create(organisationId, input);
       await client.workflow.start(contractWorkflow, { ...startOptions(organisationId, contract), workflowIdConflictPolicy: 'USE_EXISTING' });
@@ -68,14 +90,45 @@ export function createContractService(deps: Pick<AppDeps, 'db' | 'temporal'>) {
       return requireContract(organisationId, id);
     },
 
-    async achieveMilestone(organisationId: string, contractId: string, milestoneId: string): Promise<string> {
-      const contract = await requireContract(organisationId, contractId);
-      assertOpen(contract, 'achieve milestones of');
-      const { invoiceId } = await client.workflow.executeUpdateWithStart(achieveMilestoneUpdate, {
-        args: [{ milestoneId }],
-        startWorkflowOperation: new WithStartWorkflowOperation(contractWorkflow, { ...startOptions(organisationId, contract), workflowIdConflictPolicy: 'USE_EXISTING' }),
-      });
-      return invoiceId;
+    async createMilestone(organisationId: string, contractId: string, contractPlanId: string, input: MilestoneInput): Promise<Milestone> {
+      const plan = await requirePlan(organisationId, contractId, contractPlanId);
+      if (!(await plans.itemBelongs(organisationId, plan.plan_id, input.planItemId))) throw AppError.notFound('Plan item');
+      return contracts.createMilestone(organisationId, { contractId, contractPlanId, ...input });
+    },
+
+    async milestones(organisationId: string, contractId: string, contractPlanId: string): Promise<Milestone[]> {
+      await requirePlan(organisationId, contractId, contractPlanId);
+      return contracts.milestones(organisationId, contractPlanId);
+    },
+
+    async deleteMilestone(organisationId: string, contractId: string, contractPlanId: string, milestoneId: string): Promise<void> {
+      await requirePlan(organisationId, contractId, contractPlanId);
+      const outcome = orNotFound(await contracts.deleteMilestone(organisationId, contractPlanId, milestoneId), 'Milestone');
+      if (outcome === 'achieved') throw AppError.conflict('An achieved milestone has its invoice; it cannot be removed');
+    },
+
+    /** The milestone as it stands once achieved (its invoice created by the contract's workflow). */
+    async achievePlanMilestone(organisationId: string, contractId: string, contractPlanId: string, milestoneId: string): Promise<Milestone> {
+      await requirePlan(organisationId, contractId, contractPlanId);
+      const milestone = () => contracts.milestone(organisationId, contractPlanId, milestoneId);
+      orNotFound(await milestone(), 'Milestone');
+      await achieveMilestone(organisationId, contractId, milestoneId);
+      return orNotFound(await milestone(), 'Milestone');
+    },
+
+    async createTax(organisationId: string, contractId: string, tax: TaxInput): Promise<ContractTaxRecord> {
+      await requireContract(organisationId, contractId);
+      return contracts.createTax(organisationId, contractId, tax);
+    },
+
+    async taxes(organisationId: string, contractId: string): Promise<ContractTaxRecord[]> {
+      await requireContract(organisationId, contractId);
+      return contracts.taxes(organisationId, contractId);
+    },
+
+    async updateTax(organisationId: string, contractId: string, taxId: string, tax: TaxInput): Promise<ContractTaxRecord> {
+      await requireContract(organisationId, contractId);
+      return orNotFound(await contracts.updateTax(organisationId, contractId, taxId, tax), 'Contract tax');
     },
 
     async lifecycle(organisationId: string, id: string) {

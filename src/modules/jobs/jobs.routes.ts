@@ -1,22 +1,13 @@
 import fs from 'node:fs';
-import { WorkflowNotFoundError } from '@temporalio/client';
 import { z } from 'zod';
 import type { AppDeps } from '../../deps';
-import { AppError } from '../../domain/errors';
 import { pageOf, pageQuery } from '../../http/paging';
 import { defineRoute, requires, type Route } from '../../http/route';
 import { deletedSchema, idParam } from '../../http/schemas';
-import { exportFile } from './export-files';
-import { createJobRepository, JOB_STATUSES, jobSchema, toJob } from './jobs.repository';
+import { JOB_STATUSES, jobSchema } from './jobs.repository';
 
 export function jobRoutes(deps: AppDeps): Route[] {
-  const jobs = createJobRepository(deps.db);
-
-  async function findJob(organisationId: string, id: string) {
-    const job = await jobs.find(organisationId, id);
-    if (!job) throw AppError.notFound('Job');
-    return job;
-  }
+  const { jobs, jobControl } = deps.services;
 
   return [
     defineRoute({
@@ -28,7 +19,7 @@ export function jobRoutes(deps: AppDeps): Route[] {
       body: z.object({ type: z.string().trim().min(1).max(100), total: z.number().int().min(0).optional() }),
       response: jobSchema,
       successStatus: 201,
-      handler: async ({ body, auth }) => toJob(await jobs.create({ organisationId: auth.organisationId, type: body.type, total: body.total, createdBy: auth.subjectId })),
+      handler: async ({ body, auth }) => jobs.create(auth.organisationId, { type: body.type, total: body.total, createdBy: auth.subjectId }),
     }),
     defineRoute({
       method: 'get',
@@ -48,7 +39,7 @@ export function jobRoutes(deps: AppDeps): Route[] {
       access: requires('JobService:get'),
       params: idParam,
       response: jobSchema,
-      handler: async ({ params, auth }) => toJob(await findJob(auth.organisationId, params.id)),
+      handler: async ({ params, auth }) => jobs.get(auth.organisationId, params.id),
     }),
     defineRoute({
       method: 'put',
@@ -61,11 +52,7 @@ export function jobRoutes(deps: AppDeps): Route[] {
         .object({ status: z.enum(JOB_STATUSES).optional(), done: z.number().int().min(0).optional(), total: z.number().int().min(0).nullable().optional(), result: z.unknown().optional(), error: z.string().max(2000).nullable().optional() })
         .refine((body) => Object.keys(body).length > 0, 'nothing to update'),
       response: jobSchema,
-      handler: async ({ params, body, auth }) => {
-        const job = await findJob(auth.organisationId, params.id);
-        if (job.workflow_id) throw AppError.conflict('This job is run by a workflow; it reports its own progress');
-        return toJob((await jobs.update(auth.organisationId, params.id, body))!);
-      },
+      handler: async ({ params, body, auth }) => jobs.report(auth.organisationId, params.id, body),
     }),
     defineRoute({
       method: 'delete',
@@ -76,16 +63,7 @@ export function jobRoutes(deps: AppDeps): Route[] {
       params: idParam,
       response: deletedSchema,
       handler: async ({ params, auth }) => {
-        const job = await findJob(auth.organisationId, params.id);
-        if (job.workflow_id && (job.status === 'queued' || job.status === 'running')) {
-          try {
-            await deps.temporal.client.workflow.getHandle(job.workflow_id).cancel();
-          } catch (error) {
-            if (!(error instanceof WorkflowNotFoundError)) throw error;
-          }
-        }
-        await jobs.delete(auth.organisationId, params.id);
-        if (job.type === 'export') fs.rmSync(exportFile(deps.config.DATA_DIR, auth.organisationId, job.id), { force: true });
+        await jobControl.delete(auth.organisationId, params.id);
         return { id: params.id, deleted: true };
       },
     }),
@@ -98,11 +76,8 @@ export function jobRoutes(deps: AppDeps): Route[] {
       params: idParam,
       rawResponse: { contentType: 'text/csv' },
       handler: async ({ params, auth, res }) => {
-        const job = await findJob(auth.organisationId, params.id);
-        if (job.type !== 'export') throw AppError.notFound('Job file');
-        if (job.status !== 'completed') throw AppError.conflict(`the export is ${job.status}`);
-        const file = exportFile(deps.config.DATA_DIR, auth.organisationId, job.id);
-        res.status(200).type('text/csv').setHeader('Content-Disposition', `attachment; filename="${job.id}.csv"`);
+        const file = await jobs.exportFileOf(auth.organisationId, params.id);
+        res.status(200).type('text/csv').setHeader('Content-Disposition', `attachment; filename="${params.id}.csv"`);
         await new Promise<void>((resolve, reject) => {
           fs.createReadStream(file).on('error', reject).pipe(res).on('finish', resolve);
         });

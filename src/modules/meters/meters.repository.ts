@@ -1,8 +1,9 @@
 import type { Knex } from 'knex';
 import { newId } from '../../db/ids';
 import { paginate, type Page, type PageQuery } from '../../http/paging';
+import { createUsageRepository, type Aggregation, type UsageAggregate, type UsageWindow } from '../usage/usage.repository';
 
-export type Aggregation = 'sum' | 'count' | 'max' | 'unique_count' | 'latest';
+export type { Aggregation, UsageWindow };
 
 export interface MeterRow {
   id: string;
@@ -37,30 +38,7 @@ export function toMeter(row: MeterRow): Meter {
   };
 }
 
-/** One SQL expression per aggregation, all served by the (organisation, metric, entity, timestamp) index. */
-function aggregateExpression(db: Knex, meter: MeterRow): Knex.Raw {
-  switch (meter.aggregation) {
-    case 'sum':
-      return db.raw('coalesce(sum(value), 0)::text');
-    case 'count':
-      return db.raw('count(*)::text');
-    case 'max':
-      return db.raw('max(value)::text');
-    case 'unique_count':
-      return db.raw('count(distinct metadata ->> ?)::text', [meter.unique_field]);
-    case 'latest':
-      return db.raw('(array_agg(value order by "timestamp" desc, created_at desc, id desc))[1]::text');
-  }
-}
-
-export interface UsageWindow {
-  customerEntityId?: string;
-  /** All of a customer's entities, for billing. */
-  customerEntityIds?: string[];
-  from?: Date;
-  to?: Date;
-}
-
+/** Meters. `db` may be a transaction. */
 export function createMeterRepository(db: Knex) {
   return {
     async create(organisationId: string, meter: { name: string; metric: string; aggregation: Aggregation; uniqueField?: string }): Promise<MeterRow> {
@@ -96,23 +74,9 @@ export function createMeterRepository(db: Knex) {
       });
     },
 
-    async aggregate(meter: MeterRow, window: UsageWindow, groupBy?: 'day' | 'month'): Promise<{ value: string | null; groups: Array<{ period: string; value: string | null }> }> {
-      const base = db('usage_events').where({ organisation_id: meter.organisation_id, metric: meter.metric });
-      if (window.customerEntityId) base.where('customer_entity_id', window.customerEntityId);
-      if (window.customerEntityIds) base.whereIn('customer_entity_id', window.customerEntityIds);
-      if (window.from) base.where('timestamp', '>=', window.from);
-      if (window.to) base.where('timestamp', '<', window.to);
-      const expression = aggregateExpression(db, meter);
-      const total = await base.clone().first<{ value: string | null }>(db.raw('? as value', [expression]));
-      if (!groupBy) return { value: total?.value ?? null, groups: [] };
-      // Periods are UTC calendar days or months, named by their first day.
-      const period = db.raw(`to_char(date_trunc('${groupBy}', "timestamp" at time zone 'UTC'), 'YYYY-MM-DD')`);
-      const groups = await base
-        .clone()
-        .select<Array<{ period: string; value: string | null }>>(db.raw('? as period', [period]), db.raw('? as value', [expression]))
-        .groupByRaw('1')
-        .orderByRaw('1');
-      return { value: total?.value ?? null, groups };
+    /** The meter's aggregate of its metric's events over a window (the events belong to the usage module). */
+    async aggregate(meter: MeterRow, window: UsageWindow, groupBy?: 'day' | 'month'): Promise<UsageAggregate> {
+      return createUsageRepository(db).aggregate(meter.organisation_id, meter.metric, { aggregation: meter.aggregation, uniqueField: meter.unique_field }, window, groupBy);
     },
   };
 }

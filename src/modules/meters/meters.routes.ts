@@ -1,13 +1,9 @@
 import { z } from 'zod';
-import { AppError } from '../../domain/errors';
-import { isUniqueViolation } from '../../db/knex';
 import { pageOf, pageQuery } from '../../http/paging';
 import { defineRoute, requires, type Route } from '../../http/route';
 import { idParam, timestamps } from '../../http/schemas';
 import type { AppDeps } from '../../deps';
 import { batchResultSchema } from '../usage/usage.schemas';
-import { createUsageService } from '../usage/usage.service';
-import { createMeterRepository, toMeter, type MeterRow } from './meters.repository';
 
 const aggregation = z.enum(['sum', 'count', 'max', 'unique_count', 'latest']);
 
@@ -59,19 +55,8 @@ const meterUsageSchema = z.object({
 });
 
 export function meterRoutes(deps: AppDeps): Route[] {
-  const meters = createMeterRepository(deps.db);
-  const ingestion = createUsageService(deps);
-
-  async function findMeter(organisationId: string, id: string): Promise<MeterRow> {
-    const meter = await meters.findById(organisationId, id);
-    if (!meter) throw AppError.notFound('Meter');
-    return meter;
-  }
-
-  const duplicateName = (error: unknown) => {
-    if (isUniqueViolation(error)) throw AppError.conflict('A meter with this name exists');
-    throw error;
-  };
+  const meters = deps.services.meters;
+  const usage = deps.services.usage;
 
   return [
     defineRoute({
@@ -83,7 +68,7 @@ export function meterRoutes(deps: AppDeps): Route[] {
       body: meterBody,
       response: meterSchema,
       successStatus: 201,
-      handler: async ({ body, auth }) => toMeter(await meters.create(auth.organisationId, body).catch(duplicateName)),
+      handler: async ({ body, auth }) => meters.create(auth.organisationId, body),
     }),
     defineRoute({
       method: 'put',
@@ -94,20 +79,7 @@ export function meterRoutes(deps: AppDeps): Route[] {
       params: idParam,
       body: meterUpdateBody,
       response: meterSchema,
-      handler: async ({ params, body, auth }) => {
-        const current = await findMeter(auth.organisationId, params.id);
-        const next = {
-          name: body.name,
-          metric: body.metric,
-          aggregation: body.aggregation,
-          unique_field: body.uniqueField,
-        };
-        if ((next.aggregation ?? current.aggregation) === 'unique_count' && !(next.unique_field === undefined ? current.unique_field : next.unique_field)) {
-          throw AppError.validation('uniqueField is required for unique_count', 'body.uniqueField');
-        }
-        const updated = await meters.update(auth.organisationId, params.id, next).catch(duplicateName);
-        return toMeter(updated ?? current);
-      },
+      handler: async ({ params, body, auth }) => meters.update(auth.organisationId, params.id, body),
     }),
     defineRoute({
       method: 'get',
@@ -127,7 +99,7 @@ export function meterRoutes(deps: AppDeps): Route[] {
       access: requires('MeterService:getMeters'),
       params: idParam,
       response: meterSchema,
-      handler: async ({ params, auth }) => toMeter(await findMeter(auth.organisationId, params.id)),
+      handler: async ({ params, auth }) => meters.get(auth.organisationId, params.id),
     }),
     defineRoute({
       method: 'get',
@@ -138,26 +110,7 @@ export function meterRoutes(deps: AppDeps): Route[] {
       params: idParam,
       query: usageQuery,
       response: meterUsageSchema,
-      handler: async ({ params, query, auth }) => {
-        const meter = await findMeter(auth.organisationId, params.id);
-        const result = await meters.aggregate(
-          meter,
-          {
-            customerEntityId: query.customerEntityId,
-            from: query.from ? new Date(query.from) : undefined,
-            to: query.to ? new Date(query.to) : undefined,
-          },
-          query.groupBy,
-        );
-        return {
-          meterId: meter.id,
-          aggregation: meter.aggregation,
-          customerEntityId: query.customerEntityId ?? null,
-          from: query.from ?? null,
-          to: query.to ?? null,
-          ...result,
-        };
-      },
+      handler: async ({ params, query, auth }) => meters.usage(auth.organisationId, params.id, query),
     }),
     defineRoute({
       method: 'post',
@@ -169,10 +122,10 @@ export function meterRoutes(deps: AppDeps): Route[] {
       body: z.object({ events: z.array(z.record(z.string(), z.unknown())).min(1) }),
       response: batchResultSchema,
       handler: async ({ params, body, auth }) => {
-        const meter = await findMeter(auth.organisationId, params.id);
-        return ingestion.ingest(
+        const metric = await meters.metricOf(auth.organisationId, params.id);
+        return usage.ingest(
           auth.organisationId,
-          body.events.map((event) => ({ ...event, metric: meter.metric })),
+          body.events.map((event) => ({ ...event, metric })),
         );
       },
     }),

@@ -1,15 +1,10 @@
 import { z } from 'zod';
 import type { AppDeps } from '../../deps';
-import { newId } from '../../db/ids';
 import { OPERATORS } from '../../domain/object-query';
-import { AppError } from '../../domain/errors';
 import { MAX_PAGE_SIZE, pageOf } from '../../http/paging';
 import { defineRoute, requires, type Route } from '../../http/route';
-import { exportWorkflow, exportWorkflowId } from '../../../workflows/export.workflow';
-import { OrganisationIdKey } from '../../../workflows/search-attributes';
-import { createJobRepository, jobSchema, toJob } from '../jobs/jobs.repository';
-import { OBJECTS, objectName, toObjectRecord } from './object-registry';
-import { objectQuery } from './object-sql';
+import { jobSchema } from '../jobs/jobs.repository';
+import { objectName } from './object-registry';
 
 const filterItem = z.object({ field: z.string(), op: z.enum(OPERATORS), value: z.unknown().optional() });
 const sortItem = z.object({ field: z.string(), direction: z.enum(['asc', 'desc']).default('asc') });
@@ -22,7 +17,7 @@ const queryBody = z.object({
 });
 
 export function objectRoutes(deps: AppDeps): Route[] {
-  const jobs = createJobRepository(deps.db);
+  const { objects, exports } = deps.services;
   return [
     defineRoute({
       method: 'get',
@@ -37,17 +32,7 @@ export function objectRoutes(deps: AppDeps): Route[] {
         relations: z.array(z.object({ field: z.string(), object: z.string() })),
         jsonSchema: z.record(z.string(), z.unknown()),
       }),
-      handler: async ({ params }) => {
-        const descriptor = OBJECTS[params.objectName];
-        if (!descriptor) throw AppError.notFound('Object');
-        const { $schema: _ignored, ...jsonSchema } = z.toJSONSchema(descriptor.schema, { io: 'output', unrepresentable: 'any' }) as Record<string, unknown>;
-        return {
-          object: params.objectName,
-          queryableFields: Object.entries(descriptor.fields).map(([name, field]) => ({ name, type: field.type })),
-          relations: descriptor.relations,
-          jsonSchema,
-        };
-      },
+      handler: async ({ params }) => objects.schema(params.objectName),
     }),
     defineRoute({
       method: 'post',
@@ -57,15 +42,7 @@ export function objectRoutes(deps: AppDeps): Route[] {
       access: requires('ObjectService:query'),
       body: queryBody,
       response: pageOf(z.record(z.string(), z.unknown())),
-      handler: async ({ body, auth }) => {
-        const descriptor = OBJECTS[body.object]!;
-        const { base, order } = objectQuery(deps.db, descriptor, auth.organisationId, body);
-        const [rows, counted] = await Promise.all([
-          base.clone().select('*').orderBy([...order, { column: descriptor.fields.id!.column, order: 'asc' }]).limit(body.limit).offset((body.page - 1) * body.limit),
-          base.clone().count<{ n: string }[]>({ n: '*' }),
-        ]);
-        return { items: rows.map((row: Record<string, unknown>) => toObjectRecord(descriptor, row)), page: body.page, limit: body.limit, total: Number(counted[0]?.n ?? 0) };
-      },
+      handler: async ({ body, auth }) => objects.query(auth.organisationId, body),
     }),
     defineRoute({
       method: 'post',
@@ -76,20 +53,7 @@ export function objectRoutes(deps: AppDeps): Route[] {
       body: queryBody.omit({ page: true, limit: true, sort: true }).extend({ format: z.literal('csv').default('csv') }),
       response: jobSchema,
       successStatus: 201,
-      handler: async ({ body, auth }) => {
-        // Validate the query now, so a bad field answers 400 instead of failing the job later.
-        objectQuery(deps.db, OBJECTS[body.object]!, auth.organisationId, body);
-        const jobId = newId('job');
-        const workflowId = exportWorkflowId(jobId);
-        const job = await jobs.create({ id: jobId, organisationId: auth.organisationId, type: 'export', params: body, workflowId, createdBy: auth.subjectId });
-        await deps.temporal.client.workflow.start(exportWorkflow, {
-          workflowId,
-          taskQueue: deps.temporal.taskQueue,
-          args: [{ jobId, organisationId: auth.organisationId, object: body.object, query: { filter: body.filter } }],
-          typedSearchAttributes: [{ key: OrganisationIdKey, value: auth.organisationId }],
-        });
-        return toJob(job);
-      },
+      handler: async ({ body, auth }) => exports.start(auth.organisationId, auth.subjectId, body),
     }),
   ];
 }

@@ -2,7 +2,8 @@ import type { Knex } from 'knex';
 import { newId } from '../../db/ids';
 import { isUniqueViolation } from '../../db/knex';
 import { paginate, type Page, type PageQuery } from '../../http/paging';
-import type { FailedRecord, UsageBatchSummary } from '../../../workflows/usage-batch.types';
+import type { UsageEvent } from '../../domain/usage-event';
+import type { FailedRecord, UsageBatchSummary, UsageChunkOutcome } from '../../../workflows/usage-batch.types';
 
 export const CHUNK_SIZE = 1000;
 
@@ -18,6 +19,16 @@ export interface UsageBatchRow {
   duplicates: number | null;
   created_at: Date;
   completed_at: Date | null;
+}
+
+export interface UsageBatchChunkRow {
+  batch_id: string;
+  chunk_index: number;
+  organisation_id: string;
+  start_index: number;
+  /** The raw events until the chunk is ingested, then null. */
+  events: unknown[] | null;
+  outcome: UsageChunkOutcome | null;
 }
 
 export interface UsageEventRow {
@@ -80,6 +91,44 @@ function applyFilter(query: Knex.QueryBuilder, filter: UsageFilter): Knex.QueryB
   return query;
 }
 
+export type Aggregation = 'sum' | 'count' | 'max' | 'unique_count' | 'latest';
+
+/** How a meter folds events: the aggregation, and for unique_count the metadata field counted. */
+export interface AggregationSpec {
+  aggregation: Aggregation;
+  uniqueField: string | null;
+}
+
+export interface UsageWindow {
+  customerEntityId?: string;
+  /** All of a customer's entities, for billing. */
+  customerEntityIds?: string[];
+  from?: Date;
+  to?: Date;
+}
+
+export interface UsageAggregate {
+  value: string | null;
+  groups: Array<{ period: string; value: string | null }>;
+}
+
+/** One SQL expression per aggregation, all served by the (organisation, metric, entity, timestamp) index. */
+function aggregateExpression(db: Knex, spec: AggregationSpec): Knex.Raw {
+  switch (spec.aggregation) {
+    case 'sum':
+      return db.raw('coalesce(sum(value), 0)::text');
+    case 'count':
+      return db.raw('count(*)::text');
+    case 'max':
+      return db.raw('max(value)::text');
+    case 'unique_count':
+      return db.raw('count(distinct metadata ->> ?)::text', [spec.uniqueField]);
+    case 'latest':
+      return db.raw('(array_agg(value order by "timestamp" desc, created_at desc, id desc))[1]::text');
+  }
+}
+
+/** Usage batches, their chunks and the stored events. `db` may be a transaction. */
 export function createUsageRepository(db: Knex) {
   return {
     /**
@@ -165,6 +214,93 @@ export function createUsageRepository(db: Knex) {
     async deleteEvents(organisationId: string, ids: string[]): Promise<string[]> {
       const rows = await db('usage_events').where({ organisation_id: organisationId }).whereIn('id', ids).delete().returning<{ id: string }[]>('id');
       return rows.map((row) => row.id);
+    },
+
+    /** The ids among `ids` of the organisation's customer entities that are not deleted. */
+    async liveCustomerEntityIds(organisationId: string, ids: string[]): Promise<Set<string>> {
+      if (ids.length === 0) return new Set();
+      const rows = await db('entities')
+        .where({ organisation_id: organisationId, type: 'customer' })
+        .whereNull('deleted_at')
+        .whereIn('id', ids)
+        .select<{ id: string }[]>('id');
+      return new Set(rows.map((row) => row.id));
+    },
+
+    /** Inside a transaction: the chunk, its row locked until commit. */
+    async lockChunk(organisationId: string, batchId: string, chunkIndex: number): Promise<UsageBatchChunkRow | undefined> {
+      return db<UsageBatchChunkRow>('usage_batch_chunks').where({ batch_id: batchId, chunk_index: chunkIndex, organisation_id: organisationId }).forUpdate().first();
+    },
+
+    /** The outcome replaces the raw events, which are not needed again. */
+    async storeChunkOutcome(batchId: string, chunkIndex: number, outcome: UsageChunkOutcome): Promise<void> {
+      await db('usage_batch_chunks').where({ batch_id: batchId, chunk_index: chunkIndex }).update({ outcome: JSON.stringify(outcome), events: null });
+    },
+
+    /**
+     * One multi-row insert; a repeated eventId is skipped by the unique index in the same statement, so the
+     * key is never claimed without the row. Rows go in eventId order so that concurrent batches sharing
+     * ids take their locks in one order and cannot deadlock. Answers how many rows were written.
+     */
+    async insertEvents(organisationId: string, batchId: string, events: UsageEvent[]): Promise<number> {
+      if (events.length === 0) return 0;
+      const rows = [...events]
+        .sort((a, b) => (a.eventId ?? '').localeCompare(b.eventId ?? ''))
+        .map((event) => ({
+          id: newId('evt'),
+          customer_entity_id: event.customerEntityId,
+          metric: event.metric,
+          value: event.value,
+          ts: event.timestamp.toISOString(),
+          metadata: event.metadata,
+          event_id: event.eventId,
+          job_id: event.jobId,
+        }));
+      const result = await db.raw<{ rowCount: number }>(
+        `INSERT INTO usage_events (id, organisation_id, customer_entity_id, metric, value, "timestamp", metadata, event_id, job_id, batch_id)
+         SELECT t.id, ?, t.customer_entity_id, t.metric, t.value, t.ts, t.metadata, t.event_id, t.job_id, ?
+         FROM jsonb_to_recordset(?::jsonb) AS t(id text, customer_entity_id text, metric text, value numeric, ts timestamptz, metadata jsonb, event_id text, job_id text)
+         ON CONFLICT (organisation_id, event_id) WHERE event_id IS NOT NULL DO NOTHING`,
+        [organisationId, batchId, JSON.stringify(rows)],
+      );
+      return result.rowCount;
+    },
+
+    /** Records the merged counts; a batch already completed is left as it is. */
+    async completeBatch(batchId: string, summary: UsageBatchSummary): Promise<void> {
+      await db('usage_batches').where({ id: batchId, status: 'processing' }).update({
+        status: 'completed',
+        success: summary.success,
+        failed: summary.failed,
+        duplicates: summary.duplicates,
+        completed_at: db.fn.now(),
+      });
+    },
+
+    /** The aggregate of a metric's events over a window, and per UTC day or month when grouped. */
+    async aggregate(
+      organisationId: string,
+      metric: string,
+      spec: AggregationSpec,
+      window: UsageWindow,
+      groupBy?: 'day' | 'month',
+    ): Promise<UsageAggregate> {
+      const base = db('usage_events').where({ organisation_id: organisationId, metric });
+      if (window.customerEntityId) base.where('customer_entity_id', window.customerEntityId);
+      if (window.customerEntityIds) base.whereIn('customer_entity_id', window.customerEntityIds);
+      if (window.from) base.where('timestamp', '>=', window.from);
+      if (window.to) base.where('timestamp', '<', window.to);
+      const expression = aggregateExpression(db, spec);
+      const total = await base.clone().first<{ value: string | null }>(db.raw('? as value', [expression]));
+      if (!groupBy) return { value: total?.value ?? null, groups: [] };
+      // Periods are UTC calendar days or months, named by their first day.
+      const period = db.raw(`to_char(date_trunc('${groupBy}', "timestamp" at time zone 'UTC'), 'YYYY-MM-DD')`);
+      const groups = await base
+        .clone()
+        .select<Array<{ period: string; value: string | null }>>(db.raw('? as period', [period]), db.raw('? as value', [expression]))
+        .groupByRaw('1')
+        .orderByRaw('1');
+      return { value: total?.value ?? null, groups };
     },
   };
 }

@@ -4,7 +4,6 @@ import { pageOf } from '../../http/paging';
 import { defineRoute, requires, type Route } from '../../http/route';
 import { idParam } from '../../http/schemas';
 import type { AppDeps } from '../../deps';
-import { toUsageEvent } from './usage.repository';
 import {
   batchBody,
   batchRecordSchema,
@@ -16,7 +15,6 @@ import {
   usageListQuery,
   usageUpdateBody,
 } from './usage.schemas';
-import { createUsageService } from './usage.service';
 
 function idempotencyKeyOf(header: string | string[] | undefined): string | undefined {
   const parsed = idempotencyHeader.safeParse(Array.isArray(header) ? header[0] : header);
@@ -25,14 +23,7 @@ function idempotencyKeyOf(header: string | string[] | undefined): string | undef
 }
 
 export function usageRoutes(deps: AppDeps): Route[] {
-  const service = createUsageService(deps);
-  const { usage } = service;
-
-  async function findEvent(organisationId: string, id: string) {
-    const row = await usage.findEvent(organisationId, id);
-    if (!row) throw AppError.notFound('Usage event');
-    return toUsageEvent(row);
-  }
+  const service = deps.services.usage;
 
   return [
     defineRoute({
@@ -53,19 +44,7 @@ export function usageRoutes(deps: AppDeps): Route[] {
       access: requires('EventService:getEventById'),
       params: idParam,
       response: batchRecordSchema,
-      handler: async ({ params, auth }) => {
-        const batch = await usage.findBatch(auth.organisationId, params.id);
-        if (!batch) throw AppError.notFound('Batch');
-        return {
-          id: batch.id,
-          status: batch.status,
-          total: batch.total,
-          summary: usage.summaryOf(batch),
-          failedRecords: await usage.failedRecords(batch.id),
-          createdAt: batch.created_at.toISOString(),
-          completedAt: batch.completed_at?.toISOString() ?? null,
-        };
-      },
+      handler: async ({ params, auth }) => service.batch(auth.organisationId, params.id),
     }),
     defineRoute({
       method: 'post',
@@ -86,7 +65,7 @@ export function usageRoutes(deps: AppDeps): Route[] {
       access: requires('EventService:getEventById'),
       params: idParam,
       response: usageEventSchema,
-      handler: async ({ params, auth }) => findEvent(auth.organisationId, params.id),
+      handler: async ({ params, auth }) => service.event(auth.organisationId, params.id),
     }),
     defineRoute({
       method: 'post',
@@ -117,11 +96,7 @@ export function usageRoutes(deps: AppDeps): Route[] {
       access: requires('UsageService:bulkDeleteEvents'),
       body: bulkDeleteBody,
       response: z.object({ deleted: z.array(z.string()), notFound: z.array(z.string()) }),
-      handler: async ({ body, auth }) => {
-        const deleted = await usage.deleteEvents(auth.organisationId, body.ids);
-        const gone = new Set(deleted);
-        return { deleted, notFound: body.ids.filter((id) => !gone.has(id)) };
-      },
+      handler: async ({ body, auth }) => service.deleteEvents(auth.organisationId, body.ids),
     }),
     defineRoute({
       method: 'get',
@@ -132,7 +107,7 @@ export function usageRoutes(deps: AppDeps): Route[] {
       query: usageListQuery,
       response: pageOf(usageEventSchema),
       handler: async ({ query, auth }) =>
-        usage.listEvents(
+        service.listEvents(
           auth.organisationId,
           {
             customerEntityId: query.customerEntityId,
@@ -151,7 +126,7 @@ export function usageRoutes(deps: AppDeps): Route[] {
       access: requires('UsageService:getUsage'),
       params: idParam,
       response: usageEventSchema,
-      handler: async ({ params, auth }) => findEvent(auth.organisationId, params.id),
+      handler: async ({ params, auth }) => service.event(auth.organisationId, params.id),
     }),
     defineRoute({
       method: 'put',
@@ -162,15 +137,12 @@ export function usageRoutes(deps: AppDeps): Route[] {
       params: idParam,
       body: usageUpdateBody,
       response: usageEventSchema,
-      handler: async ({ params, body, auth }) => {
-        const row = await usage.updateEvent(auth.organisationId, params.id, {
+      handler: async ({ params, body, auth }) =>
+        service.updateEvent(auth.organisationId, params.id, {
           value: body.value,
           timestamp: body.timestamp ? new Date(body.timestamp) : undefined,
           metadata: body.metadata,
-        });
-        if (!row) throw AppError.notFound('Usage event');
-        return toUsageEvent(row);
-      },
+        }),
     }),
     defineRoute({
       method: 'delete',
@@ -180,11 +152,7 @@ export function usageRoutes(deps: AppDeps): Route[] {
       access: requires('UsageService:deleteUsage'),
       params: idParam,
       response: z.object({ id: z.string(), deleted: z.literal(true) }),
-      handler: async ({ params, auth }) => {
-        const [deleted] = await usage.deleteEvents(auth.organisationId, [params.id]);
-        if (!deleted) throw AppError.notFound('Usage event');
-        return { id: deleted, deleted: true };
-      },
+      handler: async ({ params, auth }) => service.deleteEvent(auth.organisationId, params.id),
     }),
   ];
 }

@@ -1,12 +1,22 @@
-import { AppError, ERROR_CODES } from '../../domain/errors';
+import { AppError, ERROR_CODES, orNotFound } from '../../domain/errors';
+import type { Page, PageQuery } from '../../http/paging';
 import type { AppDeps } from '../../deps';
-import { usageBatchWorkflowId } from '../../../workflows/ids';
-import { OrganisationIdKey } from '../../../workflows/search-attributes';
+import { searchAttributes, usageBatchWorkflowId } from '../../../workflows/shared';
 import type { FailedRecord, UsageBatchSummary } from '../../../workflows/usage-batch.types';
 import { usageBatchWorkflow } from '../../../workflows/usage-batch.workflow';
-import { createUsageRepository } from './usage.repository';
+import { createUsageRepository, toUsageEvent, type UsageEventRecord, type UsageFilter } from './usage.repository';
 
 export const MAX_BATCH_EVENTS = 10_000;
+
+export interface BatchRecord {
+  id: string;
+  status: 'processing' | 'completed';
+  total: number;
+  summary: UsageBatchSummary | null;
+  failedRecords: FailedRecord[];
+  createdAt: string;
+  completedAt: string | null;
+}
 
 export interface BatchResult {
   batchId: string;
@@ -20,8 +30,6 @@ export function createUsageService(deps: Pick<AppDeps, 'db' | 'temporal'>) {
   const { client, taskQueue } = deps.temporal;
 
   return {
-    usage,
-
     async ingest(organisationId: string, events: unknown[], idempotencyKey?: string): Promise<BatchResult> {
       if (events.length > MAX_BATCH_EVENTS) {
         throw new AppError('payload_too_large', 'Payload too large', [
@@ -35,7 +43,7 @@ export function createUsageService(deps: Pick<AppDeps, 'db' | 'temporal'>) {
           workflowId: usageBatchWorkflowId(batch.id),
           taskQueue,
           args: [{ batchId: batch.id, organisationId, chunkCount: batch.chunk_count }],
-          typedSearchAttributes: [{ key: OrganisationIdKey, value: organisationId }],
+          ...searchAttributes({ organisationId }),
           // A retried request joins the run already under way instead of failing or starting another.
           workflowIdConflictPolicy: 'USE_EXISTING',
         }));
@@ -51,6 +59,43 @@ export function createUsageService(deps: Pick<AppDeps, 'db' | 'temporal'>) {
         throw new AppError(kind, failure.error, [{ code: failure.code, path: 'body', message: failure.error }]);
       }
       return result;
+    },
+
+    async batch(organisationId: string, id: string): Promise<BatchRecord> {
+      const batch = orNotFound(await usage.findBatch(organisationId, id), 'Batch');
+      return {
+        id: batch.id,
+        status: batch.status,
+        total: batch.total,
+        summary: usage.summaryOf(batch),
+        failedRecords: await usage.failedRecords(batch.id),
+        createdAt: batch.created_at.toISOString(),
+        completedAt: batch.completed_at?.toISOString() ?? null,
+      };
+    },
+
+    async event(organisationId: string, id: string): Promise<UsageEventRecord> {
+      return toUsageEvent(orNotFound(await usage.findEvent(organisationId, id), 'Usage event'));
+    },
+
+    async listEvents(organisationId: string, filter: UsageFilter, paging: PageQuery): Promise<Page<UsageEventRecord>> {
+      return usage.listEvents(organisationId, filter, paging);
+    },
+
+    async updateEvent(organisationId: string, id: string, changes: { value?: string; timestamp?: Date; metadata?: Record<string, unknown> | null }): Promise<UsageEventRecord> {
+      return toUsageEvent(orNotFound(await usage.updateEvent(organisationId, id, changes), 'Usage event'));
+    },
+
+    /** Ids not in the organisation are reported as not deleted. */
+    async deleteEvents(organisationId: string, ids: string[]): Promise<{ deleted: string[]; notFound: string[] }> {
+      const deleted = await usage.deleteEvents(organisationId, ids);
+      const gone = new Set(deleted);
+      return { deleted, notFound: ids.filter((id) => !gone.has(id)) };
+    },
+
+    async deleteEvent(organisationId: string, id: string): Promise<{ id: string; deleted: true }> {
+      const [deleted] = await usage.deleteEvents(organisationId, [id]);
+      return { id: orNotFound(deleted, 'Usage event'), deleted: true };
     },
   };
 }

@@ -1,0 +1,84 @@
+import type { Knex } from 'knex';
+import type { ContractState } from '../../domain/contract-state';
+import { AppError, orNotFound } from '../../domain/errors';
+import { Decimal, formatAmount } from '../../domain/money';
+import { priceItem } from '../../domain/pricing';
+import { createBillingPlanRepository } from '../billing-plans/billing-plans.repository';
+import { createInvoiceRepository, type NewInvoice } from '../invoices/invoices.repository';
+import { createContractRepository, type MilestoneToInvoice } from './contracts.repository';
+
+/** The milestone's own amount, or its percentage of its plan item's price. */
+async function milestoneAmount(trx: Knex, organisationId: string, milestone: MilestoneToInvoice): Promise<string> {
+  if (milestone.amount !== null) return formatAmount(milestone.amount, milestone.currency);
+  const item = orNotFound(await createBillingPlanRepository(trx).findItem(organisationId, milestone.plan_item_id), 'Plan item');
+  const price = priceItem(
+    { pricingModel: item.pricing_model, unitPrice: item.unit_price, quantity: item.quantity, tiers: item.tiers, packageSize: item.package_size },
+    item.quantity ?? 1,
+    milestone.currency,
+  );
+  return formatAmount(new Decimal(price.amount).times(milestone.percentage!).dividedBy(100), milestone.currency);
+}
+
+export interface SetContractStatusInput {
+  organisationId: string;
+  contractId: string;
+  from: ContractState;
+  to: ContractState;
+}
+
+export interface AchieveMilestoneInput {
+  organisationId: string;
+  contractId: string;
+  milestoneId: string;
+}
+
+/** The steps of the contract workflow: each one transaction, safe to retry. */
+export function createContractLifecycleService(db: Knex) {
+  return {
+    /** Guard, lock, transition; already in the target state is a successful no-op (a retry). */
+    async setStatus(input: SetContractStatusInput): Promise<void> {
+      await db.transaction(async (trx) => {
+        const contracts = createContractRepository(trx);
+        const status = orNotFound(await contracts.lockStatus(input.organisationId, input.contractId), 'Contract');
+        if (status === input.to) return;
+        if (status !== input.from) throw AppError.conflict(`the contract is ${status}, not ${input.from}`);
+        await contracts.setStatus(input.contractId, input.to);
+      });
+    },
+
+    /**
+     * Records the milestone as achieved and creates its draft invoice, once: a second call returns the
+     * invoice of the first.
+     */
+    async achieveMilestone(input: AchieveMilestoneInput): Promise<{ invoiceId: string }> {
+      return db.transaction(async (trx) => {
+        const contracts = createContractRepository(trx);
+        const milestone = orNotFound(await contracts.lockMilestone(input.organisationId, input.contractId, input.milestoneId), 'Milestone');
+        if (milestone.invoice_id) return { invoiceId: milestone.invoice_id };
+        const draft: NewInvoice & { data: Record<string, unknown> } = {
+          organisationId: input.organisationId,
+          customerId: milestone.customer_id,
+          contractId: input.contractId,
+          contractPlanId: milestone.contract_plan_id,
+          currency: milestone.currency,
+          date: new Date().toISOString().slice(0, 10),
+          data: { milestoneId: milestone.id },
+          items: [
+            {
+              planItemId: milestone.plan_item_id,
+              title: milestone.name,
+              description: 'Milestone achieved',
+              quantity: '1',
+              price: await milestoneAmount(trx, input.organisationId, milestone),
+            },
+          ],
+        };
+        const invoice = await createInvoiceRepository(trx).create(draft);
+        await contracts.markMilestoneAchieved(milestone.id, invoice.id);
+        return { invoiceId: invoice.id };
+      });
+    },
+  };
+}
+
+export type ContractLifecycleService = ReturnType<typeof createContractLifecycleService>;

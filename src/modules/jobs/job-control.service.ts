@@ -1,0 +1,31 @@
+import fs from 'node:fs/promises';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import type { Knex } from 'knex';
+import type { TemporalHandle } from '../../temporal/client';
+import { exportFile } from './export-files';
+import { createJobRepository } from './jobs.repository';
+import { createJobService } from './jobs.service';
+
+/** What the API does to a job's workflow. */
+export function createJobControlService(deps: { db: Knex; dataDir: string; temporal: TemporalHandle }) {
+  const jobs = createJobRepository(deps.db);
+  const jobService = createJobService(deps);
+
+  return {
+    /** A job still running in a workflow is cancelled first; an export's file goes with its job. */
+    async delete(organisationId: string, id: string): Promise<void> {
+      const job = await jobService.row(organisationId, id);
+      if (job.workflow_id && (job.status === 'queued' || job.status === 'running')) {
+        try {
+          await deps.temporal.client.workflow.getHandle(job.workflow_id).cancel();
+        } catch (error) {
+          if (!(error instanceof WorkflowNotFoundError)) throw error;
+        }
+      }
+      await jobs.delete(organisationId, id);
+      if (job.type === 'export') await fs.rm(exportFile(deps.dataDir, organisationId, job.id), { force: true });
+    },
+  };
+}
+
+export type JobControlService = ReturnType<typeof createJobControlService>;

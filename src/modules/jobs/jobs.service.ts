@@ -1,0 +1,53 @@
+import type { Knex } from 'knex';
+import { AppError, orNotFound } from '../../domain/errors';
+import type { Page, PageQuery } from '../../http/paging';
+import { exportFile } from './export-files';
+import { createJobRepository, toJob, type Job, type JobRow, type JobStatus } from './jobs.repository';
+
+export type JobChanges = Parameters<ReturnType<typeof createJobRepository>['update']>[2];
+
+export function createJobService(deps: { db: Knex; dataDir: string }) {
+  const jobs = createJobRepository(deps.db);
+
+  async function row(organisationId: string, id: string): Promise<JobRow> {
+    return orNotFound(await jobs.find(organisationId, id), 'Job');
+  }
+
+  return {
+    row,
+
+    async create(organisationId: string, job: { type: string; total?: number; createdBy?: string }): Promise<Job> {
+      return toJob(await jobs.create({ organisationId, ...job }));
+    },
+
+    async list(organisationId: string, filter: { type?: string; status?: JobStatus }, paging: PageQuery): Promise<Page<Job>> {
+      return jobs.list(organisationId, filter, paging);
+    },
+
+    async get(organisationId: string, id: string): Promise<Job> {
+      return toJob(await row(organisationId, id));
+    },
+
+    /** Progress on a job of the caller's own: a job run by a workflow reports its own. */
+    async report(organisationId: string, id: string, changes: JobChanges): Promise<Job> {
+      const job = await row(organisationId, id);
+      if (job.workflow_id) throw AppError.conflict('This job is run by a workflow; it reports its own progress');
+      return toJob(orNotFound(await jobs.update(organisationId, id, changes), 'Job'));
+    },
+
+    /** A workflow's job ends: completed with its result, or failed with its error. */
+    async finish(input: { organisationId: string; jobId: string; result?: unknown; error?: string }): Promise<void> {
+      await jobs.update(input.organisationId, input.jobId, input.error ? { status: 'failed', error: input.error } : { status: 'completed', result: input.result });
+    },
+
+    /** The file of a completed export. */
+    async exportFileOf(organisationId: string, id: string): Promise<string> {
+      const job = await row(organisationId, id);
+      if (job.type !== 'export') throw AppError.notFound('Job file');
+      if (job.status !== 'completed') throw AppError.conflict(`the export is ${job.status}`);
+      return exportFile(deps.dataDir, organisationId, job.id);
+    },
+  };
+}
+
+export type JobService = ReturnType<typeof createJobService>;

@@ -1,0 +1,34 @@
+import type { Knex } from 'knex';
+import { newId } from '../../db/ids';
+import type { TemporalHandle } from '../../temporal/client';
+import { exportWorkflow } from '../../../workflows/export.workflow';
+import { exportWorkflowId, searchAttributes } from '../../../workflows/shared';
+import { createJobRepository, toJob, type Job } from '../jobs/jobs.repository';
+import { OBJECTS } from './object-registry';
+import type { ObjectQuery } from './object-sql';
+import { createObjectRepository } from './objects.repository';
+
+/** Starts exports: each one a job run by its workflow. */
+export function createExportService(deps: { db: Knex; temporal: TemporalHandle }) {
+  const objects = createObjectRepository(deps.db);
+  const jobs = createJobRepository(deps.db);
+
+  return {
+    async start(organisationId: string, createdBy: string, body: { object: string; filter: NonNullable<ObjectQuery['filter']>; format: 'csv' }): Promise<Job> {
+      // Validate the query now, so a bad field answers 400 instead of failing the job later.
+      objects.check(OBJECTS[body.object]!, organisationId, body);
+      const jobId = newId('job');
+      const workflowId = exportWorkflowId(jobId);
+      const job = await jobs.create({ id: jobId, organisationId, type: 'export', params: body, workflowId, createdBy });
+      await deps.temporal.client.workflow.start(exportWorkflow, {
+        workflowId,
+        taskQueue: deps.temporal.taskQueue,
+        args: [{ jobId, organisationId, object: body.object, query: { filter: body.filter } }],
+        ...searchAttributes({ organisationId }),
+      });
+      return toJob(job);
+    },
+  };
+}
+
+export type ExportService = ReturnType<typeof createExportService>;

@@ -1,0 +1,69 @@
+import type { Knex } from 'knex';
+import { orNotFound } from '../../domain/errors';
+import { parseUsageEvent, type UsageEvent } from '../../domain/usage-event';
+import type { FailedRecord, UsageBatchSummary, UsageChunkInput, UsageChunkOutcome } from '../../../workflows/usage-batch.types';
+import { createUsageRepository } from './usage.repository';
+
+/** The contract's per-event codes: 2002 (integer) for an unknown customer entity, "27" (string) for a parse failure. */
+const UNKNOWN_ENTITY = { code: 2002, statusCode: 404, error: 'customer entity not found' } as const;
+const UNPARSABLE = { code: '27', statusCode: 400 } as const;
+
+/** The steps of the usage batch workflow: a chunk at a time, then the batch's merged counts. */
+export function createUsageIngestionService(db: Knex) {
+  return {
+    /**
+     * Checks, deduplicates and writes one chunk. Guard, lock, transition: the chunk row is locked and its
+     * outcome stored in the same transaction as the events, so a retry returns the stored outcome
+     * instead of writing twice.
+     */
+    async ingestChunk(input: UsageChunkInput): Promise<UsageChunkOutcome> {
+      return db.transaction(async (trx) => {
+        const usage = createUsageRepository(trx);
+        const chunk = orNotFound(await usage.lockChunk(input.organisationId, input.batchId, input.chunkIndex), `chunk ${input.chunkIndex} of batch ${input.batchId}`);
+        if (chunk.outcome) return chunk.outcome;
+
+        const failedRecords: FailedRecord[] = [];
+        const parsed: Array<{ index: number; event: UsageEvent }> = [];
+        (chunk.events ?? []).forEach((raw, offset) => {
+          const index = chunk.start_index + offset;
+          const result = parseUsageEvent(raw);
+          if (result.ok) parsed.push({ index, event: result.event });
+          else failedRecords.push({ index, error: result.error, ...UNPARSABLE });
+        });
+
+        const known = await usage.liveCustomerEntityIds(input.organisationId, [...new Set(parsed.map((p) => p.event.customerEntityId))]);
+        const accepted: UsageEvent[] = [];
+        const seenEventIds = new Set<string>();
+        let duplicatesInChunk = 0;
+        for (const { index, event } of parsed) {
+          if (!known.has(event.customerEntityId)) {
+            failedRecords.push({ index, ...UNKNOWN_ENTITY });
+          } else if (event.eventId !== null && seenEventIds.has(event.eventId)) {
+            duplicatesInChunk += 1;
+          } else {
+            if (event.eventId !== null) seenEventIds.add(event.eventId);
+            accepted.push(event);
+          }
+        }
+
+        const inserted = await usage.insertEvents(input.organisationId, input.batchId, accepted);
+        const outcome: UsageChunkOutcome = {
+          // A repeated eventId is a success that is stored once.
+          success: accepted.length + duplicatesInChunk,
+          failed: failedRecords.length,
+          duplicates: duplicatesInChunk + (accepted.length - inserted),
+          failedRecords: failedRecords.sort((a, b) => a.index - b.index),
+        };
+        await usage.storeChunkOutcome(input.batchId, input.chunkIndex, outcome);
+        return outcome;
+      });
+    },
+
+    /** Records the merged counts; a second call changes nothing. */
+    async completeBatch(input: { batchId: string; summary: UsageBatchSummary }): Promise<void> {
+      await createUsageRepository(db).completeBatch(input.batchId, input.summary);
+    },
+  };
+}
+
+export type UsageIngestionService = ReturnType<typeof createUsageIngestionService>;

@@ -23,6 +23,8 @@ export interface AuthContext {
 
 type Schema = z.ZodType;
 type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
+/** What a handler must return: what its `response` schema accepts, so the document cannot drift from the code. */
+type Answer<R> = R extends z.ZodType ? z.input<R> : unknown;
 
 export interface RouteContext<P, Q, B> {
   params: Out<P>;
@@ -36,7 +38,7 @@ export interface RouteContext<P, Q, B> {
   setSuccessStatus: (status: 200 | 201) => void;
 }
 
-export interface RouteSpec<P extends Schema | undefined, Q extends Schema | undefined, B extends Schema | undefined> {
+export interface RouteSpec<P extends Schema | undefined, Q extends Schema | undefined, B extends Schema | undefined, R extends Schema | undefined = Schema | undefined> {
   method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   /** OpenAPI style: `/customers/{id}`. */
   path: string;
@@ -46,15 +48,15 @@ export interface RouteSpec<P extends Schema | undefined, Q extends Schema | unde
   params?: P;
   query?: Q;
   body?: B;
-  /** Schema of the envelope's `data`, for the OpenAPI document. */
-  response?: Schema;
+  /** Schema of the envelope's `data`: the OpenAPI document's, and the type the handler must return. */
+  response?: R;
   /** 201 for creates; 200 otherwise. */
   successStatus?: 200 | 201;
   /** Middleware run before validation, e.g. a route's own rate limiter. */
   before?: RequestHandler[];
   /** Set when the handler writes the response itself (downloads, documents). */
   rawResponse?: { contentType: string };
-  handler: (ctx: RouteContext<P, Q, B>) => Promise<unknown>;
+  handler: (ctx: RouteContext<P, Q, B>) => Promise<NoInfer<Answer<R>>>;
 }
 
 export type Route = RouteSpec<Schema | undefined, Schema | undefined, Schema | undefined>;
@@ -63,7 +65,8 @@ export function defineRoute<
   P extends Schema | undefined = undefined,
   Q extends Schema | undefined = undefined,
   B extends Schema | undefined = undefined,
->(spec: RouteSpec<P, Q, B>): Route {
+  R extends Schema | undefined = undefined,
+>(spec: RouteSpec<P, Q, B, R>): Route {
   return spec as unknown as Route;
 }
 

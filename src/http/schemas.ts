@@ -24,3 +24,6 @@ export const isoDate = z.iso.date().describe('YYYY-MM-DD');
 export const decimalString = z
   .union([z.number().finite(), z.string().regex(/^[+-]?(\d+(\.\d*)?|\.\d+)$/, 'must be numeric')])
   .transform((value) => String(value));
+
+/** The answer of a delete: the id that is gone. */
+export const deleted = (id: string) => ({ id, deleted: true as const });

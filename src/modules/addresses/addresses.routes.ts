@@ -1,6 +1,6 @@
 import { AppError } from '../../domain/errors';
 import { defineRoute, requires, type Route } from '../../http/route';
-import { deletedSchema, idParam } from '../../http/schemas';
+import { deletedSchema, idParam, deleted } from '../../http/schemas';
 import type { AppDeps } from '../../deps';
 import { createAddressRepository } from './addresses.repository';
 import { addressBody, addressSchema, entityAddressParams } from './addresses.schemas';
@@ -33,7 +33,7 @@ export function addressRoutes(deps: AppDeps): Route[] {
       response: deletedSchema,
       handler: async ({ params, auth }) => {
         if (!(await addresses.delete(auth.organisationId, params.id, params.addressId))) throw AppError.notFound('Address');
-        return { id: params.addressId, deleted: true };
+        return deleted(params.addressId);
       },
     }),
   ];

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { pageOf, pageQuery } from '../../http/paging';
 import { defineRoute, requires, type Route } from '../../http/route';
-import { deletedSchema, idParam, timestamps } from '../../http/schemas';
+import { deletedSchema, idParam, timestamps, deleted } from '../../http/schemas';
 import type { AppDeps } from '../../deps';
 
 const appSchema = z.object({
@@ -72,7 +72,7 @@ export function appRoutes(deps: AppDeps): Route[] {
       response: deletedSchema,
       handler: async ({ params, auth }) => {
         await apps.delete(auth.organisationId, params.id);
-        return { id: params.id, deleted: true };
+        return deleted(params.id);
       },
     }),
     defineRoute({

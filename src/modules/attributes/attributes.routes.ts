@@ -3,7 +3,7 @@ import type { AppDeps } from '../../deps';
 import { ATTRIBUTE_OBJECT_TYPES, ATTRIBUTE_TYPES } from '../../domain/attributes';
 import { pageOf, pageQuery } from '../../http/paging';
 import { defineRoute, requires, type Route } from '../../http/route';
-import { deletedSchema, idParam, timestamps } from '../../http/schemas';
+import { deletedSchema, idParam, timestamps, deleted } from '../../http/schemas';
 
 const objectType = z.enum(ATTRIBUTE_OBJECT_TYPES);
 const attributeType = z.enum(ATTRIBUTE_TYPES);
@@ -88,7 +88,7 @@ export function attributeRoutes(deps: AppDeps): Route[] {
       response: deletedSchema,
       handler: async ({ params, auth }) => {
         await attributes.delete(auth.organisationId, params.id);
-        return { id: params.id, deleted: true };
+        return deleted(params.id);
       },
     }),
     defineRoute({
@@ -143,7 +143,7 @@ export function attributeRoutes(deps: AppDeps): Route[] {
       response: deletedSchema,
       handler: async ({ params, auth }) => {
         await organisationAttributes.delete(auth.organisationId, params.id);
-        return { id: params.id, deleted: true };
+        return deleted(params.id);
       },
     }),
   ];

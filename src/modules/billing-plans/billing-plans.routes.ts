@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { AppDeps } from '../../deps';
 import { pageOf } from '../../http/paging';
 import { defineRoute, requires, type Route } from '../../http/route';
-import { deletedSchema, idParam } from '../../http/schemas';
+import { deletedSchema, idParam, deleted } from '../../http/schemas';
 import { createPlanBody, planItemInput, planItemSchema, planListQuery, planSchema, updatePlanBody } from './billing-plans.schemas';
 
 export function billingPlanRoutes(deps: AppDeps): Route[] {
@@ -61,7 +61,7 @@ export function billingPlanRoutes(deps: AppDeps): Route[] {
       response: deletedSchema,
       handler: async ({ params, auth }) => {
         await plans.delete(auth.organisationId, params.id);
-        return { id: params.id, deleted: true };
+        return deleted(params.id);
       },
     }),
     defineRoute({
@@ -86,7 +86,7 @@ export function billingPlanRoutes(deps: AppDeps): Route[] {
       response: deletedSchema,
       handler: async ({ params, auth }) => {
         await plans.deleteItem(auth.organisationId, params.id, params.itemId);
-        return { id: params.itemId, deleted: true };
+        return deleted(params.itemId);
       },
     }),
   ];

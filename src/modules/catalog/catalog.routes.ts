@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { AppDeps } from '../../deps';
 import { pageOf, pageQuery } from '../../http/paging';
 import { defineRoute, requires, type Route } from '../../http/route';
-import { deletedSchema, idParam, timestamps } from '../../http/schemas';
+import { deletedSchema, idParam, timestamps, deleted } from '../../http/schemas';
 
 const skuGroupSchema = z.object({ id: z.string(), name: z.string(), description: z.string().nullable(), ...timestamps });
 const skuSchema = z.object({
@@ -60,7 +60,7 @@ export function catalogRoutes(deps: AppDeps): Route[] {
       response: deletedSchema,
       handler: async ({ params, auth }) => {
         await catalog.deleteGroup(auth.organisationId, params.id);
-        return { id: params.id, deleted: true };
+        return deleted(params.id);
       },
     }),
     defineRoute({

@@ -1,7 +1,7 @@
 import { AppError } from '../../domain/errors';
 import { pageOf } from '../../http/paging';
 import { defineRoute, requires, type Route } from '../../http/route';
-import { deletedSchema, idParam } from '../../http/schemas';
+import { deletedSchema, idParam, deleted } from '../../http/schemas';
 import type { AppDeps } from '../../deps';
 import { createContactGroupRepository } from './contact-groups.repository';
 import { contactGroupListQuery, contactGroupSchema, createContactGroupBody } from './contact-groups.schemas';
@@ -53,7 +53,7 @@ export function contactGroupRoutes(deps: AppDeps): Route[] {
       response: deletedSchema,
       handler: async ({ params, auth }) => {
         if (!(await groups.delete(auth.organisationId, params.id))) throw AppError.notFound('Contact group');
-        return { id: params.id, deleted: true };
+        return deleted(params.id);
       },
     }),
   ];

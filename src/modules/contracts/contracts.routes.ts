@@ -3,7 +3,7 @@ import type { AppDeps } from '../../deps';
 import { CONTRACT_ACTIONS } from '../../domain/contract-state';
 import { pageOf } from '../../http/paging';
 import { defineRoute, requires, type Route } from '../../http/route';
-import { deletedSchema, idParam } from '../../http/schemas';
+import { deletedSchema, idParam, deleted } from '../../http/schemas';
 import {
   contractListQuery,
   contractSchema,
@@ -109,7 +109,7 @@ export function contractRoutes(deps: AppDeps): Route[] {
       response: deletedSchema,
       handler: async ({ params, auth }) => {
         await service.deleteMilestone(auth.organisationId, params.contractId, params.contractPlanId, params.milestoneId);
-        return { id: params.milestoneId, deleted: true };
+        return deleted(params.milestoneId);
       },
     }),
     defineRoute({

@@ -1,7 +1,7 @@
 import { AppError } from '../../domain/errors';
 import { pageOf, pageQuery } from '../../http/paging';
 import { defineRoute, requires, type Route } from '../../http/route';
-import { deletedSchema, idParam } from '../../http/schemas';
+import { deletedSchema, idParam, deleted } from '../../http/schemas';
 import { isUniqueViolation } from '../../db/knex';
 import type { AppDeps } from '../../deps';
 import { CUSTOMER_EXTERNAL_ID_UNIQUE, createCustomerRepository, toCustomer } from './customers.repository';
@@ -61,7 +61,7 @@ export function customerRoutes(deps: AppDeps): Route[] {
       response: deletedSchema,
       handler: async ({ params, auth }) => {
         if (!(await customers.softDelete(auth.organisationId, params.id))) throw AppError.notFound('Customer');
-        return { id: params.id, deleted: true };
+        return deleted(params.id);
       },
     }),
   ];

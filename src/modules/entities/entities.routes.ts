@@ -1,7 +1,7 @@
 import { AppError } from '../../domain/errors';
 import { pageOf } from '../../http/paging';
 import { defineRoute, requires, type Route } from '../../http/route';
-import { deletedSchema, idParam } from '../../http/schemas';
+import { deletedSchema, idParam, deleted } from '../../http/schemas';
 import type { AppDeps } from '../../deps';
 import { createEntityRepository } from './entities.repository';
 import { createEntityBody, entityListQuery, entitySchema, identifierParam } from './entities.schemas';
@@ -64,7 +64,7 @@ export function entityRoutes(deps: AppDeps): Route[] {
       response: deletedSchema,
       handler: async ({ params, auth }) => {
         if (!(await entities.softDelete(auth.organisationId, params.id))) throw AppError.notFound('Entity');
-        return { id: params.id, deleted: true };
+        return deleted(params.id);
       },
     }),
   ];

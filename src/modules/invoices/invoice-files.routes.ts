@@ -7,7 +7,7 @@ import type { AppDeps } from '../../deps';
 import { newId } from '../../db/ids';
 import { AppError, ERROR_CODES } from '../../domain/errors';
 import { defineRoute, requires, type Route } from '../../http/route';
-import { deletedSchema, idParam } from '../../http/schemas';
+import { deletedSchema, idParam, deleted } from '../../http/schemas';
 import { createFilesystemStorage } from '../../storage/file-storage';
 
 interface FileRow {
@@ -152,7 +152,7 @@ export function invoiceFileRoutes(deps: AppDeps): Route[] {
         const row = await requireFile(auth.organisationId, params.invoiceId, params.fileId);
         await db('invoice_files').where({ id: row.id }).delete();
         await storage.remove(row.storage_key);
-        return { id: row.id, deleted: true };
+        return deleted(row.id);
       },
     }),
   ];

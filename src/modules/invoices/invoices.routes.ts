@@ -3,7 +3,7 @@ import type { AppDeps } from '../../deps';
 import { AppError } from '../../domain/errors';
 import { pageOf } from '../../http/paging';
 import { anyToken, defineRoute, requires, type Route } from '../../http/route';
-import { idParam } from '../../http/schemas';
+import { idParam, deleted } from '../../http/schemas';
 import { resolveContractPlan } from '../contracts/contract-plans.repository';
 import { renderInvoicePdf } from './invoice-pdf';
 import { loadInvoiceDocument } from './invoice-document';
@@ -189,7 +189,7 @@ export function invoiceRoutes(deps: AppDeps): Route[] {
         const outcome = await invoices.deleteItem(auth.organisationId, params.id, params.itemId);
         if (!outcome) throw AppError.notFound('Invoice item');
         if (outcome === 'not_draft') throw AppError.conflict('Items can be deleted only while the invoice is a draft');
-        return { id: params.itemId, deleted: true };
+        return deleted(params.itemId);
       },
     }),
   ];

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { AppDeps } from '../../deps';
 import { pageOf, pageQuery } from '../../http/paging';
 import { defineRoute, requires, type Route } from '../../http/route';
-import { deletedSchema, idParam } from '../../http/schemas';
+import { deletedSchema, idParam, deleted } from '../../http/schemas';
 import { JOB_STATUSES, jobSchema } from './jobs.repository';
 
 export function jobRoutes(deps: AppDeps): Route[] {
@@ -64,7 +64,7 @@ export function jobRoutes(deps: AppDeps): Route[] {
       response: deletedSchema,
       handler: async ({ params, auth }) => {
         await jobControl.delete(auth.organisationId, params.id);
-        return { id: params.id, deleted: true };
+        return deleted(params.id);
       },
     }),
     defineRoute({

@@ -2,7 +2,7 @@ import type { Request } from 'express';
 import { AppError, ERROR_CODES } from '../../domain/errors';
 import { pageOf } from '../../http/paging';
 import { defineRoute, requires, type Route } from '../../http/route';
-import { deletedSchema, idParam } from '../../http/schemas';
+import { deletedSchema, idParam, deleted } from '../../http/schemas';
 import type { AppDeps } from '../../deps';
 import { createPaymentBody, idempotencyKey, paymentListQuery, paymentSchema, updatePaymentBody } from './payments.schemas';
 import { createPaymentService } from './payments.service';
@@ -85,7 +85,7 @@ export function paymentRoutes(deps: AppDeps): Route[] {
       response: deletedSchema,
       handler: async ({ params, auth }) => {
         await service.delete(auth.organisationId, params.id);
-        return { id: params.id, deleted: true };
+        return deleted(params.id);
       },
     }),
   ];

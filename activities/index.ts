@@ -1,4 +1,4 @@
-import type { ServiceDeps, Services } from '../src/services';
+import type { Services } from '../src/services';
 import { reportingFailures } from './adapter';
 import { createContractActivities } from './contracts.activities';
 import { createExportActivities } from './export.activities';
@@ -10,13 +10,13 @@ import { createUsageActivities } from './usage.activities';
  * Every activity the worker registers: one-line adapters over the services, each failure reported in
  * the error model's terms. Workflows proxy these types.
  */
-export function createActivities(services: Services, deps: ServiceDeps) {
+export function createActivities(services: Services) {
   return reportingFailures({
     ...createUsageActivities(services),
-    ...createInvoiceActivities(deps),
+    ...createInvoiceActivities(services),
     ...createContractActivities(services),
     ...createExportActivities(services),
-    ...createRevenueActivities(deps),
+    ...createRevenueActivities(services),
   });
 }
 

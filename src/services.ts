@@ -11,6 +11,12 @@ import { createContractService } from './modules/contracts/contracts.service';
 import { createEntityService } from './modules/entities/entities.service';
 import { createFxRateService } from './modules/fx-rates/fx-rates.service';
 import { createInvoiceService } from './modules/invoices/invoices.service';
+import { createInvoiceFileService } from './modules/invoices/invoice-files.service';
+import { createInvoiceItemService } from './modules/invoices/invoice-items.service';
+import { createInvoiceLifecycleService } from './modules/invoices/invoice-lifecycle.service';
+import { createRevenueService } from './modules/revenue/revenue.service';
+import { createRevenueSyncService } from './modules/revenue/revenue-sync.service';
+import { createCustomerService } from './modules/customers/customers.service';
 import { resolveContractPlan } from './modules/contracts/contract-plans.repository';
 import { createPaymentService } from './modules/payments/payments.service';
 import { createUsageService } from './modules/usage/usage.service';
@@ -65,10 +71,16 @@ export function createServices(deps: ServiceDeps) {
     // Reference data
     addresses: createAddressService(db),
     contactGroups: createContactGroupService(db),
+    customers: createCustomerService(db),
     entities: createEntityService(db),
     // Money
     fxRates: createFxRateService(db),
     payments: createPaymentService(db),
+    revenue: createRevenueService(db),
+    // Invoices
+    invoiceItems: createInvoiceItemService(db),
+    invoiceFiles: createInvoiceFileService(deps),
+    invoiceLifecycle: createInvoiceLifecycleService(deps),
     // Usage, plans and contracts
     meters: createMeterService(db),
     usageIngestion: createUsageIngestionService(db),
@@ -96,6 +108,7 @@ export function createApiServices(deps: ServiceDeps & { temporal: TemporalHandle
   const apiServices = {
     ...services,
     invoices: createInvoiceService(workflowDeps, resolveContractPlan),
+    revenueSync: createRevenueSyncService(workflowDeps),
     contracts: createContractService(workflowDeps),
     usage: createUsageService(workflowDeps),
     exports: createExportService(workflowDeps),

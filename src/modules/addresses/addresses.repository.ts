@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { newId } from '../../db/ids';
+import { createEntityRepository } from '../entities/entities.repository';
 import type { AddressBody } from './addresses.schemas';
 
 export interface AddressRow {
@@ -79,7 +80,7 @@ export function createAddressRepository(db: Knex) {
     async delete(organisationId: string, entityId: string, id: string): Promise<boolean> {
       const deleted = await db('addresses')
         .where({ organisation_id: organisationId, entity_id: entityId, id })
-        .whereExists(db('entities').select(db.raw('1')).where('entities.id', db.ref('addresses.entity_id')).whereNull('entities.deleted_at'))
+        .whereIn('entity_id', createEntityRepository(db).liveIds())
         .delete();
       return deleted > 0;
     },

@@ -1,14 +1,10 @@
-import { AppError } from '../../domain/errors';
 import { defineRoute, requires, type Route } from '../../http/route';
 import { deletedSchema, idParam, deleted } from '../../http/schemas';
 import type { AppDeps } from '../../deps';
-import { createAddressRepository } from './addresses.repository';
 import { addressBody, addressSchema, entityAddressParams } from './addresses.schemas';
-import { createAddressService } from './addresses.service';
 
 export function addressRoutes(deps: AppDeps): Route[] {
-  const addresses = createAddressRepository(deps.db);
-  const service = createAddressService(deps.db);
+  const service = deps.services.addresses;
 
   return [
     defineRoute({
@@ -32,7 +28,7 @@ export function addressRoutes(deps: AppDeps): Route[] {
       params: entityAddressParams,
       response: deletedSchema,
       handler: async ({ params, auth }) => {
-        if (!(await addresses.delete(auth.organisationId, params.id, params.addressId))) throw AppError.notFound('Address');
+        await service.delete(auth.organisationId, params.id, params.addressId);
         return deleted(params.addressId);
       },
     }),

@@ -13,5 +13,10 @@ export function createAddressService(db: Knex) {
         return toAddress(await createAddressRepository(trx).insert(organisationId, entityId, input));
       });
     },
+
+    /** Only an address of a live entity can be removed. */
+    async delete(organisationId: string, entityId: string, id: string): Promise<void> {
+      if (!(await createAddressRepository(db).delete(organisationId, entityId, id))) throw AppError.notFound('Address');
+    },
   };
 }

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { newId } from '../../db/ids';
 import { paginate, type Page, type PageQuery } from '../../http/paging';
+import { createCustomerRepository } from '../customers/customers.repository';
 import type { CreateContactGroupBody } from './contact-groups.schemas';
 
 export interface ContactGroupRow {
@@ -63,11 +64,7 @@ export function toContactGroup(row: ContactGroupRow, contacts: Contact[]): Conta
 /** A group vanishes with its customer: only groups of live customers are read or deleted. */
 export function createContactGroupRepository(db: Knex) {
   const live = (organisationId: string) =>
-    db<ContactGroupRow>('contact_groups')
-      .where({ organisation_id: organisationId })
-      .whereExists(
-        db('customers').select(db.raw('1')).where('customers.id', db.ref('contact_groups.customer_id')).whereNull('customers.deleted_at'),
-      );
+    db<ContactGroupRow>('contact_groups').where({ organisation_id: organisationId }).whereIn('customer_id', createCustomerRepository(db).liveIds());
 
   return {
     async insert(organisationId: string, group: CreateContactGroupBody): Promise<ContactGroupRow> {
@@ -106,6 +103,16 @@ export function createContactGroupRepository(db: Knex) {
         .orderBy([{ column: 'name' }, { column: 'email' }, { column: 'id' }]);
       for (const row of rows) byGroup.set(row.contact_group_id, [...(byGroup.get(row.contact_group_id) ?? []), toContact(row)]);
       return byGroup;
+    },
+
+    /** Every distinct address of the customer's contact groups: who receives its invoices. */
+    async emailsOfCustomer(organisationId: string, customerId: string): Promise<string[]> {
+      const rows = await db('contacts as c')
+        .join('contact_groups as g', 'g.id', 'c.contact_group_id')
+        .where({ 'g.organisation_id': organisationId, 'g.customer_id': customerId })
+        .distinct<{ email: string }[]>('c.email')
+        .orderBy('c.email');
+      return rows.map((row) => row.email);
     },
 
     /** The group's contacts go with it (foreign key cascade). */

@@ -1,15 +1,11 @@
-import { AppError } from '../../domain/errors';
 import { pageOf } from '../../http/paging';
 import { defineRoute, requires, type Route } from '../../http/route';
 import { deletedSchema, idParam, deleted } from '../../http/schemas';
 import type { AppDeps } from '../../deps';
-import { createContactGroupRepository } from './contact-groups.repository';
 import { contactGroupListQuery, contactGroupSchema, createContactGroupBody } from './contact-groups.schemas';
-import { createContactGroupService } from './contact-groups.service';
 
 export function contactGroupRoutes(deps: AppDeps): Route[] {
-  const groups = createContactGroupRepository(deps.db);
-  const service = createContactGroupService(deps.db);
+  const service = deps.services.contactGroups;
 
   return [
     defineRoute({
@@ -52,7 +48,7 @@ export function contactGroupRoutes(deps: AppDeps): Route[] {
       params: idParam,
       response: deletedSchema,
       handler: async ({ params, auth }) => {
-        if (!(await groups.delete(auth.organisationId, params.id))) throw AppError.notFound('Contact group');
+        await service.delete(auth.organisationId, params.id);
         return deleted(params.id);
       },
     }),

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { AppError } from '../../domain/errors';
+import { AppError, orNotFound } from '../../domain/errors';
 import type { Page, PageQuery } from '../../http/paging';
 import { createCustomerRepository } from '../customers/customers.repository';
 import { createContactGroupRepository, toContactGroup, type ContactGroup, type ContactGroupRepository, type ContactGroupRow } from './contact-groups.repository';
@@ -26,8 +26,7 @@ export function createContactGroupService(db: Knex) {
     },
 
     async getById(organisationId: string, id: string): Promise<ContactGroup> {
-      const row = await groups.findById(organisationId, id);
-      if (!row) throw AppError.notFound('Contact group');
+      const row = orNotFound(await groups.findById(organisationId, id), 'Contact group');
       const [group] = await withContacts(groups, organisationId, [row]);
       return group!;
     },
@@ -35,6 +34,11 @@ export function createContactGroupService(db: Knex) {
     async list(organisationId: string, paging: PageQuery, filter: { customerId?: string }): Promise<Page<ContactGroup>> {
       const page = await groups.list(organisationId, paging, filter);
       return { ...page, items: await withContacts(groups, organisationId, page.items) };
+    },
+
+    /** The group's contacts go with it. */
+    async delete(organisationId: string, id: string): Promise<void> {
+      if (!(await groups.delete(organisationId, id))) throw AppError.notFound('Contact group');
     },
   };
 }

@@ -58,8 +58,18 @@ export function createCustomerRepository(db: Knex) {
       return row!;
     },
 
+    /** The ids of live customers, as a subquery for the tables that hang off a customer. */
+    liveIds(): Knex.QueryBuilder {
+      return db('customers').select('id').whereNull('deleted_at');
+    },
+
     async findById(organisationId: string, id: string): Promise<CustomerRow | undefined> {
       return live(organisationId).where({ id }).first();
+    },
+
+    /** Deleted ones too: an invoice keeps naming its customer. */
+    async findAnyById(organisationId: string, id: string): Promise<CustomerRow | undefined> {
+      return db<CustomerRow>('customers').where({ organisation_id: organisationId, id }).first();
     },
 
     /**
@@ -77,20 +87,9 @@ export function createCustomerRepository(db: Knex) {
       });
     },
 
-    /** The customer's entities go with it, so usage can no longer be recorded against a deleted customer. */
     async softDelete(organisationId: string, id: string): Promise<boolean> {
-      return db.transaction(async (trx) => {
-        const deleted = await trx('customers')
-          .where({ organisation_id: organisationId, id })
-          .whereNull('deleted_at')
-          .update({ deleted_at: trx.fn.now(), updated_at: trx.fn.now() });
-        if (deleted === 0) return false;
-        await trx('entities')
-          .where({ organisation_id: organisationId, customer_id: id })
-          .whereNull('deleted_at')
-          .update({ deleted_at: trx.fn.now(), updated_at: trx.fn.now() });
-        return true;
-      });
+      const deleted = await live(organisationId).where({ id }).update({ deleted_at: db.fn.now(), updated_at: db.fn.now() });
+      return deleted > 0;
     },
   };
 }

@@ -1,19 +1,11 @@
-import { AppError } from '../../domain/errors';
 import { pageOf, pageQuery } from '../../http/paging';
 import { defineRoute, requires, type Route } from '../../http/route';
 import { deletedSchema, idParam, deleted } from '../../http/schemas';
-import { isUniqueViolation } from '../../db/knex';
 import type { AppDeps } from '../../deps';
-import { CUSTOMER_EXTERNAL_ID_UNIQUE, createCustomerRepository, toCustomer } from './customers.repository';
 import { createCustomerBody, customerSchema } from './customers.schemas';
 
 export function customerRoutes(deps: AppDeps): Route[] {
-  const customers = createCustomerRepository(deps.db);
-
-  const duplicateExternalId = (error: unknown): never => {
-    if (isUniqueViolation(error, CUSTOMER_EXTERNAL_ID_UNIQUE)) throw AppError.conflict('A customer with this externalId exists');
-    throw error;
-  };
+  const { customers } = deps.services;
 
   return [
     defineRoute({
@@ -25,7 +17,7 @@ export function customerRoutes(deps: AppDeps): Route[] {
       body: createCustomerBody,
       response: customerSchema,
       successStatus: 201,
-      handler: async ({ body, auth }) => toCustomer(await customers.create(auth.organisationId, body).catch(duplicateExternalId)),
+      handler: async ({ body, auth }) => customers.create(auth.organisationId, body),
     }),
     defineRoute({
       method: 'get',
@@ -45,11 +37,7 @@ export function customerRoutes(deps: AppDeps): Route[] {
       access: requires('CustomerService:getCustomerById'),
       params: idParam,
       response: customerSchema,
-      handler: async ({ params, auth }) => {
-        const row = await customers.findById(auth.organisationId, params.id);
-        if (!row) throw AppError.notFound('Customer');
-        return toCustomer(row);
-      },
+      handler: async ({ params, auth }) => customers.getById(auth.organisationId, params.id),
     }),
     defineRoute({
       method: 'delete',
@@ -60,7 +48,7 @@ export function customerRoutes(deps: AppDeps): Route[] {
       params: idParam,
       response: deletedSchema,
       handler: async ({ params, auth }) => {
-        if (!(await customers.softDelete(auth.organisationId, params.id))) throw AppError.notFound('Customer');
+        await customers.delete(auth.organisationId, params.id);
         return deleted(params.id);
       },
     }),

@@ -79,6 +79,11 @@ export function createEntityRepository(db: Knex) {
       return row!;
     },
 
+    /** The ids of live entities, as a subquery for the tables that hang off an entity. */
+    liveIds(): Knex.QueryBuilder {
+      return db('entities').select('id').whereNull('deleted_at');
+    },
+
     async findById(organisationId: string, id: string): Promise<EntityRow | undefined> {
       return live(organisationId).where({ id }).first();
     },
@@ -92,6 +97,19 @@ export function createEntityRepository(db: Knex) {
       return Boolean(await live(organisationId).where({ id }).forShare().first('id'));
     },
 
+    /** The earliest live entity of a kind: who issues (seller) or receives (a customer's) an invoice. */
+    async firstLive(organisationId: string, filter: { type: EntityType; customerId?: string }): Promise<EntityRow | undefined> {
+      return live(organisationId)
+        .where({ type: filter.type, ...(filter.customerId ? { customer_id: filter.customerId } : {}) })
+        .orderBy([{ column: 'created_at' }, { column: 'id' }])
+        .first();
+    },
+
+    /** Deleted ones too: usage recorded before a deletion still bills. */
+    async customerEntityIds(organisationId: string, customerId: string): Promise<string[]> {
+      return db('entities').where({ organisation_id: organisationId, customer_id: customerId, type: 'customer' }).pluck('id');
+    },
+
     async list(organisationId: string, paging: PageQuery, filter: { type?: EntityType }): Promise<Page<EntityRow>> {
       const query = live(organisationId).select('*');
       if (filter.type) query.where({ type: filter.type });
@@ -101,6 +119,10 @@ export function createEntityRepository(db: Knex) {
     async softDelete(organisationId: string, id: string): Promise<boolean> {
       const deleted = await live(organisationId).where({ id }).update({ deleted_at: db.fn.now(), updated_at: db.fn.now() });
       return deleted > 0;
+    },
+
+    async softDeleteOfCustomer(organisationId: string, customerId: string): Promise<void> {
+      await live(organisationId).where({ customer_id: customerId }).update({ deleted_at: db.fn.now(), updated_at: db.fn.now() });
     },
   };
 }

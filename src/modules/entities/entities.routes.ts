@@ -1,15 +1,11 @@
-import { AppError } from '../../domain/errors';
 import { pageOf } from '../../http/paging';
 import { defineRoute, requires, type Route } from '../../http/route';
 import { deletedSchema, idParam, deleted } from '../../http/schemas';
 import type { AppDeps } from '../../deps';
-import { createEntityRepository } from './entities.repository';
 import { createEntityBody, entityListQuery, entitySchema, identifierParam } from './entities.schemas';
-import { createEntityService } from './entities.service';
 
 export function entityRoutes(deps: AppDeps): Route[] {
-  const entities = createEntityRepository(deps.db);
-  const service = createEntityService(deps.db);
+  const service = deps.services.entities;
 
   return [
     defineRoute({
@@ -63,7 +59,7 @@ export function entityRoutes(deps: AppDeps): Route[] {
       params: idParam,
       response: deletedSchema,
       handler: async ({ params, auth }) => {
-        if (!(await entities.softDelete(auth.organisationId, params.id))) throw AppError.notFound('Entity');
+        await service.delete(auth.organisationId, params.id);
         return deleted(params.id);
       },
     }),

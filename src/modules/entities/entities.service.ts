@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { isUniqueViolation } from '../../db/knex';
-import { AppError } from '../../domain/errors';
+import { AppError, orNotFound } from '../../domain/errors';
 import type { Page, PageQuery } from '../../http/paging';
 import { createAddressRepository, toAddress } from '../addresses/addresses.repository';
 import { createCustomerRepository } from '../customers/customers.repository';
@@ -22,8 +22,7 @@ export function createEntityService(db: Knex) {
   }
 
   async function found(organisationId: string, row: EntityRow | undefined): Promise<Entity> {
-    if (!row) throw AppError.notFound('Entity');
-    const [entity] = await withAddresses(organisationId, [row]);
+    const [entity] = await withAddresses(organisationId, [orNotFound(row, 'Entity')]);
     return entity!;
   }
 
@@ -60,6 +59,10 @@ export function createEntityService(db: Knex) {
     async list(organisationId: string, paging: PageQuery, filter: { type?: EntityType }): Promise<Page<Entity>> {
       const page = await entities.list(organisationId, paging, filter);
       return { ...page, items: await withAddresses(organisationId, page.items) };
+    },
+
+    async delete(organisationId: string, id: string): Promise<void> {
+      if (!(await entities.softDelete(organisationId, id))) throw AppError.notFound('Entity');
     },
   };
 }

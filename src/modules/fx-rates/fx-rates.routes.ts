@@ -12,10 +12,9 @@ import {
   fxRateSchema,
   updateFxRateBody,
 } from './fx-rates.schemas';
-import { createFxRateService } from './fx-rates.service';
 
 export function fxRateRoutes(deps: AppDeps): Route[] {
-  const service = createFxRateService(deps.db);
+  const service = deps.services.fxRates;
 
   return [
     defineRoute({

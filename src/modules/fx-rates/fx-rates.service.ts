@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { isUniqueViolation } from '../../db/knex';
 import { convert } from '../../domain/fx';
 import { formatAmount } from '../../domain/money';
-import { AppError } from '../../domain/errors';
+import { AppError, orNotFound } from '../../domain/errors';
 import type { Page, PageQuery } from '../../http/paging';
 import {
   FX_RATE_PAIR_DATE_UNIQUE,
@@ -36,9 +36,7 @@ export function createFxRateService(db: Knex) {
   const rates = createFxRateRepository(db);
 
   async function effective(organisationId: string, from: string, to: string, date = todayUtc()): Promise<EffectiveRate> {
-    const found = await findEffectiveRate(db, organisationId, from, to, date);
-    if (!found) throw AppError.notFound(`FX rate ${from}→${to} effective on ${date}`);
-    return found;
+    return orNotFound(await findEffectiveRate(db, organisationId, from, to, date), `FX rate ${from}→${to} effective on ${date}`);
   }
 
   return {
@@ -47,9 +45,7 @@ export function createFxRateService(db: Knex) {
     },
 
     async getById(organisationId: string, id: string): Promise<FxRate> {
-      const row = await rates.findById(organisationId, id);
-      if (!row) throw AppError.notFound('FX rate');
-      return toFxRate(row);
+      return toFxRate(orNotFound(await rates.findById(organisationId, id), 'FX rate'));
     },
 
     async list(organisationId: string, paging: PageQuery, filter: { fromCurrency?: string; toCurrency?: string }): Promise<Page<FxRate>> {
@@ -58,8 +54,7 @@ export function createFxRateService(db: Knex) {
 
     async update(organisationId: string, id: string, input: UpdateFxRateBody): Promise<FxRate> {
       const row = await rates.update(organisationId, id, { rate: input.rate, effective_date: input.effectiveDate }).catch(duplicatePairDate);
-      if (!row) throw AppError.notFound('FX rate');
-      return toFxRate(row);
+      return toFxRate(orNotFound(row, 'FX rate'));
     },
 
     effective,

@@ -1,41 +1,34 @@
 import type { Knex } from 'knex';
+import { orNotFound } from '../../domain/errors';
+import { createAddressRepository, type Address } from '../addresses/addresses.repository';
+import { createCustomerRepository } from '../customers/customers.repository';
+import { createEntityRepository, type EntityRow, type EntityType } from '../entities/entities.repository';
 import type { InvoiceDocument, InvoiceParty } from './invoice-pdf';
 import { createInvoiceRepository } from './invoices.repository';
 
-interface EntityWithAddress {
-  name: string;
-  tax_id: string | null;
-  line1: string | null;
-  line2: string | null;
-  city: string | null;
-  state: string | null;
-  postal_code: string | null;
-  country: string | null;
-}
-
-function toParty(row: EntityWithAddress | undefined, fallbackName?: string): InvoiceParty | null {
-  if (!row) return fallbackName ? { name: fallbackName, addressLines: [] } : null;
-  const cityLine = [row.postal_code, row.city, row.state].filter(Boolean).join(' ');
-  return { name: row.name, taxId: row.tax_id, addressLines: [row.line1, row.line2, cityLine, row.country].filter((line): line is string => Boolean(line)) };
+function toParty(entity: { row: EntityRow; address: Address | undefined } | undefined, fallbackName?: string): InvoiceParty | null {
+  if (!entity) return fallbackName ? { name: fallbackName, addressLines: [] } : null;
+  const { row, address } = entity;
+  const cityLine = [address?.postalCode, address?.city, address?.state].filter(Boolean).join(' ');
+  return { name: row.name, taxId: row.tax_id, addressLines: [address?.line1, address?.line2, cityLine, address?.country].filter((line): line is string => Boolean(line)) };
 }
 
 /** The first live entity of a kind, with its first address: who issues and who receives the invoice. */
-async function entityParty(db: Knex, organisationId: string, filter: Record<string, string>): Promise<EntityWithAddress | undefined> {
-  return db('entities as e')
-    .leftJoin('addresses as a', 'a.entity_id', 'e.id')
-    .where({ 'e.organisation_id': organisationId, ...Object.fromEntries(Object.entries(filter).map(([k, v]) => [`e.${k}`, v])) })
-    .whereNull('e.deleted_at')
-    .orderBy([{ column: 'e.created_at' }, { column: 'a.created_at' }])
-    .first('e.name', 'e.tax_id', 'a.line1', 'a.line2', 'a.city', 'a.state', 'a.postal_code', 'a.country');
+async function entityParty(db: Knex, organisationId: string, filter: { type: EntityType; customerId?: string }) {
+  const row = await createEntityRepository(db).firstLive(organisationId, filter);
+  if (!row) return undefined;
+  const addresses = await createAddressRepository(db).listByEntity(organisationId, [row.id]);
+  return { row, address: addresses.get(row.id)?.[0] };
 }
 
-export async function loadInvoiceDocument(db: Knex, organisationId: string, invoiceId: string): Promise<InvoiceDocument | undefined> {
-  const invoice = await createInvoiceRepository(db).find(organisationId, invoiceId);
-  if (!invoice) return undefined;
-  const customer = invoice.customerId ? await db('customers').where({ organisation_id: organisationId, id: invoice.customerId }).first('name') : undefined;
-  const [seller, customerEntity] = await Promise.all([
+/** What the PDF shows: the invoice, its seller and its customer. */
+export async function loadInvoiceDocument(db: Knex, organisationId: string, invoiceId: string): Promise<InvoiceDocument> {
+  const invoice = orNotFound(await createInvoiceRepository(db).find(organisationId, invoiceId), 'Invoice');
+  const customerId = invoice.customerId;
+  const [seller, customerEntity, customer] = await Promise.all([
     entityParty(db, organisationId, { type: 'seller' }),
-    invoice.customerId ? entityParty(db, organisationId, { type: 'customer', customer_id: invoice.customerId }) : undefined,
+    customerId ? entityParty(db, organisationId, { type: 'customer', customerId }) : undefined,
+    customerId ? createCustomerRepository(db).findAnyById(organisationId, customerId) : undefined,
   ]);
   const taxes = (invoice.data.taxes as InvoiceDocument['taxes'] | undefined) ?? [];
   return {

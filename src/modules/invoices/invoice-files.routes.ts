@@ -1,26 +1,10 @@
-import { createHash } from 'node:crypto';
-import path from 'node:path';
 import type { RequestHandler } from 'express';
 import multer from 'multer';
 import { z } from 'zod';
 import type { AppDeps } from '../../deps';
-import { newId } from '../../db/ids';
 import { AppError, ERROR_CODES } from '../../domain/errors';
 import { defineRoute, requires, type Route } from '../../http/route';
 import { deletedSchema, idParam, deleted } from '../../http/schemas';
-import { createFilesystemStorage } from '../../storage/file-storage';
-
-interface FileRow {
-  id: string;
-  invoice_id: string;
-  filename: string;
-  content_type: string;
-  size: string;
-  sha256: string;
-  storage_key: string;
-  uploaded_by: string | null;
-  created_at: Date;
-}
 
 const fileSchema = z.object({
   id: z.string(),
@@ -31,17 +15,6 @@ const fileSchema = z.object({
   sha256: z.string(),
   uploadedBy: z.string().nullable(),
   createdAt: z.string(),
-});
-
-const toFile = (row: FileRow) => ({
-  id: row.id,
-  invoiceId: row.invoice_id,
-  filename: row.filename,
-  contentType: row.content_type,
-  size: Number(row.size),
-  sha256: row.sha256,
-  uploadedBy: row.uploaded_by,
-  createdAt: row.created_at.toISOString(),
 });
 
 const fileParams = z.object({ invoiceId: z.string().min(1).max(64), fileId: z.string().min(1).max(64) });
@@ -61,19 +34,7 @@ function singleFile(limitBytes: number): RequestHandler {
 }
 
 export function invoiceFileRoutes(deps: AppDeps): Route[] {
-  const storage = createFilesystemStorage(path.resolve(deps.config.DATA_DIR, 'invoice-files'));
-  const { db } = deps;
-
-  async function requireInvoice(organisationId: string, invoiceId: string): Promise<void> {
-    const invoice = await db('invoices').where({ organisation_id: organisationId, id: invoiceId }).whereNull('deleted_at').first('id');
-    if (!invoice) throw AppError.notFound('Invoice');
-  }
-
-  async function requireFile(organisationId: string, invoiceId: string, fileId: string): Promise<FileRow> {
-    const row = await db('invoice_files').where({ organisation_id: organisationId, invoice_id: invoiceId, id: fileId }).first<FileRow | undefined>();
-    if (!row) throw AppError.notFound('Invoice file');
-    return row;
-  }
+  const files = deps.services.invoiceFiles;
 
   return [
     defineRoute({
@@ -86,28 +47,7 @@ export function invoiceFileRoutes(deps: AppDeps): Route[] {
       params: idParam,
       response: fileSchema,
       successStatus: 201,
-      handler: async ({ params, auth, req }) => {
-        await requireInvoice(auth.organisationId, params.id);
-        const file = req.file;
-        if (!file) throw AppError.validation('a multipart field "file" is required', 'body.file');
-        const id = newId('fil');
-        const key = path.join(auth.organisationId, params.id, id);
-        await storage.put(key, file.buffer);
-        const [row] = await db('invoice_files')
-          .insert({
-            id,
-            organisation_id: auth.organisationId,
-            invoice_id: params.id,
-            filename: path.basename(file.originalname).slice(0, 255) || 'file',
-            content_type: file.mimetype || 'application/octet-stream',
-            size: file.size,
-            sha256: createHash('sha256').update(file.buffer).digest('hex'),
-            storage_key: key,
-            uploaded_by: auth.subjectId,
-          })
-          .returning<FileRow[]>('*');
-        return toFile(row!);
-      },
+      handler: async ({ params, auth, req }) => files.upload(auth.organisationId, params.id, req.file, auth.subjectId),
     }),
     defineRoute({
       method: 'get',
@@ -117,11 +57,7 @@ export function invoiceFileRoutes(deps: AppDeps): Route[] {
       access: requires('InvoiceService:getInvoiceFiles'),
       params: idParam,
       response: z.array(fileSchema),
-      handler: async ({ params, auth }) => {
-        await requireInvoice(auth.organisationId, params.id);
-        const rows: FileRow[] = await db('invoice_files').where({ organisation_id: auth.organisationId, invoice_id: params.id }).orderBy([{ column: 'created_at' }, { column: 'id' }]);
-        return rows.map(toFile);
-      },
+      handler: async ({ params, auth }) => files.list(auth.organisationId, params.id),
     }),
     defineRoute({
       method: 'get',
@@ -132,11 +68,11 @@ export function invoiceFileRoutes(deps: AppDeps): Route[] {
       params: fileParams,
       rawResponse: { contentType: 'application/octet-stream' },
       handler: async ({ params, auth, res }) => {
-        const row = await requireFile(auth.organisationId, params.invoiceId, params.fileId);
-        res.status(200).type(row.content_type).setHeader('Content-Disposition', `attachment; filename="${row.filename.replace(/["\\\r\n]/g, '_')}"`);
-        res.setHeader('Content-Length', row.size);
+        const file = await files.download(auth.organisationId, params.invoiceId, params.fileId);
+        res.status(200).type(file.contentType).setHeader('Content-Disposition', `attachment; filename="${file.filename.replace(/["\\\r\n]/g, '_')}"`);
+        res.setHeader('Content-Length', file.size);
         await new Promise<void>((resolve, reject) => {
-          storage.read(row.storage_key).on('error', reject).pipe(res).on('finish', resolve);
+          file.content.on('error', reject).pipe(res).on('finish', resolve);
         });
       },
     }),
@@ -149,10 +85,8 @@ export function invoiceFileRoutes(deps: AppDeps): Route[] {
       params: fileParams,
       response: deletedSchema,
       handler: async ({ params, auth }) => {
-        const row = await requireFile(auth.organisationId, params.invoiceId, params.fileId);
-        await db('invoice_files').where({ id: row.id }).delete();
-        await storage.remove(row.storage_key);
-        return deleted(row.id);
+        await files.remove(auth.organisationId, params.invoiceId, params.fileId);
+        return deleted(params.fileId);
       },
     }),
   ];

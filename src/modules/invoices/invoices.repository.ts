@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { calendarDay } from '../../db/dates';
 import { newId } from '../../db/ids';
 import { paginate, type Page, type PageQuery } from '../../http/paging';
-import type { InvoiceState } from '../../domain/invoice-state';
+import type { InvoiceState, InvoiceStep } from '../../domain/invoice-state';
 import { formatAmount, toDecimal } from '../../domain/money';
 
 export interface InvoiceRow {
@@ -13,6 +13,8 @@ export interface InvoiceRow {
   contract_plan_id: string | null;
   status: InvoiceState;
   number: string | null;
+  /** The gapless counter value behind `number`, kept so that a re-raise keeps its number. */
+  number_sequence: number | null;
   currency: string;
   date: Date;
   from_date: Date | null;
@@ -99,6 +101,16 @@ export function toInvoice(row: InvoiceRow, items: InvoiceItemRow[]) {
 
 export type Invoice = ReturnType<typeof toInvoice>;
 
+export interface NewInvoiceItem {
+  planItemId?: string;
+  title: string;
+  description?: string;
+  quantity: string;
+  price: string;
+  fromDate?: string;
+  toDate?: string;
+}
+
 export interface NewInvoice {
   organisationId: string;
   customerId: string;
@@ -108,20 +120,90 @@ export interface NewInvoice {
   date: string;
   fromDate?: string;
   toDate?: string;
-  items: Array<{ planItemId?: string; title: string; description?: string; quantity: string; price: string; fromDate?: string; toDate?: string }>;
+  /** Free-form facts about where the invoice came from (a milestone's id). */
+  data?: Record<string, unknown>;
+  items: NewInvoiceItem[];
 }
 
+export interface TransitionRow {
+  seq: number;
+  step: InvoiceStep;
+  from_state: InvoiceState;
+  data: { paymentId?: string; reversedPaymentId?: string };
+  undone_at: Date | null;
+}
+
+export interface NewTransition {
+  organisationId: string;
+  invoiceId: string;
+  seq: number;
+  step: InvoiceStep;
+  from: InvoiceState;
+  to: InvoiceState;
+  data?: object;
+}
+
+/** The columns fixed at raise, as `computeInvoiceTotals` returns them. */
+export interface InvoiceTotals {
+  subtotal: string;
+  tax_total: string;
+  total: string;
+  base_currency: string;
+  fx_rate: string;
+  base_total: string;
+  /** JSON text: replaces the invoice's data with its taxes. */
+  data: string;
+}
+
+export type StepTimeColumn = 'raised_at' | 'sent_at' | 'paid_at' | 'cancelled_at';
+
+/** What a lifecycle step writes: the status, the step's time (stamped now or cleared by its undo), and its own columns. */
+export interface InvoiceStatusChange {
+  status: InvoiceState;
+  stamp?: StepTimeColumn;
+  clear?: StepTimeColumn;
+  number?: string;
+  number_sequence?: number;
+  totals?: InvoiceTotals;
+  paid_date?: string | null;
+  comments?: string;
+  /** Merged into `data.delivery`. */
+  delivery?: object;
+}
+
+const NUMBER_SERIES = 'default';
+
+const itemOrder = [{ column: 'created_at' }, { column: 'id' }];
+
+function itemRow(organisationId: string, invoiceId: string, item: NewInvoiceItem) {
+  return {
+    id: newId('itm'),
+    organisation_id: organisationId,
+    invoice_id: invoiceId,
+    plan_item_id: item.planItemId ?? null,
+    title: item.title,
+    description: item.description ?? null,
+    quantity: item.quantity,
+    price: item.price,
+    from_date: item.fromDate ?? null,
+    to_date: item.toDate ?? null,
+  };
+}
+
+/** Invoices, their items, transitions and number counters. `db` may be a transaction. */
 export function createInvoiceRepository(db: Knex) {
+  const live = (organisationId: string, id: string) => db<InvoiceRow>('invoices').where({ organisation_id: organisationId, id }).whereNull('deleted_at');
+  const transition = (invoiceId: string, seq: number) => db('invoice_transitions').where({ invoice_id: invoiceId, seq });
+
   async function itemsOf(invoiceIds: string[]): Promise<Map<string, InvoiceItemRow[]>> {
-    const rows = invoiceIds.length
-      ? await db('invoice_items').whereIn('invoice_id', invoiceIds).orderBy([{ column: 'created_at' }, { column: 'id' }]) as InvoiceItemRow[]
-      : [];
+    const rows = invoiceIds.length ? ((await db('invoice_items').whereIn('invoice_id', invoiceIds).orderBy(itemOrder)) as InvoiceItemRow[]) : [];
     const byInvoice = new Map<string, InvoiceItemRow[]>();
     for (const row of rows) byInvoice.set(row.invoice_id, [...(byInvoice.get(row.invoice_id) ?? []), row]);
     return byInvoice;
   }
 
   return {
+    /** The invoice and its items in one transaction (a savepoint when `db` is already one). */
     async create(invoice: NewInvoice): Promise<InvoiceRow> {
       return db.transaction(async (trx) => {
         const [row] = await trx('invoices')
@@ -135,30 +217,16 @@ export function createInvoiceRepository(db: Knex) {
             date: invoice.date,
             from_date: invoice.fromDate ?? null,
             to_date: invoice.toDate ?? null,
+            ...(invoice.data ? { data: JSON.stringify(invoice.data) } : {}),
           })
           .returning<InvoiceRow[]>('*');
-        if (invoice.items.length > 0) {
-          await trx('invoice_items').insert(
-            invoice.items.map((item) => ({
-              id: newId('itm'),
-              organisation_id: invoice.organisationId,
-              invoice_id: row!.id,
-              plan_item_id: item.planItemId ?? null,
-              title: item.title,
-              description: item.description ?? null,
-              quantity: item.quantity,
-              price: item.price,
-              from_date: item.fromDate ?? null,
-              to_date: item.toDate ?? null,
-            })),
-          );
-        }
+        if (invoice.items.length > 0) await trx('invoice_items').insert(invoice.items.map((item) => itemRow(invoice.organisationId, row!.id, item)));
         return row!;
       });
     },
 
     async findRow(organisationId: string, id: string): Promise<InvoiceRow | undefined> {
-      return db<InvoiceRow>('invoices').where({ organisation_id: organisationId, id }).whereNull('deleted_at').first();
+      return live(organisationId, id).first();
     },
 
     async find(organisationId: string, id: string): Promise<Invoice | undefined> {
@@ -177,44 +245,88 @@ export function createInvoiceRepository(db: Knex) {
       return { ...page, items: page.items.map((row) => toInvoice(row, items.get(row.id) ?? [])) };
     },
 
+    /** Inside a transaction: the live invoice under its row lock until commit. */
+    async lock(organisationId: string, id: string): Promise<InvoiceRow | undefined> {
+      return live(organisationId, id).forUpdate().first();
+    },
+
+    /** A lifecycle step's columns; the caller keeps the invoice's revenue in step with the new status. */
+    async setStatus(id: string, change: InvoiceStatusChange): Promise<void> {
+      const { status, stamp, clear, totals, delivery, ...columns } = change;
+      await db('invoices')
+        .where({ id })
+        .update({
+          status,
+          ...columns,
+          ...totals,
+          ...(stamp ? { [stamp]: db.fn.now() } : {}),
+          ...(clear ? { [clear]: null } : {}),
+          ...(delivery ? { data: db.raw("data || jsonb_build_object('delivery', ?::jsonb)", [JSON.stringify(delivery)]) } : {}),
+          updated_at: db.fn.now(),
+        });
+    },
+
+    /** Gapless: the counter row stays locked until the caller's transaction ends, so a rolled-back raise takes no number. */
+    async takeNextNumber(organisationId: string): Promise<number> {
+      await db('invoice_number_counters').insert({ organisation_id: organisationId, series: NUMBER_SERIES, last_number: 0 }).onConflict(['organisation_id', 'series']).ignore();
+      const [row] = await db('invoice_number_counters')
+        .where({ organisation_id: organisationId, series: NUMBER_SERIES })
+        .increment('last_number', 1)
+        .returning<{ last_number: number }[]>('last_number');
+      return row!.last_number;
+    },
+
+    async findTransition(invoiceId: string, seq: number): Promise<TransitionRow | undefined> {
+      return transition(invoiceId, seq).first<TransitionRow | undefined>();
+    },
+
+    async recordTransition(step: NewTransition): Promise<void> {
+      await db('invoice_transitions').insert({
+        id: newId('itr'),
+        organisation_id: step.organisationId,
+        invoice_id: step.invoiceId,
+        seq: step.seq,
+        step: step.step,
+        from_state: step.from,
+        to_state: step.to,
+        data: JSON.stringify(step.data ?? {}),
+      });
+    },
+
+    async markTransitionUndone(invoiceId: string, seq: number): Promise<void> {
+      await transition(invoiceId, seq).update({ undone_at: db.fn.now() });
+    },
+
+    /** All of an invoice's items, or only `onlyItemId`. */
+    async items(invoiceId: string, onlyItemId?: string): Promise<InvoiceItemRow[]> {
+      return db('invoice_items').where({ invoice_id: invoiceId, ...(onlyItemId ? { id: onlyItemId } : {}) }).orderBy(itemOrder);
+    },
+
     async listItems(organisationId: string, invoiceId: string): Promise<InvoiceItemRow[]> {
-      return db('invoice_items').where({ organisation_id: organisationId, invoice_id: invoiceId }).orderBy([{ column: 'created_at' }, { column: 'id' }]);
+      return db('invoice_items').where({ organisation_id: organisationId, invoice_id: invoiceId }).orderBy(itemOrder);
     },
 
-    /** Items change only while the invoice is a draft: the row lock makes the check and the write one step. */
-    async addItem(organisationId: string, invoiceId: string, item: NewInvoice['items'][number]): Promise<InvoiceItemRow | 'not_draft' | undefined> {
-      return db.transaction(async (trx) => {
-        const invoice = await trx<InvoiceRow>('invoices').where({ organisation_id: organisationId, id: invoiceId }).whereNull('deleted_at').forUpdate().first();
-        if (!invoice) return undefined;
-        if (invoice.status !== 'draft') return 'not_draft';
-        const [row] = await trx('invoice_items')
-          .insert({
-            id: newId('itm'),
-            organisation_id: organisationId,
-            invoice_id: invoiceId,
-            plan_item_id: item.planItemId ?? null,
-            title: item.title,
-            description: item.description ?? null,
-            quantity: item.quantity,
-            price: item.price,
-            from_date: item.fromDate ?? null,
-            to_date: item.toDate ?? null,
-          })
-          .returning<InvoiceItemRow[]>('*');
-        return row;
-      });
+    async findItem(organisationId: string, id: string, invoiceId?: string): Promise<InvoiceItemRow | undefined> {
+      return db('invoice_items').where({ organisation_id: organisationId, id, ...(invoiceId ? { invoice_id: invoiceId } : {}) }).first();
     },
 
-    async deleteItem(organisationId: string, invoiceId: string, itemId: string): Promise<'deleted' | 'not_draft' | undefined> {
-      return db.transaction(async (trx) => {
-        const invoice = await trx<InvoiceRow>('invoices').where({ organisation_id: organisationId, id: invoiceId }).whereNull('deleted_at').forUpdate().first();
-        if (!invoice) return undefined;
-        const item = await trx('invoice_items').where({ organisation_id: organisationId, invoice_id: invoiceId, id: itemId }).first('id');
-        if (!item) return undefined;
-        if (invoice.status !== 'draft') return 'not_draft';
-        await trx('invoice_items').where({ id: itemId }).delete();
-        return 'deleted';
-      });
+    async insertItem(organisationId: string, invoiceId: string, item: NewInvoiceItem): Promise<InvoiceItemRow> {
+      const [row] = await db('invoice_items').insert(itemRow(organisationId, invoiceId, item)).returning<InvoiceItemRow[]>('*');
+      return row!;
+    },
+
+    async deleteItem(id: string): Promise<void> {
+      await db('invoice_items').where({ id }).delete();
+    },
+
+    async setItemAmount(id: string, amount: string): Promise<void> {
+      await db('invoice_items').where({ id }).update({ amount, updated_at: db.fn.now() });
+    },
+
+    /** Hand-added items (no plan item) are kept; the plan-derived ones are replaced by `items`. */
+    async replacePlanItems(organisationId: string, invoiceId: string, items: NewInvoiceItem[]): Promise<void> {
+      await db('invoice_items').where({ invoice_id: invoiceId }).whereNotNull('plan_item_id').delete();
+      if (items.length) await db('invoice_items').insert(items.map((item) => itemRow(organisationId, invoiceId, item)));
     },
   };
 }

@@ -1,12 +1,8 @@
 import { z } from 'zod';
 import type { AppDeps } from '../../deps';
-import { AppError } from '../../domain/errors';
 import { pageOf } from '../../http/paging';
 import { anyToken, defineRoute, requires, type Route } from '../../http/route';
 import { idParam, deleted } from '../../http/schemas';
-import { resolveContractPlan } from '../contracts/contract-plans.repository';
-import { renderInvoicePdf } from './invoice-pdf';
-import { loadInvoiceDocument } from './invoice-document';
 import {
   createInvoiceBody,
   invoiceItemInput,
@@ -16,21 +12,11 @@ import {
   markPaidBody,
   updateInvoiceStatusBody,
 } from './invoices.schemas';
-import { toInvoiceItem } from './invoices.repository';
-import { createInvoiceService } from './invoices.service';
-import { syncDraftItems } from './sync-items';
 
 const idempotencyKey = (header: string | string[] | undefined) => (typeof header === 'string' && header.length <= 200 ? header : undefined);
 
 export function invoiceRoutes(deps: AppDeps): Route[] {
-  const service = createInvoiceService(deps, resolveContractPlan);
-  const { invoices } = service;
-
-  async function findInvoice(organisationId: string, id: string) {
-    const invoice = await invoices.find(organisationId, id);
-    if (!invoice) throw AppError.notFound('Invoice');
-    return invoice;
-  }
+  const { invoices: service, invoiceItems: items } = deps.services;
 
   return [
     defineRoute({
@@ -59,7 +45,7 @@ export function invoiceRoutes(deps: AppDeps): Route[] {
       access: requires('InvoiceService:getInvoices'),
       query: invoiceListQuery,
       response: pageOf(invoiceSchema),
-      handler: async ({ query, auth }) => invoices.list(auth.organisationId, query, query),
+      handler: async ({ query, auth }) => service.list(auth.organisationId, query, query),
     }),
     defineRoute({
       method: 'get',
@@ -69,7 +55,7 @@ export function invoiceRoutes(deps: AppDeps): Route[] {
       access: requires('InvoiceService:getInvoiceById'),
       params: idParam,
       response: invoiceSchema,
-      handler: async ({ params, auth }) => findInvoice(auth.organisationId, params.id),
+      handler: async ({ params, auth }) => service.get(auth.organisationId, params.id),
     }),
     defineRoute({
       method: 'put',
@@ -127,11 +113,9 @@ export function invoiceRoutes(deps: AppDeps): Route[] {
       params: idParam,
       rawResponse: { contentType: 'application/pdf' },
       handler: async ({ params, auth, res }) => {
-        const document = await loadInvoiceDocument(deps.db, auth.organisationId, params.id);
-        if (!document) throw AppError.notFound('Invoice');
-        const pdf = await renderInvoicePdf(document);
-        res.status(200).type('application/pdf').setHeader('Content-Disposition', `inline; filename="${document.number ?? params.id}.pdf"`);
-        res.send(pdf);
+        const pdf = await service.pdf(auth.organisationId, params.id);
+        res.status(200).type('application/pdf').setHeader('Content-Disposition', `inline; filename="${pdf.filename}"`);
+        res.send(pdf.content);
       },
     }),
     defineRoute({
@@ -142,10 +126,7 @@ export function invoiceRoutes(deps: AppDeps): Route[] {
       access: requires('InvoiceService:syncInvoiceItems'),
       params: idParam,
       response: invoiceSchema,
-      handler: async ({ params, auth }) => {
-        await syncDraftItems(deps.db, auth.organisationId, params.id);
-        return findInvoice(auth.organisationId, params.id);
-      },
+      handler: async ({ params, auth }) => items.syncFromPlan(auth.organisationId, params.id),
     }),
     defineRoute({
       method: 'get',
@@ -155,10 +136,7 @@ export function invoiceRoutes(deps: AppDeps): Route[] {
       access: requires('InvoiceItemService:getInvoiceItems'),
       params: idParam,
       response: z.array(invoiceItemSchema),
-      handler: async ({ params, auth }) => {
-        const invoice = await findInvoice(auth.organisationId, params.id);
-        return (await invoices.listItems(auth.organisationId, params.id)).map((item) => toInvoiceItem(item, invoice.currency));
-      },
+      handler: async ({ params, auth }) => items.list(auth.organisationId, params.id),
     }),
     defineRoute({
       method: 'post',
@@ -170,12 +148,7 @@ export function invoiceRoutes(deps: AppDeps): Route[] {
       body: invoiceItemInput,
       response: invoiceItemSchema,
       successStatus: 201,
-      handler: async ({ params, body, auth }) => {
-        const item = await invoices.addItem(auth.organisationId, params.id, body);
-        if (!item) throw AppError.notFound('Invoice');
-        if (item === 'not_draft') throw AppError.conflict('Items can change only while the invoice is a draft');
-        return toInvoiceItem(item, (await findInvoice(auth.organisationId, params.id)).currency);
-      },
+      handler: async ({ params, body, auth }) => items.add(auth.organisationId, params.id, body),
     }),
     defineRoute({
       method: 'delete',
@@ -186,9 +159,7 @@ export function invoiceRoutes(deps: AppDeps): Route[] {
       params: z.object({ id: z.string().min(1).max(64), itemId: z.string().min(1).max(64) }),
       response: z.object({ id: z.string(), deleted: z.literal(true) }),
       handler: async ({ params, auth }) => {
-        const outcome = await invoices.deleteItem(auth.organisationId, params.id, params.itemId);
-        if (!outcome) throw AppError.notFound('Invoice item');
-        if (outcome === 'not_draft') throw AppError.conflict('Items can be deleted only while the invoice is a draft');
+        await items.delete(auth.organisationId, params.id, params.itemId);
         return deleted(params.itemId);
       },
     }),

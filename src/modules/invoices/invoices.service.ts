@@ -2,9 +2,8 @@ import { WithStartWorkflowOperation, WorkflowNotFoundError } from '@temporalio/c
 import type { UpdateDefinition } from '@temporalio/common';
 import type { Knex } from 'knex';
 import type { AppDeps } from '../../deps';
-import { AppError } from '../../domain/errors';
+import { AppError, orNotFound } from '../../domain/errors';
 import { allowedActions, INVOICE_STATES, type InvoiceAction } from '../../domain/invoice-state';
-import { invoiceWorkflowId } from '../../../workflows/invoice-ids';
 import type { LifecycleView } from '../../../workflows/invoice-lifecycle.types';
 import {
   cancelUpdate,
@@ -15,8 +14,11 @@ import {
   sendUpdate,
   undoUpdate,
 } from '../../../workflows/invoice-lifecycle.workflow';
-import { ContractIdKey, CustomerIdKey, OrganisationIdKey } from '../../../workflows/search-attributes';
+import { invoiceWorkflowId, searchAttributes } from '../../../workflows/shared';
+import type { Page, PageQuery } from '../../http/paging';
 import type { ContractPlanRef } from '../contracts/contract-plans.repository';
+import { loadInvoiceDocument } from './invoice-document';
+import { renderInvoicePdf } from './invoice-pdf';
 import { createInvoiceRepository, type Invoice, type InvoiceRow, type NewInvoice } from './invoices.repository';
 
 export type ContractPlanResolver = (db: Knex, organisationId: string, contractPlanId: string) => Promise<ContractPlanRef | undefined>;
@@ -34,18 +36,12 @@ export function createInvoiceService(deps: Pick<AppDeps, 'db' | 'temporal'>, res
       taskQueue,
       args: [{ invoiceId: row.id, organisationId: row.organisation_id }],
       workflowIdConflictPolicy: 'USE_EXISTING',
-      typedSearchAttributes: [
-        { key: OrganisationIdKey, value: row.organisation_id },
-        ...(row.customer_id ? [{ key: CustomerIdKey, value: row.customer_id }] : []),
-        ...(row.contract_id ? [{ key: ContractIdKey, value: row.contract_id }] : []),
-      ],
+      ...searchAttributes({ organisationId: row.organisation_id, customerId: row.customer_id, contractId: row.contract_id }),
     });
   }
 
   async function requireRow(organisationId: string, id: string): Promise<InvoiceRow> {
-    const row = await invoices.findRow(organisationId, id);
-    if (!row) throw AppError.notFound('Invoice');
-    return row;
+    return orNotFound(await invoices.findRow(organisationId, id), 'Invoice');
   }
 
   async function reread(organisationId: string, id: string): Promise<Invoice> {
@@ -61,11 +57,22 @@ export function createInvoiceService(deps: Pick<AppDeps, 'db' | 'temporal'>, res
   }
 
   return {
-    invoices,
+    async get(organisationId: string, id: string): Promise<Invoice> {
+      return orNotFound(await invoices.find(organisationId, id), 'Invoice');
+    },
+
+    async list(organisationId: string, filter: { status?: string; customerId?: string; contractPlanId?: string }, paging: PageQuery): Promise<Page<Invoice>> {
+      return invoices.list(organisationId, filter, paging);
+    },
+
+    /** The invoice as a PDF, with the file name it is offered under. */
+    async pdf(organisationId: string, id: string): Promise<{ filename: string; content: Buffer }> {
+      const document = await loadInvoiceDocument(deps.db, organisationId, id);
+      return { filename: `${document.number ?? id}.pdf`, content: await renderInvoicePdf(document) };
+    },
 
     async create(organisationId: string, input: Omit<NewInvoice, 'organisationId' | 'customerId' | 'contractId' | 'currency'>): Promise<Invoice> {
-      const plan = await resolveContractPlan(deps.db, organisationId, input.contractPlanId);
-      if (!plan) throw AppError.notFound('Contract plan');
+      const plan = orNotFound(await resolveContractPlan(deps.db, organisationId, input.contractPlanId), 'Contract plan');
       const row = await invoices.create({ ...input, organisationId, ...plan });
       await client.workflow.start(invoiceLifecycleWorkflow, startOperation(row).options);
       return reread(organisationId, row.id);

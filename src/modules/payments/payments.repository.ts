@@ -27,10 +27,12 @@ export interface NewPayment {
   invoiceId: string | null;
   amount: string;
   currency: string;
-  paidAt: Date;
+  /** A calendar day (an invoice's paid date) or an instant. */
+  paidAt: Date | string;
   method: string | null;
   reference: string | null;
-  idempotency: { key: string; fingerprint: string } | null;
+  /** Without a fingerprint: a key made by the server (an invoice's payment), never replayed from a request. */
+  idempotency: { key: string; fingerprint: string | null } | null;
 }
 
 export interface PaymentPatch {
@@ -51,7 +53,8 @@ export function createPaymentRepository(db: Knex) {
 
   return {
     async insert(organisationId: string, payment: NewPayment): Promise<PaymentRow> {
-      const [row] = await db<PaymentRow>('payments')
+      // Untyped table: a calendar day goes in as text and Postgres reads it in the session's time zone.
+      const [row] = await db('payments')
         .insert({
           id: newId('pay'),
           organisation_id: organisationId,
@@ -65,7 +68,7 @@ export function createPaymentRepository(db: Knex) {
           idempotency_key: payment.idempotency?.key ?? null,
           idempotency_fingerprint: payment.idempotency?.fingerprint ?? null,
         })
-        .returning('*');
+        .returning<PaymentRow[]>('*');
       return row!;
     },
 
@@ -92,6 +95,11 @@ export function createPaymentRepository(db: Knex) {
       });
     },
 
+    /** The live payment recorded for an invoice. */
+    async findOfInvoice(organisationId: string, invoiceId: string): Promise<PaymentRow | undefined> {
+      return live(organisationId).where({ invoice_id: invoiceId }).first();
+    },
+
     async update(organisationId: string, id: string, patch: PaymentPatch): Promise<PaymentRow | undefined> {
       const [row] = await live(organisationId)
         .where({ id })
@@ -103,6 +111,11 @@ export function createPaymentRepository(db: Knex) {
     async softDelete(organisationId: string, id: string): Promise<boolean> {
       const deleted = await live(organisationId).where({ id }).update({ deleted_at: db.fn.now(), updated_at: db.fn.now() });
       return deleted > 0;
+    },
+
+    /** An invoice step and its undo: deletes or restores the payment the step made or reversed. */
+    async setDeleted(id: string, deleted: boolean): Promise<void> {
+      await db('payments').where({ id }).update({ deleted_at: deleted ? db.fn.now() : null, updated_at: db.fn.now() });
     },
   };
 }

@@ -5,7 +5,6 @@ import { defineRoute, requires, type Route } from '../../http/route';
 import { deletedSchema, idParam, deleted } from '../../http/schemas';
 import type { AppDeps } from '../../deps';
 import { createPaymentBody, idempotencyKey, paymentListQuery, paymentSchema, updatePaymentBody } from './payments.schemas';
-import { createPaymentService } from './payments.service';
 
 function idempotencyKeyOf(req: Request): string | undefined {
   const header = req.header('Idempotency-Key');
@@ -18,9 +17,8 @@ function idempotencyKeyOf(req: Request): string | undefined {
   return parsed.data;
 }
 
-
 export function paymentRoutes(deps: AppDeps): Route[] {
-  const service = createPaymentService(deps.db);
+  const service = deps.services.payments;
 
   return [
     defineRoute({

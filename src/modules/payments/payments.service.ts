@@ -3,9 +3,10 @@ import type { Knex } from 'knex';
 import { currencyMinorUnits } from '../../domain/currencies';
 import { formatAmount, hasAtMostMinorUnits } from '../../domain/money';
 import { isUniqueViolation } from '../../db/knex';
-import { AppError } from '../../domain/errors';
+import { AppError, orNotFound } from '../../domain/errors';
 import type { Page, PageQuery } from '../../http/paging';
 import { createCustomerRepository } from '../customers/customers.repository';
+import { createInvoiceRepository } from '../invoices/invoices.repository';
 import {
   PAYMENT_IDEMPOTENCY_KEY_UNIQUE,
   createPaymentRepository,
@@ -82,9 +83,7 @@ export function createPaymentService(db: Knex) {
   const payments = createPaymentRepository(db);
 
   async function found(organisationId: string, id: string): Promise<PaymentRow> {
-    const row = await payments.findById(organisationId, id);
-    if (!row) throw AppError.notFound('Payment');
-    return row;
+    return orNotFound(await payments.findById(organisationId, id), 'Payment');
   }
 
   return {
@@ -104,9 +103,7 @@ export function createPaymentService(db: Knex) {
         const row = await db.transaction(async (trx) => {
           // The customer stays locked until commit, so deleting it cannot miss the payment made here.
           if (!(await createCustomerRepository(trx).lockLive(organisationId, input.customerId))) throw AppError.notFound('Customer');
-          if (input.invoiceId && !(await trx('invoices').where({ organisation_id: organisationId, id: input.invoiceId }).whereNull('deleted_at').first('id'))) {
-            throw AppError.notFound('Invoice');
-          }
+          if (input.invoiceId) orNotFound(await createInvoiceRepository(trx).findRow(organisationId, input.invoiceId), 'Invoice');
           return createPaymentRepository(trx).insert(organisationId, {
             customerId: input.customerId,
             invoiceId: input.invoiceId ?? null,
@@ -147,8 +144,7 @@ export function createPaymentService(db: Knex) {
         method: input.method,
         reference: input.reference,
       });
-      if (!row) throw AppError.notFound('Payment');
-      return toPayment(row);
+      return toPayment(orNotFound(row, 'Payment'));
     },
 
     async delete(organisationId: string, id: string): Promise<void> {

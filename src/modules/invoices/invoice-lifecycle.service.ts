@@ -1,0 +1,174 @@
+import type { Knex } from 'knex';
+import { calendarDay } from '../../db/dates';
+import { AppError, orNotFound } from '../../domain/errors';
+import { formatInvoiceNumber } from '../../domain/invoice-number';
+import { targetOf, type InvoiceStep } from '../../domain/invoice-state';
+import type { Mailer } from '../../mail/mailer';
+import type { CancelInput, PayInput, StepInput } from '../../../workflows/invoice-lifecycle.types';
+import { createContactGroupRepository } from '../contact-groups/contact-groups.repository';
+import { getOrganisationSettings } from '../organisation-settings/settings.repository';
+import { createPaymentRepository } from '../payments/payments.repository';
+import { syncInvoiceRevenue } from '../revenue/revenue.service';
+import { loadInvoiceDocument } from './invoice-document';
+import { renderInvoicePdf } from './invoice-pdf';
+import { computeInvoiceTotals } from './invoice-totals';
+import { createInvoiceRepository, type InvoiceRow, type InvoiceStatusChange, type TransitionRow } from './invoices.repository';
+
+/** The repositories a step works with, all on the step's transaction. */
+function repositoriesOf(trx: Knex) {
+  return { invoices: createInvoiceRepository(trx), payments: createPaymentRepository(trx) };
+}
+
+type Step = ReturnType<typeof repositoriesOf> & {
+  trx: Knex;
+  invoice: InvoiceRow;
+  /** Writes a status with its columns and carries the invoice's revenue records along. */
+  setStatus(change: InvoiceStatusChange): Promise<void>;
+  /** Moves the invoice to the step's target state and records the transition (invoice, seq) that makes it run once. */
+  complete(name: InvoiceStep, change: Omit<InvoiceStatusChange, 'status'>, data?: object): Promise<void>;
+};
+
+/**
+ * The steps of the invoice workflow. Each step is one transaction keyed by (invoice, seq): guard, lock,
+ * transition. A retry after a commit finds its transition row and returns without writing; each undo marks
+ * the row and is a no-op twice.
+ */
+export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer }) {
+  const { db, mailer } = deps;
+
+  /** Locks the invoice and hands `work` the step, with the transition already recorded for it, if any. */
+  function inStep<R>(input: StepInput, work: (step: Step, done: TransitionRow | undefined) => Promise<R>): Promise<R> {
+    return db.transaction(async (trx) => {
+      const repositories = repositoriesOf(trx);
+      const invoice = orNotFound(await repositories.invoices.lock(input.organisationId, input.invoiceId), 'Invoice');
+      const setStatus = async (change: InvoiceStatusChange) => {
+        await repositories.invoices.setStatus(invoice.id, change);
+        await syncInvoiceRevenue(trx, invoice, change.status);
+      };
+      const step: Step = {
+        ...repositories,
+        trx,
+        invoice,
+        setStatus,
+        async complete(name, change, data) {
+          await setStatus({ status: targetOf(name), ...change });
+          await repositories.invoices.recordTransition({ ...input, step: name, to: targetOf(name), data });
+        },
+      };
+      return work(step, await repositories.invoices.findTransition(input.invoiceId, input.seq));
+    });
+  }
+
+  /** A step that runs once: a retry gets `replay` of the invoice instead. */
+  const once =
+    <I extends StepInput, R>(work: (step: Step, input: I) => Promise<R>, replay: (invoice: InvoiceRow) => R) =>
+    (input: I): Promise<R> =>
+      inStep(input, (step, done) => (done ? Promise.resolve(replay(step.invoice)) : work(step, input)));
+
+  /** The undo of a step: runs only if the step committed and was not undone yet. */
+  const undo =
+    (work: (step: Step, transition: TransitionRow) => Promise<void>) =>
+    (input: StepInput): Promise<void> =>
+      inStep(input, async (step, done) => {
+        if (!done || done.undone_at) return;
+        await work(step, done);
+        await step.invoices.markTransitionUndone(input.invoiceId, input.seq);
+      });
+
+  /** The invoice's number: kept from an earlier raise, else the next of the gapless series. */
+  async function numberOf({ trx, invoices, invoice }: Step): Promise<{ number: string; number_sequence: number }> {
+    if (invoice.number) return { number: invoice.number, number_sequence: invoice.number_sequence! };
+    const sequence = await invoices.takeNextNumber(invoice.organisation_id);
+    const { invoice_number_format: format } = await getOrganisationSettings(trx, invoice.organisation_id);
+    return { number: formatInvoiceNumber(format, sequence, calendarDay(invoice.date)), number_sequence: sequence };
+  }
+
+  /** Invoices go to every contact in the customer's contact groups. */
+  async function recipientsOf(organisationId: string, invoiceId: string): Promise<string[]> {
+    const invoice = await createInvoiceRepository(db).findRow(organisationId, invoiceId);
+    return invoice?.customer_id ? createContactGroupRepository(db).emailsOfCustomer(organisationId, invoice.customer_id) : [];
+  }
+
+  return {
+    /** Number, locked items, totals in both currencies. */
+    raise: once<StepInput, { number: string }>(
+      async (step) => {
+        const numbering = await numberOf(step);
+        const totals = await computeInvoiceTotals(step.trx, step.invoice);
+        await step.complete('raise', { ...numbering, stamp: 'raised_at', totals });
+        return { number: numbering.number };
+      },
+      (invoice) => ({ number: invoice.number! }),
+    ),
+    unraise: undo((step, transition) => step.setStatus({ status: transition.from_state, clear: 'raised_at' })),
+
+    /**
+     * Renders the PDF and e-mails it to every contact of the customer's contact groups, then records the
+     * transition. Delivery is at least once: a crash between the e-mail and the commit sends again, with
+     * the same Message-ID so that mail systems can fold the copies.
+     */
+    async send(input: StepInput): Promise<void> {
+      if (await createInvoiceRepository(db).findTransition(input.invoiceId, input.seq)) return;
+      const document = await loadInvoiceDocument(db, input.organisationId, input.invoiceId);
+      const recipients = await recipientsOf(input.organisationId, input.invoiceId);
+      const messageId = `<invoice-${input.invoiceId}-${input.seq}@billing>`;
+      if (recipients.length > 0) {
+        await mailer.send({
+          to: recipients,
+          subject: `Invoice ${document.number} from ${document.seller?.name ?? 'us'}`,
+          text: `Please find invoice ${document.number} attached: ${document.total} ${document.currency} for ${document.fromDate ?? document.date} to ${document.toDate ?? document.date}.`,
+          attachments: [{ filename: `${document.number}.pdf`, content: await renderInvoicePdf(document), contentType: 'application/pdf' }],
+          messageId,
+        });
+      }
+      await inStep(input, async (step, done) => {
+        if (done) return;
+        const delivery = { sentTo: recipients, messageId };
+        await step.complete('send', { stamp: 'sent_at', delivery }, delivery);
+      });
+    },
+    unsend: undo((step, transition) => step.setStatus({ status: transition.from_state, clear: 'sent_at' })),
+
+    /** Records the payment of the invoice's total, keyed so that it is made once per transition. */
+    pay: once<PayInput, void>(
+      async (step, input) => {
+        const { invoice } = step;
+        if (!invoice.customer_id || invoice.total === null) throw AppError.conflict('Invoice has no customer or total to pay');
+        const payment = await step.payments.insert(invoice.organisation_id, {
+          customerId: invoice.customer_id,
+          invoiceId: invoice.id,
+          amount: invoice.total,
+          currency: invoice.currency,
+          paidAt: input.paidDate,
+          method: 'invoice',
+          reference: null,
+          idempotency: { key: `invoice:${invoice.id}:${input.seq}`, fingerprint: null },
+        });
+        await step.complete('pay', { paid_date: input.paidDate.slice(0, 10), stamp: 'paid_at' }, { paymentId: payment.id });
+      },
+      () => undefined,
+    ),
+    unpay: undo(async (step, transition) => {
+      await step.payments.setDeleted(transition.data.paymentId!, true);
+      await step.setStatus({ status: transition.from_state, paid_date: null, clear: 'paid_at' });
+    }),
+
+    /** From any state; a paid invoice's payment is reversed with it. */
+    cancel: once<CancelInput, void>(
+      async (step, input) => {
+        const { invoice } = step;
+        const payment = invoice.status === 'paid' ? await step.payments.findOfInvoice(invoice.organisation_id, invoice.id) : undefined;
+        if (payment) await step.payments.setDeleted(payment.id, true);
+        const comments = input.comments !== undefined ? { comments: input.comments } : {};
+        await step.complete('cancel', { stamp: 'cancelled_at', ...comments }, payment ? { reversedPaymentId: payment.id } : {});
+      },
+      () => undefined,
+    ),
+    uncancel: undo(async (step, transition) => {
+      if (transition.data.reversedPaymentId) await step.payments.setDeleted(transition.data.reversedPaymentId, false);
+      await step.setStatus({ status: transition.from_state, clear: 'cancelled_at' });
+    }),
+  };
+}
+
+export type InvoiceLifecycleService = ReturnType<typeof createInvoiceLifecycleService>;

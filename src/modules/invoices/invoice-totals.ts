@@ -1,0 +1,56 @@
+import type { Knex } from 'knex';
+import { calendarDay } from '../../db/dates';
+import { AppError } from '../../domain/errors';
+import { convert } from '../../domain/fx';
+import { Decimal, formatAmount, roundToMinor } from '../../domain/money';
+import { contractTaxesOf } from '../contracts/contract-plans.repository';
+import { findEffectiveRate } from '../fx-rates/fx-rates.repository';
+import { getOrganisationSettings } from '../organisation-settings/settings.repository';
+import { createInvoiceRepository, type InvoiceRow, type InvoiceTotals } from './invoices.repository';
+
+const sum = (amounts: Decimal[]) => amounts.reduce((total, amount) => total.plus(amount), new Decimal(0));
+
+/** Units of the base currency for one unit of the invoice's, on the invoice date; a missing rate blocks the raise. */
+async function baseRate(trx: Knex, invoice: Pick<InvoiceRow, 'organisation_id' | 'currency'>, baseCurrency: string, date: string): Promise<string> {
+  if (baseCurrency === invoice.currency) return '1';
+  const effective = await findEffectiveRate(trx, invoice.organisation_id, invoice.currency, baseCurrency, date);
+  if (!effective) throw AppError.conflict(`No ${invoice.currency}/${baseCurrency} FX rate effective on ${date}`);
+  return effective.rate;
+}
+
+/**
+ * Fixed at raise, inside the raise's transaction: each item's amount (quantity × price rounded half-up to
+ * the currency's minor unit, written back to the item), the subtotal, each contract tax over the items it
+ * applies to, the total, and the total in the organisation's base currency at the rate effective on the
+ * invoice date.
+ */
+export async function computeInvoiceTotals(trx: Knex, invoice: Pick<InvoiceRow, 'id' | 'organisation_id' | 'contract_id' | 'currency' | 'date'>): Promise<InvoiceTotals> {
+  const invoices = createInvoiceRepository(trx);
+  const amounts: Array<{ planItemId: string | null; amount: Decimal }> = [];
+  for (const item of await invoices.items(invoice.id)) {
+    const amount = roundToMinor(new Decimal(item.quantity).times(item.price), invoice.currency);
+    amounts.push({ planItemId: item.plan_item_id, amount });
+    await invoices.setItemAmount(item.id, amount.toFixed());
+  }
+  const subtotal = sum(amounts.map((item) => item.amount));
+
+  const taxes = (invoice.contract_id ? await contractTaxesOf(trx, invoice.organisation_id, invoice.contract_id) : []).map((tax) => {
+    const applies = tax.appliesTo;
+    const base = applies === 'all' ? subtotal : sum(amounts.filter((item) => item.planItemId && applies.includes(item.planItemId)).map((item) => item.amount));
+    return { name: tax.name, rate: tax.rate, amount: roundToMinor(base.times(tax.rate).dividedBy(100), invoice.currency) };
+  });
+  const taxTotal = sum(taxes.map((tax) => tax.amount));
+  const total = subtotal.plus(taxTotal);
+
+  const baseCurrency = (await getOrganisationSettings(trx, invoice.organisation_id)).base_currency;
+  const rate = await baseRate(trx, invoice, baseCurrency, calendarDay(invoice.date));
+  return {
+    subtotal: formatAmount(subtotal, invoice.currency),
+    tax_total: formatAmount(taxTotal, invoice.currency),
+    total: formatAmount(total, invoice.currency),
+    base_currency: baseCurrency,
+    fx_rate: rate,
+    base_total: formatAmount(convert(total, rate, baseCurrency), baseCurrency),
+    data: JSON.stringify({ taxes: taxes.map((tax) => ({ name: tax.name, rate: tax.rate, amount: formatAmount(tax.amount, invoice.currency) })) }),
+  };
+}

@@ -1,0 +1,81 @@
+import type { Knex } from 'knex';
+import { calendarDay } from '../../db/dates';
+import { newId } from '../../db/ids';
+import { formatAmount } from '../../domain/money';
+import { paginate, type Page, type PageQuery } from '../../http/paging';
+
+export type RevenueStatus = 'recognised' | 'collected' | 'reversed';
+
+export interface RevenueRow {
+  id: string;
+  organisation_id: string;
+  invoice_id: string;
+  invoice_item_id: string;
+  /** The first day of the month. */
+  period: Date;
+  days: number;
+  amount: string;
+  currency: string;
+  status: RevenueStatus;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export type NewRevenueRecord = Omit<RevenueRow, 'id' | 'period' | 'created_at' | 'updated_at'> & { period: string };
+
+export function toRevenue(row: RevenueRow) {
+  return {
+    id: row.id,
+    invoiceId: row.invoice_id,
+    invoiceItemId: row.invoice_item_id,
+    period: calendarDay(row.period),
+    days: row.days,
+    amount: formatAmount(row.amount, row.currency),
+    currency: row.currency,
+    status: row.status,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+export type RevenueRecord = ReturnType<typeof toRevenue>;
+
+/** The revenue records of an invoice, or of one of its items. */
+export interface RevenueScope {
+  invoiceId: string;
+  invoiceItemId?: string;
+}
+
+/** Revenue records, derived from invoices. `db` may be a transaction. */
+export function createRevenueRepository(db: Knex) {
+  const scoped = (scope: RevenueScope) =>
+    db<RevenueRow>('revenue_records').where({ invoice_id: scope.invoiceId, ...(scope.invoiceItemId ? { invoice_item_id: scope.invoiceItemId } : {}) });
+
+  return {
+    async list(organisationId: string, filter: { invoiceId?: string }, paging: PageQuery): Promise<Page<RevenueRecord>> {
+      const rows = db('revenue_records').where({ organisation_id: organisationId }).select('*');
+      if (filter.invoiceId) rows.where({ invoice_id: filter.invoiceId });
+      return paginate<RevenueRow, RevenueRecord>(rows, paging, {
+        searchColumns: ['invoice_id', 'invoice_item_id', 'status', 'currency'],
+        orderBy: [
+          { column: 'period', order: 'desc' },
+          { column: 'id', order: 'desc' },
+        ],
+        map: toRevenue,
+      });
+    },
+
+    /** Replaces the scope's records with `records`. */
+    async replace(scope: RevenueScope, records: NewRevenueRecord[]): Promise<void> {
+      await scoped(scope).delete();
+      if (records.length > 0) await db('revenue_records').insert(records.map((record) => ({ id: newId('rev'), ...record })));
+    },
+
+    /** The number of records changed. */
+    async setStatus(scope: RevenueScope, status: RevenueStatus): Promise<number> {
+      return scoped(scope).update({ status, updated_at: db.fn.now() });
+    },
+  };
+}
+
+export type RevenueRepository = ReturnType<typeof createRevenueRepository>;

@@ -1,0 +1,77 @@
+import type { Knex } from 'knex';
+import { calendarDay } from '../../db/dates';
+import { orNotFound } from '../../domain/errors';
+import type { InvoiceState } from '../../domain/invoice-state';
+import { recogniseStraightLine } from '../../domain/revenue';
+import type { Page, PageQuery } from '../../http/paging';
+import { createInvoiceRepository, type InvoiceRow } from '../invoices/invoices.repository';
+import { createRevenueRepository, type NewRevenueRecord, type RevenueRecord, type RevenueStatus } from './revenue.repository';
+
+const STATUS_BY_INVOICE: Partial<Record<InvoiceState, RevenueStatus>> = {
+  raised: 'recognised',
+  sent: 'recognised',
+  paid: 'collected',
+  cancelled: 'reversed',
+};
+
+export type RevenueInvoice = Pick<InvoiceRow, 'id' | 'organisation_id' | 'currency' | 'date' | 'from_date' | 'to_date'>;
+
+/**
+ * Revenue is derived, never edited: the records of an invoice are recomputed from its items and its state
+ * inside the transition's own transaction (`trx`), so a retry or an undo leaves exactly one consistent set.
+ * A draft has none; a cancelled invoice keeps its records, marked reversed. `onlyItemId` limits the sync
+ * to one item (POST /revenue/sync). Returns the number of records written or marked.
+ */
+export async function syncInvoiceRevenue(trx: Knex, invoice: RevenueInvoice, state: InvoiceState, onlyItemId?: string): Promise<number> {
+  const revenue = createRevenueRepository(trx);
+  const scope = { invoiceId: invoice.id, invoiceItemId: onlyItemId };
+  const status = STATUS_BY_INVOICE[state];
+  if (!status) {
+    await revenue.replace(scope, []);
+    return 0;
+  }
+  if (state === 'cancelled') return revenue.setStatus(scope, status);
+  const invoiceDate = calendarDay(invoice.date);
+  const items = await createInvoiceRepository(trx).items(invoice.id, onlyItemId);
+  const records: NewRevenueRecord[] = items.flatMap((item) => {
+    const from = calendarDay(item.from_date ?? invoice.from_date ?? invoiceDate);
+    const to = calendarDay(item.to_date ?? invoice.to_date ?? from);
+    return recogniseStraightLine(item.amount ?? '0', invoice.currency, from, to).map((slice) => ({
+      organisation_id: invoice.organisation_id,
+      invoice_id: invoice.id,
+      invoice_item_id: item.id,
+      period: slice.month,
+      days: slice.days,
+      amount: slice.amount,
+      currency: invoice.currency,
+      status,
+    }));
+  });
+  await revenue.replace(scope, records);
+  return records.length;
+}
+
+export interface SyncItemRevenueInput {
+  organisationId: string;
+  invoiceItemId: string;
+}
+
+export function createRevenueService(db: Knex) {
+  return {
+    async list(organisationId: string, filter: { invoiceId?: string }, paging: PageQuery): Promise<Page<RevenueRecord>> {
+      return createRevenueRepository(db).list(organisationId, filter, paging);
+    },
+
+    /** Recomputes one item's revenue records from its invoice's current state, under the invoice's row lock. */
+    async syncItem(input: SyncItemRevenueInput): Promise<{ records: number }> {
+      return db.transaction(async (trx) => {
+        const invoices = createInvoiceRepository(trx);
+        const item = orNotFound(await invoices.findItem(input.organisationId, input.invoiceItemId), 'Invoice item');
+        const invoice = orNotFound(await invoices.lock(input.organisationId, item.invoice_id), 'Invoice');
+        return { records: await syncInvoiceRevenue(trx, invoice, invoice.status, input.invoiceItemId) };
+      });
+    },
+  };
+}
+
+export type RevenueService = ReturnType<typeof createRevenueService>;

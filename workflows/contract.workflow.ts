@@ -4,7 +4,6 @@ import { allowedContractActions, contractTransition, isFinal, type ContractActio
 import { invoiceLifecycleWorkflow } from './invoice-lifecycle.workflow';
 import { conflict, idle, invoiceWorkflowId, Mutex, searchAttributes, transitionActivities as activities } from './shared';
 
-export { contractWorkflowId } from './shared';
 
 export interface ContractView {
   state: ContractState;

@@ -2,7 +2,6 @@ import { ApplicationFailure, isCancellation } from '@temporalio/workflow';
 import type { ExportInput } from '../activities/export.activities';
 import { bookkeepingActivities, longExportActivities } from './shared';
 
-export { exportWorkflowId } from './shared';
 
 /** POST /objects/export: a CSV written as a job, whose progress the job shows while it runs. */
 export async function exportWorkflow(input: ExportInput): Promise<{ rows: number; bytes: number }> {

@@ -105,6 +105,13 @@ export function createEntityRepository(db: Knex) {
         .first();
     },
 
+    /** The ids among `ids` of the organisation's live customer entities: one query for a whole usage chunk. */
+    async liveCustomerEntityIds(organisationId: string, ids: string[]): Promise<Set<string>> {
+      if (ids.length === 0) return new Set();
+      const rows = await live(organisationId).where({ type: 'customer' }).whereIn('id', ids).select<{ id: string }[]>('id');
+      return new Set(rows.map((row) => row.id));
+    },
+
     /** Deleted ones too: usage recorded before a deletion still bills. */
     async customerEntityIds(organisationId: string, customerId: string): Promise<string[]> {
       return db('entities').where({ organisation_id: organisationId, customer_id: customerId, type: 'customer' }).pluck('id');

@@ -216,17 +216,6 @@ export function createUsageRepository(db: Knex) {
       return rows.map((row) => row.id);
     },
 
-    /** The ids among `ids` of the organisation's customer entities that are not deleted. */
-    async liveCustomerEntityIds(organisationId: string, ids: string[]): Promise<Set<string>> {
-      if (ids.length === 0) return new Set();
-      const rows = await db('entities')
-        .where({ organisation_id: organisationId, type: 'customer' })
-        .whereNull('deleted_at')
-        .whereIn('id', ids)
-        .select<{ id: string }[]>('id');
-      return new Set(rows.map((row) => row.id));
-    },
-
     /** Inside a transaction: the chunk, its row locked until commit. */
     async lockChunk(organisationId: string, batchId: string, chunkIndex: number): Promise<UsageBatchChunkRow | undefined> {
       return db<UsageBatchChunkRow>('usage_batch_chunks').where({ batch_id: batchId, chunk_index: chunkIndex, organisation_id: organisationId }).forUpdate().first();

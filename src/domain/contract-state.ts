@@ -1,4 +1,4 @@
-/** The contract lifecycle (DESIGN section 4): draft → active → suspended ⇄ active → ended / terminated. */
+/** The contract lifecycle (docs/decisions.md): draft → active → suspended ⇄ active → ended / terminated. */
 export const CONTRACT_STATES = ['draft', 'active', 'suspended', 'ended', 'terminated'] as const;
 export type ContractState = (typeof CONTRACT_STATES)[number];
 

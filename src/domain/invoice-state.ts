@@ -1,5 +1,5 @@
 /**
- * The invoice lifecycle (DESIGN section 4), as pure data shared by the workflow, the API and the FSM
+ * The invoice lifecycle (docs/decisions.md), as pure data shared by the workflow, the API and the FSM
  * endpoints: draft → raised → sent → paid; cancelled from any state; paid from draft, raised or sent,
  * running the missing steps first; cancelled is terminal except for undo.
  */

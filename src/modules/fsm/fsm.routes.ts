@@ -36,7 +36,7 @@ const transitionBody = z.object({
 });
 
 /**
- * The generic lifecycle endpoints (DESIGN section 4), backed by each object's workflow: its states, the
+ * The generic lifecycle endpoints (docs/decisions.md), backed by each object's workflow: its states, the
  * actions allowed now, a transition, and undo of the latest transition. An illegal one answers 409.
  */
 export function fsmRoutes(deps: AppDeps): Route[] {

@@ -1,5 +1,5 @@
 import { allHandlersFinished, proxyActivities, type ActivityOptions, type ApplicationFailure } from '@temporalio/workflow';
-import type { SearchAttributePair } from '@temporalio/common';
+import type { Duration, SearchAttributePair } from '@temporalio/common';
 import { Mutex } from 'async-mutex';
 import type { ContractActivities } from '../activities/contracts.activities';
 import type { ExportActivities } from '../activities/export.activities';
@@ -64,50 +64,55 @@ export function conflict(message: string): ApplicationFailure {
 // retries long enough to ride out a database that is away for a minute or two. Failures of our business
 // kinds (validation, conflict, not found...) are never retried: the same input fails the same way.
 
-const nonRetryableErrorTypes = [...BUSINESS_FAILURE_TYPES];
+/**
+ * A bounded profile: exponential backoff from `firstRetry` up to `longestWait`, at most `attempts` tries
+ * and, where given, no later than `giveUpAfter` from the first schedule.
+ */
+function profile(timeouts: Pick<ActivityOptions, 'startToCloseTimeout' | 'heartbeatTimeout' | 'scheduleToCloseTimeout'>, backoff: { firstRetry: Duration; longestWait: Duration; attempts: number }): ActivityOptions {
+  return {
+    ...timeouts,
+    retry: {
+      initialInterval: backoff.firstRetry,
+      backoffCoefficient: 2,
+      maximumInterval: backoff.longestWait,
+      maximumAttempts: backoff.attempts,
+      nonRetryableErrorTypes: [...BUSINESS_FAILURE_TYPES],
+    },
+  };
+}
 
 /**
  * Short database transitions that heartbeat while they run (invoice steps and their undo): a dead worker
  * is noticed in 20 s. Backoff reaches its 10 s ceiling after ~15 s; 30 attempts span over four minutes.
  */
-const invoiceStep: ActivityOptions = {
-  startToCloseTimeout: '1 minute',
-  heartbeatTimeout: '20 seconds',
-  scheduleToCloseTimeout: '10 minutes',
-  retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 30, nonRetryableErrorTypes },
-};
+const invoiceStep = profile(
+  { startToCloseTimeout: '1 minute', heartbeatTimeout: '20 seconds', scheduleToCloseTimeout: '10 minutes' },
+  { firstRetry: '500 milliseconds', longestWait: '10 seconds', attempts: 30 },
+);
 
 /** Short database transitions that do not heartbeat (contract status, milestones, revenue re-derivation). */
-const transition: ActivityOptions = {
-  startToCloseTimeout: '1 minute',
-  scheduleToCloseTimeout: '10 minutes',
-  retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 30, nonRetryableErrorTypes },
-};
+const transition = profile(
+  { startToCloseTimeout: '1 minute', scheduleToCloseTimeout: '10 minutes' },
+  { firstRetry: '500 milliseconds', longestWait: '10 seconds', attempts: 30 },
+);
 
 /**
  * One usage chunk written to Postgres. The heartbeat timeout notices a dead worker in seconds; retries are
  * safe because each chunk stores its outcome with its events.
  */
-const ingestion: ActivityOptions = {
-  startToCloseTimeout: '2 minutes',
-  heartbeatTimeout: '10 seconds',
-  scheduleToCloseTimeout: '15 minutes',
-  retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 40, nonRetryableErrorTypes },
-};
+const ingestion = profile(
+  { startToCloseTimeout: '2 minutes', heartbeatTimeout: '10 seconds', scheduleToCloseTimeout: '15 minutes' },
+  { firstRetry: '200 milliseconds', longestWait: '10 seconds', attempts: 40 },
+);
 
 /** A long export that heartbeats its progress; a retry resumes after the last page it recorded. */
-const longExport: ActivityOptions = {
-  startToCloseTimeout: '1 hour',
-  heartbeatTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 10, nonRetryableErrorTypes },
-};
+const longExport = profile({ startToCloseTimeout: '1 hour', heartbeatTimeout: '30 seconds' }, { firstRetry: '1 second', longestWait: '30 seconds', attempts: 10 });
 
 /** Recording the end of finished work (a job's result, a batch's summary): small, idempotent writes. */
-const bookkeeping: ActivityOptions = {
-  startToCloseTimeout: '30 seconds',
-  scheduleToCloseTimeout: '10 minutes',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '15 seconds', maximumAttempts: 30, nonRetryableErrorTypes },
-};
+const bookkeeping = profile(
+  { startToCloseTimeout: '30 seconds', scheduleToCloseTimeout: '10 minutes' },
+  { firstRetry: '1 second', longestWait: '15 seconds', attempts: 30 },
+);
 
 export const ACTIVITY_PROFILES = { invoiceStep, transition, ingestion, longExport, bookkeeping } as const satisfies Record<string, ActivityOptions>;
 export type ActivityProfile = keyof typeof ACTIVITY_PROFILES;

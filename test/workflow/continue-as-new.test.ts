@@ -1,9 +1,8 @@
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { InvoiceLifecycleInput } from '../../workflows/invoice-lifecycle.types';
 import { invoiceLifecycleWorkflow, lifecycleQuery, markPaidUpdate, raiseUpdate, sendUpdate, undoUpdate } from '../../workflows/invoice-lifecycle.workflow';
 import { invoiceWorkflowId } from '../../workflows/shared';
-import { devServerEnvironment, startWorker, TASK_QUEUE } from './support/environment';
+import { devServerEnvironment, TASK_QUEUE, useWorkflowEnvironment } from './support/environment';
 import { fakeActivities } from './support/fake-activities';
 
 jest.setTimeout(30_000);
@@ -15,24 +14,14 @@ const fakes = fakeActivities({
   unpayInvoice: async () => undefined,
 });
 
-let env: TestWorkflowEnvironment;
-let worker: { stop: () => Promise<void> };
+const environment = useWorkflowEnvironment(() => devServerEnvironment(['--dynamic-config-value', 'limit.historyCount.suggestContinueAsNew=12']), fakes.activities);
 
 // The test server never suggests continue-as-new; the dev server does once a history passes this length,
 // which a handful of Updates reaches.
-beforeAll(async () => {
-  env = await devServerEnvironment(['--dynamic-config-value', 'limit.historyCount.suggestContinueAsNew=12']);
-  worker = await startWorker(env, fakes.activities);
-});
-
-afterAll(async () => {
-  await worker?.stop();
-  await env?.teardown();
-});
 
 describe('the invoice lifecycle workflow on a long history', () => {
   it('when the server suggests continue-as-new, then the next run carries state, steps and sequence', async () => {
-    const handle = await env.client.workflow.start(invoiceLifecycleWorkflow, {
+    const handle = await environment().client.workflow.start(invoiceLifecycleWorkflow, {
       taskQueue: TASK_QUEUE,
       workflowId: invoiceWorkflowId('inv_long'),
       args: [{ invoiceId: 'inv_long', organisationId: 'org_1' }],
@@ -42,9 +31,9 @@ describe('the invoice lifecycle workflow on a long history', () => {
     await handle.executeUpdate(sendUpdate);
     await handle.executeUpdate(markPaidUpdate, { args: [{ paidDate: '2026-02-28' }] });
 
-    const firstRun = await env.client.workflow.getHandle(handle.workflowId, handle.firstExecutionRunId).describe();
+    const firstRun = await environment().client.workflow.getHandle(handle.workflowId, handle.firstExecutionRunId).describe();
     expect(firstRun.status.name).toBe('CONTINUED_AS_NEW');
-    const current = env.client.workflow.getHandle(handle.workflowId);
+    const current = environment().client.workflow.getHandle(handle.workflowId);
     const { runId } = await current.describe();
     expect(runId).not.toBe(handle.firstExecutionRunId);
 

@@ -1,11 +1,10 @@
 import type { WorkflowHandle } from '@temporalio/client';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { fromApplicationFailure } from '../../src/domain/errors';
 import { achieveMilestoneUpdate, contractActionUpdates, contractQuery, contractWorkflow } from '../../workflows/contract.workflow';
 import { lifecycleQuery } from '../../workflows/invoice-lifecycle.workflow';
 import { ContractIdKey, CustomerIdKey, OrganisationIdKey } from '../../workflows/search-attributes';
 import { contractWorkflowId, invoiceWorkflowId } from '../../workflows/shared';
-import { startWorker, TASK_QUEUE, timeSkippingEnvironment } from './support/environment';
+import { TASK_QUEUE, timeSkippingEnvironment, useWorkflowEnvironment } from './support/environment';
 import { fakeActivities } from './support/fake-activities';
 
 jest.setTimeout(30_000);
@@ -15,26 +14,16 @@ const fakes = fakeActivities({
   achieveMilestone: async (input) => ({ invoiceId: `inv_for_${String(input.milestoneId)}` }),
 });
 
-let env: TestWorkflowEnvironment;
-let worker: { stop: () => Promise<void> };
+const environment = useWorkflowEnvironment(timeSkippingEnvironment, fakes.activities);
 let contracts = 0;
 
-beforeAll(async () => {
-  env = await timeSkippingEnvironment();
-  worker = await startWorker(env, fakes.activities);
-});
-
-afterAll(async () => {
-  await worker?.stop();
-  await env?.teardown();
-});
 
 beforeEach(() => fakes.reset());
 
 async function startContract(): Promise<WorkflowHandle<typeof contractWorkflow>> {
   contracts += 1;
   const contractId = `ctr_${contracts}`;
-  return env.client.workflow.start(contractWorkflow, {
+  return environment().client.workflow.start(contractWorkflow, {
     taskQueue: TASK_QUEUE,
     workflowId: contractWorkflowId(contractId),
     args: [{ contractId, organisationId: 'org_1', customerId: 'cus_1' }],
@@ -82,7 +71,7 @@ describe('the contract workflow', () => {
     // Achieved twice: the first invoice's lifecycle is found, not started again.
     expect(await handle.executeUpdate(achieveMilestoneUpdate, { args: [{ milestoneId: 'ms_1' }] })).toEqual({ invoiceId: 'inv_for_ms_1' });
 
-    const invoice = env.client.workflow.getHandle(invoiceWorkflowId('inv_for_ms_1'));
+    const invoice = environment().client.workflow.getHandle(invoiceWorkflowId('inv_for_ms_1'));
     expect(await invoice.query(lifecycleQuery)).toMatchObject({ state: 'draft' });
     const attributes = (await invoice.describe()).typedSearchAttributes;
     expect([attributes.get(OrganisationIdKey), attributes.get(CustomerIdKey), attributes.get(ContractIdKey)]).toEqual(['org_1', 'cus_1', 'ctr_3']);

@@ -1,6 +1,5 @@
 import { WorkflowUpdateStage, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { AppError, fromApplicationFailure, toApplicationFailure } from '../../src/domain/errors';
 import type { InvoiceLifecycleInput, LifecycleView } from '../../workflows/invoice-lifecycle.types';
 import {
@@ -13,7 +12,7 @@ import {
   undoUpdate,
 } from '../../workflows/invoice-lifecycle.workflow';
 import { invoiceWorkflowId } from '../../workflows/shared';
-import { startWorker, TASK_QUEUE, timeSkippingEnvironment } from './support/environment';
+import { TASK_QUEUE, timeSkippingEnvironment, useWorkflowEnvironment } from './support/environment';
 import { deferred, fakeActivities, sleep } from './support/fake-activities';
 
 jest.setTimeout(30_000);
@@ -29,26 +28,16 @@ const fakes = fakeActivities({
   uncancelInvoice: async () => undefined,
 });
 
-let env: TestWorkflowEnvironment;
-let worker: { stop: () => Promise<void> };
+const environment = useWorkflowEnvironment(timeSkippingEnvironment, fakes.activities);
 let invoices = 0;
 
-beforeAll(async () => {
-  env = await timeSkippingEnvironment();
-  worker = await startWorker(env, fakes.activities);
-});
-
-afterAll(async () => {
-  await worker?.stop();
-  await env?.teardown();
-});
 
 beforeEach(() => fakes.reset());
 
 async function startInvoice(carried?: InvoiceLifecycleInput['carried']): Promise<WorkflowHandle<typeof invoiceLifecycleWorkflow>> {
   invoices += 1;
   const invoiceId = `inv_${invoices}`;
-  return env.client.workflow.start(invoiceLifecycleWorkflow, {
+  return environment().client.workflow.start(invoiceLifecycleWorkflow, {
     taskQueue: TASK_QUEUE,
     workflowId: invoiceWorkflowId(invoiceId),
     args: [{ invoiceId, organisationId: 'org_1', ...(carried ? { carried } : {}) }],

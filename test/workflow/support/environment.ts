@@ -70,3 +70,21 @@ export async function startWorker(env: TestWorkflowEnvironment, activities: obje
     },
   };
 }
+
+/**
+ * Registers the file's hooks: a server from `createEnvironment` and a worker with `activities` for the
+ * whole file. Returns a getter, since the environment exists only once `beforeAll` has run.
+ */
+export function useWorkflowEnvironment(createEnvironment: () => Promise<TestWorkflowEnvironment>, activities: object): () => TestWorkflowEnvironment {
+  let env: TestWorkflowEnvironment | undefined;
+  let worker: { stop: () => Promise<void> } | undefined;
+  beforeAll(async () => {
+    env = await createEnvironment();
+    worker = await startWorker(env, activities);
+  });
+  afterAll(async () => {
+    await worker?.stop();
+    await env?.teardown();
+  });
+  return () => env!;
+}

@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import knex, { type Knex } from 'knex';
 import pg from 'pg';
@@ -7,17 +8,36 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (value) => value);
 
 export const MIGRATIONS_DIRECTORY = path.resolve(__dirname, '../../migrations');
 
+/**
+ * Loads the `.ts` migrations from the sources, or the `.js` ones when this file runs compiled (dist/), and
+ * names each after its source file either way, so that knex_migrations reads the same to both.
+ */
+class MigrationFiles implements Knex.MigrationSource<string> {
+  private readonly extension = path.extname(__filename) === '.js' ? '.js' : '.ts';
+
+  async getMigrations(): Promise<string[]> {
+    const files = await fs.promises.readdir(MIGRATIONS_DIRECTORY);
+    return files
+      .filter((file) => path.extname(file) === this.extension && !file.endsWith('.d.ts'))
+      .map((file) => path.basename(file, this.extension))
+      .sort();
+  }
+
+  getMigrationName(stem: string): string {
+    return `${stem}.ts`;
+  }
+
+  async getMigration(stem: string): Promise<Knex.Migration> {
+    return (await import(path.join(MIGRATIONS_DIRECTORY, `${stem}${this.extension}`))) as Knex.Migration;
+  }
+}
+
 export function createDb(connectionString: string, poolMax = 10): Knex {
   return knex({
     client: 'pg',
     connection: connectionString,
     pool: { min: 0, max: poolMax },
-    migrations: {
-      directory: MIGRATIONS_DIRECTORY,
-      extension: 'ts',
-      loadExtensions: ['.ts'],
-      tableName: 'knex_migrations',
-    },
+    migrations: { migrationSource: new MigrationFiles(), tableName: 'knex_migrations' },
   });
 }
 

@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import type { Connection } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { Knex } from 'knex';
@@ -10,6 +12,21 @@ import { ensureSearchAttributes } from './search-attributes';
 
 export const WORKFLOWS_PATH = require.resolve('../../workflows');
 
+/** Written by `npm run build` (scripts/build.ts) as dist/workflow-bundle.js, beside the compiled code. */
+export const WORKFLOW_BUNDLE_PATH = path.resolve(__dirname, '../../workflow-bundle.js');
+
+/**
+ * Compiled (dist/), the worker runs the workflow bundle made at build time; from the TypeScript sources
+ * (tsx, jest), it bundles workflows/ at start, so that edits take effect without a build.
+ */
+function workflowCode(): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> {
+  if (path.extname(__filename) !== '.js') return { workflowsPath: WORKFLOWS_PATH };
+  if (!fs.existsSync(WORKFLOW_BUNDLE_PATH)) {
+    throw new Error(`${WORKFLOW_BUNDLE_PATH} is missing: \`npm run build\` writes it along with the compiled code`);
+  }
+  return { workflowBundle: { codePath: WORKFLOW_BUNDLE_PATH } };
+}
+
 export interface WorkerDeps {
   config: Config;
   temporalAddress: string;
@@ -17,18 +34,17 @@ export interface WorkerDeps {
   logger: Logger;
 }
 
-/** The worker factory: activities come from createActivities(deps), workflows from workflows/index.ts. */
+/** The worker factory: activities are adapters over the services built here, workflows come from workflows/index.ts. */
 export async function createWorker(deps: WorkerDeps, overrides: Partial<WorkerOptions> = {}): Promise<{ worker: Worker; connection: NativeConnection }> {
   const { tls } = connectionOptions(deps.config, deps.temporalAddress);
   const connection = await NativeConnection.connect({ address: deps.temporalAddress, tls, apiKey: deps.config.TEMPORAL_API_KEY });
   await ensureSearchAttributes(connection as unknown as Pick<Connection, 'operatorService'>, deps.config.TEMPORAL_NAMESPACE);
-  const serviceDeps = serviceDepsFrom(deps.config, deps.db);
   const worker = await Worker.create({
     connection,
     namespace: deps.config.TEMPORAL_NAMESPACE,
     taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
-    workflowsPath: WORKFLOWS_PATH,
-    activities: createActivities(createServices(serviceDeps), serviceDeps),
+    ...workflowCode(),
+    activities: createActivities(createServices(serviceDepsFrom(deps.config, deps.db))),
     maxConcurrentActivityTaskExecutions: deps.config.WORKER_MAX_CONCURRENT_ACTIVITIES,
     // Let running activities finish on shutdown; what does not finish in time is retried elsewhere.
     shutdownGraceTime: '30s',

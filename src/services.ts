@@ -1,42 +1,42 @@
-import path from 'node:path';
 import type { Knex } from 'knex';
+import path from 'node:path';
 import type { Config } from './config';
 import { createMailer, type Mailer } from './mail/mailer';
-import type { AccessTokenIssuer } from './modules/auth/access-tokens';
-import { createFilesystemStorage, type FileStorage } from './storage/file-storage';
-import type { TemporalHandle } from './temporal/client';
 import { createAddressService } from './modules/addresses/addresses.service';
+import { createAppService } from './modules/apps/apps.service';
+import { createAttributeService } from './modules/attributes/attributes.service';
+import { createOrganisationAttributeService } from './modules/attributes/organisation-attributes.service';
+import type { AccessTokenIssuer } from './modules/auth/access-tokens';
+import { createAuthService } from './modules/auth/auth.service';
+import { createBillingPlanService } from './modules/billing-plans/billing-plans.service';
+import { createCatalogService } from './modules/catalog/catalog.service';
 import { createContactGroupService } from './modules/contact-groups/contact-groups.service';
+import { createContractLifecycleService } from './modules/contracts/contract-lifecycle.service';
+import { resolveContractPlan } from './modules/contracts/contract-plans.repository';
 import { createContractService } from './modules/contracts/contracts.service';
+import { createCustomerService } from './modules/customers/customers.service';
 import { createEntityService } from './modules/entities/entities.service';
+import { createFsmService } from './modules/fsm/fsm.service';
 import { createFxRateService } from './modules/fx-rates/fx-rates.service';
-import { createInvoiceService } from './modules/invoices/invoices.service';
+import { createHealthService } from './modules/health/health.service';
 import { createInvoiceFileService } from './modules/invoices/invoice-files.service';
 import { createInvoiceItemService } from './modules/invoices/invoice-items.service';
 import { createInvoiceLifecycleService } from './modules/invoices/invoice-lifecycle.service';
-import { createRevenueService } from './modules/revenue/revenue.service';
-import { createRevenueSyncService } from './modules/revenue/revenue-sync.service';
-import { createCustomerService } from './modules/customers/customers.service';
-import { resolveContractPlan } from './modules/contracts/contract-plans.repository';
-import { createPaymentService } from './modules/payments/payments.service';
-import { createUsageService } from './modules/usage/usage.service';
-import { createBillingPlanService } from './modules/billing-plans/billing-plans.service';
-import { createContractLifecycleService } from './modules/contracts/contract-lifecycle.service';
+import { createInvoiceService } from './modules/invoices/invoices.service';
 import { createJobControlService } from './modules/jobs/job-control.service';
 import { createJobService } from './modules/jobs/jobs.service';
 import { createMeterService } from './modules/meters/meters.service';
 import { createExportService } from './modules/objects/exports.service';
 import { createObjectExportService } from './modules/objects/object-export.service';
 import { createObjectService } from './modules/objects/objects.service';
-import { createUsageIngestionService } from './modules/usage/usage-ingestion.service';
-import { createAppService } from './modules/apps/apps.service';
-import { createAttributeService } from './modules/attributes/attributes.service';
-import { createOrganisationAttributeService } from './modules/attributes/organisation-attributes.service';
-import { createAuthService } from './modules/auth/auth.service';
-import { createCatalogService } from './modules/catalog/catalog.service';
-import { createFsmService } from './modules/fsm/fsm.service';
-import { createHealthService } from './modules/health/health.service';
 import { createOrganisationSettingsService } from './modules/organisation-settings/settings.service';
+import { createPaymentService } from './modules/payments/payments.service';
+import { createRevenueSyncService } from './modules/revenue/revenue-sync.service';
+import { createRevenueService } from './modules/revenue/revenue.service';
+import { createUsageIngestionService } from './modules/usage/usage-ingestion.service';
+import { createUsageService } from './modules/usage/usage.service';
+import { createFilesystemStorage, type FileStorage } from './storage/file-storage';
+import type { TemporalHandle, WorkflowServiceDeps } from './temporal/client';
 
 /** What every service is built from. */
 export interface ServiceDeps {
@@ -104,7 +104,7 @@ export type Services = ReturnType<typeof createServices>;
 /** The API's services: the data services plus those that drive workflows through the Temporal client. */
 export function createApiServices(deps: ServiceDeps & { temporal: TemporalHandle; accessTokens: AccessTokenIssuer }) {
   const services = createServices(deps);
-  const workflowDeps = { db: deps.db, temporal: deps.temporal };
+  const workflowDeps: WorkflowServiceDeps = { db: deps.db, temporal: deps.temporal };
   const apiServices = {
     ...services,
     invoices: createInvoiceService(workflowDeps, resolveContractPlan),

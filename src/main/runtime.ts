@@ -20,7 +20,7 @@ export async function startApi(config: Config, endpoints: Endpoints, logger: Log
   const temporal = await connectTemporal(config, endpoints.temporalAddress);
   const accessTokens = createAccessTokens(requireSetting(config, 'JWT_SECRET'), config.ACCESS_TOKEN_TTL_SECONDS);
   const services = createApiServices({ ...serviceDepsFrom(config, db), temporal, accessTokens });
-  const app = createApp({ config, db, logger, temporal, accessTokens, services });
+  const app = createApp({ config, logger, accessTokens, services });
   const server = await new Promise<Server>((resolve, reject) => {
     const listening = app.listen(config.PORT, config.HOST, () => resolve(listening));
     listening.once('error', reject);

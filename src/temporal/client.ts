@@ -1,3 +1,4 @@
+import type { Knex } from 'knex';
 import fs from 'node:fs';
 import { Client, Connection, type ConnectionOptions } from '@temporalio/client';
 import type { Config } from '../config';
@@ -7,6 +8,12 @@ export interface TemporalHandle {
   client: Client;
   namespace: string;
   taskQueue: string;
+}
+
+/** What a service that starts or updates workflows needs: the database it reads, the client it drives. */
+export interface WorkflowServiceDeps {
+  db: Knex;
+  temporal: TemporalHandle;
 }
 
 export function connectionOptions(config: Config, address: string): ConnectionOptions {

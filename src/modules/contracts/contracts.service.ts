@@ -1,5 +1,5 @@
 import { WithStartWorkflowOperation } from '@temporalio/client';
-import type { AppDeps } from '../../deps';
+import type { WorkflowServiceDeps } from '../../temporal/client';
 import { isCurrency } from '../../domain/currencies';
 import { CONTRACT_STATES, allowedContractActions, type ContractAction } from '../../domain/contract-state';
 import { AppError, orNotFound } from '../../domain/errors';
@@ -18,7 +18,7 @@ type TaxInput = { name: string; rate: string; appliesTo: 'all' | string[] };
 type MilestoneInput = { planItemId: string; name: string; amount?: string; percentage?: string; dueDate?: string };
 
 /** The contract's lifecycle runs in its workflow; every other field is plain data. */
-export function createContractService(deps: Pick<AppDeps, 'db' | 'temporal'>) {
+export function createContractService(deps: WorkflowServiceDeps) {
   const contracts = createContractRepository(deps.db);
   const plans = createBillingPlanRepository(deps.db);
   const customers = createCustomerRepository(deps.db);

@@ -1,7 +1,6 @@
 import { temporal } from '@temporalio/proto';
-import type { Knex } from 'knex';
 import { AppError, ERROR_CODES } from '../../domain/errors';
-import type { TemporalHandle } from '../../temporal/client';
+import type { WorkflowServiceDeps } from '../../temporal/client';
 import { pingPostgres } from './health.repository';
 
 export type ComponentStatus = 'up' | 'down';
@@ -23,7 +22,7 @@ async function probe(check: () => Promise<boolean>): Promise<ComponentStatus> {
   }
 }
 
-export function createHealthService(deps: { db: Knex; temporal: TemporalHandle }) {
+export function createHealthService(deps: WorkflowServiceDeps) {
   const { db, temporal: handle } = deps;
 
   async function workerPolling(): Promise<boolean> {

@@ -1,7 +1,7 @@
 import { WithStartWorkflowOperation, WorkflowNotFoundError } from '@temporalio/client';
 import type { UpdateDefinition } from '@temporalio/common';
 import type { Knex } from 'knex';
-import type { AppDeps } from '../../deps';
+import type { WorkflowServiceDeps } from '../../temporal/client';
 import { AppError, orNotFound } from '../../domain/errors';
 import { allowedActions, INVOICE_STATES, type InvoiceAction } from '../../domain/invoice-state';
 import type { LifecycleView } from '../../../workflows/invoice-lifecycle.types';
@@ -26,7 +26,7 @@ export type ContractPlanResolver = (db: Knex, organisationId: string, contractPl
 type TransitionArgs = { paidDate?: string; comments?: string };
 
 /** Lifecycle changes go through the invoice's workflow; reads come from Postgres, already committed. */
-export function createInvoiceService(deps: Pick<AppDeps, 'db' | 'temporal'>, resolveContractPlan: ContractPlanResolver) {
+export function createInvoiceService(deps: WorkflowServiceDeps, resolveContractPlan: ContractPlanResolver) {
   const invoices = createInvoiceRepository(deps.db);
   const { client, taskQueue } = deps.temporal;
 

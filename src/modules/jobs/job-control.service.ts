@@ -1,13 +1,12 @@
 import fs from 'node:fs/promises';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import type { Knex } from 'knex';
-import type { TemporalHandle } from '../../temporal/client';
+import type { WorkflowServiceDeps } from '../../temporal/client';
 import { exportFile } from './export-files';
 import { createJobRepository } from './jobs.repository';
 import { createJobService } from './jobs.service';
 
 /** What the API does to a job's workflow. */
-export function createJobControlService(deps: { db: Knex; dataDir: string; temporal: TemporalHandle }) {
+export function createJobControlService(deps: WorkflowServiceDeps & { dataDir: string }) {
   const jobs = createJobRepository(deps.db);
   const jobService = createJobService(deps);
 

@@ -1,6 +1,5 @@
-import type { Knex } from 'knex';
 import { newId } from '../../db/ids';
-import type { TemporalHandle } from '../../temporal/client';
+import type { WorkflowServiceDeps } from '../../temporal/client';
 import { exportWorkflow } from '../../../workflows/export.workflow';
 import { exportWorkflowId, searchAttributes } from '../../../workflows/shared';
 import { createJobRepository, toJob, type Job } from '../jobs/jobs.repository';
@@ -9,7 +8,7 @@ import type { ObjectQuery } from './object-sql';
 import { createObjectRepository } from './objects.repository';
 
 /** Starts exports: each one a job run by its workflow. */
-export function createExportService(deps: { db: Knex; temporal: TemporalHandle }) {
+export function createExportService(deps: WorkflowServiceDeps) {
   const objects = createObjectRepository(deps.db);
   const jobs = createJobRepository(deps.db);
 

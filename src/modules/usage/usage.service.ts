@@ -1,6 +1,6 @@
 import { AppError, ERROR_CODES, orNotFound } from '../../domain/errors';
 import type { Page, PageQuery } from '../../http/paging';
-import type { AppDeps } from '../../deps';
+import type { WorkflowServiceDeps } from '../../temporal/client';
 import { searchAttributes, usageBatchWorkflowId } from '../../../workflows/shared';
 import type { FailedRecord, UsageBatchSummary } from '../../../workflows/usage-batch.types';
 import { usageBatchWorkflow } from '../../../workflows/usage-batch.workflow';
@@ -25,7 +25,7 @@ export interface BatchResult {
 }
 
 /** Every way usage enters the system goes through here: one path, one set of rules. */
-export function createUsageService(deps: Pick<AppDeps, 'db' | 'temporal'>) {
+export function createUsageService(deps: WorkflowServiceDeps) {
   const usage = createUsageRepository(deps.db);
   const { client, taskQueue } = deps.temporal;
 

@@ -27,7 +27,7 @@ export async function startTestApi(overrides: Record<string, string> = {}): Prom
   const temporal = await connectTemporal(config, config.TEMPORAL_ADDRESS!);
   const accessTokens = createAccessTokens(config.JWT_SECRET!, config.ACCESS_TOKEN_TTL_SECONDS);
   const services = createApiServices({ ...serviceDepsFrom(config, db), temporal, accessTokens });
-  const app = createApp({ config, db, logger: pino({ level: 'silent' }), temporal, accessTokens, services });
+  const app = createApp({ config, logger: pino({ level: 'silent' }), accessTokens, services });
   const server = await new Promise<Server>((resolve) => {
     const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
   });

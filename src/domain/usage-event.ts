@@ -1,6 +1,9 @@
+import { instantProblem, jsonProblem, numericProblem, textProblem } from './storable';
+
 /**
  * Parsing of one raw usage event, judged on its own so that one bad event never fails the rest of a
- * batch. Pure: runs inside activities and unit tests alike.
+ * batch: everything the event table could refuse is refused here, with its reason. Pure: the ingestion
+ * service and the unit tests run the same code.
  */
 export interface UsageEvent {
   customerEntityId: string;
@@ -12,6 +15,10 @@ export interface UsageEvent {
   eventId: string | null;
   jobId: string | null;
 }
+
+/** The `usage_events.value` column: NUMERIC(30, 10). */
+export const VALUE_PRECISION = 30;
+export const VALUE_SCALE = 10;
 
 export type ParsedUsageEvent = { ok: true; event: UsageEvent } | { ok: false; error: string };
 
@@ -27,19 +34,24 @@ function text(raw: Record<string, unknown>, field: string, required: boolean): s
   }
   if (typeof value !== 'string') return new Error(`${field} must be a string`);
   if (value.length > MAX_TEXT) return new Error(`${field} must be at most ${MAX_TEXT} characters`);
-  return value;
+  const problem = textProblem(value);
+  return problem ? new Error(`${field} ${problem}`) : value;
 }
 
+/** A decimal the column holds exactly: out of range or needing rounding is refused, never altered. */
 function decimalValue(value: unknown): string | Error {
   if (value === undefined || value === null || value === '') return new Error('value is required');
+  let decimal: string;
   if (typeof value === 'number') {
-    return Number.isFinite(value) ? String(value) : new Error('value must be a finite number');
+    if (!Number.isFinite(value)) return new Error('value must be a finite number');
+    decimal = String(value);
+  } else if (typeof value === 'string' && NUMERIC.test(value.trim())) {
+    decimal = value.trim();
+  } else {
+    return new Error('value must be a number');
   }
-  if (typeof value === 'string' && NUMERIC.test(value.trim())) {
-    const parsed = Number(value);
-    return Number.isFinite(parsed) ? value.trim() : new Error('value must be a finite number');
-  }
-  return new Error('value must be a number');
+  const problem = numericProblem(decimal, VALUE_PRECISION, VALUE_SCALE);
+  return problem ? new Error(`value ${problem}`) : decimal;
 }
 
 function timestampValue(value: unknown): Date | Error {
@@ -55,7 +67,8 @@ function timestampValue(value: unknown): Date | Error {
   if (calendar.getUTCFullYear() !== year || calendar.getUTCMonth() !== month - 1 || calendar.getUTCDate() !== day) {
     return new Error('timestamp is not an ISO 8601 date-time');
   }
-  return date;
+  const problem = instantProblem(date);
+  return problem ? new Error(`timestamp ${problem}`) : date;
 }
 
 export function parseUsageEvent(raw: unknown): ParsedUsageEvent {
@@ -77,6 +90,8 @@ export function parseUsageEvent(raw: unknown): ParsedUsageEvent {
   if (metadata !== undefined && metadata !== null && (typeof metadata !== 'object' || Array.isArray(metadata))) {
     return { ok: false, error: 'metadata must be an object' };
   }
+  const metadataProblem = jsonProblem(metadata);
+  if (metadataProblem) return { ok: false, error: `metadata ${metadataProblem}` };
   return {
     ok: true,
     event: {

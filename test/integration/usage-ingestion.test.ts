@@ -51,6 +51,27 @@ describe('POST /events/batch', () => {
     expect(res.body.data.summary).toMatchObject({ success: 1, failed: 1 });
   });
 
+  it('when events hold what the event table cannot store, then each fails on its own with "27" and its reason, and the batch answers at once', async () => {
+    const prefix = randomUUID();
+    const started = Date.now();
+    const res = await postBatch([
+      usageEvent(entityId, { eventId: `${prefix}-ok-1` }),
+      usageEvent(entityId, { eventId: `${prefix}-huge`, value: 1e25 }),
+      usageEvent(entityId, { eventId: `${prefix}-tiny`, value: 1e-11 }),
+      usageEvent(entityId, { eventId: `${prefix}-far`, timestamp: '9999-12-31T23:59:59-14:00' }),
+      usageEvent(entityId, { eventId: `${prefix}-ok-2` }),
+    ]);
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(res.status).toBe(200);
+    expect(res.body.data.summary).toEqual({ success: 2, failed: 3, total: 5, duplicates: 0 });
+    expect(res.body.data.failedRecords).toEqual([
+      { index: 1, error: 'value must have at most 20 digits before the decimal point', code: '27', statusCode: 400 },
+      { index: 2, error: 'value must have at most 10 decimal places', code: '27', statusCode: 400 },
+      { index: 3, error: 'timestamp must fall in the years 1 to 9999 (UTC)', code: '27', statusCode: 400 },
+    ]);
+    expect(await storedCount(tenant.organisationId, prefix)).toBe(2);
+  });
+
   it.each([
     ['a missing metric', { CustomerEntityId: 'x', value: 1, timestamp: '2026-11-01T00:00:00Z' }],
     ['a non-numeric value', { CustomerEntityId: 'x', metric: 'm', value: 'lots', timestamp: '2026-11-01T00:00:00Z' }],

@@ -1,0 +1,54 @@
+import { Decimal } from 'decimal.js';
+
+/**
+ * What a Postgres column can hold, checked before a value reaches SQL: a value the column would refuse
+ * must be refused with its reason, and one it would silently round must not be stored as something else.
+ * Each check returns the problem in words, or undefined when the value fits.
+ */
+
+/** NUMERIC(precision, scale): at most `precision - scale` integer digits and `scale` decimal places. */
+export function numericProblem(value: string | number, precision: number, scale: number): string | undefined {
+  let decimal: Decimal;
+  try {
+    decimal = new Decimal(value);
+  } catch {
+    return 'must be a number';
+  }
+  if (!decimal.isFinite()) return 'must be a finite number';
+  if (decimal.decimalPlaces() > scale) return `must have at most ${scale} decimal places`;
+  const integerDigits = decimal.abs().trunc().isZero() ? 0 : decimal.abs().trunc().toFixed().length;
+  if (integerDigits > precision - scale) return `must have at most ${precision - scale} digits before the decimal point`;
+  return undefined;
+}
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** Text Postgres can store: no NUL character, and no half of a surrogate pair without the other half. */
+export function textProblem(value: string): string | undefined {
+  if (value.includes('\u0000')) return 'must not contain a NUL character';
+  if (LONE_SURROGATE.test(value)) return 'must be valid Unicode (an unpaired surrogate was found)';
+  return undefined;
+}
+
+/** JSON for a jsonb column: every key and string inside must be storable text. */
+export function jsonProblem(value: unknown): string | undefined {
+  if (typeof value === 'string') return textProblem(value);
+  if (Array.isArray(value)) return firstProblem(value.map(jsonProblem));
+  if (typeof value === 'object' && value !== null) {
+    return firstProblem(Object.entries(value).flatMap(([key, inner]) => [textProblem(key), jsonProblem(inner)]));
+  }
+  return undefined;
+}
+
+const FIRST_YEAR = 1;
+const LAST_YEAR = 9999;
+
+/** An instant in years 1 to 9999 (UTC): what every part of the stack, Postgres included, reads back alike. */
+export function instantProblem(date: Date): string | undefined {
+  const year = date.getUTCFullYear();
+  return Number.isNaN(date.getTime()) || year < FIRST_YEAR || year > LAST_YEAR ? `must fall in the years ${FIRST_YEAR} to ${LAST_YEAR} (UTC)` : undefined;
+}
+
+function firstProblem(problems: Array<string | undefined>): string | undefined {
+  return problems.find((problem) => problem !== undefined);
+}

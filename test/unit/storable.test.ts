@@ -1,0 +1,79 @@
+import fc from 'fast-check';
+import { Decimal } from 'decimal.js';
+import { instantProblem, jsonProblem, numericProblem, textProblem } from '../../src/domain/storable';
+import { parseUsageEvent } from '../../src/domain/usage-event';
+
+const valid = { CustomerEntityId: 'ent_1', metric: 'api_calls', value: 3, timestamp: '2026-11-01T10:00:00Z' };
+const errorOf = (raw: object) => {
+  const result = parseUsageEvent(raw);
+  return result.ok ? undefined : result.error;
+};
+
+describe('numericProblem: NUMERIC(30, 10)', () => {
+  it('when a value has 20 integer digits and 10 decimals, then it fits; one more of either does not', () => {
+    expect(numericProblem('99999999999999999999.9999999999', 30, 10)).toBeUndefined();
+    expect(numericProblem('-99999999999999999999.9999999999', 30, 10)).toBeUndefined();
+    expect(numericProblem('100000000000000000000', 30, 10)).toBe('must have at most 20 digits before the decimal point');
+    expect(numericProblem('0.00000000001', 30, 10)).toBe('must have at most 10 decimal places');
+    expect(numericProblem(1e25, 30, 10)).toBe('must have at most 20 digits before the decimal point');
+    expect(numericProblem(1e-11, 30, 10)).toBe('must have at most 10 decimal places');
+    expect(numericProblem('1e308', 30, 10)).toBeDefined();
+    expect(numericProblem('abc', 30, 10)).toBe('must be a number');
+  });
+
+  it('for any decimal, it fits exactly when its integer digits and decimal places are within the bounds', () => {
+    fc.assert(
+      fc.property(fc.bigInt({ min: -(10n ** 25n), max: 10n ** 25n }), fc.integer({ min: 0, max: 14 }), (unscaled, places) => {
+        const value = new Decimal(unscaled.toString()).dividedBy(new Decimal(10).pow(places));
+        const integerDigits = value.abs().trunc().isZero() ? 0 : value.abs().trunc().toFixed().length;
+        const fits = value.decimalPlaces() <= 10 && integerDigits <= 20;
+        expect(numericProblem(value.toFixed(), 30, 10) === undefined).toBe(fits);
+      }),
+    );
+  });
+});
+
+describe('textProblem and jsonProblem', () => {
+  it('when text holds a NUL or a lone surrogate, then it is refused; paired surrogates (emoji) are fine', () => {
+    expect(textProblem('api\u0000calls')).toBe('must not contain a NUL character');
+    expect(textProblem('bad \uD800 half')).toMatch(/unpaired surrogate/);
+    expect(textProblem('bad \uDC00 half')).toMatch(/unpaired surrogate/);
+    expect(textProblem('rocket \uD83D\uDE80 fine')).toBeUndefined();
+  });
+
+  it('when a NUL hides in a nested key or string of JSON, then it is found', () => {
+    expect(jsonProblem({ region: 'eu', tags: ['a', { deep: 'x\u0000' }] })).toBe('must not contain a NUL character');
+    expect(jsonProblem({ ['k\u0000']: 1 })).toBe('must not contain a NUL character');
+    expect(jsonProblem({ region: 'eu', count: 3, ok: true, none: null })).toBeUndefined();
+  });
+});
+
+describe('instantProblem', () => {
+  it('when an instant falls outside the years 1 to 9999 in UTC, then it is refused', () => {
+    expect(instantProblem(new Date('9999-12-31T23:59:59Z'))).toBeUndefined();
+    expect(instantProblem(new Date('9999-12-31T23:59:59-14:00'))).toBe('must fall in the years 1 to 9999 (UTC)');
+    expect(instantProblem(new Date('0000-12-31T23:59:59Z'))).toBeDefined();
+  });
+});
+
+describe('usage events refuse what the event table cannot hold, each with its reason', () => {
+  it.each([
+    [{ value: 1e25 }, 'value must have at most 20 digits before the decimal point'],
+    [{ value: 1e21 }, 'value must have at most 20 digits before the decimal point'],
+    [{ value: 1e308 }, 'value must have at most 20 digits before the decimal point'],
+    [{ value: '123456789012345678901' }, 'value must have at most 20 digits before the decimal point'],
+    [{ value: 1e-11 }, 'value must have at most 10 decimal places'],
+    [{ value: '0.123456789012345678901234567890' }, 'value must have at most 10 decimal places'],
+    [{ timestamp: '9999-12-31T23:59:59-14:00' }, 'timestamp must fall in the years 1 to 9999 (UTC)'],
+    [{ metric: 'api\u0000calls' }, 'metric must not contain a NUL character'],
+    [{ CustomerEntityId: 'ent_\uD800' }, 'CustomerEntityId must be valid Unicode (an unpaired surrogate was found)'],
+    [{ metadata: { note: 'x\u0000' } }, 'metadata must not contain a NUL character'],
+  ])('%j → %s', (change, error) => {
+    expect(errorOf({ ...valid, ...change })).toBe(error);
+  });
+
+  it('when a value fits the column exactly, then it is kept as given', () => {
+    const result = parseUsageEvent({ ...valid, value: '99999999999999999999.9999999999' });
+    expect(result.ok && result.event.value).toBe('99999999999999999999.9999999999');
+  });
+});

@@ -30,14 +30,29 @@ export function textProblem(value: string): string | undefined {
   return undefined;
 }
 
-/** JSON for a jsonb column: every key and string inside must be storable text. */
-export function jsonProblem(value: unknown): string | undefined {
-  if (typeof value === 'string') return textProblem(value);
-  if (Array.isArray(value)) return firstProblem(value.map(jsonProblem));
-  if (typeof value === 'object' && value !== null) {
-    return firstProblem(Object.entries(value).flatMap(([key, inner]) => [textProblem(key), jsonProblem(inner)]));
+/** Where in a JSON value the first unstorable text is (`[]` for the value itself), and why. */
+export function jsonTextProblem(value: unknown, path: string[] = []): { path: string[]; problem: string } | undefined {
+  if (typeof value === 'string') {
+    const problem = textProblem(value);
+    return problem ? { path, problem } : undefined;
+  }
+  const entries: Array<[string, unknown]> = Array.isArray(value)
+    ? value.map((inner, index) => [String(index), inner])
+    : typeof value === 'object' && value !== null
+      ? Object.entries(value)
+      : [];
+  for (const [key, inner] of entries) {
+    const keyProblem = textProblem(key);
+    if (keyProblem) return { path: [...path, key], problem: `has a key that ${keyProblem}` };
+    const found = jsonTextProblem(inner, [...path, key]);
+    if (found) return found;
   }
   return undefined;
+}
+
+/** JSON for a jsonb column: every key and string inside must be storable text. */
+export function jsonProblem(value: unknown): string | undefined {
+  return jsonTextProblem(value)?.problem;
 }
 
 const FIRST_YEAR = 1;
@@ -47,8 +62,4 @@ const LAST_YEAR = 9999;
 export function instantProblem(date: Date): string | undefined {
   const year = date.getUTCFullYear();
   return Number.isNaN(date.getTime()) || year < FIRST_YEAR || year > LAST_YEAR ? `must fall in the years ${FIRST_YEAR} to ${LAST_YEAR} (UTC)` : undefined;
-}
-
-function firstProblem(problems: Array<string | undefined>): string | undefined {
-  return problems.find((problem) => problem !== undefined);
 }

@@ -1,6 +1,7 @@
 import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { rateLimit } from 'express-rate-limit';
 import { AppError, ERROR_CODES } from '../domain/errors';
+import { jsonTextProblem } from '../domain/storable';
 import { sendError, sendSuccess } from './envelope';
 import { zodToAppError } from './error-handler';
 import { roleAllows } from './permissions';
@@ -67,6 +68,9 @@ function perTokenRateLimit(limit: number): RequestHandler {
 function parsePart(route: Route, req: Request, part: 'params' | 'query' | 'body'): unknown {
   const schema = route[part];
   if (!schema) return undefined;
+  // Postgres stores no NUL character and no unpaired surrogate: such text is refused here, by its path.
+  const unstorable = jsonTextProblem(req[part]);
+  if (unstorable) throw AppError.validation(unstorable.problem, [part, ...unstorable.path].join('.'));
   const result = schema.safeParse(req[part] ?? {});
   if (!result.success) throw zodToAppError(result.error, part);
   return result.data;

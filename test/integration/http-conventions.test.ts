@@ -30,6 +30,23 @@ describe('envelopes', () => {
     expect(res.body.errors).toEqual([expect.objectContaining({ code: 1001, path: 'query.limit' })]);
   });
 
+  it('when any text of a body holds a NUL character or an unpaired surrogate, then 400 with its path and nothing is stored', async () => {
+    const customer = await api.http().post('/customers').set(bearer(tenant.systemToken)).send({ name: 'Acme\u0000 Ltd' });
+    expect(customer.status).toBe(400);
+    expect(customer.body.errors).toEqual([{ code: 1001, path: 'body.name', message: 'must not contain a NUL character' }]);
+    const lone = await api.http().post('/customers').set(bearer(tenant.systemToken)).send({ name: 'Acme \uD800' });
+    expect(lone.body.errors).toEqual([{ code: 1001, path: 'body.name', message: expect.stringContaining('unpaired surrogate') }]);
+    const batch = await api
+      .http()
+      .post('/events/batch')
+      .set(bearer(tenant.systemToken))
+      .send({ events: [{ CustomerEntityId: 'ent_x', metric: 'ok', value: 1, timestamp: '2026-11-01T00:00:00Z' }, { CustomerEntityId: 'ent_x', metric: 'a\u0000b', value: 1, timestamp: '2026-11-01T00:00:00Z' }] });
+    expect(batch.status).toBe(400);
+    expect(batch.body.errors).toEqual([{ code: 1001, path: 'body.events.1.metric', message: 'must not contain a NUL character' }]);
+    const named = await api.db('customers').where({ organisation_id: tenant.organisationId }).whereLike('name', 'Acme%').count({ n: '*' });
+    expect(Number(named[0]!.n)).toBe(0);
+  });
+
   it('when a request succeeds, then the success envelope with a request id header', async () => {
     const res = await api.http().get('/apps').set(bearer(tenant.systemToken)).set('X-Request-Id', 'req-123');
     expect(res.body).toMatchObject({ status: 'success', message: 'Success', data: { page: 1, limit: 20 } });

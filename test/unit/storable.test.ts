@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { Decimal } from 'decimal.js';
-import { instantProblem, jsonProblem, numericProblem, textProblem } from '../../src/domain/storable';
+import { instantProblem, jsonProblem, jsonTextProblem, numericProblem, textProblem } from '../../src/domain/storable';
 import { parseUsageEvent } from '../../src/domain/usage-event';
 
 const valid = { CustomerEntityId: 'ent_1', metric: 'api_calls', value: 3, timestamp: '2026-11-01T10:00:00Z' };
@@ -43,7 +43,8 @@ describe('textProblem and jsonProblem', () => {
 
   it('when a NUL hides in a nested key or string of JSON, then it is found', () => {
     expect(jsonProblem({ region: 'eu', tags: ['a', { deep: 'x\u0000' }] })).toBe('must not contain a NUL character');
-    expect(jsonProblem({ ['k\u0000']: 1 })).toBe('must not contain a NUL character');
+    expect(jsonProblem({ ['k\u0000']: 1 })).toBe('has a key that must not contain a NUL character');
+    expect(jsonTextProblem({ events: [{ metric: 'ok' }, { metric: 'a\u0000' }] })).toEqual({ path: ['events', '1', 'metric'], problem: 'must not contain a NUL character' });
     expect(jsonProblem({ region: 'eu', count: 3, ok: true, none: null })).toBeUndefined();
   });
 });

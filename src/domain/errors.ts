@@ -45,7 +45,10 @@ export function isErrorKind(value: unknown): value is ErrorKind {
 }
 
 export class AppError extends Error {
-  /** Never empty: an error without its own items carries one item made of its kind's code and its message. */
+  /**
+   * Never empty, but for `forbidden`: an error without its own items carries one item made of its kind's
+   * code and its message. A 403 says only `Forbidden`, with no items, as the interface contract fixes it.
+   */
   readonly items: ErrorItem[];
 
   constructor(
@@ -55,7 +58,7 @@ export class AppError extends Error {
   ) {
     super(message);
     this.name = 'AppError';
-    this.items = items.length > 0 ? items : [{ code: ERROR_KINDS[kind].code, message }];
+    this.items = items.length > 0 || kind === 'forbidden' ? items : [{ code: ERROR_KINDS[kind].code, message }];
   }
 
   get status(): number {

@@ -15,8 +15,7 @@ declare module 'express-serve-static-core' {
 }
 
 const UNAUTHORIZED = new AppError('unauthorized', 'Unauthorized', [{ code: ERROR_CODES.unauthorized, message: 'A valid bearer access token is required' }]);
-/** The contract's one exception to "every error has an item": a 403 says only `Forbidden`. */
-const FORBIDDEN = { status: 'error', message: 'Forbidden', errors: [] } as const;
+const FORBIDDEN = new AppError('forbidden', 'Forbidden');
 
 export interface RouterOptions {
   accessTokens: AccessTokenIssuer;
@@ -46,7 +45,7 @@ function authorize(route: Route): RequestHandler {
   return (req, res, next) => {
     const { access } = route;
     if (access.kind === 'actions' && !roleAllows(req.auth!.role, access.actions)) {
-      res.status(403).json(FORBIDDEN);
+      sendError(res, FORBIDDEN.status, FORBIDDEN.message, FORBIDDEN.items);
       return;
     }
     next();

@@ -196,6 +196,17 @@ describe('system users and apps', () => {
       .expect(200);
   });
 
+  it("when a system user rotates another app's credentials, then 403 and the other app's secret still works; an admin may", async () => {
+    const other = await api.http().post('/users/system').set(bearer(tenant.adminToken)).send({}).expect(201);
+    const { appId, clientKey, clientSecret } = other.body.data;
+    const takeover = await api.http().put(`/apps/${appId}/credentials`).set(bearer(tenant.systemToken)).send({});
+    expect(takeover.status).toBe(403);
+    expect(takeover.body).toEqual({ status: 'error', message: 'Forbidden', errors: [] });
+    await api.http().post('/auth/system-login').send({ clientKey, clientSecret }).expect(200);
+    await api.http().put(`/apps/${appId}/credentials`).set(bearer(tenant.adminToken)).send({}).expect(200);
+    await api.http().post('/auth/system-login').send({ clientKey, clientSecret }).expect(401);
+  });
+
   it('when an admin deletes an app, then its credentials no longer log in', async () => {
     const session = await createTenant(api, 'delete-app');
     await api.http().delete(`/apps/${session.appId}`).set(bearer(session.adminToken)).expect(200);

@@ -88,12 +88,12 @@ export function appRoutes(deps: AppDeps): Route[] {
     defineRoute({
       method: 'put',
       path: '/apps/{id}/credentials',
-      summary: "Rotate an app's client secret: the old secret and its sessions stop working at once",
+      summary: "Rotate an app's client secret: the old secret and its sessions stop working at once (a SystemUser only its own app's)",
       tag: 'Apps',
       access: requires('AppService:updateCredentials'),
       params: idParam,
       response: issuedCredentialSchema,
-      handler: async ({ params, auth }) => apps.rotateSecret(auth.organisationId, params.id),
+      handler: async ({ params, auth }) => apps.rotateSecret(auth, params.id),
     }),
   ];
 }

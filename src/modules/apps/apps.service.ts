@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { AppError, orNotFound } from '../../domain/errors';
 import type { Page, PageQuery } from '../../http/paging';
+import type { Role } from '../../http/permissions';
 import { hashSecret } from '../auth/secrets';
 import { createAppRepository, toApp, toCredential, type App, type AppRow, type Credential } from './apps.repository';
 import { newClientKey, newClientSecret } from './credentials';
@@ -47,8 +48,11 @@ export function createAppService(db: Knex) {
     },
 
     /** The old secret and every session it opened stop working at once. */
-    async rotateSecret(organisationId: string, appId: string): Promise<IssuedCredential> {
+    /** An Admin rotates any app's secret; an integration only its own, or it could take over another. */
+    async rotateSecret(caller: { organisationId: string; subjectId: string; role: Role }, appId: string): Promise<IssuedCredential> {
+      const { organisationId } = caller;
       await requireApp(organisationId, appId);
+      if (caller.role !== 'Admin' && caller.subjectId !== appId) throw new AppError('forbidden', 'Forbidden');
       const clientSecret = newClientSecret();
       const credential = orNotFound(await apps.rotateSecret(organisationId, appId, await hashSecret(clientSecret)), 'Credential');
       return { appId, clientKey: credential.client_key, clientSecret };

@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import net from 'node:net';
 import path from 'node:path';
 import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
 
@@ -98,6 +99,31 @@ describe('health and documents', () => {
       expect(res.body.errors).toEqual([expect.objectContaining({ path: 'worker' })]);
     } finally {
       await orphan.close();
+    }
+  });
+
+  it('when everything is up, then /health/live and /health/ready answer 200', async () => {
+    expect((await api.http().get('/health/live')).body.data).toEqual({ status: 'up' });
+    expect((await api.http().get('/health/ready')).body.data).toEqual({ postgres: 'up', temporal: 'up' });
+  });
+
+  it('when Postgres accepts connections but never answers, then /health and /health/ready answer 503 within a second and /health/live 200', async () => {
+    const silent = net.createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const port = (silent.address() as net.AddressInfo).port;
+    const stuck = await startTestApi({ DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/none` });
+    try {
+      for (const path of ['/health', '/health/ready']) {
+        const started = Date.now();
+        const res = await stuck.http().get(path);
+        expect(Date.now() - started).toBeLessThan(1500);
+        expect(res.status).toBe(503);
+        expect(res.body.errors).toEqual([{ code: 1006, path: 'postgres', message: 'postgres is down' }]);
+      }
+      expect((await stuck.http().get('/health/live')).status).toBe(200);
+    } finally {
+      await stuck.close().catch(() => undefined);
+      silent.close();
     }
   });
 

@@ -6,6 +6,7 @@ import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from '.
 import { createBillingFixture, invoiceBody, type BillingFixture } from './support/billing-fixtures';
 import { recordHistory } from './support/record-history';
 import { capturedMail } from './support/smtp-capture';
+import { createServices, serviceDepsFrom } from '../../src/services';
 
 let api: TestApi;
 let tenant: Tenant;
@@ -128,6 +129,16 @@ describe('lifecycle', () => {
     expect(res.body.errors).toEqual([{ code: 1003, message: expect.stringContaining('USD/EUR FX rate') }]);
     const unchanged = await api.http().get(`/invoices/${created.body.data.id}`).set(bearer(euro.systemToken));
     expect(unchanged.body.data).toMatchObject({ status: 'draft', number: null });
+  });
+
+  it('when a step arrives under a new seq from a state the invoice has left (a workflow that gave up on a committed step), then it is refused and nothing is written twice', async () => {
+    const invoice = await createInvoice();
+    await post(invoice.id, 'mark-paid', { paidDate: '2026-11-20' }).expect(200);
+    const lifecycle = createServices(serviceDepsFrom(api.config, api.db)).invoiceLifecycle;
+    const again = { invoiceId: invoice.id, organisationId: tenant.organisationId, seq: 99, from: 'sent' as const };
+    await expect(lifecycle.pay({ ...again, paidDate: '2026-11-21' })).rejects.toMatchObject({ kind: 'conflict', message: 'the invoice is paid, not sent' });
+    await expect(lifecycle.send({ ...again, from: 'raised' })).rejects.toMatchObject({ kind: 'conflict' });
+    expect(await paymentsOf(invoice.id)).toHaveLength(1);
   });
 
   it('when an illegal transition is asked, then 409 and nothing changes', async () => {

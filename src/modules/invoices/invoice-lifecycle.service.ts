@@ -59,11 +59,23 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer }
     });
   }
 
+  /**
+   * Guard: a step not yet recorded runs only from the state the workflow planned it from. A workflow that
+   * gave up on a step which had in fact committed must not run it again under a new seq (a second payment).
+   */
+  function assertFrom(invoice: InvoiceRow, input: StepInput): void {
+    if (invoice.status !== input.from) throw AppError.conflict(`the invoice is ${invoice.status}, not ${input.from}`);
+  }
+
   /** A step that runs once: a retry gets `replay` of the invoice instead. */
   const once =
     <I extends StepInput, R>(work: (step: Step, input: I) => Promise<R>, replay: (invoice: InvoiceRow) => R) =>
     (input: I): Promise<R> =>
-      inStep(input, (step, done) => (done ? Promise.resolve(replay(step.invoice)) : work(step, input)));
+      inStep(input, async (step, done) => {
+        if (done) return replay(step.invoice);
+        assertFrom(step.invoice, input);
+        return work(step, input);
+      });
 
   /** The undo of a step: runs only if the step committed and was not undone yet. */
   const undo =
@@ -109,6 +121,7 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer }
      */
     async send(input: StepInput): Promise<void> {
       if (await createInvoiceRepository(db).findTransition(input.invoiceId, input.seq)) return;
+      assertFrom(orNotFound(await createInvoiceRepository(db).findRow(input.organisationId, input.invoiceId), 'Invoice'), input);
       const document = await loadInvoiceDocument(db, input.organisationId, input.invoiceId);
       const recipients = await recipientsOf(input.organisationId, input.invoiceId);
       const messageId = `<invoice-${input.invoiceId}-${input.seq}@billing>`;
@@ -123,6 +136,7 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer }
       }
       await inStep(input, async (step, done) => {
         if (done) return;
+        assertFrom(step.invoice, input);
         const delivery = { sentTo: recipients, messageId };
         await step.complete('send', { stamp: 'sent_at', delivery }, delivery);
       });

@@ -6,6 +6,7 @@ export function createUsageActivities(services: Services) {
   return {
     ingestUsageChunk: (input: UsageChunkInput) => withHeartbeat(() => services.usageIngestion.ingestChunk(input)),
     completeUsageBatch: (input: { batchId: string; summary: UsageBatchSummary }) => services.usageIngestion.completeBatch(input),
+    failUsageBatch: (input: { batchId: string; error: string }) => services.usageIngestion.failBatch(input),
   };
 }
 

@@ -66,7 +66,7 @@ export function conflict(message: string): ApplicationFailure {
 
 /**
  * A bounded profile: exponential backoff from `firstRetry` up to `longestWait`, at most `attempts` tries
- * and, where given, no later than `giveUpAfter` from the first schedule.
+ * and, where `scheduleToCloseTimeout` is given, no later than that from the first schedule.
  */
 function profile(timeouts: Pick<ActivityOptions, 'startToCloseTimeout' | 'heartbeatTimeout' | 'scheduleToCloseTimeout'>, backoff: { firstRetry: Duration; longestWait: Duration; attempts: number }): ActivityOptions {
   return {
@@ -122,6 +122,6 @@ export const invoiceStepActivities = proxyActivities<InvoiceActivities>(ACTIVITY
 export const transitionActivities = proxyActivities<ContractActivities & RevenueActivities>(ACTIVITY_PROFILES.transition);
 export const ingestionActivities = proxyActivities<Pick<UsageActivities, 'ingestUsageChunk'>>(ACTIVITY_PROFILES.ingestion);
 export const longExportActivities = proxyActivities<Pick<ExportActivities, 'exportObjects'>>(ACTIVITY_PROFILES.longExport);
-export const bookkeepingActivities = proxyActivities<Pick<ExportActivities, 'finishJob'> & Pick<UsageActivities, 'completeUsageBatch'>>(
+export const bookkeepingActivities = proxyActivities<Pick<ExportActivities, 'finishJob'> & Pick<UsageActivities, 'completeUsageBatch' | 'failUsageBatch'>>(
   ACTIVITY_PROFILES.bookkeeping,
 );

@@ -1,4 +1,5 @@
 import { executeChild } from '@temporalio/workflow';
+import { fromApplicationFailure } from '../src/domain/errors';
 import { bookkeepingActivities, ingestionActivities, searchAttributes, usageChunkWorkflowId } from './shared';
 import type { UsageBatchInput, UsageBatchSummary, UsageChunkInput, UsageChunkOutcome } from './usage-batch.types';
 
@@ -7,17 +8,36 @@ export async function usageChunkWorkflow(input: UsageChunkInput): Promise<UsageC
   return ingestionActivities.ingestUsageChunk(input);
 }
 
-/** A batch: one child per chunk, run side by side, their outcomes merged into the summary. */
+/** What made a chunk give up, in words: the error model's items when it was one of ours, else the root cause. */
+function reasonOf(error: unknown): string {
+  const known = fromApplicationFailure(error);
+  if (known) return known.items.map((item) => item.message).join('; ');
+  let root = error;
+  while (root instanceof Error && root.cause instanceof Error) root = root.cause;
+  return root instanceof Error ? root.message : String(root);
+}
+
+/**
+ * A batch: one child per chunk, run side by side, their outcomes merged into the summary. A chunk that
+ * gives up marks the batch failed, with the reason, rather than leaving it `processing`; the chunks that
+ * got through keep their events, and posting the batch again retries only what is missing.
+ */
 export async function usageBatchWorkflow(input: UsageBatchInput): Promise<UsageBatchSummary> {
-  const outcomes = await Promise.all(
-    Array.from({ length: input.chunkCount }, (_, chunkIndex) =>
-      executeChild(usageChunkWorkflow, {
-        workflowId: usageChunkWorkflowId(input.batchId, chunkIndex),
-        args: [{ batchId: input.batchId, organisationId: input.organisationId, chunkIndex }],
-        ...searchAttributes({ organisationId: input.organisationId }),
-      }),
-    ),
-  );
+  let outcomes: UsageChunkOutcome[];
+  try {
+    outcomes = await Promise.all(
+      Array.from({ length: input.chunkCount }, (_, chunkIndex) =>
+        executeChild(usageChunkWorkflow, {
+          workflowId: usageChunkWorkflowId(input.batchId, chunkIndex),
+          args: [{ batchId: input.batchId, organisationId: input.organisationId, chunkIndex }],
+          ...searchAttributes({ organisationId: input.organisationId }),
+        }),
+      ),
+    );
+  } catch (error) {
+    await bookkeepingActivities.failUsageBatch({ batchId: input.batchId, error: reasonOf(error) });
+    throw error;
+  }
   const summary: UsageBatchSummary = { success: 0, failed: 0, total: 0, duplicates: 0 };
   for (const outcome of outcomes) {
     summary.success += outcome.success;

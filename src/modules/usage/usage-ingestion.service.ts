@@ -64,6 +64,10 @@ export function createUsageIngestionService(db: Knex) {
     async completeBatch(input: { batchId: string; summary: UsageBatchSummary }): Promise<void> {
       await createUsageRepository(db).completeBatch(input.batchId, input.summary);
     },
+
+    async failBatch(input: { batchId: string; error: string }): Promise<void> {
+      await createUsageRepository(db).failBatch(input.batchId, input.error);
+    },
   };
 }
 

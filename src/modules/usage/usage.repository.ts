@@ -11,7 +11,8 @@ export interface UsageBatchRow {
   id: string;
   organisation_id: string;
   idempotency_key: string | null;
-  status: 'processing' | 'completed';
+  status: 'processing' | 'completed' | 'failed';
+  error: string | null;
   total: number;
   chunk_count: number;
   success: number | null;
@@ -255,15 +256,21 @@ export function createUsageRepository(db: Knex) {
       return result.rowCount;
     },
 
-    /** Records the merged counts; a batch already completed is left as it is. */
+    /** Records the merged counts (also of a failed batch whose retry got through); a completed one is left as it is. */
     async completeBatch(batchId: string, summary: UsageBatchSummary): Promise<void> {
-      await db('usage_batches').where({ id: batchId, status: 'processing' }).update({
+      await db('usage_batches').where({ id: batchId }).whereIn('status', ['processing', 'failed']).update({
         status: 'completed',
+        error: null,
         success: summary.success,
         failed: summary.failed,
         duplicates: summary.duplicates,
         completed_at: db.fn.now(),
       });
+    },
+
+    /** A batch whose ingestion gave up: failed with its reason; one that completed is left as it is. */
+    async failBatch(batchId: string, error: string): Promise<void> {
+      await db('usage_batches').where({ id: batchId, status: 'processing' }).update({ status: 'failed', error, completed_at: db.fn.now() });
     },
 
     /** The aggregate of a metric's events over a window, and per UTC day or month when grouped. */

@@ -42,7 +42,8 @@ export const batchResultSchema = z.object({
 
 export const batchRecordSchema = z.object({
   id: z.string(),
-  status: z.enum(['processing', 'completed']),
+  status: z.enum(['processing', 'completed', 'failed']),
+  error: z.string().nullable().describe('why ingestion gave up, for a failed batch'),
   total: z.number().int(),
   summary: summarySchema.nullable(),
   failedRecords: z.array(failedRecordSchema),

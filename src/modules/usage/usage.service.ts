@@ -10,7 +10,8 @@ export const MAX_BATCH_EVENTS = 10_000;
 
 export interface BatchRecord {
   id: string;
-  status: 'processing' | 'completed';
+  status: 'processing' | 'completed' | 'failed';
+  error: string | null;
   total: number;
   summary: UsageBatchSummary | null;
   failedRecords: FailedRecord[];
@@ -66,6 +67,7 @@ export function createUsageService(deps: WorkflowServiceDeps) {
       return {
         id: batch.id,
         status: batch.status,
+        error: batch.error,
         total: batch.total,
         summary: usage.summaryOf(batch),
         failedRecords: await usage.failedRecords(batch.id),

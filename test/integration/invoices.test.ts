@@ -141,6 +141,22 @@ describe('lifecycle', () => {
     expect(await paymentsOf(invoice.id)).toHaveLength(1);
   });
 
+  it('when the workflow of a sent invoice is terminated, then the next Update starts it again from Postgres: undo reverts the send', async () => {
+    const invoice = await createInvoice();
+    await post(invoice.id, 'raise').expect(200);
+    await post(invoice.id, 'send').expect(200);
+    await api.temporal.client.workflow.getHandle(`invoice:${invoice.id}`).terminate('operator test');
+    const undone = await fsm(invoice.id, 'undo');
+    expect(undone.status).toBe(200);
+    expect(undone.body.data.status).toBe('raised');
+    const actions = await api.http().get(`/fsm/invoice/${invoice.id}/actions`).set(auth());
+    expect(actions.body.data.state).toBe('raised');
+    expect(actions.body.data.allowedActions).toContain('undo');
+    await post(invoice.id, 'send').expect(200);
+    const transitions = await api.db('invoice_transitions').where({ invoice_id: invoice.id }).orderBy('seq').select('seq', 'step', 'undone_at');
+    expect(transitions.map((t) => [t.seq, t.step, t.undone_at === null])).toEqual([[1, 'raise', true], [2, 'send', false], [3, 'send', true]]);
+  });
+
   it('when an illegal transition is asked, then 409 and nothing changes', async () => {
     const invoice = await createInvoice();
     const send = await post(invoice.id, 'send');

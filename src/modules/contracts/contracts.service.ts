@@ -28,7 +28,9 @@ export function createContractService(deps: WorkflowServiceDeps) {
     return {
       workflowId: contractWorkflowId(contract.id),
       taskQueue,
-      args: [{ contractId: contract.id, organisationId, customerId: contract.customerId }] as Parameters<typeof contractWorkflow>,
+      // The state recorded in Postgres: a workflow started again after its first run ended or was terminated
+      // goes on from there.
+      args: [{ contractId: contract.id, organisationId, customerId: contract.customerId, state: contract.status }] as Parameters<typeof contractWorkflow>,
       ...searchAttributes({ organisationId, customerId: contract.customerId, contractId: contract.id }),
     };
   }

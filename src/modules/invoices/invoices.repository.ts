@@ -129,6 +129,7 @@ export interface TransitionRow {
   seq: number;
   step: InvoiceStep;
   from_state: InvoiceState;
+  to_state: InvoiceState;
   data: { paymentId?: string; reversedPaymentId?: string };
   undone_at: Date | null;
 }
@@ -274,6 +275,11 @@ export function createInvoiceRepository(db: Knex) {
         .increment('last_number', 1)
         .returning<{ last_number: number }[]>('last_number');
       return row!.last_number;
+    },
+
+    /** Every transition of the invoice in order, undone ones included: what its workflow's state is built from. */
+    async transitions(invoiceId: string): Promise<TransitionRow[]> {
+      return db('invoice_transitions').where({ invoice_id: invoiceId }).orderBy('seq').select<TransitionRow[]>('seq', 'step', 'from_state', 'to_state', 'data', 'undone_at');
     },
 
     async findTransition(invoiceId: string, seq: number): Promise<TransitionRow | undefined> {

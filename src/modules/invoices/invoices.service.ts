@@ -4,7 +4,7 @@ import type { Knex } from 'knex';
 import type { WorkflowServiceDeps } from '../../temporal/client';
 import { AppError, orNotFound } from '../../domain/errors';
 import { allowedActions, INVOICE_STATES, type InvoiceAction } from '../../domain/invoice-state';
-import type { LifecycleView } from '../../../workflows/invoice-lifecycle.types';
+import type { InvoiceLifecycleInput, LifecycleView } from '../../../workflows/invoice-lifecycle.types';
 import {
   cancelUpdate,
   invoiceLifecycleWorkflow,
@@ -30,11 +30,25 @@ export function createInvoiceService(deps: WorkflowServiceDeps, resolveContractP
   const invoices = createInvoiceRepository(deps.db);
   const { client, taskQueue } = deps.temporal;
 
-  function startOperation(row: InvoiceRow) {
+  /**
+   * Postgres is the source of truth: a workflow started for an invoice that has a history (its first run
+   * ended, or was terminated or reset) begins from the state and undo stack the database records.
+   */
+  async function carriedOf(row: InvoiceRow): Promise<InvoiceLifecycleInput['carried']> {
+    const recorded = await invoices.transitions(row.id);
+    if (recorded.length === 0) return undefined;
+    return {
+      state: row.status,
+      transitions: recorded.filter((t) => !t.undone_at).map((t) => ({ seq: t.seq, step: t.step, from: t.from_state, to: t.to_state })),
+      nextSeq: Math.max(...recorded.map((t) => t.seq)) + 1,
+    };
+  }
+
+  function startOperation(row: InvoiceRow, carried?: InvoiceLifecycleInput['carried']) {
     return new WithStartWorkflowOperation(invoiceLifecycleWorkflow, {
       workflowId: invoiceWorkflowId(row.id),
       taskQueue,
-      args: [{ invoiceId: row.id, organisationId: row.organisation_id }],
+      args: [{ invoiceId: row.id, organisationId: row.organisation_id, ...(carried ? { carried } : {}) }],
       workflowIdConflictPolicy: 'USE_EXISTING',
       ...searchAttributes({ organisationId: row.organisation_id, customerId: row.customer_id, contractId: row.contract_id }),
     });
@@ -53,7 +67,7 @@ export function createInvoiceService(deps: WorkflowServiceDeps, resolveContractP
    * stranded without its lifecycle. The Update returns after its activities committed.
    */
   async function update<Args extends unknown[]>(row: InvoiceRow, definition: UpdateDefinition<LifecycleView, Args>, args: Args, updateId?: string) {
-    await client.workflow.executeUpdateWithStart(definition, { args, updateId, startWorkflowOperation: startOperation(row) });
+    await client.workflow.executeUpdateWithStart(definition, { args, updateId, startWorkflowOperation: startOperation(row, await carriedOf(row)) });
   }
 
   return {

@@ -1,8 +1,7 @@
 import { Context } from '@temporalio/activity';
-import type { ExportInput, ExportProgress } from '../src/modules/objects/object-export.service';
+import type { ExportInput, ExportProgress } from '../workflows/export.types';
 import type { Services } from '../src/services';
 
-export type { ExportInput };
 
 export function createExportActivities(services: Services) {
   return {

@@ -1,5 +1,5 @@
 import { ApplicationFailure, isCancellation } from '@temporalio/workflow';
-import type { ExportInput } from '../activities/export.activities';
+import type { ExportInput } from './export.types';
 import { bookkeepingActivities, longExportActivities } from './shared';
 
 

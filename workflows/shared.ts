@@ -115,7 +115,6 @@ const bookkeeping = profile(
 );
 
 export const ACTIVITY_PROFILES = { invoiceStep, transition, ingestion, longExport, bookkeeping } as const satisfies Record<string, ActivityOptions>;
-export type ActivityProfile = keyof typeof ACTIVITY_PROFILES;
 
 // One proxy per profile: an activity's profile is fixed by the proxy it is called through.
 export const invoiceStepActivities = proxyActivities<InvoiceActivities>(ACTIVITY_PROFILES.invoiceStep);

@@ -123,7 +123,3 @@ export function fromApplicationFailure(error: unknown): AppError | undefined {
   }
   return undefined;
 }
-
-export function assertUnreachable(value: never): never {
-  throw new Error(`Unhandled case: ${String(value)}`);
-}

@@ -3,6 +3,12 @@
  * file checks a query against an object's fields and returns it in a form the SQL builder binds as
  * parameters; what it does not know, it refuses.
  */
+/** A query of the objects API as a caller sends it: filters and sort keys by field name. */
+export interface ObjectQuery {
+  filter?: Array<{ field: string; op: string; value?: unknown }>;
+  sort?: Array<{ field: string; direction?: 'asc' | 'desc' }>;
+}
+
 export type FieldType = 'string' | 'number' | 'decimal' | 'boolean' | 'datetime' | 'date';
 
 export const OPERATORS = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'in', 'contains', 'isNull'] as const;

@@ -2,13 +2,11 @@ import type { Knex } from 'knex';
 import { calendarDay } from '../../db/dates';
 import { AppError } from '../../domain/errors';
 import { convert } from '../../domain/fx';
-import { Decimal, formatAmount, roundToMinor } from '../../domain/money';
+import { Decimal, formatAmount, roundToMinor, sumAmounts } from '../../domain/money';
 import { contractTaxesOf } from '../contracts/contract-plans.repository';
 import { findEffectiveRate } from '../fx-rates/fx-rates.repository';
 import { getOrganisationSettings } from '../organisation-settings/settings.repository';
 import { createInvoiceRepository, type InvoiceRow, type InvoiceTotals } from './invoices.repository';
-
-const sum = (amounts: Decimal[]) => amounts.reduce((total, amount) => total.plus(amount), new Decimal(0));
 
 /** Units of the base currency for one unit of the invoice's, on the invoice date; a missing rate blocks the raise. */
 async function baseRate(trx: Knex, invoice: Pick<InvoiceRow, 'organisation_id' | 'currency'>, baseCurrency: string, date: string): Promise<string> {
@@ -32,14 +30,14 @@ export async function computeInvoiceTotals(trx: Knex, invoice: Pick<InvoiceRow, 
     amounts.push({ planItemId: item.plan_item_id, amount });
     await invoices.setItemAmount(item.id, amount.toFixed());
   }
-  const subtotal = sum(amounts.map((item) => item.amount));
+  const subtotal = sumAmounts(amounts.map((item) => item.amount));
 
   const taxes = (invoice.contract_id ? await contractTaxesOf(trx, invoice.organisation_id, invoice.contract_id) : []).map((tax) => {
     const applies = tax.appliesTo;
-    const base = applies === 'all' ? subtotal : sum(amounts.filter((item) => item.planItemId && applies.includes(item.planItemId)).map((item) => item.amount));
+    const base = applies === 'all' ? subtotal : sumAmounts(amounts.filter((item) => item.planItemId && applies.includes(item.planItemId)).map((item) => item.amount));
     return { name: tax.name, rate: tax.rate, amount: roundToMinor(base.times(tax.rate).dividedBy(100), invoice.currency) };
   });
-  const taxTotal = sum(taxes.map((tax) => tax.amount));
+  const taxTotal = sumAmounts(taxes.map((tax) => tax.amount));
   const total = subtotal.plus(taxTotal);
 
   const baseCurrency = (await getOrganisationSettings(trx, invoice.organisation_id)).base_currency;

@@ -30,7 +30,6 @@ export const updateInvoiceStatusBody = z.discriminatedUnion('status', [
 ]);
 
 export const markPaidBody = z.object({ paidDate: z.iso.datetime({ offset: true }).or(isoDate) });
-export const cancelBody = z.object({ comments: z.string().max(5000).optional() }).optional();
 
 export const invoiceListQuery = pageQuery.extend({
   status: z.enum(['draft', 'raised', 'sent', 'paid', 'cancelled']).optional(),

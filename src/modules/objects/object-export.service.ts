@@ -5,24 +5,11 @@ import { AppError } from '../../domain/errors';
 import { exportFile } from '../jobs/export-files';
 import { createJobRepository } from '../jobs/jobs.repository';
 import { OBJECTS, toObjectRecord } from './object-registry';
-import type { ObjectQuery } from './object-sql';
+import type { ExportInput, ExportProgress } from '../../../workflows/export.types';
 import { createObjectRepository } from './objects.repository';
 
 const PAGE_ROWS = 5000;
 
-export interface ExportInput {
-  jobId: string;
-  organisationId: string;
-  object: string;
-  query: ObjectQuery;
-}
-
-/** How far an export got: enough to resume it after the last page written. */
-export interface ExportProgress {
-  lastId: string;
-  rows: number;
-  bytes: number;
-}
 
 /** RFC 4180 quoting, and a leading quote on cells a spreadsheet would run as a formula. */
 export function csvCell(value: unknown): string {

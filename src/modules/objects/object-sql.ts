@@ -1,12 +1,9 @@
 import type { Knex } from 'knex';
-import { compileFilter, compileSort } from '../../domain/object-query';
-import { AppError, ERROR_CODES } from '../../domain/errors';
+import { compileFilter, compileSort, type ObjectQuery } from '../../domain/object-query';
+import { AppError } from '../../domain/errors';
 import type { ObjectDescriptor } from './object-registry';
 
-export interface ObjectQuery {
-  filter?: Array<{ field: string; op: string; value?: unknown }>;
-  sort?: Array<{ field: string; direction?: 'asc' | 'desc' }>;
-}
+export type { ObjectQuery };
 
 /**
  * The scoped, filtered base query of an object. Columns come from the whitelist only and every value is
@@ -17,7 +14,7 @@ export function objectQuery(db: Knex, descriptor: ObjectDescriptor, organisation
   const sort = compileSort(descriptor.fields, query.sort ?? []);
   const problems = [...filter.problems, ...sort.problems];
   if (problems.length) {
-    throw new AppError('validation', 'Validation failed', problems.map((p) => ({ code: ERROR_CODES.validation, path: p.path, message: p.message })));
+    throw AppError.invalid(problems);
   }
   const base = db(descriptor.table).where({ organisation_id: organisationId });
   if (descriptor.softDeleted) base.whereNull('deleted_at');

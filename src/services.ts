@@ -67,6 +67,7 @@ export function serviceDepsFrom(config: Config, db: Knex): ServiceDeps {
  */
 export function createServices(deps: ServiceDeps) {
   const { db } = deps;
+  const attributes = createAttributeService(db);
   return {
     // Reference data
     addresses: createAddressService(db),
@@ -93,8 +94,8 @@ export function createServices(deps: ServiceDeps) {
     // Organisation, catalog and integrations
     organisationSettings: createOrganisationSettingsService(db),
     organisationAttributes: createOrganisationAttributeService(db),
-    attributes: createAttributeService(db),
-    catalog: createCatalogService(db),
+    attributes,
+    catalog: createCatalogService(db, attributes),
     apps: createAppService(db),
   };
 }
@@ -112,7 +113,7 @@ export function createApiServices(deps: ServiceDeps & { temporal: TemporalHandle
     contracts: createContractService(workflowDeps),
     usage: createUsageService(workflowDeps),
     exports: createExportService(workflowDeps),
-    jobControl: createJobControlService({ ...workflowDeps, dataDir: deps.dataDir }),
+    jobControl: createJobControlService({ ...workflowDeps, dataDir: deps.dataDir, jobs: services.jobs }),
   };
   return {
     ...apiServices,

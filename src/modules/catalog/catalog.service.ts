@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { isUniqueViolation } from '../../db/knex';
 import { AppError, orNotFound } from '../../domain/errors';
 import type { Page, PageQuery } from '../../http/paging';
-import { createAttributeService } from '../attributes/attributes.service';
+import type { AttributeService } from '../attributes/attributes.service';
 import { createSkuGroupRepository, createSkuRepository, toSku, toSkuGroup, type NewSku, type Sku, type SkuGroup, type SkuGroupRow, type SkuRow } from './catalog.repository';
 
 const conflictIfDuplicate =
@@ -13,10 +13,9 @@ const conflictIfDuplicate =
   };
 
 /** SKU groups and SKUs; a SKU's attributes obey the custom attributes of object type sku. */
-export function createCatalogService(db: Knex) {
+export function createCatalogService(db: Knex, attributes: AttributeService) {
   const groups = createSkuGroupRepository(db);
   const skus = createSkuRepository(db);
-  const attributes = createAttributeService(db);
 
   async function requireGroup(organisationId: string, id: string): Promise<SkuGroupRow> {
     return orNotFound(await groups.findById(organisationId, id), 'SKU group');

@@ -3,12 +3,12 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import type { WorkflowServiceDeps } from '../../temporal/client';
 import { exportFile } from './export-files';
 import { createJobRepository } from './jobs.repository';
-import { createJobService } from './jobs.service';
+import type { JobService } from './jobs.service';
 
 /** What the API does to a job's workflow. */
-export function createJobControlService(deps: WorkflowServiceDeps & { dataDir: string }) {
+export function createJobControlService(deps: WorkflowServiceDeps & { dataDir: string; jobs: JobService }) {
   const jobs = createJobRepository(deps.db);
-  const jobService = createJobService(deps);
+  const jobService = deps.jobs;
 
   return {
     /** A job still running in a workflow is cancelled first; an export's file goes with its job. */

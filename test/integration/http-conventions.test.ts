@@ -108,7 +108,8 @@ describe('health and documents', () => {
   });
 
   it('when Postgres accepts connections but never answers, then /health and /health/ready answer 503 within a second and /health/live 200', async () => {
-    const silent = net.createServer(() => undefined);
+    const sockets = new Set<net.Socket>();
+    const silent = net.createServer((socket) => sockets.add(socket));
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     const port = (silent.address() as net.AddressInfo).port;
     const stuck = await startTestApi({ DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/none` });
@@ -122,8 +123,10 @@ describe('health and documents', () => {
       }
       expect((await stuck.http().get('/health/live')).status).toBe(200);
     } finally {
+      // Hang up on the clients left waiting, so that no connection attempt outlives the test.
+      sockets.forEach((socket) => socket.destroy());
       await stuck.close().catch(() => undefined);
-      silent.close();
+      await new Promise((resolve) => silent.close(resolve));
     }
   });
 

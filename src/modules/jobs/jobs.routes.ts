@@ -4,7 +4,7 @@ import type { AppDeps } from '../../deps';
 import { pageOf, pageQuery } from '../../http/paging';
 import { defineRoute, requires, type Route } from '../../http/route';
 import { deletedSchema, idParam, deleted } from '../../http/schemas';
-import { JOB_STATUSES, jobSchema } from './jobs.repository';
+import { JOB_STATUSES, jobSchema } from './jobs.schemas';
 
 export function jobRoutes(deps: AppDeps): Route[] {
   const { jobs, jobControl } = deps.services;

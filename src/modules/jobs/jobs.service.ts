@@ -2,7 +2,8 @@ import type { Knex } from 'knex';
 import { AppError, orNotFound } from '../../domain/errors';
 import type { Page, PageQuery } from '../../http/paging';
 import { exportFile } from './export-files';
-import { createJobRepository, toJob, type Job, type JobRow, type JobStatus } from './jobs.repository';
+import { createJobRepository, toJob, type JobRow } from './jobs.repository';
+import type { Job, JobStatus } from './jobs.schemas';
 
 export type JobChanges = Parameters<ReturnType<typeof createJobRepository>['update']>[2];
 

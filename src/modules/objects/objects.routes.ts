@@ -3,7 +3,7 @@ import type { AppDeps } from '../../deps';
 import { OPERATORS } from '../../domain/object-query';
 import { MAX_PAGE_SIZE, pageOf } from '../../http/paging';
 import { defineRoute, requires, type Route } from '../../http/route';
-import { jobSchema } from '../jobs/jobs.repository';
+import { jobSchema } from '../jobs/jobs.schemas';
 import { objectName } from './object-registry';
 
 const filterItem = z.object({ field: z.string(), op: z.enum(OPERATORS), value: z.unknown().optional() });

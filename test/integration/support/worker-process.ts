@@ -6,7 +6,7 @@ import { temporal } from '@temporalio/proto';
 
 const ROOT = path.resolve(__dirname, '../../..');
 
-/** The real `npm run worker` entry point, as a child process whose output goes to a log file. */
+/** The worker entry point (`src/main/worker.ts`, from the sources), as a child process whose output goes to a log file. */
 export function spawnWorker(env: Record<string, string | undefined>, logFile: string): ChildProcess {
   const log = fs.openSync(logFile, 'a');
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/worker.ts'], {

@@ -40,6 +40,25 @@ const configSchema = z.object({
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(6000),
   UPLOAD_LIMIT_BYTES: z.coerce.number().int().min(1024).default(10 * 1024 * 1024),
   BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(5 * 1024 * 1024),
+  // Deepest nesting of arrays and objects a JSON body may have.
+  JSON_MAX_DEPTH: z.coerce.number().int().min(4).max(1000).default(32),
+  // Whether X-Forwarded-For names the client: off unless a proxy you run sits in front.
+  // `true` trusts every hop; a number trusts that many hops; otherwise a comma-separated list of addresses or subnets.
+  TRUST_PROXY: z.string().default('false'),
+  // Where rate-limit counters live: this process's memory, or Postgres, shared by every API replica.
+  RATE_LIMIT_STORE: z.enum(['memory', 'postgres']).default('memory'),
+  // Where uploaded files and generated PDFs live: a directory under DATA_DIR, or an S3-compatible bucket.
+  STORAGE_DRIVER: z.enum(['filesystem', 's3']).default('filesystem'),
+  S3_BUCKET: z.string().optional(),
+  S3_REGION: z.string().default('us-east-1'),
+  S3_ENDPOINT: z.string().url().optional(),
+  S3_FORCE_PATH_STYLE: booleanFromEnv.default(false),
+  S3_ACCESS_KEY_ID: z.string().optional(),
+  S3_SECRET_ACCESS_KEY: z.string().optional(),
+  // Port of the worker's Prometheus endpoint (SDK metrics and the worker's own); 0 turns it off.
+  WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(0),
+  // How long a dependency check may take before /health calls it down, and how long the API waits for Temporal.
+  TEMPORAL_CALL_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(4_000),
 });
 
 export type Config = z.infer<typeof configSchema>;

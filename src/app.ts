@@ -43,6 +43,7 @@ export function createApp(deps: AppDeps): Express {
     buildRouter(routes, {
       accessTokens: deps.accessTokens,
       rateLimitPerMinute: deps.config.RATE_LIMIT_PER_MINUTE,
+      rateLimitStore: deps.rateLimitStore?.('per-token'),
       validateResponses: deps.config.NODE_ENV === 'test',
     }),
   );

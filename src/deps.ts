@@ -1,3 +1,4 @@
+import type { Store } from 'express-rate-limit';
 import type { Logger } from 'pino';
 import type { Config } from './config';
 import type { AccessTokenIssuer } from './modules/auth/access-tokens';
@@ -9,4 +10,9 @@ export interface AppDeps {
   logger: Logger;
   accessTokens: AccessTokenIssuer;
   services: ApiServices;
+  /**
+   * Where a rate limiter keeps its counters, by limiter name. Absent (or answering undefined): this
+   * process's memory, which is right for one API process only.
+   */
+  rateLimitStore?: (name: string) => Store | undefined;
 }

@@ -1,5 +1,5 @@
 import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
-import { rateLimit } from 'express-rate-limit';
+import { rateLimit, type Store } from 'express-rate-limit';
 import { AppError, ERROR_CODES } from '../domain/errors';
 import { jsonTextProblem } from '../domain/storable';
 import { sendError, sendSuccess } from './envelope';
@@ -20,6 +20,8 @@ const FORBIDDEN = new AppError('forbidden', 'Forbidden');
 export interface RouterOptions {
   accessTokens: AccessTokenIssuer;
   rateLimitPerMinute: number;
+  /** Shared counters for the per-token limit; this process's memory when absent. */
+  rateLimitStore?: Store;
   /**
    * Check every answer against the route's documented `response` schema and fail loudly on a mismatch,
    * so that the OpenAPI document cannot drift from what is sent. On in tests.
@@ -52,10 +54,11 @@ function authorize(route: Route): RequestHandler {
   };
 }
 
-function perTokenRateLimit(limit: number): RequestHandler {
+function perTokenRateLimit(limit: number, store: Store | undefined): RequestHandler {
   return rateLimit({
     windowMs: 60_000,
     limit,
+    ...(store ? { store } : {}),
     standardHeaders: 'draft-7',
     legacyHeaders: false,
     keyGenerator: (req) => req.auth!.subjectId,
@@ -106,7 +109,7 @@ function handle(route: Route, validateResponses: boolean): RequestHandler {
 
 export function buildRouter(routes: readonly Route[], options: RouterOptions): Router {
   const router = Router();
-  const rateLimiter = perTokenRateLimit(options.rateLimitPerMinute);
+  const rateLimiter = perTokenRateLimit(options.rateLimitPerMinute, options.rateLimitStore);
   const seen = new Set<string>();
   for (const route of routes) {
     const key = `${route.method.toUpperCase()} ${route.path}`;

@@ -17,7 +17,9 @@ const sessionSchema = z.object({
  * legitimate integrator is never locked out by its own traffic.
  */
 function failedLoginLimiter(deps: AppDeps, identifierField: string): RequestHandler {
+  const store = deps.rateLimitStore?.(`failed-login-${identifierField}`);
   return rateLimit({
+    ...(store ? { store } : {}),
     windowMs: deps.config.LOGIN_FAILURE_WINDOW_SECONDS * 1000,
     limit: deps.config.LOGIN_MAX_FAILURES,
     skipSuccessfulRequests: true,

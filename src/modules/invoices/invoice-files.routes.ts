@@ -5,6 +5,7 @@ import type { AppDeps } from '../../deps';
 import { AppError, ERROR_CODES } from '../../domain/errors';
 import { defineRoute, requires, type Route } from '../../http/route';
 import { deletedSchema, idParam, deleted } from '../../http/schemas';
+import { sendAsAttachment } from '../../http/download';
 
 const fileSchema = z.object({
   id: z.string(),
@@ -69,7 +70,7 @@ export function invoiceFileRoutes(deps: AppDeps): Route[] {
       rawResponse: { contentType: 'application/octet-stream' },
       handler: async ({ params, auth, res }) => {
         const file = await files.download(auth.organisationId, params.invoiceId, params.fileId);
-        res.status(200).type(file.contentType).setHeader('Content-Disposition', `attachment; filename="${file.filename.replace(/["\\\r\n]/g, '_')}"`);
+        sendAsAttachment(res, file.contentType, file.filename);
         res.setHeader('Content-Length', file.size);
         await new Promise<void>((resolve, reject) => {
           file.content.on('error', reject).pipe(res).on('finish', resolve);

@@ -3,6 +3,7 @@ import type { AppDeps } from '../../deps';
 import { pageOf } from '../../http/paging';
 import { anyToken, defineRoute, requires, type Route } from '../../http/route';
 import { idParam, deleted } from '../../http/schemas';
+import { sendAsAttachment } from '../../http/download';
 import {
   createInvoiceBody,
   invoiceItemInput,
@@ -114,7 +115,7 @@ export function invoiceRoutes(deps: AppDeps): Route[] {
       rawResponse: { contentType: 'application/pdf' },
       handler: async ({ params, auth, res }) => {
         const pdf = await service.pdf(auth.organisationId, params.id);
-        res.status(200).type('application/pdf').setHeader('Content-Disposition', `inline; filename="${pdf.filename}"`);
+        sendAsAttachment(res, 'application/pdf', pdf.filename);
         res.send(pdf.content);
       },
     }),

@@ -5,6 +5,7 @@ import { pageOf, pageQuery } from '../../http/paging';
 import { defineRoute, requires, type Route } from '../../http/route';
 import { deletedSchema, idParam, deleted } from '../../http/schemas';
 import { JOB_STATUSES, jobSchema } from './jobs.schemas';
+import { sendAsAttachment } from '../../http/download';
 
 export function jobRoutes(deps: AppDeps): Route[] {
   const { jobs, jobControl } = deps.services;
@@ -77,7 +78,7 @@ export function jobRoutes(deps: AppDeps): Route[] {
       rawResponse: { contentType: 'text/csv' },
       handler: async ({ params, auth, res }) => {
         const file = await jobs.exportFileOf(auth.organisationId, params.id);
-        res.status(200).type('text/csv').setHeader('Content-Disposition', `attachment; filename="${params.id}.csv"`);
+        sendAsAttachment(res, 'text/csv', `${params.id}.csv`);
         await new Promise<void>((resolve, reject) => {
           fs.createReadStream(file).on('error', reject).pipe(res).on('finish', resolve);
         });

@@ -1,0 +1,22 @@
+import type { Response } from 'express';
+
+/** RFC 5987 / RFC 8187 `ext-value`: UTF-8, percent-encoded, with the few characters encodeURIComponent leaves alone escaped too. */
+function extValue(filename: string): string {
+  return `UTF-8''${encodeURIComponent(filename).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}`;
+}
+
+/** A quoted-string fallback for old clients: printable ASCII only, quotes and backslashes replaced. */
+function asciiFallback(filename: string): string {
+  return filename.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_') || 'download';
+}
+
+/**
+ * Every download is an attachment, whatever its type: a browser never renders an uploaded file in our
+ * origin. The name survives in UTF-8 through `filename*`; `filename` is the ASCII fallback.
+ */
+export function sendAsAttachment(res: Response, contentType: string, filename: string): Response {
+  return res
+    .status(200)
+    .type(contentType)
+    .setHeader('Content-Disposition', `attachment; filename="${asciiFallback(filename)}"; filename*=${extValue(filename)}`);
+}

@@ -5,7 +5,9 @@ import { createApiServices, serviceDepsFrom } from '../services';
 import { createApp } from '../app';
 import { requireSetting, type Config } from '../config';
 import { createDb } from '../db/knex';
+import { createPostgresRateLimitStores } from '../http/rate-limit-store';
 import { createAccessTokens } from '../modules/auth/access-tokens';
+import { startWorkerHeartbeat } from '../modules/workers/worker-heartbeat.service';
 import { connectTemporal } from '../temporal/client';
 import { createWorker } from '../temporal/worker';
 
@@ -20,7 +22,9 @@ export async function startApi(config: Config, endpoints: Endpoints, logger: Log
   const temporal = await connectTemporal(config, endpoints.temporalAddress);
   const accessTokens = createAccessTokens(requireSetting(config, 'JWT_SECRET'), config.ACCESS_TOKEN_TTL_SECONDS);
   const services = createApiServices({ ...serviceDepsFrom(config, db), temporal, accessTokens });
-  const app = createApp({ config, logger, accessTokens, services });
+  // Shared counters, so that a limit holds across every API replica; memory counts per process.
+  const rateLimits = config.RATE_LIMIT_STORE === 'postgres' ? createPostgresRateLimitStores(db, logger) : undefined;
+  const app = createApp({ config, logger, accessTokens, services, rateLimitStore: rateLimits?.storeFor });
   const server = await new Promise<Server>((resolve, reject) => {
     const listening = app.listen(config.PORT, config.HOST, () => resolve(listening));
     listening.once('error', reject);
@@ -34,17 +38,30 @@ export async function startApi(config: Config, endpoints: Endpoints, logger: Log
     url,
     close: async () => {
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      rateLimits?.close();
       await temporal.connection.close();
       await db.destroy();
     },
   };
 }
 
-/** Starts a worker; `stop` asks it to finish its in-flight tasks and waits for it. */
+/**
+ * Starts a worker and its heartbeat (what /health reads); `stop` asks it to finish its in-flight work and
+ * waits for it.
+ */
 export async function startWorker(config: Config, endpoints: Endpoints, logger: Logger): Promise<{ stop: () => Promise<void>; done: Promise<void>; db: Knex }> {
   const db = createDb(endpoints.databaseUrl, config.DATABASE_POOL_MAX);
   const { worker, connection } = await createWorker({ config, temporalAddress: endpoints.temporalAddress, db, logger });
-  const done = worker.run().finally(async () => {
+  const running = worker.run();
+  const heartbeat = startWorkerHeartbeat({
+    db,
+    logger,
+    taskQueue: config.TEMPORAL_TASK_QUEUE,
+    identity: worker.options.identity,
+    polling: () => worker.getState() === 'RUNNING',
+  });
+  const done = running.finally(async () => {
+    await heartbeat.stop();
     await connection.close();
     await db.destroy();
   });

@@ -1,6 +1,4 @@
-import path from 'node:path';
-
-/** Where an export's CSV lives: under the data directory, by organisation and job. */
-export function exportFile(dataDir: string, organisationId: string, jobId: string): string {
-  return path.resolve(dataDir, 'exports', organisationId, `${jobId}.csv`);
+/** The storage key of an export's CSV (in the exports area): by organisation and job, never from a caller's text. */
+export function exportKey(organisationId: string, jobId: string): string {
+  return `${organisationId}/${jobId}.csv`;
 }

@@ -1,12 +1,12 @@
-import fs from 'node:fs/promises';
 import { WorkflowNotFoundError } from '@temporalio/client';
+import type { FileStorage } from '../../storage/file-storage';
 import type { WorkflowServiceDeps } from '../../temporal/client';
-import { exportFile } from './export-files';
+import { exportKey } from './export-files';
 import { createJobRepository } from './jobs.repository';
 import type { JobService } from './jobs.service';
 
 /** What the API does to a job's workflow. */
-export function createJobControlService(deps: WorkflowServiceDeps & { dataDir: string; jobs: JobService }) {
+export function createJobControlService(deps: WorkflowServiceDeps & { exports: FileStorage; jobs: JobService }) {
   const jobs = createJobRepository(deps.db);
   const jobService = deps.jobs;
 
@@ -22,7 +22,7 @@ export function createJobControlService(deps: WorkflowServiceDeps & { dataDir: s
         }
       }
       await jobs.delete(organisationId, id);
-      if (job.type === 'export') await fs.rm(exportFile(deps.dataDir, organisationId, job.id), { force: true });
+      if (job.type === 'export') await deps.exports.remove(exportKey(organisationId, job.id));
     },
   };
 }

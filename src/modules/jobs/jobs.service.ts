@@ -1,13 +1,14 @@
 import type { Knex } from 'knex';
 import { AppError, orNotFound } from '../../domain/errors';
 import type { Page, PageQuery } from '../../http/paging';
-import { exportFile } from './export-files';
+import type { FileStorage, StoredFile } from '../../storage/file-storage';
+import { exportKey } from './export-files';
 import { createJobRepository, toJob, type JobRow } from './jobs.repository';
 import type { Job, JobStatus } from './jobs.schemas';
 
 export type JobChanges = Parameters<ReturnType<typeof createJobRepository>['update']>[2];
 
-export function createJobService(deps: { db: Knex; dataDir: string }) {
+export function createJobService(deps: { db: Knex; exports: FileStorage }) {
   const jobs = createJobRepository(deps.db);
 
   async function row(organisationId: string, id: string): Promise<JobRow> {
@@ -41,12 +42,13 @@ export function createJobService(deps: { db: Knex; dataDir: string }) {
       await jobs.update(input.organisationId, input.jobId, input.error ? { status: 'failed', error: input.error } : { status: 'completed', result: input.result });
     },
 
-    /** The file of a completed export. */
-    async exportFileOf(organisationId: string, id: string): Promise<string> {
+    /** The CSV of a completed export, from whichever process wrote it. */
+    async exportFileOf(organisationId: string, id: string): Promise<StoredFile> {
       const job = await row(organisationId, id);
       if (job.type !== 'export') throw AppError.notFound('Job file');
       if (job.status !== 'completed') throw AppError.conflict(`the export is ${job.status}`);
-      return exportFile(deps.dataDir, organisationId, job.id);
+      // A job of type export recorded by a client through POST /jobs has no file.
+      return orNotFound(await deps.exports.open(exportKey(organisationId, job.id)), 'Job file');
     },
   };
 }

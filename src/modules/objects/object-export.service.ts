@@ -1,8 +1,7 @@
-import fs from 'node:fs/promises';
-import path from 'node:path';
 import type { Knex } from 'knex';
 import { AppError } from '../../domain/errors';
-import { exportFile } from '../jobs/export-files';
+import type { FileStorage, PartUpload, UploadCheckpoint } from '../../storage/file-storage';
+import { exportKey } from '../jobs/export-files';
 import { createJobRepository } from '../jobs/jobs.repository';
 import { OBJECTS, toObjectRecord } from './object-registry';
 import type { ExportInput, ExportProgress } from '../../../workflows/export.types';
@@ -10,6 +9,11 @@ import { createObjectRepository } from './objects.repository';
 
 const PAGE_ROWS = 5000;
 
+/**
+ * How far an export got, as its heartbeat records it: the last row held by the parts already stored, and
+ * the upload holding them. A retry on any worker resumes from it.
+ */
+export type ExportCheckpoint = ExportProgress & { upload?: UploadCheckpoint };
 
 /** RFC 4180 quoting, and a leading quote on cells a spreadsheet would run as a formula. */
 export function csvCell(value: unknown): string {
@@ -18,46 +22,64 @@ export function csvCell(value: unknown): string {
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
-export function createObjectExportService(deps: { db: Knex; dataDir: string }) {
+export function createObjectExportService(deps: { db: Knex; exports: FileStorage }) {
   const objects = createObjectRepository(deps.db);
   const jobs = createJobRepository(deps.db);
 
+  /** The upload an earlier attempt recorded, if its parts are still there; otherwise a fresh one, header first. */
+  async function openUpload(key: string, header: string, resumeFrom: ExportCheckpoint | undefined): Promise<{ upload: PartUpload; at: ExportCheckpoint; pending: string }> {
+    const resumed = resumeFrom?.upload && (await deps.exports.resumeUpload(key, resumeFrom.upload));
+    if (resumed) return { upload: resumed, at: resumeFrom, pending: '' };
+    const upload = await deps.exports.startUpload(key, 'text/csv');
+    return { upload, at: { lastId: '', rows: 0, bytes: 0 }, pending: header };
+  }
+
   return {
     /**
-     * Writes the CSV page by page in id order (keyset pagination), reporting progress on the job and to
-     * `onProgress` after every page. Given the progress of an earlier attempt, it resumes after that
-     * page, truncating anything written past it, so the file holds every row exactly once.
+     * Writes the CSV page by page in id order (keyset pagination) into an upload to the exports storage,
+     * reporting progress on the job after every page. Pages are stored in parts of the storage's minimum
+     * size; after each part `onProgress` gets the checkpoint, and an attempt given an earlier one resumes
+     * after its last row, so the file holds every row exactly once whichever worker finishes it.
      */
-    async exportObjects(input: ExportInput, progress: { resumeFrom?: ExportProgress; onProgress: (details: ExportProgress) => void }): Promise<{ rows: number; bytes: number }> {
+    async exportObjects(input: ExportInput, progress: { resumeFrom?: ExportCheckpoint; onProgress: (details: ExportCheckpoint) => void }): Promise<{ rows: number; bytes: number }> {
       const descriptor = OBJECTS[input.object];
       if (!descriptor) throw new AppError('validation', `unknown object ${input.object}`);
-      const file = exportFile(deps.dataDir, input.organisationId, input.jobId);
-      await fs.mkdir(path.dirname(file), { recursive: true });
       const columns = Object.keys(descriptor.fields);
       const idColumn = descriptor.fields.id!.column;
-      const resumed = progress.resumeFrom;
-      let { lastId, rows, bytes } = resumed ?? { lastId: '', rows: 0, bytes: 0 };
-      if (resumed) {
-        await fs.truncate(file, bytes);
-      } else {
-        const header = `${columns.map(csvCell).join(',')}\r\n`;
-        await fs.writeFile(file, header);
-        bytes = Buffer.byteLength(header);
-      }
+      const header = `${columns.map(csvCell).join(',')}\r\n`;
+      const opened = await openUpload(exportKey(input.organisationId, input.jobId), header, progress.resumeFrom);
+      const { upload } = opened;
+      let checkpoint = opened.at;
+      let pending = opened.pending;
+      let { lastId, rows } = checkpoint;
+
+      const store = async () => {
+        await upload.appendPart(Buffer.from(pending));
+        pending = '';
+        const stored = upload.checkpoint();
+        checkpoint = { lastId, rows, bytes: stored.bytes, upload: stored };
+      };
+
       const total = await objects.count(descriptor, input.organisationId, input.query);
       await jobs.update(input.organisationId, input.jobId, { status: 'running', total, done: rows });
       for (;;) {
         const page = await objects.after(descriptor, input.organisationId, input.query, lastId, PAGE_ROWS);
         if (page.length === 0) break;
-        const chunk = page.map((row) => `${columns.map((column) => csvCell(toObjectRecord(descriptor, row)[column])).join(',')}\r\n`).join('');
-        await fs.appendFile(file, chunk);
-        bytes += Buffer.byteLength(chunk);
+        pending += page.map((row) => `${columns.map((column) => csvCell(toObjectRecord(descriptor, row)[column])).join(',')}\r\n`).join('');
         rows += page.length;
         lastId = String(page[page.length - 1]![idColumn]);
-        progress.onProgress({ lastId, rows, bytes });
-        await jobs.update(input.organisationId, input.jobId, { done: rows });
+        if (Buffer.byteLength(pending) >= upload.minPartBytes) await store();
+        // Every page heartbeats, with the last stored checkpoint: rows still pending are read again by a retry.
+        progress.onProgress(checkpoint);
+        // The job was deleted (DELETE /jobs/{id} cancels the workflow): its file would belong to nobody.
+        if (!(await jobs.update(input.organisationId, input.jobId, { done: rows }))) {
+          await upload.abort();
+          return { rows, bytes: checkpoint.bytes };
+        }
       }
-      return { rows, bytes };
+      if (pending) await store();
+      await upload.complete();
+      return { rows, bytes: checkpoint.bytes };
     },
   };
 }

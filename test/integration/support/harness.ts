@@ -7,6 +7,7 @@ import { createApiServices, serviceDepsFrom } from '../../../src/services';
 import { createApp } from '../../../src/app';
 import { loadConfig, type Config } from '../../../src/config';
 import { createDb } from '../../../src/db/knex';
+import { createPostgresRateLimitStores } from '../../../src/http/rate-limit-store';
 import { createAccessTokens } from '../../../src/modules/auth/access-tokens';
 import { bootstrapOrganisation } from '../../../src/modules/organisations/bootstrap.service';
 import { connectTemporal, type TemporalHandle } from '../../../src/temporal/client';
@@ -27,7 +28,10 @@ export async function startTestApi(overrides: Record<string, string> = {}): Prom
   const temporal = await connectTemporal(config, config.TEMPORAL_ADDRESS!);
   const accessTokens = createAccessTokens(config.JWT_SECRET!, config.ACCESS_TOKEN_TTL_SECONDS);
   const services = createApiServices({ ...serviceDepsFrom(config, db), temporal, accessTokens });
-  const app = createApp({ config, logger: pino({ level: 'silent' }), accessTokens, services });
+  const logger = pino({ level: 'silent' });
+  // As startApi does: RATE_LIMIT_STORE=postgres shares the counters with every other API on the database.
+  const rateLimits = config.RATE_LIMIT_STORE === 'postgres' ? createPostgresRateLimitStores(db, logger) : undefined;
+  const app = createApp({ config, logger, accessTokens, services, rateLimitStore: rateLimits?.storeFor });
   const server = await new Promise<Server>((resolve) => {
     const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
   });
@@ -41,6 +45,7 @@ export async function startTestApi(overrides: Record<string, string> = {}): Prom
     config,
     close: async () => {
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      rateLimits?.close();
       await temporal.connection.close();
       await db.destroy();
     },

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { documented } from '../../http/openapi';
 import { defineRoute, publicAccess, type Route } from '../../http/route';
 import type { AppDeps } from '../../deps';
 
@@ -17,15 +18,18 @@ export function healthRoutes(deps: AppDeps): Route[] {
       response: healthSchema,
       handler: async () => health.check(),
     }),
-    defineRoute({
-      method: 'get',
-      path: '/health/live',
-      summary: 'Liveness for orchestrators: 200 while the process serves HTTP, whatever its dependencies do',
-      tag: 'Health',
-      access: publicAccess,
-      response: z.object({ status: z.literal('up') }),
-      handler: async () => ({ status: 'up' as const }),
-    }),
+    documented(
+      defineRoute({
+        method: 'get',
+        path: '/health/live',
+        summary: 'Liveness for orchestrators: 200 while the process serves HTTP, whatever its dependencies do',
+        tag: 'Health',
+        access: publicAccess,
+        response: z.object({ status: z.literal('up') }),
+        handler: async () => ({ status: 'up' as const }),
+      }),
+      { never: [503] },
+    ),
     defineRoute({
       method: 'get',
       path: '/health/ready',

@@ -1,6 +1,8 @@
 import { temporal } from '@temporalio/proto';
 import { AppError, ERROR_CODES } from '../../domain/errors';
 import type { WorkflowServiceDeps } from '../../temporal/client';
+import { HEARTBEAT_FRESH_SECONDS } from '../workers/worker-heartbeat.service';
+import { createWorkerHeartbeatRepository } from '../workers/workers.repository';
 import { pingPostgres } from './health.repository';
 
 export type ComponentStatus = 'up' | 'down';
@@ -11,26 +13,31 @@ export interface HealthStatus {
   worker: ComponentStatus;
 }
 
-/** A worker polled within this window counts as alive; Temporal remembers pollers for a few minutes. */
+/**
+ * Temporal's record of pollers lags by about a minute, so it only stands in for the heartbeats when
+ * Postgres cannot be read.
+ */
 const WORKER_POLL_WINDOW_MS = 60_000;
 
 /** Each check gets this long, so that /health answers within a second whatever is down or hanging. */
 const CHECK_TIMEOUT_MS = 800;
 
-/** A check's verdict: down when it fails, says no, or has not answered in time (it may go on unseen). */
-async function probe(check: () => Promise<boolean>): Promise<ComponentStatus> {
+/** A check's answer, or undefined when it failed or has not answered in time (it may go on unseen). */
+async function probe<T>(check: () => Promise<T>): Promise<T | undefined> {
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<boolean>((resolve) => {
-    timer = setTimeout(() => resolve(false), CHECK_TIMEOUT_MS);
+  const timeout = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), CHECK_TIMEOUT_MS);
   });
   try {
-    return (await Promise.race([check(), timeout])) ? 'up' : 'down';
+    return await Promise.race([check(), timeout]);
   } catch {
-    return 'down';
+    return undefined;
   } finally {
     clearTimeout(timer);
   }
 }
+
+const verdict = (answer: boolean | undefined): ComponentStatus => (answer ? 'up' : 'down');
 
 function unhealthy(status: Partial<HealthStatus>): AppError | undefined {
   const down = Object.entries(status).filter(([, value]) => value === 'down');
@@ -44,6 +51,7 @@ function unhealthy(status: Partial<HealthStatus>): AppError | undefined {
 
 export function createHealthService(deps: WorkflowServiceDeps) {
   const { db, temporal: handle } = deps;
+  const heartbeats = createWorkerHeartbeatRepository(db);
 
   async function workerPolling(): Promise<boolean> {
     const { pollers } = await handle.client.workflowService.describeTaskQueue({
@@ -58,14 +66,24 @@ export function createHealthService(deps: WorkflowServiceDeps) {
   const checks = {
     postgres: () => probe(() => pingPostgres(db)),
     temporal: () => probe(async () => Boolean(await handle.client.workflowService.getSystemInfo({}))),
-    worker: () => probe(workerPolling),
+    /**
+     * Up when a worker on the queue has written its heartbeat within the window. Both sources are asked at
+     * once, so that the answer stays within the time bound when Postgres hangs.
+     */
+    worker: async () => {
+      const [beating, polling] = await Promise.all([
+        probe(() => heartbeats.hasBeatWithin(handle.taskQueue, HEARTBEAT_FRESH_SECONDS)),
+        probe(workerPolling),
+      ]);
+      return beating ?? polling;
+    },
   };
 
   return {
     /** Every component's status; a 503 naming each component that is down. */
     async check(): Promise<HealthStatus> {
       const [postgres, temporalStatus, worker] = await Promise.all([checks.postgres(), checks.temporal(), checks.worker()]);
-      const status = { postgres, temporal: temporalStatus, worker };
+      const status = { postgres: verdict(postgres), temporal: verdict(temporalStatus), worker: verdict(worker) };
       const problem = unhealthy(status);
       if (problem) throw problem;
       return status;
@@ -74,7 +92,7 @@ export function createHealthService(deps: WorkflowServiceDeps) {
     /** Whether this API can serve requests: its own dependencies, Postgres and Temporal, answer. */
     async ready(): Promise<Pick<HealthStatus, 'postgres' | 'temporal'>> {
       const [postgres, temporalStatus] = await Promise.all([checks.postgres(), checks.temporal()]);
-      const status = { postgres, temporal: temporalStatus };
+      const status = { postgres: verdict(postgres), temporal: verdict(temporalStatus) };
       const problem = unhealthy(status);
       if (problem) throw problem;
       return status;

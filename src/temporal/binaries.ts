@@ -11,9 +11,8 @@ function isExecutable(file: string): boolean {
   }
 }
 
-function onPath(name: string, searchPath: string): string | undefined {
-  return searchPath
-    .split(path.delimiter)
+function inDirectories(name: string, dirs: readonly string[]): string | undefined {
+  return dirs
     .filter(Boolean)
     .map((dir) => path.join(dir, name))
     .find(isExecutable);
@@ -35,17 +34,22 @@ function pythonScriptsDir(): string | undefined {
 }
 
 /**
- * Finds a Temporal binary: the explicit path if given, else on PATH, else in Python's scripts folder.
- * Returns an absolute path, or undefined when none is installed.
+ * Finds a Temporal binary: the explicit path if given, else on PATH, else in `extraDirs` (where `npm start`
+ * keeps the CLI it fetched), else in Python's scripts folder. Returns an absolute path, or undefined when
+ * none is installed.
  */
-export function findTemporalBinary(name: 'temporal' | 'temporal-test-server', explicit: string | undefined, searchPath: string): string | undefined {
+export function findTemporalBinary(
+  name: 'temporal' | 'temporal-test-server',
+  explicit: string | undefined,
+  searchPath: string,
+  extraDirs: readonly string[] = [],
+): string | undefined {
   if (explicit) {
     if (!isExecutable(explicit)) throw new Error(`${explicit} is not an executable file`);
     return path.resolve(explicit);
   }
-  const found = onPath(name, searchPath);
+  const found = inDirectories(name, searchPath.split(path.delimiter)) ?? inDirectories(name, extraDirs);
   if (found) return path.resolve(found);
   const scripts = pythonScriptsDir();
-  const candidate = scripts ? path.join(scripts, name) : undefined;
-  return candidate && isExecutable(candidate) ? candidate : undefined;
+  return scripts ? inDirectories(name, [scripts]) : undefined;
 }

@@ -1,29 +1,190 @@
+import { Decimal } from 'decimal.js';
 import { z } from 'zod';
+import { listCurrencies } from '../domain/currencies';
+import { instantProblem, numericProblem } from '../domain/storable';
+
+/**
+ * The input contract of every route, built from a few factories so that the same parameters drive both
+ * the check and the OpenAPI document (`z.toJSONSchema`): a value the document allows is accepted, and one
+ * it refuses is answered 400.
+ */
+
+/**
+ * Text lengths are counted in characters (Unicode code points), as JSON Schema counts `maxLength`, never
+ * in UTF-16 units: an emoji is one character.
+ */
+function withMaxLength<S extends z.ZodString>(schema: S, max: number): S {
+  return schema.refine((value) => [...value].length <= max, `must be at most ${max} characters`).meta({ maxLength: max }) as S;
+}
+
+// What String.prototype.trim removes, spelled out so that every regular expression engine reads it alike.
+const TRIMMED = '\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff';
+// Storable text holds no NUL character (nor a lone surrogate, which the router refuses before any schema
+// runs and which no common regular expression engine can spell; see src/domain/storable.ts).
+const UNSTORABLE = '\\u0000';
+/** Text with at least one character that is neither blank nor unstorable. */
+const NOT_BLANK = new RegExp(`^[^${UNSTORABLE}]*[^${UNSTORABLE}${TRIMMED}][^${UNSTORABLE}]*$`);
+
+/** A name or title: required, not blank, trimmed, at most `max` characters. */
+export function text(max: number) {
+  return withMaxLength(z.string().regex(NOT_BLANK, 'must not be blank'), max).trim();
+}
+
+/** Free text that may be empty (descriptions, comments), kept as given. */
+export function freeText(max: number) {
+  return withMaxLength(z.string(), max);
+}
+
+/** An opaque reference (an id, a key): 1 to `max` characters, kept as given. */
+export function reference(max = 64) {
+  return withMaxLength(z.string().min(1), max);
+}
 
 /** Path ids are opaque strings; an id that names nothing in the caller's organisation answers 404. */
-export const idParam = z.object({ id: z.string().min(1).max(64) });
+export const idParam = z.object({ id: reference() });
 
 export const timestamps = {
   createdAt: z.string().describe('ISO 8601 date-time'),
   updatedAt: z.string().describe('ISO 8601 date-time'),
 };
 
-export const isoCountry = z
-  .string()
-  .regex(/^[A-Z]{2}$/, 'must be an ISO 3166-1 alpha-2 code');
+export const isoCountry = z.string().regex(/^[A-Z]{2}$/, 'must be an ISO 3166-1 alpha-2 code');
 
-export const isoCurrency = z
-  .string()
-  .regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code');
+const CURRENCY_CODES = listCurrencies().map((currency) => currency.code) as [string, ...string[]];
+
+/** An ISO 4217 code of the currency list, in upper case; the document lists them. */
+export const isoCurrency = z.enum(CURRENCY_CODES, { error: 'must be an ISO 4217 currency code, in upper case' }).describe('ISO 4217 code, e.g. EUR');
 
 export const deletedSchema = z.object({ id: z.string(), deleted: z.literal(true) });
 
-export const isoDate = z.iso.date().describe('YYYY-MM-DD');
-
-/** Money and quantities: a number or a numeric string in, a decimal string out (never a binary float). */
-export const decimalString = z
-  .union([z.number().finite(), z.string().regex(/^[+-]?(\d+(\.\d*)?|\.\d+)$/, 'must be numeric')])
-  .transform((value) => String(value));
-
 /** The answer of a delete: the id that is gone. */
 export const deleted = (id: string) => ({ id, deleted: true as const });
+
+// Years 0001 to 9999, months and days of the Gregorian calendar, leap days included.
+const YEAR = '(?:000[1-9]|00[1-9]\\d|0[1-9]\\d\\d|[1-9]\\d{3})';
+const LEAP_YEAR = '(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|(?:0[48]|[2468][048]|[13579][26])00)';
+const MONTH_DAY = '(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|02-(?:0[1-9]|1\\d|2[0-8]))';
+const DATE = `(?:${LEAP_YEAR}-02-29|${YEAR}-${MONTH_DAY})`;
+const TIME = '(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d{1,9})?';
+const ZONE = '(?:Z|[+-](?:[01]\\d|2[0-3]):[0-5]\\d)';
+
+/** A calendar date, YYYY-MM-DD, in the years 0001 to 9999: `2026-02-30` and `0000-01-01` are refused. */
+export const isoDate = z.string().regex(new RegExp(`^${DATE}$`), 'must be a calendar date YYYY-MM-DD in the years 0001 to 9999').meta({ format: 'date' });
+
+/** An instant: an ISO 8601 date-time with a zone, falling in the years 1 to 9999 once in UTC. */
+export const isoDateTime = z
+  .string()
+  .regex(new RegExp(`^${DATE}T${TIME}${ZONE}$`), { message: 'must be an ISO 8601 date-time with a zone (Z or ±hh:mm)', abort: true })
+  .refine((value) => !instantProblem(new Date(value)), 'must fall in the years 1 to 9999 (UTC)')
+  .meta({ format: 'date-time' });
+
+/** A date or a date-time with a zone. */
+export const isoDateOrDateTime = z.union([isoDateTime, isoDate]);
+
+export interface DecimalColumn {
+  /** NUMERIC(precision, scale) of the column the value is stored in. */
+  precision: number;
+  scale: number;
+  /** `positive`: > 0; `nonNegative`: ≥ 0; otherwise any sign. */
+  sign?: 'positive' | 'nonNegative';
+  /** An inclusive upper bound that is a power of ten (100 for percentages); the column's range otherwise. */
+  max?: number;
+  /**
+   * Fewer integer digits than the column allows, where a product of this value with another must fit a
+   * column too (quantity × price → amount).
+   */
+  integerDigits?: number;
+}
+
+/** The text form of a decimal: plain digits, no exponent, as many zeros in front or after as you like. */
+function decimalPattern({ scale, sign, max }: DecimalColumn, integerDigits: number): string {
+  const fraction = scale > 0 ? `(?:\\.\\d{1,${scale}}0*)?` : '(?:\\.0+)?';
+  const fractionOnly = scale > 0 ? `\\.\\d{1,${scale}}0*` : undefined;
+  const maxDigits = max === undefined ? integerDigits : Math.log10(max);
+  const nonZeroInteger = `0*[1-9]\\d{0,${maxDigits - 1}}${fraction}`;
+  const exactMax = max === undefined ? [] : [`0*${max}(?:\\.0+)?`];
+  if (sign === 'positive') {
+    const smallFraction = scale > 0 ? [`0*\\.\\d{0,${scale - 1}}[1-9]0*`] : [];
+    return `^\\+?(?:${[nonZeroInteger, ...exactMax, ...smallFraction].join('|')})$`;
+  }
+  const zero = `0+${fraction}`;
+  const alternatives = [nonZeroInteger, ...exactMax, zero, ...(fractionOnly ? [fractionOnly] : [])];
+  return `^${sign === 'nonNegative' ? '\\+?' : '[+-]?'}(?:${alternatives.join('|')})$`;
+}
+
+const DECIMAL_TEXT_MAX = 64;
+
+/**
+ * Money, quantities, prices and rates: a JSON number or a numeric string in, a canonical decimal string
+ * out (`"0.9200"` → `"0.92"`), never through a binary float beyond the JSON parser's own. The value must fit
+ * its column exactly: more integer digits or more decimals than the column holds is refused, never rounded.
+ */
+export function decimal(column: DecimalColumn) {
+  const { precision, scale, sign, max } = column;
+  const integerDigits = column.integerDigits ?? precision - scale;
+  if (max !== undefined && (!Number.isInteger(Math.log10(max)) || Math.log10(max) >= integerDigits)) {
+    throw new Error(`decimal max must be a power of ten below the column's range: ${max}`);
+  }
+  const pattern = decimalPattern(column, integerDigits);
+  const textForm = new RegExp(pattern);
+  const limit = 10 ** integerDigits;
+  const problem = (value: Decimal): string | undefined => {
+    if (sign === 'positive' && !value.gt(0)) return 'must be greater than 0';
+    if (sign === 'nonNegative' && value.isNeg() && !value.isZero()) return 'must not be negative';
+    if (max !== undefined && value.gt(max)) return `must be at most ${max}`;
+    if (value.decimalPlaces() > scale) return `must have at most ${scale} decimal places`;
+    return numericProblem(value.toFixed(), integerDigits + scale, scale);
+  };
+  const numberForm = {
+    type: 'number',
+    ...(sign === 'positive' ? { exclusiveMinimum: 0 } : sign === 'nonNegative' ? { minimum: 0 } : { exclusiveMinimum: -limit }),
+    ...(max !== undefined ? { maximum: max } : { exclusiveMaximum: limit }),
+    multipleOf: Number(`1e-${scale}`),
+  };
+  const stringForm = { type: 'string', maxLength: DECIMAL_TEXT_MAX, pattern };
+  return z
+    .union([z.number(), z.string()])
+    .transform((input, ctx) => {
+      if (typeof input === 'string' && (input.length > DECIMAL_TEXT_MAX || !textForm.test(input))) {
+        ctx.addIssue({ code: 'custom', message: `must be a decimal number with at most ${integerDigits} digits before the point and ${scale} after it` });
+        return z.NEVER;
+      }
+      const value = new Decimal(input);
+      const found = problem(value);
+      if (found) {
+        ctx.addIssue({ code: 'custom', message: found });
+        return z.NEVER;
+      }
+      return value.toFixed();
+    })
+    .meta({ anyOf: [numberForm, stringForm], description: `A decimal number or numeric string: at most ${integerDigits} digits before the point, ${scale} after it` });
+}
+
+/** Any JSON object: free-form details whose keys and text must be storable. */
+export const jsonObject = z.record(z.string(), z.unknown());
+
+/**
+ * A body that changes some fields: at least one of them must be given. The document says the same with
+ * one `required` alternative per field.
+ */
+export function atLeastOne<Shape extends z.ZodRawShape>(shape: Shape) {
+  const keys = Object.keys(shape);
+  return z
+    .object(shape)
+    .refine((body) => keys.some((key) => (body as Record<string, unknown>)[key] !== undefined), `give at least one of ${keys.join(', ')}`)
+    .meta({ anyOf: keys.map((key) => ({ required: [key] })) });
+}
+
+/** Two fields of one object that must be in order (`from` ≤ `to`), refused at the later field's path. */
+export function ordered<T extends z.ZodType>(schema: T, from: string, to: string, compare: (a: string, b: string) => number = (a, b) => (a < b ? -1 : a > b ? 1 : 0)) {
+  return schema.superRefine((value, ctx) => {
+    const record = value as Record<string, unknown>;
+    const [start, end] = [record[from], record[to]];
+    if (typeof start === 'string' && typeof end === 'string' && compare(start, end) > 0) {
+      ctx.addIssue({ code: 'custom', path: [to], message: `must not be before ${from}` });
+    }
+  });
+}
+
+/** Instants compare by time, whatever their zones. */
+export const byInstant = (a: string, b: string) => Date.parse(a) - Date.parse(b);

@@ -1,20 +1,20 @@
 import { z } from 'zod';
-import { isoCountry, timestamps } from '../../http/schemas';
+import { isoCountry, timestamps, text, reference } from '../../http/schemas';
 
 export const addressBody = z.object({
-  line1: z.string().trim().min(1).max(200),
-  line2: z.string().trim().min(1).max(200).optional(),
-  city: z.string().trim().min(1).max(100),
-  state: z.string().trim().min(1).max(100).optional(),
-  postalCode: z.string().trim().min(1).max(20).optional(),
+  line1: text(200),
+  line2: text(200).optional(),
+  city: text(100),
+  state: text(100).optional(),
+  postalCode: text(20).optional(),
   country: isoCountry.describe('ISO 3166-1 alpha-2, upper case'),
 });
 
 export type AddressBody = z.output<typeof addressBody>;
 
 export const entityAddressParams = z.object({
-  id: z.string().min(1).max(64).describe('Entity id'),
-  addressId: z.string().min(1).max(64),
+  id: reference().describe('Entity id'),
+  addressId: reference(),
 });
 
 export const addressSchema = z.object({

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { pageOf, pageQuery } from '../../http/paging';
 import { defineRoute, requires, type Route } from '../../http/route';
-import { deletedSchema, idParam, timestamps, deleted } from '../../http/schemas';
+import { deletedSchema, idParam, timestamps, deleted, text } from '../../http/schemas';
 import type { AppDeps } from '../../deps';
 
 const appSchema = z.object({
@@ -37,7 +37,7 @@ export function appRoutes(deps: AppDeps): Route[] {
       summary: 'Create a SystemUser integration: a new app with a clientKey and a clientSecret (shown once)',
       tag: 'Users',
       access: requires('UserService:createSystemUser'),
-      body: z.object({ name: z.string().trim().min(1).max(200).default('System user') }).optional(),
+      body: z.object({ name: text(200).default('System user') }).optional(),
       response: issuedCredentialSchema,
       successStatus: 201,
       handler: async ({ body, auth }) => apps.createSystemUser(auth.organisationId, body?.name ?? 'System user', auth.subjectId),

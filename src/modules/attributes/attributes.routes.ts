@@ -3,21 +3,23 @@ import type { AppDeps } from '../../deps';
 import { ATTRIBUTE_OBJECT_TYPES, ATTRIBUTE_TYPES } from '../../domain/attributes';
 import { pageOf, pageQuery } from '../../http/paging';
 import { defineRoute, requires, type Route } from '../../http/route';
-import { deletedSchema, idParam, timestamps, deleted } from '../../http/schemas';
+import { deletedSchema, freeText, idParam, jsonObject, reference, timestamps, deleted } from '../../http/schemas';
 
 const objectType = z.enum(ATTRIBUTE_OBJECT_TYPES);
 const attributeType = z.enum(ATTRIBUTE_TYPES);
 
-const definitionBody = z
-  .object({
-    objectType,
-    key: z.string().regex(/^[A-Za-z][\w-]{0,63}$/, 'letters, digits, _ and -, starting with a letter'),
-    label: z.string().max(200).optional(),
-    type: attributeType,
-    required: z.boolean().default(false),
-    allowedValues: z.array(z.string().min(1)).min(1).max(200).optional(),
-  })
-  .refine((body) => (body.type === 'enum') === (body.allowedValues !== undefined), { message: 'allowedValues is required for enum, and only for enum', path: ['allowedValues'] });
+const definitionFields = {
+  objectType,
+  key: z.string().regex(/^[A-Za-z][\w-]{0,63}$/, 'letters, digits, _ and -, starting with a letter'),
+  label: freeText(200).optional(),
+  required: z.boolean().default(false),
+};
+
+/** An enum attribute lists its allowed values; no other type has any. */
+const definitionBody = z.discriminatedUnion('type', [
+  z.strictObject({ ...definitionFields, type: attributeType.exclude(['enum']) }),
+  z.object({ ...definitionFields, type: z.literal('enum'), allowedValues: z.array(reference(200)).min(1).max(200) }),
+]);
 
 const definitionSchema = z.object({
   id: z.string(),
@@ -97,7 +99,7 @@ export function attributeRoutes(deps: AppDeps): Route[] {
       summary: 'Check attribute values against the definitions of an object type',
       tag: 'Attributes',
       access: requires('AttributeService:validateAttributes'),
-      body: z.object({ objectType, attributes: z.record(z.string(), z.unknown()) }),
+      body: z.object({ objectType, attributes: jsonObject }),
       response: z.object({ valid: z.boolean(), errors: z.array(z.object({ path: z.string(), message: z.string() })) }),
       handler: async ({ body, auth }) => attributes.validate(auth.organisationId, body.objectType, body.attributes),
     }),

@@ -3,7 +3,9 @@ import { ipKeyGenerator, rateLimit } from 'express-rate-limit';
 import { z } from 'zod';
 import { ERROR_CODES } from '../../domain/errors';
 import { sendError } from '../../http/envelope';
+import { documented } from '../../http/openapi';
 import { defineRoute, publicAccess, type Route } from '../../http/route';
+import { reference } from '../../http/schemas';
 import type { AppDeps } from '../../deps';
 
 const sessionSchema = z.object({
@@ -39,38 +41,48 @@ function failedLoginLimiter(deps: AppDeps, identifierField: string): RequestHand
 export function authRoutes(deps: AppDeps): Route[] {
   const { auth } = deps.services;
 
+  const login = { errors: { 401: 'Invalid credentials', 429: 'Too many failed logins from this address for this identifier; see Retry-After' } };
   return [
-    defineRoute({
-      method: 'post',
-      path: '/auth/login',
-      summary: 'Admin login with e-mail and password',
-      tag: 'Auth',
-      access: publicAccess,
-      before: [failedLoginLimiter(deps, 'email')],
-      body: z.object({ email: z.string().email(), password: z.string().min(1) }),
-      response: sessionSchema,
-      handler: async ({ body }) => auth.login(body.email, body.password),
-    }),
-    defineRoute({
-      method: 'post',
-      path: '/auth/system-login',
-      summary: 'Trade a clientKey and clientSecret for an access token and a refresh token',
-      tag: 'Auth',
-      access: publicAccess,
-      before: [failedLoginLimiter(deps, 'clientKey')],
-      body: z.object({ clientKey: z.string().min(1), clientSecret: z.string().min(1) }),
-      response: sessionSchema,
-      handler: async ({ body }) => auth.systemLogin(body.clientKey, body.clientSecret),
-    }),
-    defineRoute({
-      method: 'post',
-      path: '/auth/refresh',
-      summary: 'Rotate a refresh token: the presented one dies, a new pair is returned',
-      tag: 'Auth',
-      access: publicAccess,
-      body: z.object({ refreshToken: z.string().min(1) }),
-      response: sessionSchema,
-      handler: async ({ body }) => auth.refresh(body.refreshToken),
-    }),
+    documented(
+      defineRoute({
+        method: 'post',
+        path: '/auth/login',
+        summary: 'Admin login with e-mail and password',
+        tag: 'Auth',
+        access: publicAccess,
+        before: [failedLoginLimiter(deps, 'email')],
+        body: z.object({ email: z.email().max(320), password: reference(1024) }),
+        response: sessionSchema,
+        handler: async ({ body }) => auth.login(body.email, body.password),
+      }),
+      login,
+    ),
+    documented(
+      defineRoute({
+        method: 'post',
+        path: '/auth/system-login',
+        summary: 'Trade a clientKey and clientSecret for an access token and a refresh token',
+        tag: 'Auth',
+        access: publicAccess,
+        before: [failedLoginLimiter(deps, 'clientKey')],
+        body: z.object({ clientKey: reference(255), clientSecret: reference(255) }),
+        response: sessionSchema,
+        handler: async ({ body }) => auth.systemLogin(body.clientKey, body.clientSecret),
+      }),
+      login,
+    ),
+    documented(
+      defineRoute({
+        method: 'post',
+        path: '/auth/refresh',
+        summary: 'Rotate a refresh token: the presented one dies, a new pair is returned',
+        tag: 'Auth',
+        access: publicAccess,
+        body: z.object({ refreshToken: reference(1024) }),
+        response: sessionSchema,
+        handler: async ({ body }) => auth.refresh(body.refreshToken),
+      }),
+      { errors: { 401: 'Invalid refresh token: unknown, expired, spent or revoked' } },
+    ),
   ];
 }

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { AppDeps } from '../../deps';
 import { pageOf } from '../../http/paging';
 import { defineRoute, requires, type Route } from '../../http/route';
-import { deletedSchema, idParam, deleted } from '../../http/schemas';
+import { deletedSchema, idParam, deleted, reference } from '../../http/schemas';
 import { createPlanBody, planItemInput, planItemSchema, planListQuery, planSchema, updatePlanBody } from './billing-plans.schemas';
 
 export function billingPlanRoutes(deps: AppDeps): Route[] {
@@ -82,7 +82,7 @@ export function billingPlanRoutes(deps: AppDeps): Route[] {
       summary: 'Delete a plan item (409 while a milestone names it)',
       tag: 'Billing plans',
       access: requires('BillingPlanService:deletePlanItem'),
-      params: z.object({ id: z.string().min(1).max(64), itemId: z.string().min(1).max(64) }),
+      params: z.object({ id: reference(), itemId: reference() }),
       response: deletedSchema,
       handler: async ({ params, auth }) => {
         await plans.deleteItem(auth.organisationId, params.id, params.itemId);

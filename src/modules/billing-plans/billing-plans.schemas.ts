@@ -1,35 +1,43 @@
 import { z } from 'zod';
 import { pageQuery } from '../../http/paging';
-import { decimalString, isoCurrency, timestamps } from '../../http/schemas';
+import { atLeastOne, decimal, isoCurrency, reference, text, timestamps } from '../../http/schemas';
 
+/** billing_plan_items.unit_price is NUMERIC(24,10); quantity and package_size NUMERIC(24,6). Tiers follow the same columns. */
+const unitPrice = decimal({ precision: 24, scale: 10, sign: 'nonNegative' });
+const planQuantity = decimal({ precision: 24, scale: 6, sign: 'nonNegative' });
 
 export const tierInput = z.object({
-  upTo: decimalString.nullable(),
-  unitPrice: decimalString,
-  flatFee: decimalString.optional(),
+  upTo: planQuantity.nullable().describe('null for the last, unbounded tier; ascending otherwise'),
+  unitPrice,
+  flatFee: decimal({ precision: 24, scale: 4, sign: 'nonNegative' }).optional(),
 });
 
-export const planItemInput = z.object({
-  name: z.string().trim().min(1).max(200),
-  skuId: z.string().optional(),
-  pricingModel: z.enum(['flat', 'per_unit', 'graduated', 'volume', 'package']),
-  unitPrice: decimalString.optional(),
-  quantity: decimalString.optional(),
-  tiers: z.array(tierInput).max(50).optional(),
-  packageSize: decimalString.optional(),
-  meterId: z.string().optional(),
-});
+const itemFields = {
+  name: text(200),
+  skuId: reference().optional(),
+  meterId: reference().optional(),
+};
+
+/** What each pricing model needs is required by the model; tiers must ascend, which the service checks. */
+export const planItemInput = z
+  .discriminatedUnion('pricingModel', [
+    z.object({ ...itemFields, pricingModel: z.enum(['flat', 'per_unit']), unitPrice, quantity: planQuantity.optional() }),
+    z.object({ ...itemFields, pricingModel: z.enum(['graduated', 'volume']), tiers: z.array(tierInput).min(1).max(50) }),
+    z.object({ ...itemFields, pricingModel: z.literal('package'), unitPrice, packageSize: decimal({ precision: 24, scale: 6, sign: 'positive' }) }),
+  ])
+  // One shape for the service and the repository, whatever the model.
+  .transform((item) => ({ unitPrice: undefined, quantity: undefined, tiers: undefined, packageSize: undefined, ...item }));
+
+const billingPeriod = z.enum(['monthly', 'quarterly', 'yearly', 'one_time']);
 
 export const createPlanBody = z.object({
-  name: z.string().trim().min(1).max(200),
+  name: text(200),
   currency: isoCurrency,
-  billingPeriod: z.enum(['monthly', 'quarterly', 'yearly', 'one_time']),
+  billingPeriod,
   items: z.array(planItemInput).max(100).default([]),
 });
 
-export const updatePlanBody = z
-  .object({ name: z.string().trim().min(1).max(200).optional(), billingPeriod: z.enum(['monthly', 'quarterly', 'yearly', 'one_time']).optional() })
-  .refine((body) => Object.keys(body).length > 0, 'nothing to update');
+export const updatePlanBody = atLeastOne({ name: text(200).optional(), billingPeriod: billingPeriod.optional() });
 
 export const planListQuery = pageQuery;
 

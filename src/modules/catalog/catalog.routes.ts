@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { AppDeps } from '../../deps';
 import { pageOf, pageQuery } from '../../http/paging';
 import { defineRoute, requires, type Route } from '../../http/route';
-import { deletedSchema, idParam, timestamps, deleted } from '../../http/schemas';
+import { deletedSchema, idParam, timestamps, deleted, text, reference, freeText, jsonObject } from '../../http/schemas';
 
 const skuGroupSchema = z.object({ id: z.string(), name: z.string(), description: z.string().nullable(), ...timestamps });
 const skuSchema = z.object({
@@ -45,7 +45,7 @@ export function catalogRoutes(deps: AppDeps): Route[] {
       summary: 'Create a SKU group (Admin only)',
       tag: 'Catalog',
       access: requires('SkuGroupService:createSkuGroup'),
-      body: z.object({ name: z.string().trim().min(1).max(200), description: z.string().max(2000).optional() }),
+      body: z.object({ name: text(200), description: freeText(2000).optional() }),
       response: skuGroupSchema,
       successStatus: 201,
       handler: async ({ body, auth }) => catalog.createGroup(auth.organisationId, body),
@@ -69,7 +69,7 @@ export function catalogRoutes(deps: AppDeps): Route[] {
       summary: 'List SKUs, optionally of one group; search matches code or name',
       tag: 'Catalog',
       access: requires('SkuService:getSkus'),
-      query: pageQuery.extend({ skuGroupId: z.string().optional() }),
+      query: pageQuery.extend({ skuGroupId: reference().optional() }),
       response: pageOf(skuSchema),
       handler: async ({ query, auth }) => catalog.listSkus(auth.organisationId, query, query.skuGroupId),
     }),
@@ -90,11 +90,11 @@ export function catalogRoutes(deps: AppDeps): Route[] {
       tag: 'Catalog',
       access: requires('SkuService:createSku'),
       body: z.object({
-        code: z.string().trim().min(1).max(100),
-        name: z.string().trim().min(1).max(200),
-        description: z.string().max(2000).optional(),
-        skuGroupId: z.string().optional(),
-        attributes: z.record(z.string(), z.unknown()).default({}),
+        code: text(100),
+        name: text(200),
+        description: freeText(2000).optional(),
+        skuGroupId: reference().optional(),
+        attributes: jsonObject.default({}).describe('checked against the custom attributes of object type sku'),
       }),
       response: skuSchema,
       successStatus: 201,
@@ -102,14 +102,14 @@ export function catalogRoutes(deps: AppDeps): Route[] {
     }),
     defineRoute({
       method: 'put',
-      path: '/catalog/skus/{skuId}',
+      path: '/catalog/skus/{id}',
       summary: "Replace a SKU's attributes, checked against the custom attributes of object type sku",
       tag: 'Catalog',
       access: requires('AttributeService:updateAttribute'),
-      params: z.object({ skuId: z.string().min(1).max(64) }),
-      body: z.object({ attributes: z.record(z.string(), z.unknown()) }),
+      params: idParam,
+      body: z.object({ attributes: jsonObject.describe('checked against the custom attributes of object type sku') }),
       response: skuSchema,
-      handler: async ({ params, body, auth }) => catalog.replaceAttributes(auth.organisationId, params.skuId, body.attributes),
+      handler: async ({ params, body, auth }) => catalog.replaceAttributes(auth.organisationId, params.id, body.attributes),
     }),
   ];
 }

@@ -1,21 +1,21 @@
 import { z } from 'zod';
 import { pageQuery } from '../../http/paging';
-import { timestamps } from '../../http/schemas';
+import { timestamps, text, reference } from '../../http/schemas';
 
 const contactBody = z.object({
-  name: z.string().trim().min(1).max(200),
+  name: text(200),
   email: z.email().max(320),
 });
 
 export const createContactGroupBody = z.object({
-  customerId: z.string().min(1).max(64),
-  name: z.string().trim().min(1).max(200),
+  customerId: reference(),
+  name: text(200),
   contacts: z.array(contactBody).min(1).max(100).describe('Who receives the invoices sent to this group'),
 });
 
 export type CreateContactGroupBody = z.output<typeof createContactGroupBody>;
 
-export const contactGroupListQuery = pageQuery.extend({ customerId: z.string().min(1).max(64).optional() });
+export const contactGroupListQuery = pageQuery.extend({ customerId: reference().optional() });
 
 const contactSchema = z.object({
   id: z.string(),

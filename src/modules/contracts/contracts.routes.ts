@@ -3,7 +3,7 @@ import type { AppDeps } from '../../deps';
 import { CONTRACT_ACTIONS } from '../../domain/contract-state';
 import { pageOf } from '../../http/paging';
 import { defineRoute, requires, type Route } from '../../http/route';
-import { deletedSchema, idParam, deleted } from '../../http/schemas';
+import { deletedSchema, idParam, deleted, reference } from '../../http/schemas';
 import {
   contractListQuery,
   contractSchema,
@@ -15,7 +15,7 @@ import {
   updateContractBody,
 } from './contracts.schemas';
 
-const id = z.string().min(1).max(64);
+const id = reference();
 const planParams = z.object({ contractId: id, contractPlanId: id });
 const milestoneParams = planParams.extend({ milestoneId: id });
 

@@ -1,23 +1,27 @@
 import { z } from 'zod';
 import { pageQuery } from '../../http/paging';
-import { decimalString, isoCurrency, isoDate, timestamps } from '../../http/schemas';
+import { atLeastOne, decimal, isoCurrency, isoDate, ordered, reference, text, timestamps } from '../../http/schemas';
 import { CONTRACT_STATES } from '../../domain/contract-state';
 
 
-export const createContractBody = z.object({
-  customerId: z.string().min(1),
-  name: z.string().trim().min(1).max(200).optional(),
-  currency: isoCurrency,
-  startDate: isoDate,
-  endDate: isoDate.optional(),
-  plans: z.array(z.object({ planId: z.string().min(1), startDate: isoDate.optional(), endDate: isoDate.optional() })).min(1).max(50),
-});
+const contractPlanInput = ordered(z.object({ planId: reference(), startDate: isoDate.optional(), endDate: isoDate.optional().describe('not before startDate') }), 'startDate', 'endDate');
 
-export const updateContractBody = z
-  .object({ name: z.string().trim().min(1).max(200).optional(), endDate: isoDate.nullable().optional() })
-  .refine((body) => Object.keys(body).length > 0, 'nothing to update');
+export const createContractBody = ordered(
+  z.object({
+    customerId: reference(),
+    name: text(200).optional(),
+    currency: isoCurrency,
+    startDate: isoDate,
+    endDate: isoDate.optional().describe('not before startDate'),
+    plans: z.array(contractPlanInput).min(1).max(50),
+  }),
+  'startDate',
+  'endDate',
+);
 
-export const contractListQuery = pageQuery.extend({ customerId: z.string().optional(), status: z.enum(CONTRACT_STATES).optional() });
+export const updateContractBody = atLeastOne({ name: text(200).optional(), endDate: isoDate.nullable().optional().describe("not before the contract's startDate; null: open-ended") });
+
+export const contractListQuery = pageQuery.extend({ customerId: reference().optional(), status: z.enum(CONTRACT_STATES).optional() });
 
 export const contractPlanSchema = z.object({ id: z.string().describe('the contractPlanId'), planId: z.string(), startDate: z.string(), endDate: z.string().nullable() });
 
@@ -33,15 +37,22 @@ export const contractSchema = z.object({
   ...timestamps,
 });
 
+/** contract_milestones.amount is NUMERIC(24,4), .percentage NUMERIC(9,6); a milestone has exactly one of them. */
 export const createMilestoneBody = z
   .object({
-    planItemId: z.string().min(1),
-    name: z.string().trim().min(1).max(200),
-    amount: decimalString.refine((value) => Number(value) > 0, 'must be positive').optional(),
-    percentage: decimalString.refine((value) => Number(value) > 0 && Number(value) <= 100, 'must be in (0, 100]').optional(),
+    planItemId: reference(),
+    name: text(200),
+    amount: decimal({ precision: 24, scale: 4, sign: 'positive' }).optional(),
+    percentage: decimal({ precision: 9, scale: 6, sign: 'positive', max: 100 }).optional().describe('of the plan item, in (0, 100]'),
     dueDate: isoDate.optional(),
   })
-  .refine((body) => (body.amount === undefined) !== (body.percentage === undefined), { message: 'give exactly one of amount and percentage', path: ['amount'] });
+  .refine((body) => (body.amount === undefined) !== (body.percentage === undefined), { message: 'give exactly one of amount and percentage', path: ['amount'] })
+  .meta({
+    oneOf: [
+      { required: ['amount'], not: { required: ['percentage'] } },
+      { required: ['percentage'], not: { required: ['amount'] } },
+    ],
+  });
 
 export const milestoneSchema = z.object({
   id: z.string(),
@@ -57,10 +68,11 @@ export const milestoneSchema = z.object({
   ...timestamps,
 });
 
+/** contract_taxes.rate is NUMERIC(9,6), a percentage. */
 export const taxBody = z.object({
-  name: z.string().trim().min(1).max(200),
-  rate: decimalString.refine((value) => Number(value) >= 0 && Number(value) <= 100, 'must be a percentage from 0 to 100'),
-  appliesTo: z.union([z.literal('all'), z.array(z.string().min(1)).min(1)]).default('all'),
+  name: text(200),
+  rate: decimal({ precision: 9, scale: 6, sign: 'nonNegative', max: 100 }).describe('a percentage from 0 to 100, at most 6 decimals'),
+  appliesTo: z.union([z.literal('all'), z.array(reference()).min(1).max(100)]).default('all').describe("'all', or the plan item ids it applies to"),
 });
 
 export const taxSchema = z.object({

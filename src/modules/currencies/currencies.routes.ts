@@ -1,12 +1,14 @@
 import { listCurrencies } from '../../domain/currencies';
 import { orNotFound } from '../../domain/errors';
 import { pageOf, pageQuery } from '../../http/paging';
+import { documented } from '../../http/openapi';
 import { defineRoute, requires, type Route } from '../../http/route';
 import type { AppDeps } from '../../deps';
 import { pageInMemory } from '../geography/in-memory-page';
 import { currencyCodeParam, currencySchema } from './currencies.schemas';
 
 export function currencyRoutes(_deps: AppDeps): Route[] {
+  // Answered from data in memory: no dependency can be down.
   return [
     defineRoute({
       method: 'get',
@@ -31,5 +33,5 @@ export function currencyRoutes(_deps: AppDeps): Route[] {
         return orNotFound(listCurrencies().find((c) => c.code === code), 'Currency');
       },
     }),
-  ];
+  ].map((route) => documented(route, { never: [503] }));
 }

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { isoCurrency, timestamps } from '../../http/schemas';
+import { isoCurrency, timestamps, text } from '../../http/schemas';
 
 export const createCustomerBody = z.object({
-  name: z.string().trim().min(1).max(200),
+  name: text(200),
   email: z.email().max(320).optional(),
   currency: isoCurrency.optional(),
   externalId: z

@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import { pageQuery } from '../../http/paging';
-import { isoCurrency, timestamps } from '../../http/schemas';
+import { isoCurrency, timestamps, text, reference } from '../../http/schemas';
 import { addressBody, addressSchema } from '../addresses/addresses.schemas';
 
 export const entityType = z.enum(['customer', 'seller']);
 
 const entityFields = {
-  name: z.string().trim().min(1).max(200),
+  name: text(200),
   identifier: z
     .string()
     .trim()
@@ -14,7 +14,7 @@ const entityFields = {
     .max(200)
     .optional()
     .describe("Your own reference for the entity; unique among the organisation's live entities"),
-  taxId: z.string().trim().min(1).max(100).optional(),
+  taxId: text(100).optional(),
   currency: isoCurrency.optional(),
   address: addressBody.optional().describe('Created with the entity, in the same transaction'),
 };
@@ -36,7 +36,7 @@ export type CreateEntityBody = z.output<typeof createEntityBody>;
 
 export const entityListQuery = pageQuery.extend({ type: entityType.optional() });
 
-export const identifierParam = z.object({ identifier: z.string().min(1).max(200) });
+export const identifierParam = z.object({ identifier: reference(200) });
 
 export const entitySchema = z.object({
   id: z.string(),

@@ -1,12 +1,14 @@
 import { z } from 'zod';
 import type { AppDeps } from '../../deps';
 import { pageOf, pageQuery } from '../../http/paging';
-import { idParam, timestamps } from '../../http/schemas';
+import { CONTRACT_ACTIONS, CONTRACT_STATES } from '../../domain/contract-state';
+import { INVOICE_STATES } from '../../domain/invoice-state';
+import { freeText, idParam, isoDateOrDateTime, reference, text, timestamps } from '../../http/schemas';
 import { defineRoute, requires, type Route } from '../../http/route';
 import { contractSchema } from '../contracts/contracts.schemas';
 import { invoiceSchema } from '../invoices/invoices.schemas';
 
-const objectParams = z.object({ objectType: z.enum(['invoice', 'contract']), id: z.string().min(1).max(64) });
+const objectParams = z.object({ objectType: z.enum(['invoice', 'contract']), id: reference() });
 
 const lifecycleSchema = z.object({
   objectType: z.string(),
@@ -17,22 +19,39 @@ const lifecycleSchema = z.object({
   transitions: z.number().int().describe('transitions that undo can revert, latest first'),
 });
 
-const machineBody = z.object({
+/** Each custom state stands for a built-in state, each custom transition runs a built-in action. */
+function machineOf<T extends string>(objectType: T, states: readonly [string, ...string[]], actions: readonly [string, ...string[]]) {
+  return z.object({
+    objectType: z.literal(objectType),
+    name: text(100),
+    states: z.array(z.object({ name: text(100), builtIn: z.enum(states) })).min(1).max(50),
+    transitions: z
+      .array(z.object({ action: text(100), from: text(100).describe('a state of this machine'), to: text(100).describe('a state of this machine'), effect: z.enum(actions) }))
+      .max(100),
+  });
+}
+
+const machineBody = z.discriminatedUnion('objectType', [
+  machineOf('invoice', INVOICE_STATES, ['raise', 'send', 'markPaid', 'cancel']),
+  machineOf('contract', CONTRACT_STATES, CONTRACT_ACTIONS),
+]);
+
+const machineSchema = z.object({
+  id: z.string(),
   objectType: z.enum(['invoice', 'contract']),
-  name: z.string().trim().min(1).max(100),
-  states: z.array(z.object({ name: z.string().trim().min(1).max(100), builtIn: z.string() })).min(1).max(50),
-  transitions: z.array(z.object({ action: z.string().trim().min(1).max(100), from: z.string(), to: z.string(), effect: z.string() })).max(100),
+  name: z.string(),
+  states: z.array(z.object({ name: z.string(), builtIn: z.string() })),
+  transitions: z.array(z.object({ action: z.string(), from: z.string(), to: z.string(), effect: z.string() })),
+  ...timestamps,
 });
 
-const machineSchema = machineBody.extend({ id: z.string(), ...timestamps });
-
-const machineQuery = z.object({ machineId: z.string().optional().describe('present the lifecycle in a custom machine\'s states and actions') });
+const machineQuery = z.object({ machineId: reference().optional().describe('present the lifecycle in a custom machine\'s states and actions') });
 
 const transitionBody = z.object({
-  machineId: z.string().optional().describe('with a custom machine, action is one of its actions'),
-  action: z.string().min(1).max(100).describe('an invoice action (raise, send, markPaid, cancel), a contract action, or a custom machine\'s action'),
-  paidDate: z.iso.datetime({ offset: true }).or(z.iso.date()).optional().describe('required for markPaid'),
-  comments: z.string().max(5000).optional(),
+  machineId: reference().optional().describe('with a custom machine, action is one of its actions'),
+  action: reference(100).describe('an invoice action (raise, send, markPaid, cancel), a contract action, or a custom machine\'s action'),
+  paidDate: isoDateOrDateTime.optional().describe('required for markPaid'),
+  comments: freeText(5000).optional(),
 });
 
 /**

@@ -1,4 +1,5 @@
 import { pageOf } from '../../http/paging';
+import { documented } from '../../http/openapi';
 import { defineRoute, requires, type Route } from '../../http/route';
 import { idParam } from '../../http/schemas';
 import type { AppDeps } from '../../deps';
@@ -40,26 +41,32 @@ export function fxRateRoutes(deps: AppDeps): Route[] {
         service.list(auth.organisationId, query, { fromCurrency: query.fromCurrency, toCurrency: query.toCurrency }),
     }),
     // The literal segments are declared before /fx-rates/{id} so that they are never read as ids.
-    defineRoute({
-      method: 'get',
-      path: '/fx-rates/effective',
-      summary: "The rate in force on a day: the pair's latest on or before it, else the inverse of the opposite pair's",
-      tag: 'FX rates',
-      access: requires('FxRateService:getFxRates'),
-      query: effectiveRateQuery,
-      response: effectiveRateSchema,
-      handler: async ({ query, auth }) => service.effective(auth.organisationId, query.from, query.to, query.date),
-    }),
-    defineRoute({
-      method: 'get',
-      path: '/fx-rates/convert',
-      summary: "Convert an amount at the rate in force on a day, rounded half-up to the target currency's minor unit",
-      tag: 'FX rates',
-      access: requires('FxRateService:getFxRates'),
-      query: convertQuery,
-      response: conversionSchema,
-      handler: async ({ query, auth }) => service.convert(auth.organisationId, query),
-    }),
+    documented(
+      defineRoute({
+        method: 'get',
+        path: '/fx-rates/effective',
+        summary: "The rate in force on a day: the pair's latest on or before it, else the inverse of the opposite pair's",
+        tag: 'FX rates',
+        access: requires('FxRateService:getFxRates'),
+        query: effectiveRateQuery,
+        response: effectiveRateSchema,
+        handler: async ({ query, auth }) => service.effective(auth.organisationId, query.from, query.to, query.date),
+      }),
+      { errors: { 404: 'No rate of the pair, nor of the opposite pair, is in force on that day' } },
+    ),
+    documented(
+      defineRoute({
+        method: 'get',
+        path: '/fx-rates/convert',
+        summary: "Convert an amount at the rate in force on a day, rounded half-up to the target currency's minor unit",
+        tag: 'FX rates',
+        access: requires('FxRateService:getFxRates'),
+        query: convertQuery,
+        response: conversionSchema,
+        handler: async ({ query, auth }) => service.convert(auth.organisationId, query),
+      }),
+      { errors: { 404: 'No rate of the pair, nor of the opposite pair, is in force on that day' } },
+    ),
     defineRoute({
       method: 'get',
       path: '/fx-rates/{id}',

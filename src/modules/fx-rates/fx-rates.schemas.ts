@@ -1,21 +1,18 @@
 import { z } from 'zod';
 import { pageQuery } from '../../http/paging';
-import { timestamps } from '../../http/schemas';
-import { decimalInput, knownCurrency } from '../currencies/currencies.schemas';
+import { decimal, isoCurrency, isoDate, timestamps } from '../../http/schemas';
 
-/** NUMERIC(30,12): more decimals would be rounded by the database, so they are refused instead. */
-const rateInput = decimalInput({ scale: 12, integerDigits: 18, positive: true }).describe(
-  'Units of toCurrency for one unit of fromCurrency; > 0, at most 12 decimals',
+/** fx_rates.rate is NUMERIC(30,12). */
+const rateInput = decimal({ precision: 30, scale: 12, sign: 'positive' }).describe(
+  'Units of toCurrency for one unit of fromCurrency; > 0, at most 18 digits before the point and 12 after it',
 );
-
-const calendarDate = z.iso.date().describe('YYYY-MM-DD');
 
 export const createFxRateBody = z
   .object({
-    fromCurrency: knownCurrency,
-    toCurrency: knownCurrency,
+    fromCurrency: isoCurrency,
+    toCurrency: isoCurrency,
     rate: rateInput,
-    effectiveDate: calendarDate.describe('YYYY-MM-DD: the rate applies from this day until the next rate of the pair'),
+    effectiveDate: isoDate.describe('YYYY-MM-DD: the rate applies from this day until the next rate of the pair'),
   })
   .refine((body) => body.fromCurrency !== body.toCurrency, { message: 'must differ from fromCurrency', path: ['toCurrency'] });
 
@@ -24,25 +21,26 @@ export type CreateFxRateBody = z.output<typeof createFxRateBody>;
 export const updateFxRateBody = z
   .object({
     rate: rateInput.optional(),
-    effectiveDate: calendarDate.optional(),
+    effectiveDate: isoDate.optional(),
   })
-  .refine((body) => body.rate !== undefined || body.effectiveDate !== undefined, 'give rate, effectiveDate or both');
+  .refine((body) => body.rate !== undefined || body.effectiveDate !== undefined, 'give rate, effectiveDate or both')
+  .meta({ anyOf: [{ required: ['rate'] }, { required: ['effectiveDate'] }] });
 
 export type UpdateFxRateBody = z.output<typeof updateFxRateBody>;
 
 export const fxRateListQuery = pageQuery.extend({
-  fromCurrency: knownCurrency.optional(),
-  toCurrency: knownCurrency.optional(),
+  fromCurrency: isoCurrency.optional(),
+  toCurrency: isoCurrency.optional(),
 });
 
 export const effectiveRateQuery = z.object({
-  from: knownCurrency,
-  to: knownCurrency,
-  date: calendarDate.optional().describe('YYYY-MM-DD; today (UTC) when absent'),
+  from: isoCurrency,
+  to: isoCurrency,
+  date: isoDate.optional().describe('YYYY-MM-DD; today (UTC) when absent'),
 });
 
 export const convertQuery = effectiveRateQuery.extend({
-  amount: decimalInput({ scale: 12, integerDigits: 18 }).describe('Amount in the from currency'),
+  amount: decimal({ precision: 30, scale: 12 }).describe('Amount in the from currency: at most 18 digits before the point and 12 after it'),
 });
 
 export const fxRateSchema = z.object({

@@ -1,5 +1,6 @@
 import { orNotFound } from '../../domain/errors';
 import { pageOf, pageQuery } from '../../http/paging';
+import { documented } from '../../http/openapi';
 import { defineRoute, requires, type Route } from '../../http/route';
 import type { AppDeps } from '../../deps';
 import { findCountry, listCountries, listSubdivisions } from './geography.repository';
@@ -7,6 +8,7 @@ import { countryCodeParam, countrySchema, subdivisionSchema } from './geography.
 import { pageInMemory } from './in-memory-page';
 
 export function geographyRoutes(_deps: AppDeps): Route[] {
+  // Answered from data in memory: no dependency can be down.
   return [
     defineRoute({
       method: 'get',
@@ -32,5 +34,5 @@ export function geographyRoutes(_deps: AppDeps): Route[] {
         return pageInMemory(listSubdivisions(country.code), query, [(s) => s.name, (s) => s.code]);
       },
     }),
-  ];
+  ].map((route) => documented(route, { never: [503] }));
 }

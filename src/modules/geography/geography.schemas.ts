@@ -1,7 +1,8 @@
 import { z } from 'zod';
+import { reference } from '../../http/schemas';
 
 export const countryCodeParam = z.object({
-  code: z.string().trim().min(1).max(8).describe('ISO 3166-1 alpha-2, any case'),
+  code: reference(8).describe('ISO 3166-1 alpha-2, any case'),
 });
 
 export const countrySchema = z.object({

@@ -3,9 +3,10 @@ import multer from 'multer';
 import { z } from 'zod';
 import type { AppDeps } from '../../deps';
 import { AppError, ERROR_CODES } from '../../domain/errors';
+import { documented } from '../../http/openapi';
 import { defineRoute, requires, type Route } from '../../http/route';
-import { deletedSchema, idParam, deleted } from '../../http/schemas';
-import { sendAsAttachment } from '../../http/download';
+import { deletedSchema, idParam, deleted, reference } from '../../http/schemas';
+import { streamAttachment } from '../../http/download';
 
 const fileSchema = z.object({
   id: z.string(),
@@ -18,11 +19,12 @@ const fileSchema = z.object({
   createdAt: z.string(),
 });
 
-const fileParams = z.object({ invoiceId: z.string().min(1).max(64), fileId: z.string().min(1).max(64) });
+const fileParams = z.object({ invoiceId: reference(), fileId: reference() });
 
 /** Multipart parsing with a size limit; errors come back in the envelope (413 for a file too large). */
 function singleFile(limitBytes: number): RequestHandler {
-  const upload = multer({ storage: multer.memoryStorage(), limits: { fileSize: limitBytes, files: 1 } }).single('file');
+  // Clients send a file name's UTF-8 bytes as they are; multer would read them as Latin-1.
+  const upload = multer({ storage: multer.memoryStorage(), limits: { fileSize: limitBytes, files: 1 }, defParamCharset: 'utf8' }).single('file');
   return (req, res, next) =>
     upload(req, res, (error: unknown) => {
       if (!error) return next();
@@ -38,18 +40,26 @@ export function invoiceFileRoutes(deps: AppDeps): Route[] {
   const files = deps.services.invoiceFiles;
 
   return [
-    defineRoute({
-      method: 'post',
-      path: '/invoices/{id}/files',
-      summary: 'Upload a document to an invoice (multipart/form-data, field "file")',
-      tag: 'Invoice files',
-      access: requires('InvoiceService:uploadInvoiceDocument'),
-      before: [singleFile(deps.config.UPLOAD_LIMIT_BYTES)],
-      params: idParam,
-      response: fileSchema,
-      successStatus: 201,
-      handler: async ({ params, auth, req }) => files.upload(auth.organisationId, params.id, req.file, auth.subjectId),
-    }),
+    documented(
+      defineRoute({
+        method: 'post',
+        path: '/invoices/{id}/files',
+        summary: 'Upload a document to an invoice (multipart/form-data, field "file")',
+        tag: 'Invoice files',
+        access: requires('InvoiceService:uploadInvoiceDocument'),
+        before: [singleFile(deps.config.UPLOAD_LIMIT_BYTES)],
+        params: idParam,
+        response: fileSchema,
+        successStatus: 201,
+        handler: async ({ params, auth, req }) => files.upload(auth.organisationId, params.id, req.file, auth.subjectId),
+      }),
+      {
+        requestBody: {
+          required: true,
+          content: { 'multipart/form-data': { schema: { type: 'object', required: ['file'], properties: { file: { type: 'string', format: 'binary' } }, additionalProperties: false } } },
+        },
+      },
+    ),
     defineRoute({
       method: 'get',
       path: '/invoices/{id}/files',
@@ -70,11 +80,7 @@ export function invoiceFileRoutes(deps: AppDeps): Route[] {
       rawResponse: { contentType: 'application/octet-stream' },
       handler: async ({ params, auth, res }) => {
         const file = await files.download(auth.organisationId, params.invoiceId, params.fileId);
-        sendAsAttachment(res, file.contentType, file.filename);
-        res.setHeader('Content-Length', file.size);
-        await new Promise<void>((resolve, reject) => {
-          file.content.on('error', reject).pipe(res).on('finish', resolve);
-        });
+        await streamAttachment(res, file, file.contentType, file.filename);
       },
     }),
     defineRoute({

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { AppDeps } from '../../deps';
 import { pageOf } from '../../http/paging';
 import { anyToken, defineRoute, requires, type Route } from '../../http/route';
-import { idParam, deleted } from '../../http/schemas';
+import { idParam, deleted, reference } from '../../http/schemas';
 import { sendAsAttachment } from '../../http/download';
 import {
   createInvoiceBody,
@@ -13,8 +13,6 @@ import {
   markPaidBody,
   updateInvoiceStatusBody,
 } from './invoices.schemas';
-
-const idempotencyKey = (header: string | string[] | undefined) => (typeof header === 'string' && header.length <= 200 ? header : undefined);
 
 export function invoiceRoutes(deps: AppDeps): Route[] {
   const { invoices: service, invoiceItems: items } = deps.services;
@@ -81,7 +79,7 @@ export function invoiceRoutes(deps: AppDeps): Route[] {
       access: requires('InvoiceService:raiseInvoice'),
       params: idParam,
       response: invoiceSchema,
-      handler: async ({ params, auth, req }) => service.transition(auth.organisationId, params.id, 'raise', {}, idempotencyKey(req.headers['idempotency-key'])),
+      handler: async ({ params, auth, req }) => service.transition(auth.organisationId, params.id, 'raise', {}, req.header('Idempotency-Key')),
     }),
     defineRoute({
       method: 'post',
@@ -91,7 +89,7 @@ export function invoiceRoutes(deps: AppDeps): Route[] {
       access: requires('InvoiceService:sendInvoice'),
       params: idParam,
       response: invoiceSchema,
-      handler: async ({ params, auth, req }) => service.transition(auth.organisationId, params.id, 'send', {}, idempotencyKey(req.headers['idempotency-key'])),
+      handler: async ({ params, auth, req }) => service.transition(auth.organisationId, params.id, 'send', {}, req.header('Idempotency-Key')),
     }),
     defineRoute({
       method: 'post',
@@ -103,7 +101,7 @@ export function invoiceRoutes(deps: AppDeps): Route[] {
       body: markPaidBody,
       response: invoiceSchema,
       handler: async ({ params, body, auth, req }) =>
-        service.transition(auth.organisationId, params.id, 'markPaid', { paidDate: body.paidDate }, idempotencyKey(req.headers['idempotency-key'])),
+        service.transition(auth.organisationId, params.id, 'markPaid', { paidDate: body.paidDate }, req.header('Idempotency-Key')),
     }),
     defineRoute({
       method: 'get',
@@ -157,7 +155,7 @@ export function invoiceRoutes(deps: AppDeps): Route[] {
       summary: 'Delete an item of a draft invoice (409 once raised)',
       tag: 'Invoice items',
       access: requires('InvoiceItemService:deleteInvoiceItem'),
-      params: z.object({ id: z.string().min(1).max(64), itemId: z.string().min(1).max(64) }),
+      params: z.object({ id: reference(), itemId: reference() }),
       response: z.object({ id: z.string(), deleted: z.literal(true) }),
       handler: async ({ params, auth }) => {
         await items.delete(auth.organisationId, params.id, params.itemId);

@@ -1,40 +1,48 @@
 import { z } from 'zod';
 import { pageQuery } from '../../http/paging';
-import { decimalString, isoDate } from '../../http/schemas';
+import { decimal, freeText, isoDate, isoDateOrDateTime, ordered, reference, text } from '../../http/schemas';
 
+/**
+ * invoice_items.quantity and .price are NUMERIC(24,6) and their product lands in .amount, NUMERIC(24,4): at
+ * most 12 integer digits of quantity and 8 of price keep every product below 10^20, so it always fits.
+ */
+const quantity = decimal({ precision: 24, scale: 6, sign: 'nonNegative', integerDigits: 12 });
+const price = decimal({ precision: 24, scale: 6, integerDigits: 8 });
 
-export const invoiceItemInput = z.object({
-  planItemId: z.string().optional().describe('the plan item this line bills; contract taxes may name plan items'),
-  title: z.string().trim().min(1).max(500),
-  description: z.string().max(5000).optional(),
-  quantity: decimalString.refine((value) => Number(value) >= 0, 'must not be negative'),
-  price: decimalString,
-  fromDate: isoDate.optional(),
-  toDate: isoDate.optional(),
-});
+export const invoiceItemInput = ordered(
+  z.object({
+    planItemId: reference().optional().describe('the plan item this line bills; contract taxes may name plan items'),
+    title: text(500),
+    description: freeText(5000).optional(),
+    quantity: quantity.describe('≥ 0, below 10^12, at most 6 decimals'),
+    price: price.describe('below 10^8 in absolute value, at most 6 decimals'),
+    fromDate: isoDate.optional(),
+    toDate: isoDate.optional().describe('not before fromDate'),
+  }),
+  'fromDate',
+  'toDate',
+);
 
 export const createInvoiceBody = z.object({
-  contractPlanId: z.string().min(1),
-  invoiceData: z.object({ date: isoDate, fromDate: isoDate.optional(), toDate: isoDate.optional() }),
+  contractPlanId: reference(),
+  invoiceData: ordered(z.object({ date: isoDate, fromDate: isoDate.optional(), toDate: isoDate.optional().describe('not before fromDate') }), 'fromDate', 'toDate'),
   invoiceItems: z.array(invoiceItemInput).max(1000).default([]),
 });
 
+const paidDate = isoDateOrDateTime.describe('ISO 8601 date, or date-time with a zone');
+
 /** The contract's status update: `paid` needs the paid date (field `paidDate`). */
 export const updateInvoiceStatusBody = z.discriminatedUnion('status', [
-  z.object({ status: z.literal('cancelled'), comments: z.string().max(5000).optional() }),
-  z.object({
-    status: z.literal('paid'),
-    comments: z.string().max(5000).optional(),
-    paidDate: z.iso.datetime({ offset: true }).or(isoDate).describe('ISO 8601 date or date-time; required for paid'),
-  }),
+  z.object({ status: z.literal('cancelled'), comments: freeText(5000).optional() }),
+  z.object({ status: z.literal('paid'), comments: freeText(5000).optional(), paidDate: paidDate.describe('ISO 8601 date or date-time with a zone; required for paid') }),
 ]);
 
-export const markPaidBody = z.object({ paidDate: z.iso.datetime({ offset: true }).or(isoDate) });
+export const markPaidBody = z.object({ paidDate });
 
 export const invoiceListQuery = pageQuery.extend({
   status: z.enum(['draft', 'raised', 'sent', 'paid', 'cancelled']).optional(),
-  customerId: z.string().optional(),
-  contractPlanId: z.string().optional(),
+  customerId: reference().optional(),
+  contractPlanId: reference().optional(),
 });
 
 export const invoiceItemSchema = z.object({

@@ -1,11 +1,11 @@
-import fs from 'node:fs';
 import { z } from 'zod';
 import type { AppDeps } from '../../deps';
 import { pageOf, pageQuery } from '../../http/paging';
+import { documented } from '../../http/openapi';
 import { defineRoute, requires, type Route } from '../../http/route';
-import { deletedSchema, idParam, deleted } from '../../http/schemas';
+import { atLeastOne, deletedSchema, idParam, deleted, text, reference, freeText } from '../../http/schemas';
 import { JOB_STATUSES, jobSchema } from './jobs.schemas';
-import { sendAsAttachment } from '../../http/download';
+import { streamAttachment } from '../../http/download';
 
 export function jobRoutes(deps: AppDeps): Route[] {
   const { jobs, jobControl } = deps.services;
@@ -17,7 +17,7 @@ export function jobRoutes(deps: AppDeps): Route[] {
       summary: 'Record a job of your own, to track work outside this service',
       tag: 'Jobs',
       access: requires('JobService:create'),
-      body: z.object({ type: z.string().trim().min(1).max(100), total: z.number().int().min(0).optional() }),
+      body: z.object({ type: text(100), total: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional() }),
       response: jobSchema,
       successStatus: 201,
       handler: async ({ body, auth }) => jobs.create(auth.organisationId, { type: body.type, total: body.total, createdBy: auth.subjectId }),
@@ -28,7 +28,7 @@ export function jobRoutes(deps: AppDeps): Route[] {
       summary: 'List jobs, optionally of one type or status',
       tag: 'Jobs',
       access: requires('JobService:get'),
-      query: pageQuery.extend({ type: z.string().optional(), status: z.enum(JOB_STATUSES).optional() }),
+      query: pageQuery.extend({ type: reference(100).optional(), status: z.enum(JOB_STATUSES).optional() }),
       response: pageOf(jobSchema),
       handler: async ({ query, auth }) => jobs.list(auth.organisationId, query, query),
     }),
@@ -49,9 +49,13 @@ export function jobRoutes(deps: AppDeps): Route[] {
       tag: 'Jobs',
       access: requires('JobService:update'),
       params: idParam,
-      body: z
-        .object({ status: z.enum(JOB_STATUSES).optional(), done: z.number().int().min(0).optional(), total: z.number().int().min(0).nullable().optional(), result: z.unknown().optional(), error: z.string().max(2000).nullable().optional() })
-        .refine((body) => Object.keys(body).length > 0, 'nothing to update'),
+      body: atLeastOne({
+        status: z.enum(JOB_STATUSES).optional(),
+        done: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
+        total: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).nullable().optional(),
+        result: z.unknown().optional(),
+        error: freeText(2000).nullable().optional(),
+      }),
       response: jobSchema,
       handler: async ({ params, body, auth }) => jobs.report(auth.organisationId, params.id, body),
     }),
@@ -68,21 +72,20 @@ export function jobRoutes(deps: AppDeps): Route[] {
         return deleted(params.id);
       },
     }),
-    defineRoute({
-      method: 'get',
-      path: '/jobs/{id}/file',
-      summary: "Download a completed export's file (409 before it completes)",
-      tag: 'Jobs',
-      access: requires('JobService:get'),
-      params: idParam,
-      rawResponse: { contentType: 'text/csv' },
-      handler: async ({ params, auth, res }) => {
-        const file = await jobs.exportFileOf(auth.organisationId, params.id);
-        sendAsAttachment(res, 'text/csv', `${params.id}.csv`);
-        await new Promise<void>((resolve, reject) => {
-          fs.createReadStream(file).on('error', reject).pipe(res).on('finish', resolve);
-        });
-      },
-    }),
+    documented(
+      defineRoute({
+        method: 'get',
+        path: '/jobs/{id}/file',
+        summary: "Download a completed export's file (409 before it completes)",
+        tag: 'Jobs',
+        access: requires('JobService:get'),
+        params: idParam,
+        rawResponse: { contentType: 'text/csv' },
+        handler: async ({ params, auth, res }) => {
+          await streamAttachment(res, await jobs.exportFileOf(auth.organisationId, params.id), 'text/csv', `${params.id}.csv`);
+        },
+      }),
+      { errors: { 409: 'The export has not completed' } },
+    ),
   ];
 }

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { pageOf, pageQuery } from '../../http/paging';
 import { defineRoute, requires, type Route } from '../../http/route';
-import { idParam, timestamps } from '../../http/schemas';
+import { atLeastOne, byInstant, idParam, isoDateTime, jsonObject, ordered, reference, text, timestamps } from '../../http/schemas';
 import type { AppDeps } from '../../deps';
-import { batchResultSchema } from '../usage/usage.schemas';
+import { batchRecordSchema, batchResultSchema } from '../usage/usage.schemas';
 
 const aggregation = z.enum(['sum', 'count', 'max', 'unique_count', 'latest']);
 
@@ -16,33 +16,36 @@ const meterSchema = z.object({
   ...timestamps,
 });
 
-const meterBody = z
-  .object({
-    name: z.string().trim().min(1).max(200),
-    metric: z.string().trim().min(1).max(255),
-    aggregation,
-    uniqueField: z.string().trim().min(1).max(255).optional().describe('metadata field counted by unique_count'),
-  })
-  .refine((body) => body.aggregation !== 'unique_count' || body.uniqueField, {
-    message: 'uniqueField is required for unique_count',
-    path: ['uniqueField'],
-  });
+const meterFields = {
+  name: text(200),
+  metric: text(255),
+  uniqueField: text(255).optional().describe('metadata field counted by unique_count'),
+};
 
-const meterUpdateBody = z
-  .object({
-    name: z.string().trim().min(1).max(200).optional(),
-    metric: z.string().trim().min(1).max(255).optional(),
-    aggregation: aggregation.optional(),
-    uniqueField: z.string().trim().min(1).max(255).nullable().optional(),
-  })
-  .refine((body) => Object.keys(body).length > 0, 'nothing to update');
+/** unique_count counts the distinct values of a metadata field, so it needs the field's name. */
+const meterBody = z.discriminatedUnion('aggregation', [
+  z.object({ ...meterFields, aggregation: aggregation.exclude(['unique_count']) }),
+  z.object({ ...meterFields, aggregation: z.literal('unique_count'), uniqueField: text(255).describe('metadata field counted by unique_count') }),
+]);
 
-const usageQuery = z.object({
-  customerEntityId: z.string().optional(),
-  from: z.iso.datetime({ offset: true }).optional().describe('inclusive'),
-  to: z.iso.datetime({ offset: true }).optional().describe('exclusive'),
-  groupBy: z.enum(['day', 'month']).optional().describe('UTC calendar periods'),
+const meterUpdateBody = atLeastOne({
+  name: text(200).optional(),
+  metric: text(255).optional(),
+  aggregation: aggregation.optional(),
+  uniqueField: text(255).nullable().optional(),
 });
+
+const usageQuery = ordered(
+  z.object({
+    customerEntityId: reference().optional(),
+    from: isoDateTime.optional().describe('inclusive'),
+    to: isoDateTime.optional().describe('exclusive; not before from'),
+    groupBy: z.enum(['day', 'month']).optional().describe('UTC calendar periods'),
+  }),
+  'from',
+  'to',
+  byInstant,
+);
 
 const meterUsageSchema = z.object({
   meterId: z.string(),
@@ -119,14 +122,17 @@ export function meterRoutes(deps: AppDeps): Route[] {
       tag: 'Meters',
       access: requires('MeterService:createUsageByMeter'),
       params: idParam,
-      body: z.object({ events: z.array(z.record(z.string(), z.unknown())).min(1) }),
+      body: z.object({ events: z.array(jsonObject).min(1).describe('Usage events without their metric, each judged on its own (see failedRecords); at most 10,000 (413 above)') }),
       response: batchResultSchema,
-      handler: async ({ params, body, auth }) => {
+      accepted: batchRecordSchema,
+      itemsJudgedAlone: 'events',
+      handler: async ({ params, body, auth, accepted }) => {
         const metric = await meters.metricOf(auth.organisationId, params.id);
-        return usage.ingest(
+        const outcome = await usage.ingest(
           auth.organisationId,
           body.events.map((event) => ({ ...event, metric })),
         );
+        return outcome.state === 'done' ? outcome.result : accepted(outcome.batch);
       },
     }),
   ];

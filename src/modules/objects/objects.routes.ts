@@ -5,6 +5,7 @@ import { MAX_PAGE_SIZE, pageOf } from '../../http/paging';
 import { defineRoute, requires, type Route } from '../../http/route';
 import { jobSchema } from '../jobs/jobs.schemas';
 import { objectName } from './object-registry';
+import { reference } from '../../http/schemas';
 
 const filterItem = z.object({ field: z.string(), op: z.enum(OPERATORS), value: z.unknown().optional() });
 const sortItem = z.object({ field: z.string(), direction: z.enum(['asc', 'desc']).default('asc') });
@@ -25,7 +26,7 @@ export function objectRoutes(deps: AppDeps): Route[] {
       summary: "An object's fields, their types, which can be queried, and its relations",
       tag: 'Objects',
       access: requires('JobService:create'),
-      params: z.object({ objectName: z.string().min(1).max(64) }),
+      params: z.object({ objectName: reference() }),
       response: z.object({
         object: z.string(),
         queryableFields: z.array(z.object({ name: z.string(), type: z.string() })),

@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import type { AppDeps } from '../../deps';
-import { isCurrency } from '../../domain/currencies';
-import { isValidInvoiceNumberFormat } from '../../domain/invoice-number';
 import { defineRoute, requires, type Route } from '../../http/route';
+import { atLeastOne, freeText, isoCurrency } from '../../http/schemas';
 
 const settingsSchema = z.object({
   baseCurrency: z.string(),
@@ -11,28 +10,29 @@ const settingsSchema = z.object({
   paymentTermsDays: z.number().int(),
   autoRaiseGeneratedInvoices: z.boolean(),
   autoSendGeneratedInvoices: z.boolean(),
+  invoiceUndoWindowDays: z.number().int().describe('days a paid or cancelled invoice stays open for an undo'),
   updatedAt: z.string(),
 });
 
-function isTimeZone(zone: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en', { timeZone: zone });
-    return true;
-  } catch {
-    return false;
-  }
-}
+/** The IANA zones this runtime knows, the document lists them. */
+const timezone = z.enum(['UTC', ...Intl.supportedValuesOf('timeZone').filter((zone) => zone !== 'UTC')], { error: 'must be an IANA time zone' });
 
-const updateBody = z
-  .object({
-    baseCurrency: z.string().refine(isCurrency, 'must be an ISO 4217 currency').optional(),
-    timezone: z.string().refine(isTimeZone, 'must be an IANA time zone').optional(),
-    invoiceNumberFormat: z.string().refine(isValidInvoiceNumberFormat, 'must contain {number} or {number:N}, may contain {year}, at most 64 characters').optional(),
-    paymentTermsDays: z.number().int().min(0).max(365).optional(),
-    autoRaiseGeneratedInvoices: z.boolean().optional(),
-    autoSendGeneratedInvoices: z.boolean().optional(),
-  })
-  .refine((body) => Object.keys(body).length > 0, 'nothing to update');
+// Text and placeholders: {number} or {number:N} (zero-padded to N) once at least, {year} or {year:N} as you like.
+const PLACEHOLDER = '\\{(?:number|year)(?::\\d{1,2})?\\}';
+const LITERAL = '[^{}\\u0000]';
+const invoiceNumberFormat = freeText(64)
+  .regex(new RegExp(`^(?:${LITERAL}|${PLACEHOLDER})*\\{number(?::\\d{1,2})?\\}(?:${LITERAL}|${PLACEHOLDER})*$`), 'must contain {number} or {number:N}, may contain {year}, and no other braces')
+  .describe('{number} or {number:N} (zero-padded), optionally {year}; at most 64 characters');
+
+const updateBody = atLeastOne({
+  baseCurrency: isoCurrency.optional(),
+  timezone: timezone.optional(),
+  invoiceNumberFormat: invoiceNumberFormat.optional(),
+  paymentTermsDays: z.number().int().min(0).max(365).optional(),
+  autoRaiseGeneratedInvoices: z.boolean().optional(),
+  autoSendGeneratedInvoices: z.boolean().optional(),
+  invoiceUndoWindowDays: z.number().int().min(0).max(365).optional(),
+});
 
 export function organisationSettingsRoutes(deps: AppDeps): Route[] {
   const settings = deps.services.organisationSettings;

@@ -1,46 +1,38 @@
-import type { Request } from 'express';
-import { AppError, ERROR_CODES } from '../../domain/errors';
 import { pageOf } from '../../http/paging';
+import { documented } from '../../http/openapi';
 import { defineRoute, requires, type Route } from '../../http/route';
 import { deletedSchema, idParam, deleted } from '../../http/schemas';
 import type { AppDeps } from '../../deps';
-import { createPaymentBody, idempotencyKey, paymentListQuery, paymentSchema, updatePaymentBody } from './payments.schemas';
-
-function idempotencyKeyOf(req: Request): string | undefined {
-  const header = req.header('Idempotency-Key');
-  if (header === undefined) return undefined;
-  const parsed = idempotencyKey.safeParse(header);
-  if (!parsed.success) {
-    const message = parsed.error.issues.map((issue) => issue.message).join('; ');
-    throw new AppError('validation', 'Validation failed', [{ code: ERROR_CODES.validation, path: 'headers.idempotency-key', message }]);
-  }
-  return parsed.data;
-}
+import { createPaymentBody, paymentListQuery, paymentSchema, updatePaymentBody } from './payments.schemas';
 
 export function paymentRoutes(deps: AppDeps): Route[] {
   const service = deps.services.payments;
 
   return [
-    defineRoute({
-      method: 'post',
-      path: '/payments',
-      summary:
-        'Record a payment from a customer. With an Idempotency-Key header, a repeat of the same request returns the first payment (200, Idempotent-Replayed: true)',
-      tag: 'Payments',
-      access: requires('PaymentService:createPayment'),
-      body: createPaymentBody,
-      response: paymentSchema,
-      successStatus: 201,
-      handler: async ({ body, auth, req, res, setSuccessStatus }) => {
-        const created = await service.create(auth.organisationId, body, idempotencyKeyOf(req));
-        // A replay creates nothing: 200, and said so in Idempotent-Replayed (as Stripe does).
-        if (created.replayed) {
-          res.setHeader('Idempotent-Replayed', 'true');
-          setSuccessStatus(200);
-        }
-        return created.payment;
-      },
-    }),
+    documented(
+      defineRoute({
+        method: 'post',
+        path: '/payments',
+        summary:
+          'Record a payment from a customer. With an Idempotency-Key header, a repeat of the same request returns the first payment (200, Idempotent-Replayed: true)',
+        tag: 'Payments',
+        access: requires('PaymentService:createPayment'),
+        body: createPaymentBody,
+        response: paymentSchema,
+        successStatus: 201,
+        ownIdempotency: true,
+        handler: async ({ body, auth, req, res, setSuccessStatus }) => {
+          const created = await service.create(auth.organisationId, body, req.header('Idempotency-Key'));
+          // A replay creates nothing: 200, and said so in Idempotent-Replayed (as Stripe does).
+          if (created.replayed) {
+            res.setHeader('Idempotent-Replayed', 'true');
+            setSuccessStatus(200);
+          }
+          return created.payment;
+        },
+      }),
+      { alsoSucceedsWith: { status: 200, description: 'A replay of an earlier request with the same Idempotency-Key: the payment it created' } },
+    ),
     defineRoute({
       method: 'get',
       path: '/payments',

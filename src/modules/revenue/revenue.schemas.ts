@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { pageQuery } from '../../http/paging';
+import { reference } from '../../http/schemas';
 
 export const revenueSchema = z.object({
   id: z.string(),
@@ -14,8 +15,8 @@ export const revenueSchema = z.object({
   updatedAt: z.string(),
 });
 
-export const revenueListQuery = pageQuery.extend({ invoiceId: z.string().optional() });
+export const revenueListQuery = pageQuery.extend({ invoiceId: reference().optional() });
 
-export const syncRevenueBody = z.object({ invoiceItemId: z.string().min(1) });
+export const syncRevenueBody = z.object({ invoiceItemId: reference() });
 
 export const syncRevenueResult = z.object({ invoiceItemId: z.string(), records: z.number().int() });

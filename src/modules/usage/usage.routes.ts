@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { AppError } from '../../domain/errors';
 import { pageOf } from '../../http/paging';
 import { defineRoute, requires, type Route } from '../../http/route';
 import { idParam } from '../../http/schemas';
@@ -9,18 +8,11 @@ import {
   batchRecordSchema,
   batchResultSchema,
   bulkDeleteBody,
-  idempotencyHeader,
   usageEventInput,
   usageEventSchema,
   usageListQuery,
   usageUpdateBody,
 } from './usage.schemas';
-
-function idempotencyKeyOf(header: string | string[] | undefined): string | undefined {
-  const parsed = idempotencyHeader.safeParse(Array.isArray(header) ? header[0] : header);
-  if (!parsed.success) throw AppError.validation('Idempotency-Key must be 1 to 255 characters', 'headers.idempotency-key');
-  return parsed.data;
-}
 
 export function usageRoutes(deps: AppDeps): Route[] {
   const service = deps.services.usage;
@@ -34,7 +26,12 @@ export function usageRoutes(deps: AppDeps): Route[] {
       access: requires('MeterService:createUsageByMeter'),
       body: batchBody,
       response: batchResultSchema,
-      handler: async ({ body, auth, req }) => service.ingest(auth.organisationId, body.events, idempotencyKeyOf(req.headers['idempotency-key'])),
+      accepted: batchRecordSchema,
+      itemsJudgedAlone: 'events',
+      handler: async ({ body, auth, req, accepted }) => {
+        const outcome = await service.ingest(auth.organisationId, body.events, req.header('Idempotency-Key'));
+        return outcome.state === 'done' ? outcome.result : accepted(outcome.batch);
+      },
     }),
     defineRoute({
       method: 'get',
@@ -52,7 +49,7 @@ export function usageRoutes(deps: AppDeps): Route[] {
       summary: 'Ingest one usage event',
       tag: 'Events',
       access: requires('EventService:createEvent'),
-      body: z.unknown(),
+      body: usageEventInput,
       response: batchResultSchema,
       successStatus: 201,
       handler: async ({ body, auth }) => service.ingestOne(auth.organisationId, body),
@@ -86,7 +83,12 @@ export function usageRoutes(deps: AppDeps): Route[] {
       access: requires('UsageService:bulkCreateEvents'),
       body: batchBody,
       response: batchResultSchema,
-      handler: async ({ body, auth, req }) => service.ingest(auth.organisationId, body.events, idempotencyKeyOf(req.headers['idempotency-key'])),
+      accepted: batchRecordSchema,
+      itemsJudgedAlone: 'events',
+      handler: async ({ body, auth, req, accepted }) => {
+        const outcome = await service.ingest(auth.organisationId, body.events, req.header('Idempotency-Key'));
+        return outcome.state === 'done' ? outcome.result : accepted(outcome.batch);
+      },
     }),
     defineRoute({
       method: 'post',

@@ -1,23 +1,31 @@
 import { z } from 'zod';
 import { pageQuery } from '../../http/paging';
-import { decimalString } from '../../http/schemas';
+import { atLeastOne, byInstant, decimal, freeText, isoDateTime, jsonObject, ordered, reference } from '../../http/schemas';
+import { VALUE_PRECISION, VALUE_SCALE } from '../../domain/usage-event';
 
+/** usage_events.value is NUMERIC(30,10). */
+const usageValue = decimal({ precision: VALUE_PRECISION, scale: VALUE_SCALE });
+
+/** One event sent on its own: checked here, with the rules the batch applies to each of its events. */
 export const usageEventInput = z
   .object({
-    CustomerEntityId: z.string().describe('Id of the customer entity the usage belongs to'),
-    metric: z.string(),
-    value: z.union([z.number(), z.string()]).describe('A number or a numeric string'),
-    timestamp: z.string().describe('ISO 8601 date-time with a zone'),
-    metadata: z.record(z.string(), z.unknown()).optional(),
-    eventId: z.string().optional().describe('Unique per organisation; a repeat is stored once and counts as a success'),
-    jobId: z.string().optional(),
-    JobId: z.string().optional(),
+    CustomerEntityId: reference(255).describe('Id of the customer entity the usage belongs to'),
+    metric: reference(255),
+    value: usageValue,
+    timestamp: isoDateTime,
+    metadata: jsonObject.optional(),
+    eventId: freeText(255).optional().describe('Unique per organisation; a repeat is stored once and counts as a success'),
+    jobId: freeText(255).optional(),
+    JobId: freeText(255).optional(),
   })
-  .describe('Each event is judged on its own inside the batch; see failedRecords');
+  .describe('A usage event');
 
 /** The batch's envelope only: each event is judged on its own by the ingestion workflow. */
 export const batchBody = z.object({
-  events: z.array(z.unknown()).min(1, 'events must not be empty').describe('Usage events (see UsageEvent); at most 10,000 and 5 MB'),
+  events: z
+    .array(z.unknown())
+    .min(1, 'events must not be empty')
+    .describe('Usage events, each judged on its own (see failedRecords): any JSON value is taken, and one that is not a valid event fails alone. At most 10,000 events (413 above)'),
 });
 
 export const failedRecordSchema = z.object({
@@ -42,7 +50,7 @@ export const batchResultSchema = z.object({
 
 export const batchRecordSchema = z.object({
   id: z.string(),
-  status: z.enum(['processing', 'completed', 'failed']),
+  status: z.enum(['processing', 'completed', 'failed', 'abandoned']),
   error: z.string().nullable().describe('why ingestion gave up, for a failed batch'),
   total: z.number().int(),
   summary: summarySchema.nullable(),
@@ -65,21 +73,22 @@ export const usageEventSchema = z.object({
   updatedAt: z.string(),
 });
 
-export const usageListQuery = pageQuery.extend({
-  customerEntityId: z.string().optional(),
-  metric: z.string().optional(),
-  from: z.iso.datetime({ offset: true }).optional(),
-  to: z.iso.datetime({ offset: true }).optional(),
+export const usageListQuery = ordered(
+  pageQuery.extend({
+    customerEntityId: reference().optional(),
+    metric: reference(255).optional(),
+    from: isoDateTime.optional().describe('inclusive'),
+    to: isoDateTime.optional().describe('exclusive; not before from'),
+  }),
+  'from',
+  'to',
+  byInstant,
+);
+
+export const usageUpdateBody = atLeastOne({
+  value: usageValue.optional(),
+  timestamp: isoDateTime.optional(),
+  metadata: jsonObject.nullable().optional(),
 });
 
-export const usageUpdateBody = z
-  .object({
-    value: decimalString.optional(),
-    timestamp: z.iso.datetime({ offset: true }).optional(),
-    metadata: z.record(z.string(), z.unknown()).nullable().optional(),
-  })
-  .refine((body) => Object.keys(body).length > 0, 'nothing to update');
-
-export const bulkDeleteBody = z.object({ ids: z.array(z.string().min(1)).min(1).max(10_000) });
-
-export const idempotencyHeader = z.string().min(1).max(255).optional();
+export const bulkDeleteBody = z.object({ ids: z.array(reference()).min(1).max(10_000) });

@@ -5,8 +5,11 @@ import { errorHandler } from '../../src/http/error-handler';
 import { defineRoute, publicAccess } from '../../src/http/route';
 import { buildRouter } from '../../src/http/router';
 import type { AccessTokenIssuer } from '../../src/modules/auth/access-tokens';
+import type { IdempotencyService } from '../../src/modules/idempotency/idempotency.service';
 
 const noTokens = { verify: async () => null } as unknown as AccessTokenIssuer;
+// Only authenticated POSTs use it; the probe is a public GET.
+const noIdempotency = {} as IdempotencyService;
 
 /** A route whose handler can be made to answer outside its documented schema (a cast hides it from tsc). */
 function appAnswering(data: unknown, validateResponses: boolean) {
@@ -20,7 +23,7 @@ function appAnswering(data: unknown, validateResponses: boolean) {
     handler: async () => data as { amount: string },
   });
   const app = express();
-  app.use(buildRouter([route], { accessTokens: noTokens, rateLimitPerMinute: 100, validateResponses }));
+  app.use(buildRouter([route], { accessTokens: noTokens, rateLimitPerMinute: 100, idempotency: noIdempotency, validateResponses }));
   app.use(errorHandler);
   return app;
 }

@@ -4,6 +4,8 @@ import { paginate, type Page, type PageQuery } from '../../http/paging';
 
 export const PAYMENT_IDEMPOTENCY_KEY_UNIQUE = 'payments_idempotency_key_unique';
 
+export type IdempotencyScope = 'client' | 'system';
+
 export interface PaymentRow {
   id: string;
   organisation_id: string;
@@ -17,6 +19,7 @@ export interface PaymentRow {
   reference: string | null;
   idempotency_key: string | null;
   idempotency_fingerprint: string | null;
+  idempotency_scope: IdempotencyScope | null;
   created_at: Date;
   updated_at: Date;
   deleted_at: Date | null;
@@ -31,8 +34,11 @@ export interface NewPayment {
   paidAt: Date | string;
   method: string | null;
   reference: string | null;
-  /** Without a fingerprint: a key made by the server (an invoice's payment), never replayed from a request. */
-  idempotency: { key: string; fingerprint: string | null } | null;
+  /**
+   * `client`: the caller's Idempotency-Key with its request's fingerprint. `system`: a key made by the
+   * server (an invoice's payment), never replayed from a request. The two never collide.
+   */
+  idempotency: { scope: 'client'; key: string; fingerprint: string } | { scope: 'system'; key: string; fingerprint: null } | null;
 }
 
 export interface PaymentPatch {
@@ -67,6 +73,7 @@ export function createPaymentRepository(db: Knex) {
           reference: payment.reference,
           idempotency_key: payment.idempotency?.key ?? null,
           idempotency_fingerprint: payment.idempotency?.fingerprint ?? null,
+          idempotency_scope: payment.idempotency?.scope ?? null,
         })
         .returning<PaymentRow[]>('*');
       return row!;
@@ -77,8 +84,8 @@ export function createPaymentRepository(db: Knex) {
     },
 
     /** Deleted payments included: their key stays spent. */
-    async findByIdempotencyKey(organisationId: string, key: string): Promise<PaymentRow | undefined> {
-      return db<PaymentRow>('payments').where({ organisation_id: organisationId, idempotency_key: key }).first();
+    async findByIdempotencyKey(organisationId: string, scope: IdempotencyScope, key: string): Promise<PaymentRow | undefined> {
+      return db<PaymentRow>('payments').where({ organisation_id: organisationId, idempotency_scope: scope, idempotency_key: key }).first();
     },
 
     async list(organisationId: string, paging: PageQuery, filter: PaymentFilter): Promise<Page<PaymentRow>> {

@@ -95,7 +95,7 @@ export function createPaymentService(db: Knex) {
     async create(organisationId: string, input: CreatePaymentBody, idempotencyKey?: string): Promise<CreatedPayment> {
       const fingerprint = idempotencyKey ? fingerprintOf(input) : '';
       if (idempotencyKey) {
-        const earlier = await payments.findByIdempotencyKey(organisationId, idempotencyKey);
+        const earlier = await payments.findByIdempotencyKey(organisationId, 'client', idempotencyKey);
         if (earlier) return replayOf(earlier, fingerprint);
       }
       assertFitsCurrency(input.amount, input.currency);
@@ -112,13 +112,13 @@ export function createPaymentService(db: Knex) {
             paidAt: new Date(input.paidAt),
             method: input.method ?? null,
             reference: input.reference ?? null,
-            idempotency: idempotencyKey ? { key: idempotencyKey, fingerprint } : null,
+            idempotency: idempotencyKey ? { scope: 'client', key: idempotencyKey, fingerprint } : null,
           });
         });
         return { payment: toPayment(row), replayed: false };
       } catch (error) {
         if (idempotencyKey && isUniqueViolation(error, PAYMENT_IDEMPOTENCY_KEY_UNIQUE)) {
-          const winner = await payments.findByIdempotencyKey(organisationId, idempotencyKey);
+          const winner = await payments.findByIdempotencyKey(organisationId, 'client', idempotencyKey);
           if (winner) return replayOf(winner, fingerprint);
         }
         throw error;

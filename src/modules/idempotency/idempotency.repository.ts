@@ -1,0 +1,75 @@
+import type { Knex } from 'knex';
+
+export interface IdempotencyRow {
+  organisation_id: string;
+  route: string;
+  key: string;
+  fingerprint: string;
+  state: 'running' | 'done' | 'retryable';
+  response_status: number | null;
+  response_body: unknown;
+  locked_until: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface KeyRef {
+  organisationId: string;
+  route: string;
+  key: string;
+}
+
+const where = (ref: KeyRef) => ({ organisation_id: ref.organisationId, route: ref.route, key: ref.key });
+
+export function createIdempotencyRepository(db: Knex) {
+  return {
+    /**
+     * Takes the key for one run, in one statement: a new key; the same request again after an answer that
+     * was not final; a run whose lease has lapsed (its process died); or a key older than `ttlSeconds`,
+     * which starts afresh. Undefined when another request holds or has answered the key.
+     */
+    async claim(ref: KeyRef, fingerprint: string, leaseSeconds: number, ttlSeconds: number): Promise<boolean> {
+      const result = await db.raw<{ rowCount: number }>(
+        `INSERT INTO idempotency_keys AS k (organisation_id, route, key, fingerprint, state, locked_until)
+         VALUES (:organisationId, :route, :key, :fingerprint, 'running', now() + make_interval(secs => :leaseSeconds))
+         ON CONFLICT (organisation_id, route, key) DO UPDATE
+            SET state = 'running',
+                locked_until = EXCLUDED.locked_until,
+                fingerprint = EXCLUDED.fingerprint,
+                response_status = NULL,
+                response_body = NULL,
+                created_at = CASE WHEN k.created_at < now() - make_interval(secs => :ttlSeconds) THEN now() ELSE k.created_at END,
+                updated_at = now()
+          WHERE k.created_at < now() - make_interval(secs => :ttlSeconds)
+             OR (k.fingerprint = EXCLUDED.fingerprint
+                 AND (k.state = 'retryable' OR (k.state = 'running' AND k.locked_until < now())))`,
+        { ...ref, fingerprint, leaseSeconds, ttlSeconds },
+      );
+      return result.rowCount === 1;
+    },
+
+    async find(ref: KeyRef): Promise<IdempotencyRow | undefined> {
+      return db<IdempotencyRow>('idempotency_keys').where(where(ref)).first();
+    },
+
+    /** Records the answer of the run holding the key; `final` answers are replayed, others let a retry run again. */
+    async finish(ref: KeyRef, fingerprint: string, answer: { status: number; body: unknown; final: boolean }): Promise<void> {
+      await db('idempotency_keys')
+        .where({ ...where(ref), fingerprint, state: 'running' })
+        .update({
+          state: answer.final ? 'done' : 'retryable',
+          response_status: answer.final ? answer.status : null,
+          response_body: answer.final ? JSON.stringify(answer.body) : null,
+          locked_until: null,
+          updated_at: db.fn.now(),
+        });
+    },
+
+    /** Keys older than the retention are never replayed; deleting them keeps the table small. */
+    async pruneOlderThan(seconds: number): Promise<number> {
+      return db('idempotency_keys').where('created_at', '<', db.raw('now() - make_interval(secs => ?)', [seconds])).delete();
+    },
+  };
+}
+
+export type IdempotencyRepository = ReturnType<typeof createIdempotencyRepository>;

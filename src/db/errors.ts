@@ -10,6 +10,23 @@ export function deterministicDatabaseError(error: unknown): AppError | undefined
   const sqlState = (error as { code?: unknown } | null)?.code;
   if (typeof sqlState !== 'string' || !/^[0-9A-Z]{5}$/.test(sqlState)) return undefined;
   if (sqlState.startsWith('22')) return AppError.validation('A value does not fit what the database can store');
+  // A reference to a row that does not exist: the same answer as any unknown id.
+  if (sqlState === '23503') return AppError.notFound('A referenced record');
   if (sqlState.startsWith('23')) return AppError.conflict('The change conflicts with data already stored');
   return undefined;
+}
+
+/** Node socket errors and SQLSTATEs that mean Postgres is not reachable or not serving right now. */
+const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN', '57P01', '57P02', '57P03']);
+
+/**
+ * Whether an error says Postgres is down, restarting or out of reach (as opposed to refusing a
+ * statement): a refused or dropped connection, an administrator shutdown, SQLSTATE class 08, or no
+ * pool connection within the acquire timeout.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  const { code, name, message } = (error ?? {}) as { code?: unknown; name?: unknown; message?: unknown };
+  if (typeof code === 'string' && (UNREACHABLE_CODES.has(code) || /^08[0-9A-Z]{3}$/.test(code))) return true;
+  if (name === 'KnexTimeoutError') return true;
+  return typeof message === 'string' && /Connection terminated|connection timeout|Client has encountered a connection error/i.test(message);
 }

@@ -35,7 +35,9 @@ class MigrationFiles implements Knex.MigrationSource<string> {
 export function createDb(connectionString: string, poolMax = 10): Knex {
   return knex({
     client: 'pg',
-    connection: connectionString,
+    // Bounded waits: a Postgres that is down fails a request in seconds (a 503), never hangs it.
+    connection: { connectionString, connectionTimeoutMillis: 3_000 },
+    acquireConnectionTimeout: 5_000,
     pool: { min: 0, max: poolMax },
     migrations: { migrationSource: new MigrationFiles(), tableName: 'knex_migrations' },
   });

@@ -1,4 +1,4 @@
-import { instantProblem, jsonProblem, numericProblem, textProblem } from './storable';
+import { instantProblem, jsonProblem, jsonTextProblem, numericProblem, textProblem } from './storable';
 
 /**
  * Parsing of one raw usage event, judged on its own so that one bad event never fails the rest of a
@@ -63,7 +63,9 @@ function timestampValue(value: unknown): Date | Error {
   if (Number.isNaN(date.getTime())) return new Error('timestamp is not an ISO 8601 date-time');
   // Reject calendar overflow such as 2026-02-30, which Date would silently roll over.
   const [year, month, day] = value.slice(0, 10).split('-').map(Number) as [number, number, number];
-  const calendar = new Date(Date.UTC(year, month - 1, day));
+  // setUTCFullYear, not Date.UTC, which reads the years 0 to 99 as 1900 to 1999.
+  const calendar = new Date(0);
+  calendar.setUTCFullYear(year, month - 1, day);
   if (calendar.getUTCFullYear() !== year || calendar.getUTCMonth() !== month - 1 || calendar.getUTCDate() !== day) {
     return new Error('timestamp is not an ISO 8601 date-time');
   }
@@ -71,10 +73,24 @@ function timestampValue(value: unknown): Date | Error {
   return problem ? new Error(`timestamp ${problem}`) : date;
 }
 
+/**
+ * What stands in, in the claim check, for an event holding text Postgres cannot store even as JSON (a NUL
+ * character, an unpaired surrogate): the event fails alone, with the reason, like any other bad event.
+ */
+const UNSTORABLE = '$unstorable';
+
+export function storableEvent(raw: unknown): unknown {
+  const found = jsonTextProblem(raw);
+  if (!found) return raw;
+  return { [UNSTORABLE]: `${found.path.join('.') || 'event'} ${found.problem}` };
+}
+
 export function parseUsageEvent(raw: unknown): ParsedUsageEvent {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     return { ok: false, error: 'event must be an object' };
   }
+  const unstorable = (raw as Record<string, unknown>)[UNSTORABLE];
+  if (typeof unstorable === 'string') return { ok: false, error: unstorable };
   const record = raw as Record<string, unknown>;
   const customerEntityId = text(record, 'CustomerEntityId', true);
   const metric = text(record, 'metric', true);

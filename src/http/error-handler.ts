@@ -1,6 +1,8 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { ZodError } from 'zod';
 import { AppError, ERROR_CODES, fromApplicationFailure } from '../domain/errors';
+import { deterministicDatabaseError, isDatabaseUnavailable } from '../db/errors';
+import { isTemporalUnavailable, temporalUnavailable } from '../temporal/client';
 import { sendError } from './envelope';
 
 export function zodToAppError(error: ZodError, location: string): AppError {
@@ -12,8 +14,27 @@ const BODY_PARSER_ERRORS: Record<string, () => AppError> = {
   'entity.parse.failed': () => new AppError('validation', 'Malformed JSON', [{ code: ERROR_CODES.validation, path: 'body', message: 'Request body is not valid JSON' }]),
   'entity.too.large': () => new AppError('payload_too_large', 'Payload too large', [{ code: ERROR_CODES.payload_too_large, message: 'Request body exceeds the size limit' }]),
   'charset.unsupported': () => new AppError('validation', 'Unsupported encoding', [{ code: ERROR_CODES.validation, path: 'body', message: 'Unsupported body encoding' }]),
-  'encoding.unsupported': () => new AppError('validation', 'Unsupported encoding', [{ code: ERROR_CODES.validation, path: 'body', message: 'Unsupported body encoding' }]),
+  'encoding.unsupported': () =>
+    new AppError('unsupported_media_type', 'Unsupported encoding', [
+      { code: ERROR_CODES.unsupported_media_type, path: 'headers.content-encoding', message: 'Content-Encoding must be gzip, deflate, br or identity' },
+    ]),
+  'entity.too.deep': () => new AppError('validation', 'Malformed JSON', [{ code: ERROR_CODES.validation, path: 'body', message: 'JSON is nested too deeply' }]),
 };
+
+/**
+ * Other client errors raised by Express and its parsers before a route runs, recognised by their
+ * http-errors status: a body that does not decompress, a path that is not valid percent-encoding.
+ */
+function clientError(error: unknown): AppError | undefined {
+  const { status, expose } = (error ?? {}) as { status?: unknown; expose?: unknown };
+  if (status !== 400) return undefined;
+  // Express's router marks a path parameter it cannot decode this way.
+  if (error instanceof URIError) {
+    return new AppError('validation', 'Malformed path', [{ code: ERROR_CODES.validation, path: 'params', message: 'The path is not valid percent-encoded UTF-8' }]);
+  }
+  if (expose !== true) return undefined;
+  return new AppError('validation', 'Malformed body', [{ code: ERROR_CODES.validation, path: 'body', message: 'The body could not be read (bad compression or a broken stream)' }]);
+}
 
 function toAppError(error: unknown): AppError | undefined {
   if (error instanceof AppError) return error;
@@ -21,16 +42,34 @@ function toAppError(error: unknown): AppError | undefined {
   const bodyParserType = (error as { type?: unknown } | null)?.type;
   if (typeof bodyParserType === 'string' && Object.hasOwn(BODY_PARSER_ERRORS, bodyParserType)) return BODY_PARSER_ERRORS[bodyParserType]!();
   if ((error as { status?: unknown } | null)?.status === 413) return BODY_PARSER_ERRORS['entity.too.large']!();
-  return fromApplicationFailure(error);
+  if (isDatabaseUnavailable(error) || isTemporalUnavailable(error)) return dependencyDown(isTemporalUnavailable(error) ? 'temporal' : 'postgres');
+  return clientError(error) ?? deterministicDatabaseError(error) ?? fromApplicationFailure(error);
 }
+
+function dependencyDown(component: 'postgres' | 'temporal'): AppError {
+  if (component === 'temporal') return temporalUnavailable();
+  return new AppError('unavailable', 'Service unavailable', [
+    { code: ERROR_CODES.unavailable, path: component, message: 'Postgres is not reachable; retry later, with the same Idempotency-Key' },
+  ]);
+}
+
+/** When to try again after a 503: long enough for a restart, short enough not to stall a client. */
+const RETRY_AFTER_SECONDS = '5';
 
 export const notFoundHandler: RequestHandler = (req, _res, next) => {
   next(new AppError('not_found', 'Not found', [{ code: ERROR_CODES.not_found, message: `No route for ${req.method} ${req.path}` }]));
 };
 
 export const errorHandler: ErrorRequestHandler = (error, req, res, _next) => {
+  // A download that failed half-way: the status is gone, so end the connection and let the client see it cut.
+  if (res.headersSent) {
+    req.log?.warn({ err: error }, 'failed after the answer began');
+    res.destroy();
+    return;
+  }
   const known = toAppError(error);
   if (known) {
+    if (known.kind === 'unavailable') res.setHeader('Retry-After', RETRY_AFTER_SECONDS);
     sendError(res, known.status, known.message, known.items);
     return;
   }

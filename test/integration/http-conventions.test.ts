@@ -31,7 +31,7 @@ describe('envelopes', () => {
     expect(res.body.errors).toEqual([expect.objectContaining({ code: 1001, path: 'query.limit' })]);
   });
 
-  it('when any text of a body holds a NUL character or an unpaired surrogate, then 400 with its path and nothing is stored', async () => {
+  it('when any text of a body holds a NUL character or an unpaired surrogate, then 400 with its path and nothing is stored (in a batch, that event fails alone)', async () => {
     const customer = await api.http().post('/customers').set(bearer(tenant.systemToken)).send({ name: 'Acme\u0000 Ltd' });
     expect(customer.status).toBe(400);
     expect(customer.body.errors).toEqual([{ code: 1001, path: 'body.name', message: 'must not contain a NUL character' }]);
@@ -42,8 +42,9 @@ describe('envelopes', () => {
       .post('/events/batch')
       .set(bearer(tenant.systemToken))
       .send({ events: [{ CustomerEntityId: 'ent_x', metric: 'ok', value: 1, timestamp: '2026-11-01T00:00:00Z' }, { CustomerEntityId: 'ent_x', metric: 'a\u0000b', value: 1, timestamp: '2026-11-01T00:00:00Z' }] });
-    expect(batch.status).toBe(400);
-    expect(batch.body.errors).toEqual([{ code: 1001, path: 'body.events.1.metric', message: 'must not contain a NUL character' }]);
+    // Inside a batch, the event holding it fails alone.
+    expect(batch.status).toBe(200);
+    expect(batch.body.data.failedRecords).toContainEqual({ index: 1, code: '27', statusCode: 400, error: 'metric must not contain a NUL character' });
     const named = await api.db('customers').where({ organisation_id: tenant.organisationId }).whereLike('name', 'Acme%').count({ n: '*' });
     expect(Number(named[0]!.n)).toBe(0);
   });
@@ -57,14 +58,31 @@ describe('envelopes', () => {
   });
 
   it('when the server fails unexpectedly, then 500 without a stack trace or SQL', async () => {
-    // A batch id longer than the column allows passes validation but makes Postgres fail.
-    const broken = await startTestApi({ DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none' });
+    // A database without our tables: Postgres answers, but every statement fails (a server fault, not an outage).
+    const adminUrl = new URL(process.env.TEST_DATABASE_ADMIN_URL!);
+    const empty = `${process.env.TEST_DATABASE_NAME}_empty`;
+    await api.db.raw(`CREATE DATABASE ${empty}`);
+    adminUrl.pathname = `/${empty}`;
+    const broken = await startTestApi({ DATABASE_URL: adminUrl.toString() });
     try {
       const res = await broken.http().get('/apps').set(bearer(tenant.systemToken));
       expect(res.status).toBe(500);
       expect(res.body).toEqual({ status: 'error', message: 'Internal server error', errors: [{ code: 1000, message: 'Internal server error' }] });
     } finally {
       await broken.close();
+      await api.db.raw(`DROP DATABASE ${empty}`);
+    }
+  });
+
+  it('when the database cannot be reached, then 503 with Retry-After, not 500', async () => {
+    const unreachable = await startTestApi({ DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none' });
+    try {
+      const res = await unreachable.http().get('/apps').set(bearer(tenant.systemToken));
+      expect(res.status).toBe(503);
+      expect(res.headers['retry-after']).toBe('5');
+      expect(res.body).toMatchObject({ status: 'error', errors: [{ code: 1006, path: 'postgres' }] });
+    } finally {
+      await unreachable.close();
     }
   });
 

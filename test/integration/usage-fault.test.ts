@@ -4,6 +4,7 @@ import type { ChildProcess } from 'node:child_process';
 import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
 import { createCustomerEntity, usageEvent } from './support/fixtures';
 import { spawnWorker, waitForWorker } from './support/worker-process';
+import { waitFor } from './support/breakable-stack';
 
 // A queue of its own, so that killing this worker leaves the suite's shared worker alone.
 const taskQueue = `billing-fault-${randomUUID()}`;
@@ -20,15 +21,6 @@ async function startWorker(): Promise<ChildProcess> {
   return worker;
 }
 
-async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 beforeAll(async () => {
   api = await startTestApi({ TEMPORAL_TASK_QUEUE: taskQueue });
@@ -40,7 +32,7 @@ afterAll(async () => {
   await api.close();
 });
 
-it('when the worker is killed while a 10,000-event batch is in flight, then the request completes and every event is stored exactly once', async () => {
+it('when the worker is killed while a 10,000-event batch is in flight, then the request answers 202 with the batch, which completes with every event stored exactly once', async () => {
   const worker = await startWorker();
   const prefix = randomUUID();
   const events = Array.from({ length: 10_000 }, (_, i) => usageEvent(entityId, { eventId: `${prefix}-${i}`, value: i }));
@@ -50,15 +42,22 @@ it('when the worker is killed while a 10,000-event batch is in flight, then the 
   const batchId = await waitFor(async () => {
     const row = await api.db('usage_batch_chunks').where({ organisation_id: tenant.organisationId }).whereNotNull('outcome').first('batch_id');
     return row?.batch_id as string | undefined;
-  }, 60_000);
+  }, 60_000, 10);
   worker.kill('SIGKILL');
   const doneAtKill = Number((await api.db('usage_batch_chunks').where({ batch_id: batchId }).whereNotNull('outcome').count({ n: '*' }))[0]!.n);
   expect(doneAtKill).toBeLessThan(10);
 
-  await startWorker();
+  // The submit waits a few seconds for the outcome, then answers 202 with the batch, which goes on.
   const res = await request;
-  expect(res.status).toBe(200);
-  expect(res.body.data.summary).toEqual({ success: 10_000, failed: 0, total: 10_000, duplicates: 0 });
+  expect(res.status).toBe(202);
+  expect(res.body.data).toMatchObject({ id: batchId, status: 'processing', total: 10_000 });
+
+  await startWorker();
+  const batch = await waitFor(async () => {
+    const read = await api.http().get(`/events/batches/${batchId}`).set(bearer(tenant.systemToken));
+    return read.body.data.status === 'completed' ? read.body.data : undefined;
+  }, 120_000);
+  expect(batch.summary).toEqual({ success: 10_000, failed: 0, total: 10_000, duplicates: 0 });
   const stored = await api.db('usage_events').where({ organisation_id: tenant.organisationId }).whereLike('event_id', `${prefix}-%`).count({ n: '*', distinct: 'event_id' });
   expect(Number(stored[0]!.n)).toBe(10_000);
   const rows = Number((await api.db('usage_events').where({ batch_id: batchId }).count({ n: '*' }))[0]!.n);

@@ -20,12 +20,20 @@ export function createExportService(deps: WorkflowServiceDeps) {
       const jobId = newId('job');
       const workflowId = exportWorkflowId(jobId);
       const job = await jobs.create({ id: jobId, organisationId, type: 'export', params: body, workflowId, createdBy });
-      await deps.temporal.client.workflow.start(exportWorkflow, {
-        workflowId,
-        taskQueue: deps.temporal.taskQueue,
-        args: [{ jobId, organisationId, object: body.object, query: { filter: body.filter } }],
-        ...searchAttributes({ organisationId }),
-      });
+      try {
+        await deps.temporal.bounded(() =>
+          deps.temporal.client.workflow.start(exportWorkflow, {
+            workflowId,
+            taskQueue: deps.temporal.taskQueue,
+            args: [{ jobId, organisationId, object: body.object, query: { filter: body.filter } }],
+            ...searchAttributes({ organisationId }),
+          }),
+        );
+      } catch (error) {
+        // No job without the workflow that runs it: the caller gets the error and nothing is left queued.
+        await jobs.delete(organisationId, jobId);
+        throw error;
+      }
       return toJob(job);
     },
   };

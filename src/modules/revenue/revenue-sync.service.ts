@@ -7,13 +7,16 @@ export function createRevenueSyncService(deps: { temporal: TemporalHandle }) {
   const { client, taskQueue } = deps.temporal;
   return {
     async syncItem(organisationId: string, invoiceItemId: string): Promise<{ invoiceItemId: string; records: number }> {
-      const { records } = await client.workflow.execute(revenueSyncWorkflow, {
-        workflowId: revenueSyncWorkflowId(invoiceItemId),
-        taskQueue,
-        args: [{ organisationId, invoiceItemId }],
-        ...searchAttributes({ organisationId }),
-        workflowIdConflictPolicy: 'USE_EXISTING',
-      });
+      const { records } = await deps.temporal.bounded(() =>
+        client.workflow.execute(revenueSyncWorkflow, {
+          workflowId: revenueSyncWorkflowId(invoiceItemId),
+          taskQueue,
+          args: [{ organisationId, invoiceItemId }],
+          ...searchAttributes({ organisationId }),
+          workflowIdConflictPolicy: 'USE_EXISTING',
+        }),
+        'update',
+      );
       return { invoiceItemId, records };
     },
   };

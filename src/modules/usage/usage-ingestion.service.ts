@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { orNotFound } from '../../domain/errors';
+import { AppError, orNotFound } from '../../domain/errors';
 import { parseUsageEvent, type UsageEvent } from '../../domain/usage-event';
 import type { FailedRecord, UsageBatchSummary, UsageChunkInput, UsageChunkOutcome } from '../../../workflows/usage-batch.types';
 import { createEntityRepository } from '../entities/entities.repository';
@@ -20,6 +20,9 @@ export function createUsageIngestionService(db: Knex) {
     async ingestChunk(input: UsageChunkInput): Promise<UsageChunkOutcome> {
       return db.transaction(async (trx) => {
         const usage = createUsageRepository(trx);
+        if ((await usage.shareLockBatchStatus(input.batchId)) === 'abandoned') {
+          throw AppError.conflict(`batch ${input.batchId} was abandoned before ingestion began; nothing of it is ingested`);
+        }
         const chunk = orNotFound(await usage.lockChunk(input.organisationId, input.batchId, input.chunkIndex), `chunk ${input.chunkIndex} of batch ${input.batchId}`);
         if (chunk.outcome) return chunk.outcome;
 

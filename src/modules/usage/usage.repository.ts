@@ -7,11 +7,13 @@ import type { FailedRecord, UsageBatchSummary, UsageChunkOutcome } from '../../.
 
 export const CHUNK_SIZE = 1000;
 
+export type UsageBatchStatus = 'processing' | 'completed' | 'failed' | 'abandoned';
+
 export interface UsageBatchRow {
   id: string;
   organisation_id: string;
   idempotency_key: string | null;
-  status: 'processing' | 'completed' | 'failed';
+  status: UsageBatchStatus;
   error: string | null;
   total: number;
   chunk_count: number;
@@ -266,6 +268,39 @@ export function createUsageRepository(db: Knex) {
         duplicates: summary.duplicates,
         completed_at: db.fn.now(),
       });
+    },
+
+    /**
+     * Gives up a batch none of whose chunks has been ingested, so that none ever will be: true when it
+     * is now `abandoned`. The batch row is locked first, and every chunk ingestion holds a share lock on
+     * it while it writes, so either a chunk committed first (and the batch is not abandoned) or the
+     * chunk sees `abandoned` and writes nothing.
+     */
+    async abandonBatch(batchId: string, reason: string): Promise<boolean> {
+      return db.transaction(async (trx) => {
+        const batch = await trx<UsageBatchRow>('usage_batches').where({ id: batchId }).forUpdate().first();
+        if (batch?.status !== 'processing') return false;
+        const begun = await trx('usage_batch_chunks').where({ batch_id: batchId }).whereNotNull('outcome').first('chunk_index');
+        if (begun) return false;
+        await trx('usage_batches').where({ id: batchId }).update({ status: 'abandoned', error: reason, completed_at: trx.fn.now() });
+        return true;
+      });
+    },
+
+    /** The same batch sent again with its Idempotency-Key: an abandoned one goes back to `processing`. */
+    async reviveBatch(batchId: string): Promise<void> {
+      await db('usage_batches').where({ id: batchId, status: 'abandoned' }).update({ status: 'processing', error: null, completed_at: null });
+    },
+
+    /** Inside a chunk's transaction: the batch's status, share-locked until commit (see `abandonBatch`). */
+    async shareLockBatchStatus(batchId: string): Promise<UsageBatchStatus | undefined> {
+      const row = await db<UsageBatchRow>('usage_batches').where({ id: batchId }).forShare().first('status');
+      return row?.status;
+    },
+
+    /** Batches by status over every organisation: the operators' metrics. */
+    async countBatchesByStatus(): Promise<{ status: string; count: number }[]> {
+      return db('usage_batches').groupBy('status').select<{ status: string; count: number }[]>('status', db.raw('count(*)::int AS count'));
     },
 
     /** A batch whose ingestion gave up: failed with its reason; one that completed is left as it is. */

@@ -1,16 +1,18 @@
 import { AppError, ERROR_CODES, orNotFound } from '../../domain/errors';
+import { storableEvent } from '../../domain/usage-event';
 import type { Page, PageQuery } from '../../http/paging';
-import type { WorkflowServiceDeps } from '../../temporal/client';
+import { WorkflowNotFoundError, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import { temporalUnavailable, type WorkflowServiceDeps } from '../../temporal/client';
 import { searchAttributes, usageBatchWorkflowId } from '../../../workflows/shared';
 import type { FailedRecord, UsageBatchSummary } from '../../../workflows/usage-batch.types';
 import { usageBatchWorkflow } from '../../../workflows/usage-batch.workflow';
-import { createUsageRepository, toUsageEvent, type UsageEventRecord, type UsageFilter } from './usage.repository';
+import { createUsageRepository, toUsageEvent, type UsageBatchRow, type UsageBatchStatus, type UsageEventRecord, type UsageFilter } from './usage.repository';
 
 export const MAX_BATCH_EVENTS = 10_000;
 
 export interface BatchRecord {
   id: string;
-  status: 'processing' | 'completed' | 'failed';
+  status: UsageBatchStatus;
   error: string | null;
   total: number;
   summary: UsageBatchSummary | null;
@@ -25,35 +27,117 @@ export interface BatchResult {
   failedRecords: FailedRecord[];
 }
 
+/** A batch's answer: its per-event outcomes, or (202) the batch still under way. */
+export type IngestOutcome = { state: 'done'; result: BatchResult } | { state: 'pending'; batch: BatchRecord };
+
+/** How long a submit waits for its batch's outcomes before it answers 202 with the batch id. */
+export const SUBMIT_WAIT_MS = 7_000;
+
+/** How long a batch may be `processing` without a workflow before a read marks it failed. */
+const ORPHAN_AFTER_MS = 60_000;
+
+const isUnavailable = (error: unknown) => error instanceof AppError && error.kind === 'unavailable';
+
 /** Every way usage enters the system goes through here: one path, one set of rules. */
 export function createUsageService(deps: WorkflowServiceDeps) {
   const usage = createUsageRepository(deps.db);
-  const { client, taskQueue } = deps.temporal;
+  const { temporal } = deps;
+  const { client, taskQueue } = temporal;
+
+  async function recordOf(batch: UsageBatchRow): Promise<BatchRecord> {
+    return {
+      id: batch.id,
+      status: batch.status,
+      error: batch.error,
+      total: batch.total,
+      summary: usage.summaryOf(batch),
+      failedRecords: await usage.failedRecords(batch.id),
+      createdAt: batch.created_at.toISOString(),
+      completedAt: batch.completed_at?.toISOString() ?? null,
+    };
+  }
+
+  /** The batch as it stands, for a 202: read from Postgres only, so the answer is not held up by Temporal. */
+  async function pending(organisationId: string, id: string): Promise<IngestOutcome> {
+    return { state: 'pending', batch: await recordOf(orNotFound(await usage.findBatch(organisationId, id), 'Batch')) };
+  }
+
+  /**
+   * Read repair: a batch still `processing` whose workflow has closed without recording an outcome
+   * (terminated, timed out, cancelled from the Temporal UI) or never started is marked failed.
+   */
+  async function repairIfOrphaned(row: UsageBatchRow): Promise<UsageBatchRow> {
+    if (row.status !== 'processing') return row;
+    let reason: string | undefined;
+    try {
+      const description = await temporal.bounded(() => client.workflow.getHandle(usageBatchWorkflowId(row.id)).describe());
+      const closed = description.status.name;
+      if (closed !== 'RUNNING' && closed !== 'COMPLETED') reason = `the batch workflow ended ${closed.toLowerCase().replace('_', ' ')}; send the batch again`;
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError && Date.now() - row.created_at.getTime() > ORPHAN_AFTER_MS) {
+        reason = 'the batch workflow never started; send the batch again';
+      } else if (!(error instanceof WorkflowNotFoundError) && !isUnavailable(error)) {
+        throw error;
+      }
+    }
+    if (!reason) return row;
+    await usage.failBatch(row.id, reason);
+    return orNotFound(await usage.findBatch(row.organisation_id, row.id), 'Batch');
+  }
 
   return {
-    async ingest(organisationId: string, events: unknown[], idempotencyKey?: string): Promise<BatchResult> {
+    /**
+     * Stores the batch (the claim check), starts its workflow and waits for the per-event outcomes.
+     * Temporal unreachable before any event was ingested: 503, and the batch is abandoned so that none
+     * of it is ingested later (the same request with its Idempotency-Key revives it). Started but not
+     * finished within SUBMIT_WAIT_MS (a slow worker, Temporal lost mid-way): `pending` with the batch id,
+     * whose outcome `GET /events/batches/{id}` tells.
+     */
+    async ingest(organisationId: string, events: unknown[], idempotencyKey?: string): Promise<IngestOutcome> {
       if (events.length > MAX_BATCH_EVENTS) {
         throw new AppError('payload_too_large', 'Payload too large', [
           { code: ERROR_CODES.payload_too_large, path: 'body.events', message: `at most ${MAX_BATCH_EVENTS} events per batch` },
         ]);
       }
-      const batch = await usage.createBatch(organisationId, events, idempotencyKey);
-      const summary =
-        usage.summaryOf(batch) ??
-        (await client.workflow.execute(usageBatchWorkflow, {
-          workflowId: usageBatchWorkflowId(batch.id),
-          taskQueue,
-          args: [{ batchId: batch.id, organisationId, chunkCount: batch.chunk_count }],
-          ...searchAttributes({ organisationId }),
-          // A retried request joins the run already under way instead of failing or starting another.
-          workflowIdConflictPolicy: 'USE_EXISTING',
-        }));
-      return { batchId: batch.id, summary, failedRecords: await usage.failedRecords(batch.id) };
+      // The wait runs from the request's arrival, so that storing the claim check counts against it too.
+      const started = Date.now();
+      const batch = await usage.createBatch(organisationId, events.map(storableEvent), idempotencyKey);
+      const stored = usage.summaryOf(batch);
+      if (stored) return { state: 'done', result: { batchId: batch.id, summary: stored, failedRecords: await usage.failedRecords(batch.id) } };
+      if (batch.status === 'abandoned') await usage.reviveBatch(batch.id);
+
+      let run: WorkflowHandleWithFirstExecutionRunId<typeof usageBatchWorkflow>;
+      try {
+        run = await temporal.bounded(() =>
+          client.workflow.start(usageBatchWorkflow, {
+            workflowId: usageBatchWorkflowId(batch.id),
+            taskQueue,
+            args: [{ batchId: batch.id, organisationId, chunkCount: batch.chunk_count }],
+            ...searchAttributes({ organisationId }),
+            // A retried request joins the run already under way instead of failing or starting another.
+            workflowIdConflictPolicy: 'USE_EXISTING',
+          }),
+        );
+      } catch (error) {
+        if (!isUnavailable(error)) throw error;
+        // The start may have reached Temporal all the same: give the batch up only if nothing is ingested yet.
+        if (await usage.abandonBatch(batch.id, 'Temporal could not be reached; nothing of this batch was ingested. Send it again.')) throw error;
+        return pending(organisationId, batch.id);
+      }
+      try {
+        const summary = await temporal.bounded(() => run.result(), Math.max(1, SUBMIT_WAIT_MS - (Date.now() - started)));
+        return { state: 'done', result: { batchId: batch.id, summary, failedRecords: await usage.failedRecords(batch.id) } };
+      } catch (error) {
+        if (!isUnavailable(error)) throw error;
+        return pending(organisationId, batch.id);
+      }
     },
 
     /** A single event: its failure, if any, is the response's error. */
     async ingestOne(organisationId: string, event: unknown): Promise<BatchResult> {
-      const result = await this.ingest(organisationId, [event]);
+      const outcome = await this.ingest(organisationId, [event]);
+      if (outcome.state === 'pending') throw temporalUnavailable();
+      const { result } = outcome;
       const failure = result.failedRecords[0];
       if (failure) {
         const kind = failure.statusCode === 404 ? 'not_found' : 'validation';
@@ -63,17 +147,7 @@ export function createUsageService(deps: WorkflowServiceDeps) {
     },
 
     async batch(organisationId: string, id: string): Promise<BatchRecord> {
-      const batch = orNotFound(await usage.findBatch(organisationId, id), 'Batch');
-      return {
-        id: batch.id,
-        status: batch.status,
-        error: batch.error,
-        total: batch.total,
-        summary: usage.summaryOf(batch),
-        failedRecords: await usage.failedRecords(batch.id),
-        createdAt: batch.created_at.toISOString(),
-        completedAt: batch.completed_at?.toISOString() ?? null,
-      };
+      return recordOf(await repairIfOrphaned(orNotFound(await usage.findBatch(organisationId, id), 'Batch')));
     },
 
     async event(organisationId: string, id: string): Promise<UsageEventRecord> {

@@ -19,6 +19,8 @@ export const ERROR_KINDS = {
   unavailable: { status: 503, code: 1006, retryable: true },
   unauthorized: { status: 401, code: 1007, retryable: false },
   forbidden: { status: 403, code: 1008, retryable: false },
+  unsupported_media_type: { status: 415, code: 1009, retryable: false },
+  method_not_allowed: { status: 405, code: 1010, retryable: false },
 } as const satisfies Record<string, { status: number; code: number; retryable: boolean }>;
 
 export type ErrorKind = keyof typeof ERROR_KINDS;

@@ -1,4 +1,6 @@
 import type { Response } from 'express';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 
 /** RFC 5987 / RFC 8187 `ext-value`: UTF-8, percent-encoded, with the few characters encodeURIComponent leaves alone escaped too. */
 function extValue(filename: string): string {
@@ -19,4 +21,13 @@ export function sendAsAttachment(res: Response, contentType: string, filename: s
     .status(200)
     .type(contentType)
     .setHeader('Content-Disposition', `attachment; filename="${asciiFallback(filename)}"; filename*=${extValue(filename)}`);
+}
+
+/**
+ * Streams a stored file as an attachment. `pipeline` closes the source (a file, an S3 body) when the client
+ * goes away mid-download, so no connection is left open.
+ */
+export async function streamAttachment(res: Response, file: { content: Readable; size: number }, contentType: string, filename: string): Promise<void> {
+  sendAsAttachment(res, contentType, filename).setHeader('Content-Length', file.size);
+  await pipeline(file.content, res);
 }

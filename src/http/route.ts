@@ -26,7 +26,23 @@ type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
 /** What a handler must return: what its `response` schema accepts, so the document cannot drift from the code. */
 type Answer<R> = R extends z.ZodType ? z.input<R> : unknown;
 
-export interface RouteContext<P, Q, B> {
+const ACCEPTED = Symbol('accepted');
+
+/** A 202 answer: work accepted and still under way; its body is the route's `accepted` schema. */
+export interface Accepted {
+  readonly [ACCEPTED]: true;
+  readonly data: unknown;
+}
+
+export function acceptedAnswer(data: unknown): Accepted {
+  return { [ACCEPTED]: true, data };
+}
+
+export function isAccepted(value: unknown): value is Accepted {
+  return typeof value === 'object' && value !== null && ACCEPTED in value;
+}
+
+export interface RouteContext<P, Q, B, A = undefined> {
   params: Out<P>;
   query: Out<Q>;
   body: Out<B>;
@@ -36,9 +52,17 @@ export interface RouteContext<P, Q, B> {
   res: Response;
   /** Answer with another success status than the route's own, e.g. 200 for an idempotent replay of a create. */
   setSuccessStatus: (status: 200 | 201) => void;
+  /** Answer 202 with `data` (what the route's `accepted` schema documents) instead of the success answer. */
+  accepted: (data: Answer<A>) => Accepted;
 }
 
-export interface RouteSpec<P extends Schema | undefined, Q extends Schema | undefined, B extends Schema | undefined, R extends Schema | undefined = Schema | undefined> {
+export interface RouteSpec<
+  P extends Schema | undefined,
+  Q extends Schema | undefined,
+  B extends Schema | undefined,
+  R extends Schema | undefined = Schema | undefined,
+  A extends Schema | undefined = Schema | undefined,
+> {
   method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   /** OpenAPI style: `/customers/{id}`. */
   path: string;
@@ -52,21 +76,35 @@ export interface RouteSpec<P extends Schema | undefined, Q extends Schema | unde
   response?: R;
   /** 201 for creates; 200 otherwise. */
   successStatus?: 200 | 201;
+  /** Schema of a 202 answer's `data`, for a route that may answer before its work is done. */
+  accepted?: A;
   /** Middleware run before validation, e.g. a route's own rate limiter. */
   before?: RequestHandler[];
+  /**
+   * The route keeps its Idempotency-Key in its own table, beside what it creates, with the same rules
+   * (`POST /payments`: a concurrent retry waits for the first and replays it; a deleted payment's key
+   * stays spent), so the generic store stays out of its way.
+   */
+  ownIdempotency?: true;
+  /**
+   * A body array whose items the handler judges one by one, text that Postgres cannot store included
+   * (a usage batch's `events`): the edge check of such text skips it.
+   */
+  itemsJudgedAlone?: string;
   /** Set when the handler writes the response itself (downloads, documents). */
   rawResponse?: { contentType: string };
-  handler: (ctx: RouteContext<P, Q, B>) => Promise<NoInfer<Answer<R>>>;
+  handler: (ctx: RouteContext<P, Q, B, A>) => Promise<NoInfer<Answer<R>> | Accepted>;
 }
 
-export type Route = RouteSpec<Schema | undefined, Schema | undefined, Schema | undefined>;
+export type Route = RouteSpec<Schema | undefined, Schema | undefined, Schema | undefined, Schema | undefined, Schema | undefined>;
 
 export function defineRoute<
   P extends Schema | undefined = undefined,
   Q extends Schema | undefined = undefined,
   B extends Schema | undefined = undefined,
   R extends Schema | undefined = undefined,
->(spec: RouteSpec<P, Q, B, R>): Route {
+  A extends Schema | undefined = undefined,
+>(spec: RouteSpec<P, Q, B, R, A>): Route {
   return spec as unknown as Route;
 }
 

@@ -2,11 +2,14 @@ import { Router, type NextFunction, type Request, type RequestHandler, type Resp
 import { rateLimit, type Store } from 'express-rate-limit';
 import { AppError, ERROR_CODES } from '../domain/errors';
 import { jsonTextProblem } from '../domain/storable';
+import { JSON_TYPES, requireBodyType } from './body-guards';
+import { checkIdempotencyKey, idempotentRoute } from './idempotency';
 import { sendError, sendSuccess } from './envelope';
 import { zodToAppError } from './error-handler';
 import { roleAllows } from './permissions';
-import { expressPath, type AuthContext, type Route } from './route';
+import { acceptedAnswer, expressPath, isAccepted, type AuthContext, type Route } from './route';
 import type { AccessTokenIssuer } from '../modules/auth/access-tokens';
+import type { IdempotencyService } from '../modules/idempotency/idempotency.service';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -20,6 +23,8 @@ const FORBIDDEN = new AppError('forbidden', 'Forbidden');
 export interface RouterOptions {
   accessTokens: AccessTokenIssuer;
   rateLimitPerMinute: number;
+  /** Where the answers of state-changing requests sent with an Idempotency-Key are kept. */
+  idempotency: IdempotencyService;
   /** Shared counters for the per-token limit; this process's memory when absent. */
   rateLimitStore?: Store;
   /**
@@ -70,17 +75,19 @@ function perTokenRateLimit(limit: number, store: Store | undefined): RequestHand
 function parsePart(route: Route, req: Request, part: 'params' | 'query' | 'body'): unknown {
   const schema = route[part];
   if (!schema) return undefined;
-  // Postgres stores no NUL character and no unpaired surrogate: such text is refused here, by its path.
-  const unstorable = jsonTextProblem(req[part]);
+  // Postgres stores no NUL character and no unpaired surrogate: such text is refused here, by its path,
+  // but for the items of a batch, each of which fails alone.
+  const checked = part === 'body' && route.itemsJudgedAlone ? { ...(req.body as object), [route.itemsJudgedAlone]: undefined } : req[part];
+  const unstorable = jsonTextProblem(checked);
   if (unstorable) throw AppError.validation(unstorable.problem, [part, ...unstorable.path].join('.'));
   const result = schema.safeParse(req[part] ?? {});
   if (!result.success) throw zodToAppError(result.error, part);
   return result.data;
 }
 
-/** A handler's answer that its own `response` schema rejects: a bug in the route, never the caller's fault. */
-function assertDocumented(route: Route, data: unknown): void {
-  const result = route.response?.safeParse(data);
+/** A handler's answer that its own `response` (or `accepted`) schema rejects: a bug in the route, never the caller's fault. */
+function assertDocumented(route: Route, data: unknown, schema = route.response): void {
+  const result = schema?.safeParse(data);
   if (result && !result.success) {
     const problems = result.error.issues.map((issue) => `${issue.path.join('.') || '(data)'}: ${issue.message}`).join('; ');
     throw new Error(`${route.method.toUpperCase()} ${route.path} answered outside its response schema: ${problems}`);
@@ -97,10 +104,15 @@ function handle(route: Route, validateResponses: boolean): RequestHandler {
       const setSuccessStatus = (override: 200 | 201) => {
         status = override;
       };
-      const data = await route.handler({ params, query, body, auth: req.auth as AuthContext, req, res, setSuccessStatus });
+      const answer = await route.handler({ params, query, body, auth: req.auth as AuthContext, req, res, setSuccessStatus, accepted: acceptedAnswer });
       if (route.rawResponse) return;
-      if (validateResponses) assertDocumented(route, data);
-      sendSuccess(res, data ?? null, status);
+      if (isAccepted(answer)) {
+        if (validateResponses) assertDocumented(route, answer.data, route.accepted);
+        sendSuccess(res, answer.data ?? null, 202);
+        return;
+      }
+      if (validateResponses) assertDocumented(route, answer);
+      sendSuccess(res, answer ?? null, status);
     } catch (error) {
       next(error);
     }
@@ -115,10 +127,12 @@ export function buildRouter(routes: readonly Route[], options: RouterOptions): R
     const key = `${route.method.toUpperCase()} ${route.path}`;
     if (seen.has(key)) throw new AppError('internal', `Route declared twice: ${key}`);
     seen.add(key);
-    const chain: RequestHandler[] =
-      route.access.kind === 'public'
-        ? [...(route.before ?? []), handle(route, options.validateResponses ?? false)]
-        : [authenticate(options.accessTokens), rateLimiter, authorize(route), ...(route.before ?? []), handle(route, options.validateResponses ?? false)];
+    const checks: RequestHandler[] = route.access.kind === 'public' ? [] : [authenticate(options.accessTokens), rateLimiter, authorize(route)];
+    const bodyType = route.body ? [requireBodyType(JSON_TYPES)] : [];
+    // Every authenticated POST creates something or moves state: a retry with its Idempotency-Key is safe.
+    const idempotent =
+      route.method !== 'post' || route.access.kind === 'public' ? [] : [route.ownIdempotency ? checkIdempotencyKey : idempotentRoute(options.idempotency, key)];
+    const chain = [...checks, ...bodyType, ...(route.before ?? []), ...idempotent, handle(route, options.validateResponses ?? false)];
     router[route.method](expressPath(route.path), ...chain);
   }
   return router;

@@ -122,6 +122,21 @@ export function createBillingPlanRepository(db: Knex) {
       return db('billing_plans').where({ organisation_id: organisationId }).whereIn('id', ids).pluck('id');
     },
 
+    /** The currency of each of the organisation's plans among `ids`. */
+    async currencies(organisationId: string, ids: string[]): Promise<Array<{ id: string; currency: string }>> {
+      return db('billing_plans').where({ organisation_id: organisationId }).whereIn('id', ids).select('id', 'currency');
+    },
+
+    /** The ids among `itemIds` of the organisation's plan items. */
+    async existingItemIds(organisationId: string, itemIds: string[]): Promise<string[]> {
+      return db('billing_plan_items').where({ organisation_id: organisationId }).whereIn('id', itemIds).pluck('id');
+    },
+
+    /** The ids among `itemIds` of items of the given plans of the organisation. */
+    async itemIdsAmong(organisationId: string, planIds: string[], itemIds: string[]): Promise<string[]> {
+      return db('billing_plan_items').where({ organisation_id: organisationId }).whereIn('plan_id', planIds).whereIn('id', itemIds).pluck('id');
+    },
+
     async delete(organisationId: string, id: string): Promise<boolean> {
       return (await db('billing_plans').where({ organisation_id: organisationId, id }).delete()) > 0;
     },

@@ -4,7 +4,9 @@ import { isCurrency } from '../../domain/currencies';
 import { AppError, DomainError, orNotFound } from '../../domain/errors';
 import { validatePlanItemPricing } from '../../domain/pricing';
 import type { Page, PageQuery } from '../../http/paging';
+import { createSkuRepository } from '../catalog/catalog.repository';
 import { createContractRepository } from '../contracts/contracts.repository';
+import { createMeterRepository } from '../meters/meters.repository';
 import { createBillingPlanRepository } from './billing-plans.repository';
 import type { createPlanBody, planItemInput, planItemSchema, planSchema, updatePlanBody } from './billing-plans.schemas';
 
@@ -27,6 +29,16 @@ function assertPriceable(items: PlanItemInput[], path: string): void {
 export function createBillingPlanService(db: Knex) {
   const plans = createBillingPlanRepository(db);
   const contracts = createContractRepository(db);
+  const meters = createMeterRepository(db);
+  const skus = createSkuRepository(db);
+
+  /** An item's meter and SKU must be the organisation's own: another's answers as a missing one, 404. */
+  async function assertReferences(organisationId: string, items: PlanItemInput[]): Promise<void> {
+    for (const item of items) {
+      if (item.meterId) orNotFound(await meters.findById(organisationId, item.meterId), 'Meter');
+      if (item.skuId) orNotFound(await skus.findById(organisationId, item.skuId), 'SKU');
+    }
+  }
 
   async function get(organisationId: string, id: string): Promise<Plan> {
     return orNotFound(await plans.find(organisationId, id), 'Billing plan');
@@ -38,6 +50,7 @@ export function createBillingPlanService(db: Knex) {
     async create(organisationId: string, body: z.output<typeof createPlanBody>): Promise<Plan> {
       if (!isCurrency(body.currency)) throw AppError.validation(`${body.currency} is not an ISO 4217 currency`, 'body.currency');
       assertPriceable(body.items, 'body.items');
+      await assertReferences(organisationId, body.items);
       return plans.create(organisationId, body);
     },
 
@@ -59,6 +72,7 @@ export function createBillingPlanService(db: Knex) {
     async addItem(organisationId: string, planId: string, item: PlanItemInput): Promise<PlanItem> {
       await get(organisationId, planId);
       assertPriceable([item], 'body');
+      await assertReferences(organisationId, [item]);
       return plans.addItem(organisationId, planId, item);
     },
 

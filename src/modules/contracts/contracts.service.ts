@@ -52,11 +52,20 @@ export function createContractService(deps: WorkflowServiceDeps) {
   async function achieveMilestone(organisationId: string, contractId: string, milestoneId: string): Promise<string> {
     const contract = await requireContract(organisationId, contractId);
     assertOpen(contract, 'achieve milestones of');
-    const { invoiceId } = await client.workflow.executeUpdateWithStart(achieveMilestoneUpdate, {
-      args: [{ milestoneId }],
-      startWorkflowOperation: new WithStartWorkflowOperation(contractWorkflow, { ...startOptions(organisationId, contract), workflowIdConflictPolicy: 'USE_EXISTING' }),
-    });
+    const startWorkflowOperation = new WithStartWorkflowOperation(contractWorkflow, { ...startOptions(organisationId, contract), workflowIdConflictPolicy: 'USE_EXISTING' });
+    const { invoiceId } = await deps.temporal.bounded(
+      () => client.workflow.executeUpdateWithStart(achieveMilestoneUpdate, { args: [{ milestoneId }], startWorkflowOperation }),
+      'update',
+    );
     return invoiceId;
+  }
+
+  /** A tax applies to items of the contract's own plans: any other id is as unknown as a missing one. */
+  async function assertTaxTargets(organisationId: string, contract: Contract, tax: TaxInput): Promise<void> {
+    if (tax.appliesTo === 'all') return;
+    const wanted = [...new Set(tax.appliesTo)];
+    const known = await plans.itemIdsAmong(organisationId, contract.plans.map((plan) => plan.planId), wanted);
+    if (known.length !== wanted.length) throw AppError.notFound('Plan item');
   }
 
   return {
@@ -76,19 +85,33 @@ export function createContractService(deps: WorkflowServiceDeps) {
       if (!isCurrency(input.currency)) throw AppError.validation(`${input.currency} is not an ISO 4217 currency`, 'body.currency');
       orNotFound(await customers.findById(organisationId, input.customerId), 'Customer');
       const planIds = [...new Set(input.plans.map((plan) => plan.planId))];
-      const found = await plans.existingIds(organisationId, planIds);
+      const found = await plans.currencies(organisationId, planIds);
       if (found.length !== planIds.length) throw AppError.notFound('Billing plan');
+      // One contract, one currency: its invoices are priced from its plans without any conversion.
+      const foreign = found.filter((plan) => plan.currency !== input.currency);
+      if (foreign.length > 0) {
+        throw AppError.invalid(
+          foreign.map((plan) => ({
+            path: `body.plans.${input.plans.findIndex((p) => p.planId === plan.id)}.planId`,
+            message: `the plan is priced in ${plan.currency}, the contract in ${input.currency}`,
+          })),
+        );
+      }
       const contract = await contracts.create(organisationId, input);
-      await client.workflow.start(contractWorkflow, { ...startOptions(organisationId, contract), workflowIdConflictPolicy: 'USE_EXISTING' });
+      try {
+        await deps.temporal.bounded(() => client.workflow.start(contractWorkflow, { ...startOptions(organisationId, contract), workflowIdConflictPolicy: 'USE_EXISTING' }));
+      } catch (error) {
+        // The contract is whole in Postgres; its first transition starts the workflow (update-with-start).
+        if (!(error instanceof AppError && error.kind === 'unavailable')) throw error;
+      }
       return contract;
     },
 
     async transition(organisationId: string, id: string, action: ContractAction): Promise<Contract> {
       const contract = await requireContract(organisationId, id);
       assertOpen(contract, action);
-      await client.workflow.executeUpdateWithStart(contractActionUpdates[action], {
-        startWorkflowOperation: new WithStartWorkflowOperation(contractWorkflow, { ...startOptions(organisationId, contract), workflowIdConflictPolicy: 'USE_EXISTING' }),
-      });
+      const startWorkflowOperation = new WithStartWorkflowOperation(contractWorkflow, { ...startOptions(organisationId, contract), workflowIdConflictPolicy: 'USE_EXISTING' });
+      await deps.temporal.bounded(() => client.workflow.executeUpdateWithStart(contractActionUpdates[action], { startWorkflowOperation }), 'update');
       return requireContract(organisationId, id);
     },
 
@@ -119,7 +142,7 @@ export function createContractService(deps: WorkflowServiceDeps) {
     },
 
     async createTax(organisationId: string, contractId: string, tax: TaxInput): Promise<ContractTaxRecord> {
-      await requireContract(organisationId, contractId);
+      await assertTaxTargets(organisationId, await requireContract(organisationId, contractId), tax);
       return contracts.createTax(organisationId, contractId, tax);
     },
 
@@ -129,7 +152,7 @@ export function createContractService(deps: WorkflowServiceDeps) {
     },
 
     async updateTax(organisationId: string, contractId: string, taxId: string, tax: TaxInput): Promise<ContractTaxRecord> {
-      await requireContract(organisationId, contractId);
+      await assertTaxTargets(organisationId, await requireContract(organisationId, contractId), tax);
       return orNotFound(await contracts.updateTax(organisationId, contractId, taxId, tax), 'Contract tax');
     },
 

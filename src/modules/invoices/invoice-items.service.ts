@@ -13,6 +13,14 @@ const DRAFT_ONLY = 'Items can change only while the invoice is a draft';
 
 type InvoiceItem = ReturnType<typeof toInvoiceItem>;
 
+/** A line may name a plan item of the organisation only: another's answers as a missing one, 404. */
+export async function assertPlanItemsKnown(db: Knex, organisationId: string, items: ReadonlyArray<{ planItemId?: string | null }>): Promise<void> {
+  const named = [...new Set(items.flatMap((item) => (item.planItemId ? [item.planItemId] : [])))];
+  if (named.length === 0) return;
+  const known = await createBillingPlanRepository(db).existingItemIds(organisationId, named);
+  if (known.length !== named.length) throw AppError.notFound('Plan item');
+}
+
 /** Guard and lock: items change only while the invoice is a draft, and the row lock makes the check and the write one step. */
 function assertDraft(invoice: InvoiceRow, message = DRAFT_ONLY): void {
   if (invoice.status !== 'draft') throw AppError.conflict(message);
@@ -72,6 +80,7 @@ export function createInvoiceItemService(db: Knex) {
     async add(organisationId: string, invoiceId: string, item: NewInvoiceItem): Promise<InvoiceItem> {
       return locked(organisationId, invoiceId, 'Invoice', async (trx, invoice) => {
         assertDraft(invoice);
+        await assertPlanItemsKnown(trx, organisationId, [item]);
         return toInvoiceItem(await createInvoiceRepository(trx).insertItem(organisationId, invoiceId, item), invoice.currency);
       });
     },

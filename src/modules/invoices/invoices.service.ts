@@ -18,6 +18,8 @@ import { invoiceWorkflowId, searchAttributes } from '../../../workflows/shared';
 import type { Page, PageQuery } from '../../http/paging';
 import type { ContractPlanRef } from '../contracts/contract-plans.repository';
 import { loadInvoiceDocument } from './invoice-document';
+import { assertPlanItemsKnown } from './invoice-items.service';
+import { lifecycleSnapshot } from './invoice-snapshot';
 import { renderInvoicePdf } from './invoice-pdf';
 import { createInvoiceRepository, type Invoice, type InvoiceRow, type NewInvoice } from './invoices.repository';
 
@@ -35,13 +37,8 @@ export function createInvoiceService(deps: WorkflowServiceDeps, resolveContractP
    * ended, or was terminated or reset) begins from the state and undo stack the database records.
    */
   async function carriedOf(row: InvoiceRow): Promise<InvoiceLifecycleInput['carried']> {
-    const recorded = await invoices.transitions(row.id);
-    if (recorded.length === 0) return undefined;
-    return {
-      state: row.status,
-      transitions: recorded.filter((t) => !t.undone_at).map((t) => ({ seq: t.seq, step: t.step, from: t.from_state, to: t.to_state })),
-      nextSeq: Math.max(...recorded.map((t) => t.seq)) + 1,
-    };
+    const snapshot = await lifecycleSnapshot(deps.db, row);
+    return snapshot.nextSeq === 1 ? undefined : snapshot;
   }
 
   function startOperation(row: InvoiceRow, carried?: InvoiceLifecycleInput['carried']) {
@@ -67,7 +64,8 @@ export function createInvoiceService(deps: WorkflowServiceDeps, resolveContractP
    * stranded without its lifecycle. The Update returns after its activities committed.
    */
   async function update<Args extends unknown[]>(row: InvoiceRow, definition: UpdateDefinition<LifecycleView, Args>, args: Args, updateId?: string) {
-    await client.workflow.executeUpdateWithStart(definition, { args, updateId, startWorkflowOperation: startOperation(row, await carriedOf(row)) });
+    const startWorkflowOperation = startOperation(row, await carriedOf(row));
+    await deps.temporal.bounded(() => client.workflow.executeUpdateWithStart(definition, { args, updateId, startWorkflowOperation }), 'update');
   }
 
   return {
@@ -87,8 +85,14 @@ export function createInvoiceService(deps: WorkflowServiceDeps, resolveContractP
 
     async create(organisationId: string, input: Omit<NewInvoice, 'organisationId' | 'customerId' | 'contractId' | 'currency'>): Promise<Invoice> {
       const plan = orNotFound(await resolveContractPlan(deps.db, organisationId, input.contractPlanId), 'Contract plan');
+      await assertPlanItemsKnown(deps.db, organisationId, input.items);
       const row = await invoices.create({ ...input, organisationId, ...plan });
-      await client.workflow.start(invoiceLifecycleWorkflow, startOperation(row).options);
+      try {
+        await deps.temporal.bounded(() => client.workflow.start(invoiceLifecycleWorkflow, startOperation(row).options));
+      } catch (error) {
+        // The draft is whole in Postgres; its first transition starts the workflow (update-with-start).
+        if (!(error instanceof AppError && error.kind === 'unavailable')) throw error;
+      }
       return reread(organisationId, row.id);
     },
 
@@ -125,7 +129,7 @@ export function createInvoiceService(deps: WorkflowServiceDeps, resolveContractP
     async lifecycle(organisationId: string, id: string): Promise<LifecycleView & { states: readonly string[] }> {
       const row = await requireRow(organisationId, id);
       try {
-        const view = await client.workflow.getHandle(invoiceWorkflowId(id)).query(lifecycleQuery);
+        const view = await deps.temporal.bounded(() => client.workflow.getHandle(invoiceWorkflowId(id)).query(lifecycleQuery));
         return { ...view, states: INVOICE_STATES };
       } catch (error) {
         if (!(error instanceof WorkflowNotFoundError)) throw error;

@@ -3,7 +3,7 @@ import type { CancelInput, PayInput, StepInput } from '../workflows/invoice-life
 import { withHeartbeat } from './adapter';
 
 export function createInvoiceActivities(services: Services) {
-  const { invoiceLifecycle } = services;
+  const { invoiceLifecycle, organisationSettings } = services;
   return {
     raiseInvoice: (input: StepInput) => withHeartbeat(() => invoiceLifecycle.raise(input)),
     unraiseInvoice: (input: StepInput) => withHeartbeat(() => invoiceLifecycle.unraise(input)),
@@ -13,6 +13,8 @@ export function createInvoiceActivities(services: Services) {
     unpayInvoice: (input: StepInput) => withHeartbeat(() => invoiceLifecycle.unpay(input)),
     cancelInvoice: (input: CancelInput) => withHeartbeat(() => invoiceLifecycle.cancel(input)),
     uncancelInvoice: (input: StepInput) => withHeartbeat(() => invoiceLifecycle.uncancel(input)),
+    invoiceSnapshot: (input: { organisationId: string; invoiceId: string }) => invoiceLifecycle.snapshot(input),
+    invoiceUndoWindow: (input: { organisationId: string }) => organisationSettings.invoiceUndoWindowMs(input.organisationId),
   };
 }
 

@@ -1,8 +1,15 @@
-import { condition, continueAsNew, defineQuery, defineUpdate, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import { allowedActions, planAction, targetOf, type InvoiceAction, type InvoiceState, type InvoiceStep } from '../src/domain/invoice-state';
+import { ActivityFailure, condition, continueAsNew, defineQuery, defineUpdate, patched, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { allowedActions, isSettled, planAction, targetOf, type InvoiceAction, type InvoiceState, type InvoiceStep } from '../src/domain/invoice-state';
 import type { InvoiceLifecycleInput, LifecycleView, RecordedTransition } from './invoice-lifecycle.types';
 import { InvoiceNumberKey } from './search-attributes';
-import { conflict, idle, invoiceStepActivities as activities, Mutex } from './shared';
+import { fromApplicationFailure } from '../src/domain/errors';
+import { bookkeepingActivities, conflict, idle, invoiceStepActivities as activities, Mutex } from './shared';
+
+/** Histories recorded before a refused step reloaded the state from Postgres. */
+export const RESYNC_PATCH = 'refused-steps-reload-state-from-postgres';
+
+/** Histories recorded before settled invoices completed never asked for their undo window. */
+export const UNDO_WINDOW_PATCH = 'settled-invoices-complete-after-undo-window';
 
 // Update names are stored in histories: renaming one is a breaking change.
 export const raiseUpdate = defineUpdate<LifecycleView>('raise');
@@ -56,12 +63,43 @@ export async function invoiceLifecycleWorkflow(input: InvoiceLifecycleInput): Pr
     state = targetOf(step);
   }
 
-  function run(action: Exclude<InvoiceAction, 'undo'>, args: { paidDate?: string; comments?: string } = {}) {
+  async function runPlan(action: Exclude<InvoiceAction, 'undo'>, args: { paidDate?: string; comments?: string }): Promise<void> {
+    const plan = planAction(state, action);
+    if (!plan.ok) throw conflict(plan.reason);
+    for (const step of plan.steps) await applyStep(step, args);
+  }
+
+  /**
+   * Postgres is the source of truth: a step that the database refused as a conflict may mean this
+   * workflow's memory fell behind it (it was reset from the Temporal UI to an earlier point). Reload the
+   * state and the undo stack once, and say whether they differed. Transition numbers only ever grow.
+   */
+  async function resynced(error: unknown): Promise<boolean> {
+    const refusedByStep = error instanceof ActivityFailure && fromApplicationFailure(error)?.kind === 'conflict';
+    if (!refusedByStep || !patched(RESYNC_PATCH)) return false;
+    const recorded = await bookkeepingActivities.invoiceSnapshot({ invoiceId, organisationId });
+    const sameStack = recorded.transitions.length === transitions.length && recorded.transitions.every((t, i) => t.seq === transitions[i]!.seq);
+    if (recorded.state === state && sameStack) return false;
+    state = recorded.state;
+    transitions.splice(0, transitions.length, ...recorded.transitions);
+    nextSeq = Math.max(nextSeq, recorded.nextSeq);
+    return true;
+  }
+
+  /** Runs `work`; if it is refused because memory lagged Postgres, runs it once more on the reloaded state. */
+  function againstRecordedState(work: () => Promise<void>): Promise<LifecycleView> {
     return exclusive(async () => {
-      const plan = planAction(state, action);
-      if (!plan.ok) throw conflict(plan.reason);
-      for (const step of plan.steps) await applyStep(step, args);
+      try {
+        await work();
+      } catch (error) {
+        if (!(await resynced(error))) throw error;
+        await work();
+      }
     });
+  }
+
+  function run(action: Exclude<InvoiceAction, 'undo'>, args: { paidDate?: string; comments?: string } = {}) {
+    return againstRecordedState(() => runPlan(action, args));
   }
 
   /** Rejects an illegal transition before the Update is accepted; nothing runs, nothing is recorded. */
@@ -99,13 +137,29 @@ export async function invoiceLifecycleWorkflow(input: InvoiceLifecycleInput): Pr
   setHandler(sendUpdate, () => run('send'), { validator: validate('send') });
   setHandler(markPaidUpdate, ({ paidDate }) => run('markPaid', { paidDate }), { validator: validate('markPaid') });
   setHandler(cancelUpdate, ({ comments }) => run('cancel', { comments }), { validator: validate('cancel') });
-  setHandler(undoUpdate, () => exclusive(undoLatest), {
+  setHandler(undoUpdate, () => againstRecordedState(undoLatest), {
     validator: () => {
       if (transitions.length === 0) throw conflict('nothing to undo');
     },
   });
 
-  // An invoice lives as long as it can be undone; a long history continues as new with its state.
-  await condition(() => workflowInfo().continueAsNewSuggested && idle(lock));
+  const continueAsNewDue = () => workflowInfo().continueAsNewSuggested && idle(lock);
+
+  // A paid or cancelled invoice completes once its undo window has passed with nothing happening: the
+  // Temporal UI's Running list holds only invoices with work ahead. A later Update starts a new run
+  // from the state Postgres records. A long history continues as new with its state.
+  for (;;) {
+    await condition(() => continueAsNewDue() || (isSettled(state) && idle(lock)));
+    if (continueAsNewDue()) break;
+    if (!patched(UNDO_WINDOW_PATCH)) {
+      await condition(continueAsNewDue);
+      break;
+    }
+    // At least a second, so that a window of 0 days still lets a racing Update land first.
+    const undoWindowMs = Math.max(1_000, await bookkeepingActivities.invoiceUndoWindow({ organisationId }));
+    const settledState = state;
+    const disturbed = await condition(() => state !== settledState || !idle(lock) || continueAsNewDue(), undoWindowMs);
+    if (!disturbed) return;
+  }
   await continueAsNew<typeof invoiceLifecycleWorkflow>({ invoiceId, organisationId, carried: { state, transitions, nextSeq } });
 }

@@ -121,6 +121,8 @@ export const invoiceStepActivities = proxyActivities<InvoiceActivities>(ACTIVITY
 export const transitionActivities = proxyActivities<ContractActivities & RevenueActivities>(ACTIVITY_PROFILES.transition);
 export const ingestionActivities = proxyActivities<Pick<UsageActivities, 'ingestUsageChunk'>>(ACTIVITY_PROFILES.ingestion);
 export const longExportActivities = proxyActivities<Pick<ExportActivities, 'exportObjects'>>(ACTIVITY_PROFILES.longExport);
-export const bookkeepingActivities = proxyActivities<Pick<ExportActivities, 'finishJob'> & Pick<UsageActivities, 'completeUsageBatch' | 'failUsageBatch'>>(
+export const bookkeepingActivities = proxyActivities<
+  Pick<ExportActivities, 'finishJob'> & Pick<UsageActivities, 'completeUsageBatch' | 'failUsageBatch'> & Pick<InvoiceActivities, 'invoiceUndoWindow' | 'invoiceSnapshot'>
+>(
   ACTIVITY_PROFILES.bookkeeping,
 );

@@ -14,6 +14,11 @@ export type InvoiceStep = 'raise' | 'send' | 'pay' | 'cancel';
 
 const STEP_TARGET: Record<InvoiceStep, InvoiceState> = { raise: 'raised', send: 'sent', pay: 'paid', cancel: 'cancelled' };
 
+/** Paid or cancelled: nothing is left to do but, for a while, undo. */
+export function isSettled(state: InvoiceState): boolean {
+  return state === 'paid' || state === 'cancelled';
+}
+
 export function targetOf(step: InvoiceStep): InvoiceState {
   return STEP_TARGET[step];
 }

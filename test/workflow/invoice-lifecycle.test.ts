@@ -17,6 +17,9 @@ import { deferred, fakeActivities, sleep } from './support/fake-activities';
 
 jest.setTimeout(30_000);
 
+const DAY_MS = 24 * 60 * 60 * 1000;
+const UNDO_WINDOW_MS = 7 * DAY_MS;
+
 const fakes = fakeActivities({
   raiseInvoice: async () => ({ number: 'INV-0001' }),
   sendInvoice: async () => undefined,
@@ -26,6 +29,9 @@ const fakes = fakeActivities({
   unsendInvoice: async () => undefined,
   unpayInvoice: async () => undefined,
   uncancelInvoice: async () => undefined,
+  invoiceUndoWindow: async () => UNDO_WINDOW_MS,
+  // What Postgres records of a draft nobody has moved: a refused step finds nothing to reload.
+  invoiceSnapshot: async () => ({ state: 'draft', transitions: [], nextSeq: 1 }),
 });
 
 const environment = useWorkflowEnvironment(timeSkippingEnvironment, fakes.activities);
@@ -169,11 +175,79 @@ describe('the invoice lifecycle workflow', () => {
 
     await handle.executeUpdate(undoUpdate);
     await handle.executeUpdate(undoUpdate);
-    expect(fakes.calls.map((call) => [call.name, call.input.seq])).toEqual([
+    const steps = fakes.calls.filter((call) => call.name !== 'invoiceUndoWindow');
+    expect(steps.map((call) => [call.name, call.input.seq])).toEqual([
       ['payInvoice', 3],
       ['unpayInvoice', 3],
       ['unsendInvoice', 2],
     ]);
     expect(await handle.query(lifecycleQuery)).toMatchObject({ state: 'raised', transitions: 1 });
+  });
+
+  it('when an invoice is paid, then its workflow completes once the undo window has passed, not before', async () => {
+    const handle = await startInvoice();
+    await handle.executeUpdate(raiseUpdate);
+    await handle.executeUpdate(sendUpdate);
+    await handle.executeUpdate(markPaidUpdate, { args: [{ paidDate: '2026-01-31' }] });
+    const paidAt = await environment().currentTimeMs();
+
+    await handle.result();
+
+    const description = await handle.describe();
+    expect(description.status.name).toBe('COMPLETED');
+    expect(description.closeTime!.getTime() - paidAt).toBeGreaterThanOrEqual(UNDO_WINDOW_MS);
+    expect(fakes.callsOf('invoiceUndoWindow').map((call) => call.input)).toEqual([{ organisationId: 'org_1' }]);
+  });
+
+  it('when a paid invoice is undone inside its window, then the workflow stays open for its next step', async () => {
+    const handle = await startInvoice();
+    await handle.executeUpdate(markPaidUpdate, { args: [{ paidDate: '2026-01-31' }] });
+    await environment().sleep(UNDO_WINDOW_MS / 2);
+    // Paid from a draft runs raise, send and pay: the undo takes back the payment only.
+    expect(await handle.executeUpdate(undoUpdate)).toMatchObject({ state: 'sent' });
+
+    await environment().sleep(UNDO_WINDOW_MS * 2);
+
+    expect((await handle.describe()).status.name).toBe('RUNNING');
+    expect(await handle.query(lifecycleQuery)).toMatchObject({ state: 'sent', transitions: 2 });
+  });
+
+  it('when a cancelled invoice has completed after its window, then a run started again carries on from the recorded state', async () => {
+    const first = await startInvoice();
+    const invoiceId = `inv_${invoices}`;
+    await first.executeUpdate(cancelUpdate, { args: [{ comments: 'duplicate' }] });
+    await first.result();
+    expect((await first.describe()).status.name).toBe('COMPLETED');
+
+    // What the API does for a later Update: start a new run with the state Postgres records.
+    const revived = await environment().client.workflow.start(invoiceLifecycleWorkflow, {
+      taskQueue: TASK_QUEUE,
+      workflowId: invoiceWorkflowId(invoiceId),
+      args: [{ invoiceId, organisationId: 'org_1', carried: { state: 'cancelled', transitions: [{ seq: 1, step: 'cancel', from: 'draft', to: 'cancelled' }], nextSeq: 2 } }],
+    });
+    expect(await revived.executeUpdate(undoUpdate)).toMatchObject({ state: 'draft', transitions: 0 });
+    expect(fakes.callsOf('uncancelInvoice').map((call) => call.input)).toEqual([{ invoiceId, organisationId: 'org_1', seq: 1, from: 'draft' }]);
+  });
+
+  it('when a step is refused because Postgres is ahead of the workflow (a reset), then the state is reloaded once and the transition acts on it', async () => {
+    const handle = await startInvoice();
+    fakes.behave('raiseInvoice', async () => {
+      throw toApplicationFailure(AppError.conflict('the invoice is sent, not draft'));
+    });
+    fakes.behave('invoiceSnapshot', async () => ({
+      state: 'sent',
+      transitions: [
+        { seq: 1, step: 'raise', from: 'draft', to: 'raised' },
+        { seq: 2, step: 'send', from: 'raised', to: 'sent' },
+      ],
+      nextSeq: 3,
+    }));
+
+    expect(await handle.executeUpdate(markPaidUpdate, { args: [{ paidDate: '2026-02-01' }] })).toMatchObject({ state: 'paid', transitions: 3 });
+
+    expect(fakes.callsOf('raiseInvoice')).toHaveLength(1);
+    expect(fakes.callsOf('sendInvoice')).toHaveLength(0);
+    expect(fakes.callsOf('payInvoice').map((call) => call.input)).toEqual([expect.objectContaining({ from: 'sent', seq: 3 })]);
+    expect(fakes.callsOf('invoiceSnapshot')).toHaveLength(1);
   });
 });

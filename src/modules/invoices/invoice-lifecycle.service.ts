@@ -12,6 +12,7 @@ import { syncInvoiceRevenue } from '../revenue/revenue.service';
 import { loadInvoiceDocument } from './invoice-document';
 import { renderInvoicePdf } from './invoice-pdf';
 import { computeInvoiceTotals } from './invoice-totals';
+import { lifecycleSnapshot, type LifecycleSnapshot } from './invoice-snapshot';
 import { createInvoiceRepository, type InvoiceRow, type InvoiceStatusChange, type TransitionRow } from './invoices.repository';
 
 /** The repositories a step works with, all on the step's transaction. */
@@ -102,6 +103,12 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer }
   }
 
   return {
+    /** What Postgres records of the invoice's lifecycle, for a workflow whose own memory fell behind (a reset). */
+    async snapshot(input: { organisationId: string; invoiceId: string }): Promise<LifecycleSnapshot> {
+      const row = orNotFound(await createInvoiceRepository(db).findRow(input.organisationId, input.invoiceId), 'Invoice');
+      return lifecycleSnapshot(db, row);
+    },
+
     /** Number, locked items, totals in both currencies. */
     raise: once<StepInput, { number: string }>(
       async (step) => {
@@ -156,7 +163,7 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer }
           paidAt: input.paidDate,
           method: 'invoice',
           reference: null,
-          idempotency: { key: `invoice:${invoice.id}:${input.seq}`, fingerprint: null },
+          idempotency: { scope: 'system', key: `invoice:${invoice.id}:${input.seq}`, fingerprint: null },
         });
         await step.complete('pay', { paid_date: input.paidDate.slice(0, 10), stamp: 'paid_at' }, { paymentId: payment.id });
       },

@@ -7,6 +7,7 @@ export interface SettingsRow {
   payment_terms_days: number;
   auto_raise_generated_invoices: boolean;
   auto_send_generated_invoices: boolean;
+  invoice_undo_window_days: number;
   updated_at: Date;
 }
 

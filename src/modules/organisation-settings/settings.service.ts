@@ -9,6 +9,8 @@ export interface OrganisationSettings {
   paymentTermsDays: number;
   autoRaiseGeneratedInvoices: boolean;
   autoSendGeneratedInvoices: boolean;
+  /** Days a paid or cancelled invoice's workflow stays open for an undo before it completes. */
+  invoiceUndoWindowDays: number;
   updatedAt: string;
 }
 
@@ -21,6 +23,7 @@ const toSettings = (row: SettingsRow): OrganisationSettings => ({
   paymentTermsDays: row.payment_terms_days,
   autoRaiseGeneratedInvoices: row.auto_raise_generated_invoices,
   autoSendGeneratedInvoices: row.auto_send_generated_invoices,
+  invoiceUndoWindowDays: row.invoice_undo_window_days,
   updatedAt: row.updated_at.toISOString(),
 });
 
@@ -33,6 +36,7 @@ function columnsOf(update: SettingsUpdate): SettingsChanges {
     payment_terms_days: update.paymentTermsDays,
     auto_raise_generated_invoices: update.autoRaiseGeneratedInvoices,
     auto_send_generated_invoices: update.autoSendGeneratedInvoices,
+    invoice_undo_window_days: update.invoiceUndoWindowDays,
   };
   return Object.fromEntries(Object.entries(columns).filter(([, value]) => value !== undefined));
 }
@@ -41,6 +45,12 @@ export function createOrganisationSettingsService(db: Knex) {
   return {
     async get(organisationId: string): Promise<OrganisationSettings> {
       return toSettings(await getOrganisationSettings(db, organisationId));
+    },
+
+    /** The undo window of an organisation's paid and cancelled invoices, in milliseconds. */
+    async invoiceUndoWindowMs(organisationId: string): Promise<number> {
+      const { invoice_undo_window_days: days } = await getOrganisationSettings(db, organisationId);
+      return days * 24 * 60 * 60 * 1000;
     },
 
     async update(organisationId: string, update: SettingsUpdate): Promise<OrganisationSettings> {

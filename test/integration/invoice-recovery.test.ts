@@ -1,0 +1,87 @@
+import { temporal } from '@temporalio/proto';
+import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
+import { createBillingFixture, invoiceBody, type BillingFixture } from './support/billing-fixtures';
+
+let api: TestApi;
+let tenant: Tenant;
+let fixture: BillingFixture;
+
+beforeAll(async () => {
+  api = await startTestApi();
+  tenant = await createTenant(api, 'invoice-recovery');
+  fixture = await createBillingFixture(api, tenant);
+});
+afterAll(() => api.close());
+
+const auth = () => bearer(tenant.systemToken);
+const post = (id: string, action: string, body: object = {}) => api.http().post(`/invoices/${id}/${action}`).set(auth()).send(body);
+
+async function createInvoice(): Promise<string> {
+  const res = await api.http().post('/invoices').set(auth()).send(invoiceBody(fixture.contractPlanId)).expect(201);
+  return res.body.data.id as string;
+}
+
+async function waitFor<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs: number): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value) || Date.now() > until) return value;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+describe('invoice workflows end, and Postgres rebuilds them', () => {
+  it('when a paid invoice outlives its undo window, then its workflow completes, and a later undo revives it from Postgres', async () => {
+    const other = await createTenant(api, 'short-window');
+    const otherFixture = await createBillingFixture(api, other);
+    const system = bearer(other.systemToken);
+    // The setting is whole days; 0 leaves the workflow open for about a second.
+    await api.http().put('/organisation/settings').set(system).send({ invoiceUndoWindowDays: 0 }).expect(200);
+    const created = await api.http().post('/invoices').set(system).send(invoiceBody(otherFixture.contractPlanId)).expect(201);
+    const id = created.body.data.id as string;
+    await api.http().post(`/invoices/${id}/mark-paid`).set(system).send({ paidDate: '2026-11-15' }).expect(200);
+
+    const handle = api.temporal.client.workflow.getHandle(`invoice:${id}`);
+    const status = await waitFor(async () => (await handle.describe()).status.name, (name) => name === 'COMPLETED', 20_000);
+    expect(status).toBe('COMPLETED');
+
+    const undone = await api.http().post(`/fsm/invoice/${id}/undo`).set(system).send({});
+    expect(undone.status).toBe(200);
+    expect(undone.body.data.status).toBe('sent');
+    expect((await handle.describe()).status.name).toBe('RUNNING');
+    expect(await api.db('payments').where({ invoice_id: id }).whereNull('deleted_at').count({ n: '*' })).toEqual([{ n: '0' }]);
+  });
+
+  it('when a sent invoice\'s workflow is reset to before its raise, then the next transition acts on the state Postgres records', async () => {
+    const id = await createInvoice();
+    await post(id, 'raise').expect(200);
+    await post(id, 'send').expect(200);
+
+    const workflowId = `invoice:${id}`;
+    const { namespace, client } = api.temporal;
+    const history = await client.workflow.getHandle(workflowId).fetchHistory();
+    const firstTask = history.events!.find((event) => event.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED)!;
+    await client.workflowService.resetWorkflowExecution({
+      namespace,
+      workflowExecution: { workflowId },
+      reason: 'operator reset in a test',
+      workflowTaskFinishEventId: firstTask.eventId,
+      requestId: `reset-${id}`,
+    });
+    // The reset run remembers a draft; Postgres says sent.
+    const paid = await post(id, 'mark-paid', { paidDate: '2026-11-20' });
+    expect(paid.status).toBe(200);
+    expect(paid.body.data.status).toBe('paid');
+    expect(await api.db('payments').where({ invoice_id: id }).count({ n: '*' })).toEqual([{ n: '1' }]);
+    const transitions = await api.db('invoice_transitions').where({ invoice_id: id }).orderBy('seq').select('seq', 'step');
+    expect(transitions.map((t) => [t.seq, t.step])).toEqual([
+      [1, 'raise'],
+      [2, 'send'],
+      [3, 'pay'],
+    ]);
+
+    const undone = await api.http().post(`/fsm/invoice/${id}/undo`).set(auth()).send({});
+    expect(undone.status).toBe(200);
+    expect(undone.body.data.status).toBe('sent');
+  });
+});

@@ -57,8 +57,11 @@ const configSchema = z.object({
   S3_SECRET_ACCESS_KEY: z.string().optional(),
   // Port of the worker's Prometheus endpoint (SDK metrics and the worker's own); 0 turns it off.
   WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(0),
-  // How long a dependency check may take before /health calls it down, and how long the API waits for Temporal.
+  // How long the API waits for Temporal to start, signal or query a workflow before it answers 503.
   TEMPORAL_CALL_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(4_000),
+  // How long the API waits for a workflow Update (an invoice or contract transition, whose activities run
+  // meanwhile) before it answers 503; a retry with the same Idempotency-Key picks up the Update's result.
+  TEMPORAL_UPDATE_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(300_000).default(30_000),
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -1,5 +1,4 @@
 import type { Knex } from 'knex';
-import path from 'node:path';
 import type { Config } from './config';
 import { createMailer, type Mailer } from './mail/mailer';
 import { createAddressService } from './modules/addresses/addresses.service';
@@ -19,6 +18,8 @@ import { createEntityService } from './modules/entities/entities.service';
 import { createFsmService } from './modules/fsm/fsm.service';
 import { createFxRateService } from './modules/fx-rates/fx-rates.service';
 import { createHealthService } from './modules/health/health.service';
+import { createIdempotencyService } from './modules/idempotency/idempotency.service';
+import { createInvoiceRepository } from './modules/invoices/invoices.repository';
 import { createInvoiceFileService } from './modules/invoices/invoice-files.service';
 import { createInvoiceItemService } from './modules/invoices/invoice-items.service';
 import { createInvoiceLifecycleService } from './modules/invoices/invoice-lifecycle.service';
@@ -34,8 +35,11 @@ import { createPaymentService } from './modules/payments/payments.service';
 import { createRevenueSyncService } from './modules/revenue/revenue-sync.service';
 import { createRevenueService } from './modules/revenue/revenue.service';
 import { createUsageIngestionService } from './modules/usage/usage-ingestion.service';
+import { createUsageRepository } from './modules/usage/usage.repository';
 import { createUsageService } from './modules/usage/usage.service';
-import { createFilesystemStorage, type FileStorage } from './storage/file-storage';
+import { createApiMetrics } from './observability/metrics';
+import type { FileStorage } from './storage/file-storage';
+import { storagesFrom } from './storage/storage-from-config';
 import type { TemporalHandle, WorkflowServiceDeps } from './temporal/client';
 
 /** What every service is built from. */
@@ -44,19 +48,20 @@ export interface ServiceDeps {
   mailer: Mailer;
   /** Uploaded invoice documents. */
   storage: FileStorage;
-  /** Local files: exports. */
-  dataDir: string;
+  /** Export CSVs: written by the worker, downloaded through the API. */
+  exports: FileStorage;
   /** How long a refresh token lives. */
   refreshTokenTtlDays: number;
 }
 
 /** The dependencies of the services as the configuration sets them up. */
 export function serviceDepsFrom(config: Config, db: Knex): ServiceDeps {
+  const storages = storagesFrom(config);
   return {
     db,
     mailer: createMailer({ smtpUrl: config.SMTP_URL, from: config.MAIL_FROM, dataDir: config.DATA_DIR }),
-    storage: createFilesystemStorage(path.resolve(config.DATA_DIR, 'invoice-files')),
-    dataDir: config.DATA_DIR,
+    storage: storages['invoice-files'],
+    exports: storages.exports,
     refreshTokenTtlDays: config.REFRESH_TOKEN_TTL_DAYS,
   };
 }
@@ -113,12 +118,20 @@ export function createApiServices(deps: ServiceDeps & { temporal: TemporalHandle
     contracts: createContractService(workflowDeps),
     usage: createUsageService(workflowDeps),
     exports: createExportService(workflowDeps),
-    jobControl: createJobControlService({ ...workflowDeps, dataDir: deps.dataDir, jobs: services.jobs }),
+    jobControl: createJobControlService({ ...workflowDeps, exports: deps.exports, jobs: services.jobs }),
   };
   return {
     ...apiServices,
     auth: createAuthService({ db: deps.db, accessTokens: deps.accessTokens, refreshTokenTtlDays: deps.refreshTokenTtlDays }),
     health: createHealthService(workflowDeps),
+    idempotency: createIdempotencyService(deps.db),
+    // Read at every scrape of /metrics, each table through its own repository.
+    metrics: createApiMetrics({
+      db: deps.db,
+      taskQueue: deps.temporal.taskQueue,
+      usageBatchesByStatus: (db) => createUsageRepository(db).countBatchesByStatus(),
+      invoicesByStatus: (db) => createInvoiceRepository(db).countByStatus(),
+    }),
     // Custom lifecycles run through the same invoice and contract services as their own endpoints.
     fsm: createFsmService({ db: deps.db, invoices: apiServices.invoices, contracts: apiServices.contracts }),
   };

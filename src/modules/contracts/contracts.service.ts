@@ -77,6 +77,9 @@ export function createContractService(deps: WorkflowServiceDeps) {
     },
 
     async update(organisationId: string, id: string, changes: { name?: string; endDate?: string | null }): Promise<Contract> {
+      const contract = await requireContract(organisationId, id);
+      // ISO calendar days compare as text.
+      if (changes.endDate && changes.endDate < contract.startDate) throw AppError.validation(`must not be before the contract's startDate ${contract.startDate}`, 'body.endDate');
       if (!(await contracts.update(organisationId, id, changes))) throw AppError.notFound('Contract');
       return requireContract(organisationId, id);
     },

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import knex, { type Knex } from 'knex';
 import pg from 'pg';
+import type { Logger } from 'pino';
 
 // NUMERIC and BIGINT come back as strings so money never passes through a binary float.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => value);
@@ -32,8 +33,21 @@ class MigrationFiles implements Knex.MigrationSource<string> {
   }
 }
 
-export function createDb(connectionString: string, poolMax = 10): Knex {
+/** Where knex's own messages (a pool that cannot connect, say) go: the process's JSON log, not the console. */
+type KnexLogger = Pick<Logger, 'warn' | 'error' | 'debug'>;
+
+function knexLog(logger: KnexLogger): Knex.Config['log'] {
+  return {
+    warn: (message: unknown) => logger.warn({ knex: message }, 'knex warning'),
+    error: (message: unknown) => logger.error({ knex: message }, 'knex error'),
+    deprecate: (method: string, alternative: string) => logger.warn({ method, alternative }, 'knex deprecation'),
+    debug: (message: unknown) => logger.debug({ knex: message }, 'knex debug'),
+  };
+}
+
+export function createDb(connectionString: string, poolMax = 10, logger?: KnexLogger): Knex {
   return knex({
+    ...(logger ? { log: knexLog(logger) } : {}),
     client: 'pg',
     // Bounded waits: a Postgres that is down fails a request in seconds (a 503), never hangs it.
     connection: { connectionString, connectionTimeoutMillis: 3_000 },

@@ -18,7 +18,7 @@ export interface Endpoints {
 
 /** Starts the API on config.HOST:PORT; resolves once it listens. */
 export async function startApi(config: Config, endpoints: Endpoints, logger: Logger): Promise<{ server: Server; url: string; close: () => Promise<void> }> {
-  const db = createDb(endpoints.databaseUrl, config.DATABASE_POOL_MAX);
+  const db = createDb(endpoints.databaseUrl, config.DATABASE_POOL_MAX, logger);
   const temporal = await connectTemporal(config, endpoints.temporalAddress);
   const accessTokens = createAccessTokens(requireSetting(config, 'JWT_SECRET'), config.ACCESS_TOKEN_TTL_SECONDS);
   const services = createApiServices({ ...serviceDepsFrom(config, db), temporal, accessTokens });
@@ -50,7 +50,7 @@ export async function startApi(config: Config, endpoints: Endpoints, logger: Log
  * waits for it.
  */
 export async function startWorker(config: Config, endpoints: Endpoints, logger: Logger): Promise<{ stop: () => Promise<void>; done: Promise<void>; db: Knex }> {
-  const db = createDb(endpoints.databaseUrl, config.DATABASE_POOL_MAX);
+  const db = createDb(endpoints.databaseUrl, config.DATABASE_POOL_MAX, logger);
   const { worker, connection } = await createWorker({ config, temporalAddress: endpoints.temporalAddress, db, logger });
   const running = worker.run();
   const heartbeat = startWorkerHeartbeat({

@@ -147,4 +147,20 @@ describe('while the worker is down', () => {
     expect(done.summary).toEqual({ success: 30, failed: 0, total: 30, duplicates: 0 });
     expect(await eventsOf(prefix)).toBe(30);
   });
+
+  it('when a batch waiting for a worker is terminated from the Temporal UI, then reading it marks it failed with the reason, not processing forever', async () => {
+    await stack.killWorker();
+    const prefix = randomUUID();
+    const body = { events: Array.from({ length: 5 }, (_, i) => usageEvent(entityId, { eventId: `${prefix}-${i}` })) };
+    const res = await api.http().post('/events/batch').set(auth()).send(body);
+    expect(res.status).toBe(202);
+    const batchId = res.body.data.id as string;
+
+    await api.temporal.client.workflow.getHandle(`usage-batch:${batchId}`).terminate('operator gave up');
+    const read = await timed(api.http().get(`/events/batches/${batchId}`).set(auth()));
+
+    expect(read.ms).toBeLessThan(5_000);
+    expect(read.res.body.data).toMatchObject({ id: batchId, status: 'failed', error: expect.stringMatching(/terminated/) });
+    expect(await eventsOf(prefix)).toBe(0);
+  });
 });

@@ -1,0 +1,315 @@
+/**
+ * Billing periods and proration for automatic invoice runs (docs/billing-runs.md, "Billing semantics").
+ * Every date is a UTC calendar day `YYYY-MM-DD`, and every range includes both of its ends.
+ */
+import { currencyMinorUnits } from './currencies';
+import { AppError } from './errors';
+import { Decimal, toDecimal } from './money';
+import { priceItem, type PricedPlanItem } from './pricing';
+
+export type BillingPeriodKind = 'monthly' | 'quarterly' | 'yearly' | 'one_time';
+/** `calendar`: calendar months, quarters (Jan/Apr/Jul/Oct) and years; `anniversary`: from the start date. */
+export type BillingAnchor = 'calendar' | 'anniversary';
+export type BillingTiming = 'in_advance' | 'in_arrears';
+
+/** Consecutive days, both ends included. */
+export interface DayRange {
+  from: string;
+  to: string;
+}
+
+/** Days on which a contract bills no fees; `to: null` is a suspension that has not ended. */
+export interface Suspension {
+  from: string;
+  to: string | null;
+}
+
+/** What the schedule of one contract plan depends on. All end dates are the last day served. */
+export interface ContractPlanTerms {
+  billingPeriod: BillingPeriodKind;
+  billingAnchor: BillingAnchor;
+  /** The currency the fees are billed in: proration rounds to its minor unit. */
+  currency: string;
+  startDate: string;
+  endDate: string | null;
+  contractEndDate?: string | null;
+  terminationDate?: string | null;
+}
+
+/** A plan item as the billing run sees it: priced like any plan item, plus its meter and timing. */
+export interface BillableItem extends PricedPlanItem {
+  id: string;
+  meterId?: string | null;
+  /** Absent: `in_arrears` for an item with a meter, `in_advance` otherwise. */
+  billingTiming?: BillingTiming | null;
+}
+
+/** The key of a period already billed: the plan item and the first day of the whole period. */
+export interface BilledPeriod {
+  planItemId: string;
+  periodFrom: string;
+}
+
+export interface Proration {
+  /** The prorated amount, with exactly the currency's decimals. */
+  amount: string;
+  /** Days billed (used and not suspended) out of `periodDays`: the fraction applied. */
+  days: number;
+  periodDays: number;
+}
+
+/** One period due. `from`..`to` are the days used (the period clipped to the active span). */
+export interface DuePeriod extends DayRange {
+  /** The whole period; `period.from` is the key to record as billed. */
+  period: DayRange;
+  /** Fee items only: the fee of a whole period and the part billed. Usage items are rated by the caller. */
+  fee?: Proration & { fullAmount: string };
+}
+
+export interface DueItem {
+  planItemId: string;
+  /** `usage` for an item with a meter: its usage over each window is rated with the pricing engine. */
+  kind: 'fee' | 'usage';
+  timing: BillingTiming;
+  periods: DuePeriod[];
+}
+
+// ---- calendar days as day numbers (days since 1970-01-01), so that ranges are plain integer intervals
+
+const DAY_MS = 86_400_000;
+const ISO_DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+interface Days {
+  from: number;
+  to: number;
+}
+
+function dayOf(year: number, month0: number, day: number): number {
+  // setUTCFullYear, unlike Date.UTC, does not read years 0 to 99 as 1900 to 1999.
+  const date = new Date(0);
+  date.setUTCFullYear(year, month0, day);
+  return date.getTime() / DAY_MS;
+}
+
+function isoOf(day: number): string {
+  return new Date(day * DAY_MS).toISOString().slice(0, 10);
+}
+
+function parseDay(value: string, field: string): number {
+  const match = ISO_DAY.exec(value);
+  const day = match ? dayOf(Number(match[1]), Number(match[2]) - 1, Number(match[3])) : NaN;
+  if (Number.isNaN(day) || isoOf(day) !== value) throw AppError.validation(`${field} must be a calendar day YYYY-MM-DD, not ${value}`);
+  return day;
+}
+
+function parseRange(range: DayRange, field: string): Days {
+  const days = { from: parseDay(range.from, `${field}.from`), to: parseDay(range.to, `${field}.to`) };
+  if (days.to < days.from) throw AppError.validation(`${field} ends before it starts`);
+  return days;
+}
+
+function toRange(days: Days): DayRange {
+  return { from: isoOf(days.from), to: isoOf(days.to) };
+}
+
+/** Months counted from year 0: `year * 12 + month0`, so that adding months is adding integers. */
+function monthIndexOf(day: number): number {
+  const date = new Date(day * DAY_MS);
+  return date.getUTCFullYear() * 12 + date.getUTCMonth();
+}
+
+function firstDayOfMonth(monthIndex: number): number {
+  return dayOf(Math.floor(monthIndex / 12), monthIndex % 12, 1);
+}
+
+// ---- periods
+
+const MONTHS: Record<Exclude<BillingPeriodKind, 'one_time'>, number> = { monthly: 1, quarterly: 3, yearly: 12 };
+
+function calendarPeriod(months: number, day: number): Days {
+  const start = Math.floor(monthIndexOf(day) / months) * months;
+  return { from: firstDayOfMonth(start), to: firstDayOfMonth(start + months) - 1 };
+}
+
+/**
+ * The k-th anniversary period. Its start is always derived from the anchor's own day, clamped to the
+ * month's length, so that a short month never shifts the starts after it (31 Jan, 28 Feb, 31 Mar).
+ */
+function anniversaryStart(anchor: number, months: number, k: number): number {
+  const anchorDay = new Date(anchor * DAY_MS).getUTCDate();
+  const month = monthIndexOf(anchor) + k * months;
+  const monthLength = firstDayOfMonth(month + 1) - firstDayOfMonth(month);
+  return firstDayOfMonth(month) + Math.min(anchorDay, monthLength) - 1;
+}
+
+function anniversaryPeriod(anchor: number, months: number, day: number): Days {
+  let k = Math.floor((monthIndexOf(day) - monthIndexOf(anchor)) / months);
+  // Only in the anchor's month of the cycle can the (clamped) start still lie ahead of the day.
+  if (anniversaryStart(anchor, months, k) > day) k -= 1;
+  return { from: anniversaryStart(anchor, months, k), to: anniversaryStart(anchor, months, k + 1) - 1 };
+}
+
+function periodsBetween(kind: BillingPeriodKind, anchor: BillingAnchor, anchorDay: number, span: Days): Days[] {
+  if (kind === 'one_time') return anchorDay >= span.from && anchorDay <= span.to ? [{ from: anchorDay, to: anchorDay }] : [];
+  const months = MONTHS[kind];
+  const containing = (day: number) => (anchor === 'calendar' ? calendarPeriod(months, day) : anniversaryPeriod(anchorDay, months, day));
+  const periods: Days[] = [];
+  for (let period = containing(span.from); period.from <= span.to; period = containing(period.to + 1)) periods.push(period);
+  return periods;
+}
+
+/**
+ * The whole periods that share at least one day with `span`, in order: contiguous, each day of the span
+ * in exactly one. `anchorDate` is the contract plan's start date: anniversary periods repeat from it, and
+ * it is the only day of a `one_time` plan; calendar periods do not depend on it.
+ */
+export function periodsOf(kind: BillingPeriodKind, anchor: BillingAnchor, anchorDate: string, span: DayRange): DayRange[] {
+  return periodsBetween(kind, anchor, parseDay(anchorDate, 'anchorDate'), parseRange(span, 'span')).map(toRange);
+}
+
+// ---- proration
+
+/** `amount × k / n` in minor units, rounded half-up (away from zero), in exact integer arithmetic. */
+function shareInMinorUnits(amount: Decimal, k: number, n: number, minorUnits: number): bigint {
+  const places = amount.decimalPlaces();
+  const numerator = BigInt(amount.times(new Decimal(10).pow(places)).toFixed(0)) * BigInt(k) * 10n ** BigInt(minorUnits);
+  const denominator = BigInt(n) * 10n ** BigInt(places);
+  const quotient = numerator / denominator;
+  const remainder = numerator % denominator;
+  if (2n * (remainder < 0n ? -remainder : remainder) < denominator) return quotient;
+  return numerator < 0n ? quotient - 1n : quotient + 1n;
+}
+
+const OPEN_END = Number.POSITIVE_INFINITY;
+
+function parseSuspensions(suspensions: readonly Suspension[]): Days[] {
+  return suspensions
+    .map((suspension, i) => {
+      const from = parseDay(suspension.from, `suspensions[${i}].from`);
+      const to = suspension.to === null ? OPEN_END : parseDay(suspension.to, `suspensions[${i}].to`);
+      if (to < from) throw AppError.validation(`suspensions[${i}] ends before it starts`);
+      return { from, to };
+    })
+    .sort((a, b) => a.from - b.from);
+}
+
+/** The runs of `range` that no suspension covers (suspensions sorted by start; they may overlap). */
+function unsuspendedRuns(range: Days, suspensions: readonly Days[]): Days[] {
+  const runs: Days[] = [];
+  let cursor = range.from;
+  for (const suspension of suspensions) {
+    if (suspension.from > range.to) break;
+    if (suspension.from > cursor) runs.push({ from: cursor, to: suspension.from - 1 });
+    cursor = Math.max(cursor, suspension.to + 1);
+  }
+  if (cursor <= range.to) runs.push({ from: cursor, to: range.to });
+  return runs;
+}
+
+function prorateDays(amount: Decimal, currency: string, period: Days, used: Days, suspensions: readonly Days[]): Proration {
+  const minorUnits = currencyMinorUnits(currency);
+  const periodDays = period.to - period.from + 1;
+  // The amount from the period's first day through `day`, rounded. A part is the difference of two of
+  // these, so the parts of one period telescope: together they never exceed the rounded whole.
+  const throughDay = (day: number) => shareInMinorUnits(amount, day - period.from + 1, periodDays, minorUnits);
+  const clipped = { from: Math.max(used.from, period.from), to: Math.min(used.to, period.to) };
+  let minor = 0n;
+  let days = 0;
+  if (clipped.from <= clipped.to) {
+    for (const run of unsuspendedRuns(clipped, suspensions)) {
+      minor += throughDay(run.to) - throughDay(run.from - 1);
+      days += run.to - run.from + 1;
+    }
+  }
+  const value = new Decimal(minor.toString()).times(new Decimal(10).pow(-minorUnits));
+  return { amount: value.toFixed(minorUnits), days, periodDays };
+}
+
+/**
+ * The part of `amount` (the fee of the whole `period`) earned over the days of `used` that fall in the
+ * period and in no suspension: the difference of `amount × days since the period's start / days in the
+ * period`, rounded half-up to the currency's minor unit, at the part's two ends. A part starting on the
+ * period's first day is exactly `amount × days / periodDays` rounded; any other part is within one minor
+ * unit of it, and the parts of one period never add up to more than the (rounded) amount.
+ */
+export function prorate(amount: number | string | Decimal, currency: string, period: DayRange, used: DayRange, suspensions: readonly Suspension[] = []): Proration {
+  return prorateDays(toDecimal(amount), currency, parseRange(period, 'period'), parseRange(used, 'used'), parseSuspensions(suspensions));
+}
+
+// ---- what is due on a billing date
+
+/** The item's timing: its own, or `in_arrears` for an item with a meter and `in_advance` for any other. */
+export function billingTimingOf(item: Pick<BillableItem, 'meterId' | 'billingTiming'>): BillingTiming {
+  return item.billingTiming ?? (item.meterId ? 'in_arrears' : 'in_advance');
+}
+
+/**
+ * The days a contract plan is billed for: from its start to the earliest of its own end, the contract's
+ * end and the contract's termination (each the last day served); `to: null` is open-ended, and `null`
+ * means no day at all (the contract ended before this plan started).
+ */
+export function activeSpan(terms: ContractPlanTerms): { from: string; to: string | null } | null {
+  const ends = [terms.endDate, terms.contractEndDate, terms.terminationDate].filter((end): end is string => typeof end === 'string');
+  ends.forEach((end) => parseDay(end, 'end date'));
+  parseDay(terms.startDate, 'startDate');
+  const to = ends.length > 0 ? ends.reduce((a, b) => (b < a ? b : a)) : null;
+  if (to !== null && to < terms.startDate) return null;
+  return { from: terms.startDate, to };
+}
+
+const billedKey = (planItemId: string, periodFrom: string) => `${planItemId}\u0000${periodFrom}`;
+
+/** The fee of one whole period: the item priced for its own quantity (default 1), as milestones are. */
+function fullFee(item: BillableItem, currency: string): Decimal {
+  return toDecimal(priceItem(item, item.quantity ?? 1, currency).amount);
+}
+
+/**
+ * What one contract plan owes on `billingDate`: for each item, every period not yet `billed` whose days
+ * used start on or before the billing date (`in_advance`) or ended before it (`in_arrears`). Fee items
+ * carry their prorated amount, and a fee period with no day left to bill (all suspended) is not due;
+ * a `one_time` fee is its full amount, whatever the suspensions. Items with nothing due are left out.
+ */
+export function dueOn(
+  billingDate: string,
+  contractPlan: ContractPlanTerms,
+  items: readonly BillableItem[],
+  billed: Iterable<BilledPeriod>,
+  suspensions: readonly Suspension[] = [],
+): DueItem[] {
+  const date = parseDay(billingDate, 'billingDate');
+  const span = activeSpan(contractPlan);
+  const suspended = parseSuspensions(suspensions);
+  if (!span) return [];
+  const start = parseDay(span.from, 'startDate');
+  const end = span.to === null ? OPEN_END : parseDay(span.to, 'end date');
+  const done = new Set([...billed].map((key) => billedKey(key.planItemId, key.periodFrom)));
+  const due: DueItem[] = [];
+  for (const item of items) {
+    const timing = billingTimingOf(item);
+    const kind = item.meterId ? 'usage' : 'fee';
+    if (kind === 'usage' && timing === 'in_advance') throw AppError.validation(`plan item ${item.id} has a meter: its usage can only be billed in arrears`);
+    // The last day a due period's days used may reach (in advance) or must have ended by (in arrears).
+    const last = Math.min(end, timing === 'in_advance' ? date : date - 1);
+    if (last < start) continue;
+    const fee = kind === 'fee' ? fullFee(item, contractPlan.currency) : undefined;
+    const periods: DuePeriod[] = [];
+    for (const period of periodsBetween(contractPlan.billingPeriod, contractPlan.billingAnchor, start, { from: start, to: last })) {
+      const used = { from: Math.max(period.from, start), to: Math.min(period.to, end) };
+      if (timing === 'in_arrears' && used.to > last) continue;
+      if (done.has(billedKey(item.id, isoOf(period.from)))) continue;
+      const duePeriod: DuePeriod = { ...toRange(used), period: toRange(period) };
+      if (fee) {
+        const proration =
+          contractPlan.billingPeriod === 'one_time'
+            ? { amount: fee.toFixed(currencyMinorUnits(contractPlan.currency)), days: 1, periodDays: 1 }
+            : prorateDays(fee, contractPlan.currency, period, used, suspended);
+        if (proration.days === 0) continue;
+        duePeriod.fee = { ...proration, fullAmount: fee.toFixed(currencyMinorUnits(contractPlan.currency)) };
+      }
+      periods.push(duePeriod);
+    }
+    if (periods.length > 0) due.push({ planItemId: item.id, kind, timing, periods });
+  }
+  return due;
+}

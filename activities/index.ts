@@ -1,7 +1,9 @@
+import type { InvoiceService } from '../src/modules/invoices/invoices.service';
 import type { Services } from '../src/services';
 import { reportingFailures } from './adapter';
 import { createContractActivities } from './contracts.activities';
 import { createExportActivities } from './export.activities';
+import { createInvoiceRunActivities } from './invoice-runs.activities';
 import { createInvoiceActivities } from './invoices.activities';
 import { createRevenueActivities } from './revenue.activities';
 import { createUsageActivities } from './usage.activities';
@@ -10,13 +12,19 @@ import { createUsageActivities } from './usage.activities';
  * Every activity the worker registers: one-line adapters over the services, each failure reported in
  * the error model's terms. Workflows proxy these types.
  */
-export function createActivities(services: Services) {
+/** Services that drive other workflows through the Temporal client. */
+export interface WorkflowDrivers {
+  invoices: InvoiceService;
+}
+
+export function createActivities(services: Services, drivers: WorkflowDrivers) {
   return reportingFailures({
     ...createUsageActivities(services),
     ...createInvoiceActivities(services),
     ...createContractActivities(services),
     ...createExportActivities(services),
     ...createRevenueActivities(services),
+    ...createInvoiceRunActivities(services, drivers),
   });
 }
 

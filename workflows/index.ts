@@ -5,3 +5,4 @@ export { invoiceLifecycleWorkflow } from './invoice-lifecycle.workflow';
 export { revenueSyncWorkflow } from './revenue-sync.workflow';
 export { contractWorkflow } from './contract.workflow';
 export { exportWorkflow } from './export.workflow';
+export { invoiceRunWorkflow } from './invoice-run.workflow';

@@ -3,6 +3,7 @@ import type { Duration, SearchAttributePair } from '@temporalio/common';
 import { Mutex } from 'async-mutex';
 import type { ContractActivities } from '../activities/contracts.activities';
 import type { ExportActivities } from '../activities/export.activities';
+import type { InvoiceRunActivities } from '../activities/invoice-runs.activities';
 import type { InvoiceActivities } from '../activities/invoices.activities';
 import type { RevenueActivities } from '../activities/revenue.activities';
 import type { UsageActivities } from '../activities/usage.activities';
@@ -19,6 +20,9 @@ export const usageBatchWorkflowId = (batchId: string) => `usage-batch:${batchId}
 export const usageChunkWorkflowId = (batchId: string, chunkIndex: number) => `usage-batch:${batchId}:chunk:${chunkIndex}`;
 export const exportWorkflowId = (jobId: string) => `export:${jobId}`;
 export const revenueSyncWorkflowId = (invoiceItemId: string) => `revenue-sync:${invoiceItemId}`;
+export const invoiceRunWorkflowId = (runId: string) => `invoice-run:${runId}`;
+/** One Temporal Schedule per organisation and schedule; the workflows it starts get this id plus the scheduled time. */
+export const invoiceRunScheduleId = (organisationId: string, scheduleId: string) => `invoice-run-schedule:${organisationId}:${scheduleId}`;
 
 // ---------------------------------------------------------------------------------------------------------
 // Search attributes, the same for a workflow started by the API and one started as a child.
@@ -114,15 +118,28 @@ const bookkeeping = profile(
   { firstRetry: '1 second', longestWait: '15 seconds', attempts: 30 },
 );
 
-export const ACTIVITY_PROFILES = { invoiceStep, transition, ingestion, longExport, bookkeeping } as const satisfies Record<string, ActivityOptions>;
+/**
+ * A page of contracts billed by an invoice run, one transaction each, heartbeating as it goes; a retry
+ * skips the contracts already billed.
+ */
+const billing = profile(
+  { startToCloseTimeout: '10 minutes', heartbeatTimeout: '20 seconds', scheduleToCloseTimeout: '1 hour' },
+  { firstRetry: '1 second', longestWait: '30 seconds', attempts: 20 },
+);
+
+export const ACTIVITY_PROFILES = { invoiceStep, transition, ingestion, longExport, bookkeeping, billing } as const satisfies Record<string, ActivityOptions>;
 
 // One proxy per profile: an activity's profile is fixed by the proxy it is called through.
 export const invoiceStepActivities = proxyActivities<InvoiceActivities>(ACTIVITY_PROFILES.invoiceStep);
 export const transitionActivities = proxyActivities<ContractActivities & RevenueActivities>(ACTIVITY_PROFILES.transition);
 export const ingestionActivities = proxyActivities<Pick<UsageActivities, 'ingestUsageChunk'>>(ACTIVITY_PROFILES.ingestion);
 export const longExportActivities = proxyActivities<Pick<ExportActivities, 'exportObjects'>>(ACTIVITY_PROFILES.longExport);
+export const billingActivities = proxyActivities<Pick<InvoiceRunActivities, 'billContracts' | 'advanceRunInvoices'>>(ACTIVITY_PROFILES.billing);
 export const bookkeepingActivities = proxyActivities<
-  Pick<ExportActivities, 'finishJob'> & Pick<UsageActivities, 'completeUsageBatch' | 'failUsageBatch'> & Pick<InvoiceActivities, 'invoiceUndoWindow' | 'invoiceSnapshot'>
+  Pick<ExportActivities, 'finishJob'> &
+    Pick<UsageActivities, 'completeUsageBatch' | 'failUsageBatch'> &
+    Pick<InvoiceActivities, 'invoiceUndoWindow' | 'invoiceSnapshot'> &
+    Pick<InvoiceRunActivities, 'beginInvoiceRun' | 'finishInvoiceRun'>
 >(
   ACTIVITY_PROFILES.bookkeeping,
 );

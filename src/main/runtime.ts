@@ -51,7 +51,7 @@ export async function startApi(config: Config, endpoints: Endpoints, logger: Log
  */
 export async function startWorker(config: Config, endpoints: Endpoints, logger: Logger): Promise<{ stop: () => Promise<void>; done: Promise<void>; db: Knex }> {
   const db = createDb(endpoints.databaseUrl, config.DATABASE_POOL_MAX, logger);
-  const { worker, connection } = await createWorker({ config, temporalAddress: endpoints.temporalAddress, db, logger });
+  const { worker, close } = await createWorker({ config, temporalAddress: endpoints.temporalAddress, db, logger });
   const running = worker.run();
   const heartbeat = startWorkerHeartbeat({
     db,
@@ -62,7 +62,7 @@ export async function startWorker(config: Config, endpoints: Endpoints, logger: 
   });
   const done = running.finally(async () => {
     await heartbeat.stop();
-    await connection.close();
+    await close();
     await db.destroy();
   });
   logger.info({ taskQueue: config.TEMPORAL_TASK_QUEUE }, 'worker polling');

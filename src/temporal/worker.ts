@@ -7,7 +7,9 @@ import type { Logger } from 'pino';
 import { createActivities } from '../../activities';
 import type { Config } from '../config';
 import { createServices, serviceDepsFrom } from '../services';
-import { connectionOptions } from './client';
+import { resolveContractPlan } from '../modules/contracts/contract-plans.repository';
+import { createInvoiceService } from '../modules/invoices/invoices.service';
+import { connectionOptions, connectTemporal } from './client';
 import { ensureSearchAttributes } from './search-attributes';
 
 export const WORKFLOWS_PATH = require.resolve('../../workflows');
@@ -35,20 +37,34 @@ export interface WorkerDeps {
 }
 
 /** The worker factory: activities are adapters over the services built here, workflows come from workflows/index.ts. */
-export async function createWorker(deps: WorkerDeps, overrides: Partial<WorkerOptions> = {}): Promise<{ worker: Worker; connection: NativeConnection }> {
+export async function createWorker(
+  deps: WorkerDeps,
+  overrides: Partial<WorkerOptions> = {},
+): Promise<{ worker: Worker; connection: NativeConnection; close: () => Promise<void> }> {
   const { tls } = connectionOptions(deps.config, deps.temporalAddress);
   const connection = await NativeConnection.connect({ address: deps.temporalAddress, tls, apiKey: deps.config.TEMPORAL_API_KEY });
+  // A client of its own, for the activities that drive other workflows (an invoice run raising its drafts).
+  const temporal = await connectTemporal(deps.config, deps.temporalAddress);
   await ensureSearchAttributes(connection as unknown as Pick<Connection, 'operatorService'>, deps.config.TEMPORAL_NAMESPACE);
   const worker = await Worker.create({
     connection,
     namespace: deps.config.TEMPORAL_NAMESPACE,
     taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
     ...workflowCode(),
-    activities: createActivities(createServices(serviceDepsFrom(deps.config, deps.db))),
+    activities: createActivities(createServices(serviceDepsFrom(deps.config, deps.db)), {
+      invoices: createInvoiceService({ db: deps.db, temporal }, resolveContractPlan),
+    }),
     maxConcurrentActivityTaskExecutions: deps.config.WORKER_MAX_CONCURRENT_ACTIVITIES,
     // Let running activities finish on shutdown; what does not finish in time is retried elsewhere.
     shutdownGraceTime: '30s',
     ...overrides,
   });
-  return { worker, connection };
+  return {
+    worker,
+    connection,
+    close: async () => {
+      await temporal.connection.close();
+      await connection.close();
+    },
+  };
 }

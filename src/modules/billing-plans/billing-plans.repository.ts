@@ -31,6 +31,7 @@ export interface PlanItemRow {
   tiers: PlanItem['tiers'];
   package_size: string | null;
   meter_id: string | null;
+  billing_timing: 'in_advance' | 'in_arrears';
   created_at: Date;
   updated_at: Date;
 }
@@ -49,6 +50,7 @@ export function toPlanItem(row: PlanItemRow): PlanItem {
     tiers: row.tiers,
     packageSize: plain(row.package_size),
     meterId: row.meter_id,
+    billingTiming: row.billing_timing,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   };
@@ -79,6 +81,8 @@ function itemRow(organisationId: string, planId: string, item: PlanItemInput) {
     tiers: item.tiers ? JSON.stringify(item.tiers) : null,
     package_size: item.packageSize ?? null,
     meter_id: item.meterId ?? null,
+    // Metered usage is known once its period has ended; fees are billed ahead.
+    billing_timing: item.billingTiming ?? (item.meterId ? 'in_arrears' : 'in_advance'),
   };
 }
 

@@ -12,10 +12,13 @@ export const tierInput = z.object({
   flatFee: decimal({ precision: 24, scale: 4, sign: 'nonNegative' }).optional(),
 });
 
+export const billingTiming = z.enum(['in_advance', 'in_arrears']);
+
 const itemFields = {
   name: text(200),
   skuId: reference().optional(),
   meterId: reference().optional(),
+  billingTiming: billingTiming.optional().describe('when a run bills the item: in_advance (default without a meter) or in_arrears (default with a meter)'),
 };
 
 /** What each pricing model needs is required by the model; tiers must ascend, which the service checks. */
@@ -25,6 +28,8 @@ export const planItemInput = z
     z.object({ ...itemFields, pricingModel: z.enum(['graduated', 'volume']), tiers: z.array(tierInput).min(1).max(50) }),
     z.object({ ...itemFields, pricingModel: z.literal('package'), unitPrice, packageSize: decimal({ precision: 24, scale: 6, sign: 'positive' }) }),
   ])
+  // Usage is known once its period has ended.
+  .refine((item) => !(item.meterId && item.billingTiming === 'in_advance'), { message: 'an item with a meter is billed in arrears', path: ['billingTiming'] })
   // One shape for the service and the repository, whatever the model.
   .transform((item) => ({ unitPrice: undefined, quantity: undefined, tiers: undefined, packageSize: undefined, ...item }));
 
@@ -52,6 +57,7 @@ export const planItemSchema = z.object({
   tiers: z.array(z.object({ upTo: z.string().nullable(), unitPrice: z.string(), flatFee: z.string().optional() })).nullable(),
   packageSize: z.string().nullable(),
   meterId: z.string().nullable(),
+  billingTiming,
   ...timestamps,
 });
 

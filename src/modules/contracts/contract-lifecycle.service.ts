@@ -43,6 +43,11 @@ export function createContractLifecycleService(db: Knex) {
         if (status === input.to) return;
         if (status !== input.from) throw AppError.conflict(`the contract is ${status}, not ${input.from}`);
         await contracts.setStatus(input.contractId, input.to);
+        // What billing needs to know of the change: the days without fees, and the last day billed.
+        const today = new Date().toISOString().slice(0, 10);
+        if (input.from === 'suspended') await contracts.closeSuspension(input.contractId, today);
+        if (input.to === 'suspended') await contracts.openSuspension(input.organisationId, input.contractId, today);
+        if (input.to === 'ended' || input.to === 'terminated') await contracts.endBy(input.contractId, today);
       });
     },
 

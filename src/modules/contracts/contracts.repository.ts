@@ -18,8 +18,16 @@ export interface ContractRow {
   status: ContractState;
   start_date: Date;
   end_date: Date | null;
+  billing_anchor: BillingAnchor;
   created_at: Date;
   updated_at: Date;
+}
+
+export type BillingAnchor = 'calendar' | 'anniversary';
+
+export interface SuspensionRow {
+  from_date: Date;
+  to_date: Date | null;
 }
 
 export interface ContractPlanRow {
@@ -76,6 +84,7 @@ function toContract(row: ContractRow, plans: ContractPlanRow[]): Contract {
     status: row.status,
     startDate: calendarDay(row.start_date),
     endDate: day(row.end_date),
+    billingAnchor: row.billing_anchor,
     plans: plans.map((plan) => ({ id: plan.id, planId: plan.plan_id, startDate: calendarDay(plan.start_date), endDate: day(plan.end_date) })),
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
@@ -132,7 +141,15 @@ export function createContractRepository(db: Knex) {
   return {
     async create(
       organisationId: string,
-      contract: { customerId: string; name?: string; currency: string; startDate: string; endDate?: string; plans: Array<{ planId: string; startDate?: string; endDate?: string }> },
+      contract: {
+        customerId: string;
+        name?: string;
+        currency: string;
+        startDate: string;
+        endDate?: string;
+        billingAnchor?: BillingAnchor;
+        plans: Array<{ planId: string; startDate?: string; endDate?: string }>;
+      },
     ): Promise<Contract> {
       return db.transaction(async (trx) => {
         const [row] = await trx('contracts')
@@ -144,6 +161,7 @@ export function createContractRepository(db: Knex) {
             currency: contract.currency,
             start_date: contract.startDate,
             end_date: contract.endDate ?? null,
+            billing_anchor: contract.billingAnchor ?? 'calendar',
           })
           .returning<ContractRow[]>('*');
         const plans = await trx('contract_plans')
@@ -195,6 +213,48 @@ export function createContractRepository(db: Knex) {
 
     async setStatus(id: string, status: ContractState): Promise<void> {
       await db('contracts').where({ id }).update({ status, updated_at: db.fn.now() });
+    },
+
+    /**
+     * Inside the status transaction: a suspension opens on `day` (the first day not billed) and closes the
+     * day before `day` (the first day billed again); one that would cover no day is removed.
+     */
+    async openSuspension(organisationId: string, contractId: string, day: string): Promise<void> {
+      await db('contract_suspensions').insert({ id: newId('csu'), organisation_id: organisationId, contract_id: contractId, from_date: day });
+    },
+
+    async closeSuspension(contractId: string, day: string): Promise<void> {
+      const open = db('contract_suspensions').where({ contract_id: contractId }).whereNull('to_date');
+      await open.clone().where('from_date', '>=', day).delete();
+      await open.clone().update({ to_date: db.raw("?::date - interval '1 day'", [day]) });
+    },
+
+    /** A contract that ends or is terminated on `day` bills nothing after it: its end date moves up to it. */
+    async endBy(contractId: string, day: string): Promise<void> {
+      await db('contracts')
+        .where({ id: contractId })
+        .andWhere((q) => q.whereNull('end_date').orWhere('end_date', '>', day))
+        .update({ end_date: day });
+      await db('contract_plans')
+        .where({ contract_id: contractId })
+        .andWhere((q) => q.whereNull('end_date').orWhere('end_date', '>', day))
+        .update({ end_date: db.raw('greatest(start_date, ?::date)', [day]) });
+    },
+
+    /** The contracts an invoice run considers: begun by the billing date and past their draft; all, or those named. */
+    async billableIds(organisationId: string, billingDate: string, only?: string[]): Promise<string[]> {
+      const query = db('contracts').where({ organisation_id: organisationId }).whereNot({ status: 'draft' }).andWhere('start_date', '<=', billingDate);
+      if (only) query.whereIn('id', only);
+      return query.orderBy('id').pluck('id');
+    },
+
+    /** Inside a transaction: the contract's row, locked until commit, so that runs billing it take turns. */
+    async lock(organisationId: string, id: string): Promise<boolean> {
+      return Boolean(await db('contracts').where({ organisation_id: organisationId, id }).forUpdate().first('id'));
+    },
+
+    async suspensions(contractId: string): Promise<SuspensionRow[]> {
+      return db('contract_suspensions').where({ contract_id: contractId }).orderBy('from_date').select<SuspensionRow[]>('from_date', 'to_date');
     },
 
     async contractPlan(organisationId: string, contractId: string, contractPlanId: string): Promise<ContractPlanRow | undefined> {

@@ -6,6 +6,8 @@ import { CONTRACT_STATES } from '../../domain/contract-state';
 
 const contractPlanInput = ordered(z.object({ planId: reference(), startDate: isoDate.optional(), endDate: isoDate.optional().describe('not before startDate') }), 'startDate', 'endDate');
 
+export const billingAnchor = z.enum(['calendar', 'anniversary']);
+
 export const createContractBody = ordered(
   z.object({
     customerId: reference(),
@@ -13,6 +15,7 @@ export const createContractBody = ordered(
     currency: isoCurrency,
     startDate: isoDate,
     endDate: isoDate.optional().describe('not before startDate'),
+    billingAnchor: billingAnchor.optional().describe("calendar (default): periods are calendar months, quarters or years; anniversary: they start on each contract plan's start date"),
     plans: z.array(contractPlanInput).min(1).max(50),
   }),
   'startDate',
@@ -33,6 +36,7 @@ export const contractSchema = z.object({
   status: z.enum(CONTRACT_STATES),
   startDate: z.string(),
   endDate: z.string().nullable(),
+  billingAnchor,
   plans: z.array(contractPlanSchema),
   ...timestamps,
 });

@@ -1,0 +1,52 @@
+import type { Services } from '../src/services';
+import type { BeginRunInput } from '../src/modules/invoice-runs/invoice-runs.service';
+import type { InvoiceService } from '../src/modules/invoices/invoices.service';
+import { withHeartbeat } from './adapter';
+
+export interface BillContractsInput {
+  organisationId: string;
+  runId: string;
+  contractIds: string[];
+  billingDate: string;
+  dryRun: boolean;
+}
+
+export function createInvoiceRunActivities(services: Services, drivers: { invoices: InvoiceService }) {
+  const { invoiceRuns, organisationSettings } = services;
+  return {
+    beginInvoiceRun: (input: BeginRunInput) => invoiceRuns.begin(input),
+    /** A page of contracts, one transaction each; a retry skips those already billed. */
+    billContracts: (input: BillContractsInput) =>
+      withHeartbeat(async () => {
+        let failed = 0;
+        for (const contractId of input.contractIds) {
+          const outcome = await invoiceRuns.billContract({ ...input, contractId });
+          if (outcome.status === 'failed') failed += 1;
+        }
+        return { billed: input.contractIds.length - failed, failed };
+      }),
+    finishInvoiceRun: (input: { runId: string; failed?: boolean }) => invoiceRuns.finish(input),
+    /**
+     * Auto-advance: with the organisation's settings on, each draft the run made is raised (and sent)
+     * through its own invoice workflow's Updates, as by hand. The Update ids are keyed by run and invoice,
+     * so a retried activity joins the first Update instead of running another.
+     */
+    advanceRunInvoices: (input: { organisationId: string; runId: string }) =>
+      withHeartbeat(async () => {
+        const settings = await organisationSettings.get(input.organisationId);
+        if (!settings.autoRaiseGeneratedInvoices) return { advanced: 0 };
+        let advanced = 0;
+        for (const invoiceId of await invoiceRuns.invoiceIdsOf(input.organisationId, input.runId)) {
+          const invoice = await drivers.invoices.get(input.organisationId, invoiceId);
+          if (invoice.status === 'draft') await drivers.invoices.transition(input.organisationId, invoiceId, 'raise', {}, `run:${input.runId}:raise:${invoiceId}`);
+          if (settings.autoSendGeneratedInvoices && ['draft', 'raised'].includes(invoice.status)) {
+            await drivers.invoices.transition(input.organisationId, invoiceId, 'send', {}, `run:${input.runId}:send:${invoiceId}`);
+          }
+          advanced += 1;
+        }
+        return { advanced };
+      }),
+  };
+}
+
+export type InvoiceRunActivities = ReturnType<typeof createInvoiceRunActivities>;

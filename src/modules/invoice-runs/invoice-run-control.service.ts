@@ -1,0 +1,144 @@
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { newId } from '../../db/ids';
+import { AppError, orNotFound } from '../../domain/errors';
+import { Decimal, formatAmount } from '../../domain/money';
+import type { Page, PageQuery } from '../../http/paging';
+import type { WorkflowServiceDeps } from '../../temporal/client';
+import type { InvoiceRunInput } from '../../../workflows/invoice-run.types';
+import { invoiceRunWorkflow } from '../../../workflows/invoice-run.workflow';
+import { invoiceRunWorkflowId, searchAttributes } from '../../../workflows/shared';
+import { createContractRepository } from '../contracts/contracts.repository';
+import { createInvoiceRunRepository, type InvoiceRunRow, type RunContractRow } from './invoice-runs.repository';
+import type { InvoiceRun } from './invoice-runs.schemas';
+import type { InvoiceRunService } from './invoice-runs.service';
+
+const today = () => new Date().toISOString().slice(0, 10);
+
+/** A run as the API shows it: its record, with progress, totals and failures counted from its contracts' outcomes. */
+function toRun(row: InvoiceRunRow, outcomes: RunContractRow[]): InvoiceRun {
+  const failures = outcomes.filter((outcome) => outcome.status === 'failed');
+  const invoices = outcomes.flatMap((outcome) => outcome.invoices.map((invoice) => ({ contractId: outcome.contract_id, ...invoice })));
+  const sums = new Map<string, Decimal>();
+  for (const invoice of invoices) sums.set(invoice.currency, (sums.get(invoice.currency) ?? new Decimal(0)).plus(invoice.total));
+  return {
+    id: row.id,
+    status: row.status,
+    billingDate: row.billing_date instanceof Date ? row.billing_date.toISOString().slice(0, 10) : String(row.billing_date),
+    dryRun: row.dry_run,
+    scheduleId: row.schedule_id,
+    progress: { contracts: row.contracts_total, done: outcomes.length, failed: failures.length },
+    invoicesCreated: invoices.filter((invoice) => invoice.invoiceId !== null).length,
+    totals: [...sums].sort(([a], [b]) => a.localeCompare(b)).map(([currency, amount]) => ({ currency, amount: formatAmount(amount, currency) })),
+    failures: failures.map((failure) => ({ contractId: failure.contract_id, code: failure.error_code ?? '', message: failure.error ?? '' })),
+    invoices,
+    startedAt: row.started_at.toISOString(),
+    completedAt: row.completed_at?.toISOString() ?? null,
+  };
+}
+
+/** Invoice runs as the API drives them: each is recorded, then run by its workflow `invoice-run:{id}`. */
+export function createInvoiceRunControlService(deps: WorkflowServiceDeps & { invoiceRuns: InvoiceRunService }) {
+  const runs = createInvoiceRunRepository(deps.db);
+  const { client, taskQueue } = deps.temporal;
+
+  /**
+   * Read repair: a run still `running` whose workflow closed without finishing it (terminated, timed out
+   * or cancelled from the Temporal UI) is marked failed; a retry resumes it.
+   */
+  async function repaired(row: InvoiceRunRow): Promise<InvoiceRunRow> {
+    if (row.status !== 'running') return row;
+    try {
+      const description = await deps.temporal.bounded(() => client.workflow.getHandle(row.workflow_id).describe());
+      if (description.status.name === 'RUNNING' || description.status.name === 'COMPLETED') return row;
+    } catch (error) {
+      if (!(error instanceof WorkflowNotFoundError)) return row;
+    }
+    await runs.finish(row.id, 'failed');
+    return (await runs.find(row.organisation_id, row.id))!;
+  }
+
+  async function view(organisationId: string, id: string): Promise<InvoiceRun> {
+    const row = await repaired(orNotFound(await runs.find(organisationId, id), 'Invoice run'));
+    return toRun(row, await runs.contractOutcomes(row.id));
+  }
+
+  async function startWorkflow(input: InvoiceRunInput & { runId: string }): Promise<void> {
+    await deps.temporal.bounded(() =>
+      client.workflow.start(invoiceRunWorkflow, {
+        workflowId: invoiceRunWorkflowId(input.runId),
+        taskQueue,
+        args: [input],
+        ...searchAttributes({ organisationId: input.organisationId }),
+      }),
+    );
+  }
+
+  return {
+    view,
+
+    async start(organisationId: string, createdBy: string, body: { billingDate?: string; contractIds?: string[]; dryRun?: boolean }): Promise<InvoiceRun> {
+      const id = newId('run');
+      const billingDate = body.billingDate ?? today();
+      if (body.contractIds) {
+        const known = await createContractRepository(deps.db).billableIds(organisationId, '9999-12-31', body.contractIds);
+        if (known.length !== new Set(body.contractIds).size) throw AppError.notFound('Contract');
+      }
+      await runs.insertOrFind({
+        id,
+        organisationId,
+        billingDate,
+        dryRun: body.dryRun ?? false,
+        contractIds: body.contractIds ?? null,
+        scheduleId: null,
+        workflowId: invoiceRunWorkflowId(id),
+        createdBy,
+      });
+      try {
+        await startWorkflow({ organisationId, runId: id, billingDate, contractIds: body.contractIds, dryRun: body.dryRun ?? false });
+      } catch (error) {
+        // No run without the workflow that runs it.
+        await runs.finish(id, 'failed');
+        throw error;
+      }
+      return view(organisationId, id);
+    },
+
+    async list(organisationId: string, paging: PageQuery): Promise<Page<InvoiceRun>> {
+      const page = await runs.list(organisationId, paging);
+      return { ...page, items: await Promise.all(page.items.map(async (row) => toRun(row, await runs.contractOutcomes(row.id)))) };
+    },
+
+    /**
+     * Bills again, in a new execution of the same workflow id, what the run did not bill: its failed
+     * contracts, and those a failed run never reached. Contracts it billed are skipped.
+     */
+    async retry(organisationId: string, id: string): Promise<InvoiceRun> {
+      const row = await repaired(orNotFound(await runs.find(organisationId, id), 'Invoice run'));
+      if (row.status === 'running') throw AppError.conflict('The run is still running');
+      const failed = await runs.failedContractIds(row.id);
+      if (row.status === 'completed' && failed.length === 0) throw AppError.conflict('The run has no failed contract to retry');
+      const contractIds = row.status === 'failed' ? (row.contract_ids ?? undefined) : failed;
+      await runs.reopen(row.id);
+      const billingDate = row.billing_date instanceof Date ? row.billing_date.toISOString().slice(0, 10) : String(row.billing_date);
+      try {
+        await startWorkflow({ organisationId, runId: row.id, billingDate, contractIds, dryRun: row.dry_run });
+      } catch (error) {
+        await runs.finish(row.id, row.status);
+        throw error;
+      }
+      return view(organisationId, id);
+    },
+
+    /** What a run on `date` would create for the contract, computed as a dry run would; nothing is stored. */
+    async upcoming(organisationId: string, contractId: string, date = today()) {
+      const planned = await deps.invoiceRuns.plan(organisationId, contractId, date);
+      return {
+        contractId,
+        billingDate: date,
+        invoices: planned.map(({ periods: _periods, ...invoice }) => invoice),
+      };
+    },
+  };
+}
+
+export type InvoiceRunControlService = ReturnType<typeof createInvoiceRunControlService>;

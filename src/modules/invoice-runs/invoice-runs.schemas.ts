@@ -1,0 +1,56 @@
+import { z } from 'zod';
+import { pageQuery } from '../../http/paging';
+import { isoDate, reference } from '../../http/schemas';
+
+/** Every field has a default, so the body itself may be left out. */
+export const createRunBody = z
+  .object({
+    billingDate: isoDate.optional().describe('the day the run bills for (default: today, UTC)'),
+    contractIds: z.array(reference()).min(1).max(10_000).optional().describe('bill only these contracts (default: every contract with something due)'),
+    dryRun: z.boolean().optional().describe('compute every invoice the run would create and keep them in its result; store no invoice'),
+  })
+  .default({});
+
+const runInvoiceSchema = z.object({
+  invoiceId: z.string().nullable().describe('null in a dry run'),
+  contractPlanId: z.string(),
+  currency: z.string(),
+  total: z.string().describe('the sum of the lines, before tax'),
+  items: z.array(z.unknown()).optional().describe('a dry run: the lines the invoice would have'),
+});
+
+export const runSchema = z.object({
+  id: z.string(),
+  status: z.enum(['running', 'completed', 'failed']),
+  billingDate: z.string(),
+  dryRun: z.boolean(),
+  scheduleId: z.string().nullable(),
+  progress: z.object({ contracts: z.number().int(), done: z.number().int(), failed: z.number().int() }),
+  invoicesCreated: z.number().int(),
+  totals: z.array(z.object({ currency: z.string(), amount: z.string() })),
+  failures: z.array(z.object({ contractId: z.string(), code: z.string(), message: z.string() })),
+  invoices: z.array(runInvoiceSchema.extend({ contractId: z.string() })).describe('what the run made, or for a dry run would make'),
+  startedAt: z.string(),
+  completedAt: z.string().nullable(),
+});
+
+export const runListQuery = pageQuery;
+
+export const upcomingQuery = z.object({ date: isoDate.optional().describe('the billing date (default: today, UTC)') });
+
+export const upcomingSchema = z.object({
+  contractId: z.string(),
+  billingDate: z.string(),
+  invoices: z.array(
+    z.object({
+      contractPlanId: z.string(),
+      currency: z.string(),
+      fromDate: z.string(),
+      toDate: z.string(),
+      total: z.string(),
+      items: z.array(z.object({ planItemId: z.string().optional(), title: z.string(), description: z.string().optional(), quantity: z.string(), price: z.string(), fromDate: z.string(), toDate: z.string() })),
+    }),
+  ),
+});
+
+export type InvoiceRun = z.output<typeof runSchema>;

@@ -1,0 +1,195 @@
+import { randomUUID } from 'node:crypto';
+import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
+
+let api: TestApi;
+let tenant: Tenant;
+
+beforeAll(async () => {
+  api = await startTestApi();
+  tenant = await createTenant(api, 'invoice-runs');
+});
+afterAll(() => api.close());
+
+const system = () => bearer(tenant.systemToken);
+
+interface WorkedExample {
+  contractId: string;
+  contractPlanId: string;
+  entityId: string;
+  meterId: string;
+}
+
+/** The worked example of docs/billing-runs.md: seat fee 310 in advance, API calls 0.5 in arrears, from 2026-10-16, calendar anchor. */
+async function workedExample(owner: Tenant = tenant): Promise<WorkedExample> {
+  const system = () => bearer(owner.systemToken);
+  const admin = () => bearer(owner.adminToken);
+  const tag = randomUUID().slice(0, 8);
+  const customer = await api.http().post('/customers').set(system()).send({ name: `Runs ${tag}`, currency: 'USD' }).expect(201);
+  const entity = await api
+    .http()
+    .post('/entities')
+    .set(system())
+    .send({ type: 'customer', name: `Entity ${tag}`, customerId: customer.body.data.id, address: { line1: '1 Main St', city: 'Berlin', country: 'DE' } })
+    .expect(201);
+  const meter = await api.http().post('/meters').set(admin()).send({ name: `API calls ${tag}`, metric: `api_calls_${tag}`, aggregation: 'sum' }).expect(201);
+  const plan = await api
+    .http()
+    .post('/billing/plans')
+    .set(admin())
+    .send({
+      name: `Monthly ${tag}`,
+      currency: 'USD',
+      billingPeriod: 'monthly',
+      items: [
+        { name: 'Seat fee', pricingModel: 'flat', unitPrice: '310' },
+        { name: 'API calls', pricingModel: 'per_unit', unitPrice: '0.5', meterId: meter.body.data.id },
+      ],
+    })
+    .expect(201);
+  expect(plan.body.data.items.map((item: { billingTiming: string }) => item.billingTiming)).toEqual(['in_advance', 'in_arrears']);
+  const contract = await api
+    .http()
+    .post('/contracts')
+    .set(system())
+    .send({ customerId: customer.body.data.id, currency: 'USD', startDate: '2026-10-16', plans: [{ planId: plan.body.data.id }] })
+    .expect(201);
+  await api.http().post(`/contracts/${contract.body.data.id}/activate`).set(system()).send({}).expect(200);
+  await api
+    .http()
+    .post('/contact-groups')
+    .set(system())
+    .send({ customerId: customer.body.data.id, name: 'Billing', contacts: [{ name: 'Accounts', email: `accounts-${tag}@example.com` }] })
+    .expect(201);
+  // 100 calls between 16 and 31 October, and some in November that the first runs must not bill.
+  const events = [
+    ...Array.from({ length: 10 }, (_, i) => ({ CustomerEntityId: entity.body.data.id, metric: `api_calls_${tag}`, value: 10, timestamp: `2026-10-${String(16 + i).padStart(2, '0')}T12:00:00Z` })),
+    { CustomerEntityId: entity.body.data.id, metric: `api_calls_${tag}`, value: 7, timestamp: '2026-11-02T00:00:00Z' },
+  ];
+  await api.http().post('/events/batch').set(system()).send({ events }).expect(200);
+  return { contractId: contract.body.data.id, contractPlanId: contract.body.data.plans[0].id, entityId: entity.body.data.id, meterId: meter.body.data.id };
+}
+
+async function runTo(body: object, owner: Tenant = tenant): Promise<{ id: string; [key: string]: unknown }> {
+  const system = () => bearer(owner.systemToken);
+  const started = await api.http().post('/invoice-runs').set(system()).send(body);
+  expect(started.status).toBe(201);
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const run = await api.http().get(`/invoice-runs/${started.body.data.id}`).set(system()).expect(200);
+    if (run.body.data.status !== 'running') return run.body.data;
+    if (Date.now() > deadline) throw new Error(`run ${started.body.data.id} still running`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+const linesOf = async (contractId: string) =>
+  (
+    await api
+      .db('invoice_items as i')
+      .join('invoices as v', 'v.id', 'i.invoice_id')
+      .where('v.contract_id', contractId)
+      .orderBy([{ column: 'v.date' }, { column: 'i.from_date' }, { column: 'i.title' }])
+      .select('v.id as invoiceId', 'v.date', 'i.title', 'i.quantity', 'i.price', 'i.amount', 'i.from_date', 'i.to_date')
+  ).map((row) => ({
+    invoiceId: row.invoiceId as string,
+    title: row.title as string,
+    // A draft's line amount is fixed when it is raised: quantity × price until then.
+    amount: (Number(row.quantity) * Number(row.price)).toFixed(2),
+    from: (row.from_date as Date).toISOString().slice(0, 10),
+    to: (row.to_date as Date).toISOString().slice(0, 10),
+  }));
+
+describe('invoice runs', () => {
+  it('when the worked example is billed on 16 Oct, 1 Nov and 1 Nov again, then it gets exactly the invoices the semantics give, once', async () => {
+    const example = await workedExample();
+
+    const first = await runTo({ billingDate: '2026-10-16', contractIds: [example.contractId] });
+    expect(first).toMatchObject({ status: 'completed', billingDate: '2026-10-16', progress: { contracts: 1, done: 1, failed: 0 }, invoicesCreated: 1, totals: [{ currency: 'USD', amount: '160.00' }] });
+    const october = await linesOf(example.contractId);
+    expect(october.map(({ invoiceId: _id, ...line }) => line)).toEqual([{ title: 'Seat fee', amount: '160.00', from: '2026-10-16', to: '2026-10-31' }]);
+
+    const second = await runTo({ billingDate: '2026-11-01', contractIds: [example.contractId] });
+    expect(second).toMatchObject({ status: 'completed', invoicesCreated: 1, totals: [{ currency: 'USD', amount: '360.00' }] });
+    const november = (await linesOf(example.contractId)).filter((line) => line.invoiceId !== october[0]!.invoiceId);
+    expect(november.map(({ invoiceId: _id, ...line }) => line)).toEqual([
+      { title: 'API calls', amount: '50.00', from: '2026-10-16', to: '2026-10-31' },
+      { title: 'Seat fee', amount: '310.00', from: '2026-11-01', to: '2026-11-30' },
+    ]);
+    expect(new Set(november.map((line) => line.invoiceId)).size).toBe(1);
+    const invoice = await api.http().get(`/invoices/${november[0]!.invoiceId}`).set(system()).expect(200);
+    expect(invoice.body.data).toMatchObject({ status: 'draft', invoiceRunId: second.id, ContractPlanId: example.contractPlanId });
+
+    const again = await runTo({ billingDate: '2026-11-01', contractIds: [example.contractId] });
+    expect(again).toMatchObject({ status: 'completed', invoicesCreated: 0, progress: { done: 1, failed: 0 } });
+    expect(await linesOf(example.contractId)).toHaveLength(3);
+  });
+
+  it('when two runs for one date start together, then each contract plan and period is billed once', async () => {
+    const example = await workedExample();
+    const [a, b] = await Promise.all([runTo({ billingDate: '2026-11-01', contractIds: [example.contractId] }), runTo({ billingDate: '2026-11-01', contractIds: [example.contractId] })]);
+    expect([a.status, b.status]).toEqual(['completed', 'completed']);
+    const lines = await linesOf(example.contractId);
+    // Between them: October's partial seat fee, November's seat fee and October's usage, each once.
+    expect(lines.map(({ invoiceId: _id, ...line }) => line).sort((x, y) => `${x.from}${x.title}`.localeCompare(`${y.from}${y.title}`))).toEqual([
+      { title: 'API calls', amount: '50.00', from: '2026-10-16', to: '2026-10-31' },
+      { title: 'Seat fee', amount: '160.00', from: '2026-10-16', to: '2026-10-31' },
+      { title: 'Seat fee', amount: '310.00', from: '2026-11-01', to: '2026-11-30' },
+    ]);
+    expect(await api.db('billed_periods').where({ contract_plan_id: example.contractPlanId }).count({ n: '*' })).toEqual([{ n: '3' }]);
+  });
+
+  it('when a run is a dry run, then it shows the invoices it would make and stores none; the upcoming invoice says the same', async () => {
+    const example = await workedExample();
+    const dry = await runTo({ billingDate: '2026-11-01', contractIds: [example.contractId], dryRun: true });
+    expect(dry).toMatchObject({ status: 'completed', dryRun: true, invoicesCreated: 0, totals: [{ currency: 'USD', amount: '520.00' }] });
+    expect((dry.invoices as Array<{ invoiceId: string | null }>).map((invoice) => invoice.invoiceId)).toEqual([null]);
+    expect(await linesOf(example.contractId)).toEqual([]);
+    expect(await api.db('billed_periods').where({ contract_plan_id: example.contractPlanId }).count({ n: '*' })).toEqual([{ n: '0' }]);
+
+    const upcoming = await api.http().get(`/contracts/${example.contractId}/upcoming-invoice`).query({ date: '2026-11-01' }).set(system()).expect(200);
+    expect(upcoming.body.data.invoices).toEqual([expect.objectContaining({ contractPlanId: example.contractPlanId, currency: 'USD', total: '520.00', fromDate: '2026-10-16', toDate: '2026-11-30' })]);
+  });
+
+  it('when one contract cannot be billed, then it fails alone with its reason, and retry bills it once the cause is mended', async () => {
+    const good = await workedExample();
+    const bad = await workedExample();
+    // The bad contract's meter is out of reach (here: moved to another organisation), so its usage cannot be rated.
+    const elsewhere = await createTenant(api, 'invoice-runs-elsewhere');
+    await api.db('meters').where({ id: bad.meterId }).update({ organisation_id: elsewhere.organisationId });
+
+    const run = await runTo({ billingDate: '2026-11-01', contractIds: [good.contractId, bad.contractId] });
+    expect(run).toMatchObject({ status: 'completed', progress: { contracts: 2, done: 2, failed: 1 } });
+    expect(run.failures).toEqual([{ contractId: bad.contractId, code: expect.any(String), message: expect.stringMatching(/meter/) }]);
+    expect(await linesOf(good.contractId)).toHaveLength(3);
+    expect(await linesOf(bad.contractId)).toHaveLength(0);
+
+    await api.db('meters').where({ id: bad.meterId }).update({ organisation_id: tenant.organisationId });
+    const retried = await api.http().post(`/invoice-runs/${run.id}/retry`).set(system()).send({});
+    expect(retried.status).toBe(200);
+    const deadline = Date.now() + 60_000;
+    let after = retried.body.data;
+    while (after.status === 'running' && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      after = (await api.http().get(`/invoice-runs/${run.id}`).set(system())).body.data;
+    }
+    expect(after).toMatchObject({ status: 'completed', progress: { done: 2, failed: 0 }, failures: [] });
+    expect(await linesOf(bad.contractId)).toHaveLength(3);
+    expect(await linesOf(good.contractId)).toHaveLength(3);
+  });
+
+  it('when the organisation auto-advances, then each draft a run makes is raised and sent by its own workflow, with gapless numbers', async () => {
+    const owner = await createTenant(api, 'invoice-runs-auto');
+    await api.http().put('/organisation/settings').set(bearer(owner.adminToken)).send({ autoRaiseGeneratedInvoices: true, autoSendGeneratedInvoices: true }).expect(200);
+    const first = await workedExample(owner);
+    const second = await workedExample(owner);
+
+    const run = await runTo({ billingDate: '2026-11-01', contractIds: [first.contractId, second.contractId] }, owner);
+
+    expect(run).toMatchObject({ status: 'completed', invoicesCreated: 2, failures: [] });
+    const invoices = await api.db('invoices').where({ organisation_id: owner.organisationId }).orderBy('number').select('status', 'number', 'invoice_run_id');
+    expect(invoices).toEqual([
+      { status: 'sent', number: 'INV-000001', invoice_run_id: run.id },
+      { status: 'sent', number: 'INV-000002', invoice_run_id: run.id },
+    ]);
+  });
+});

@@ -36,6 +36,10 @@ const EXCLUSIONS: Array<{ operation: string; check: string; why: string }> = [
     { operation: 'PUT /catalog/skus/{id}', why: "`attributes` are checked against the organisation's attribute definitions" },
     { operation: 'POST /objects/query', why: 'the fields a filter or sort may name depend on `object`' },
     { operation: 'POST /objects/export', why: 'the fields a filter may name depend on `object`' },
+    { operation: 'POST /invoice-run-schedules', why: 'each `cron` field must be in its range and a range must not end before it starts' },
+    { operation: 'PUT /invoice-run-schedules/{id}', why: 'each `cron` field must be in its range and a range must not end before it starts' },
+    { operation: 'POST /invoice-run-schedules/{id}/backfill', why: "`to` must not be before `from` (a date is a day in the schedule's zone), nor more than 366 days after it" },
+    { operation: 'POST /invoice-runs', why: 'every contract named must exist in the organisation' },
   ].map((rule) => ({ ...rule, check: 'positive_data_acceptance' })),
   // A job recorded through POST /jobs tracks outside work and has no file; only exports have one (404).
   { operation: 'GET /jobs/{id}/file', check: 'ensure_resource_availability', why: 'only export jobs have a file' },

@@ -6,6 +6,12 @@ import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from '.
  * Written from the contract, not from the route table, so that a route declaring the wrong action fails.
  */
 const FORBIDDEN_FOR_SYSTEM_USER = new Set([
+  'GET /invoice-run-schedules/{id}',
+  'PUT /invoice-run-schedules/{id}',
+  'POST /invoice-run-schedules/{id}/pause',
+  'POST /invoice-run-schedules/{id}/unpause',
+  'POST /invoice-run-schedules/{id}/trigger',
+  'POST /invoice-run-schedules/{id}/backfill',
   'POST /users/system',
   'DELETE /apps/{id}',
   'DELETE /customers/{id}',

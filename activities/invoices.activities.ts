@@ -1,9 +1,9 @@
 import type { Services } from '../src/services';
-import type { CancelInput, PayInput, StepInput } from '../workflows/invoice-lifecycle.types';
+import type { CancelInput, PayInput, ReminderInput, StepInput } from '../workflows/invoice-lifecycle.types';
 import { withHeartbeat } from './adapter';
 
 export function createInvoiceActivities(services: Services) {
-  const { invoiceLifecycle, organisationSettings } = services;
+  const { invoiceLifecycle, organisationSettings, collections } = services;
   return {
     raiseInvoice: (input: StepInput) => withHeartbeat(() => invoiceLifecycle.raise(input)),
     unraiseInvoice: (input: StepInput) => withHeartbeat(() => invoiceLifecycle.unraise(input)),
@@ -15,6 +15,8 @@ export function createInvoiceActivities(services: Services) {
     uncancelInvoice: (input: StepInput) => withHeartbeat(() => invoiceLifecycle.uncancel(input)),
     invoiceSnapshot: (input: { organisationId: string; invoiceId: string }) => invoiceLifecycle.snapshot(input),
     invoiceUndoWindow: (input: { organisationId: string }) => organisationSettings.invoiceUndoWindowMs(input.organisationId),
+    invoiceReminderPlan: (input: { organisationId: string; invoiceId: string }) => withHeartbeat(() => collections.reminderPlan(input)),
+    sendInvoiceReminder: (input: ReminderInput) => withHeartbeat(() => collections.remind(input)),
   };
 }
 

@@ -9,6 +9,7 @@ import type { AccessTokenIssuer } from './modules/auth/access-tokens';
 import { createAuthService } from './modules/auth/auth.service';
 import { createBillingPlanService } from './modules/billing-plans/billing-plans.service';
 import { createCatalogService } from './modules/catalog/catalog.service';
+import { createCollectionsService } from './modules/collections/collections.service';
 import { createContactGroupService } from './modules/contact-groups/contact-groups.service';
 import { createContractLifecycleService } from './modules/contracts/contract-lifecycle.service';
 import { resolveContractPlan } from './modules/contracts/contract-plans.repository';
@@ -20,10 +21,13 @@ import { createFxRateService } from './modules/fx-rates/fx-rates.service';
 import { createHealthService } from './modules/health/health.service';
 import { createIdempotencyService } from './modules/idempotency/idempotency.service';
 import { createInvoiceRepository } from './modules/invoices/invoices.repository';
+import { createInvoiceRunControlService } from './modules/invoice-runs/invoice-run-control.service';
+import { createInvoiceRunService } from './modules/invoice-runs/invoice-runs.service';
 import { createInvoiceFileService } from './modules/invoices/invoice-files.service';
 import { createInvoiceItemService } from './modules/invoices/invoice-items.service';
 import { createInvoiceLifecycleService } from './modules/invoices/invoice-lifecycle.service';
 import { createInvoiceService } from './modules/invoices/invoices.service';
+import { createInvoiceRunScheduleService } from './modules/invoice-run-schedules/invoice-run-schedules.service';
 import { createJobControlService } from './modules/jobs/job-control.service';
 import { createJobService } from './modules/jobs/jobs.service';
 import { createMeterService } from './modules/meters/meters.service';
@@ -87,6 +91,8 @@ export function createServices(deps: ServiceDeps) {
     invoiceItems: createInvoiceItemService(db),
     invoiceFiles: createInvoiceFileService(deps),
     invoiceLifecycle: createInvoiceLifecycleService(deps),
+    collections: createCollectionsService(deps),
+    invoiceRuns: createInvoiceRunService(db),
     // Usage, plans and contracts
     meters: createMeterService(db),
     usageIngestion: createUsageIngestionService(db),
@@ -118,6 +124,8 @@ export function createApiServices(deps: ServiceDeps & { temporal: TemporalHandle
     contracts: createContractService(workflowDeps),
     usage: createUsageService(workflowDeps),
     exports: createExportService(workflowDeps),
+    invoiceRunControl: createInvoiceRunControlService({ ...workflowDeps, invoiceRuns: services.invoiceRuns }),
+    invoiceRunSchedules: createInvoiceRunScheduleService(workflowDeps),
     jobControl: createJobControlService({ ...workflowDeps, exports: deps.exports, jobs: services.jobs }),
   };
   return {

@@ -35,3 +35,19 @@ export interface LifecycleView {
   allowedActions: string[];
   transitions: number;
 }
+
+/** The reminders an owed invoice still has ahead; no due date: none. */
+export interface ReminderPlan {
+  dueDate: string | null;
+  /** Days after the due date, ascending. */
+  daysAfterDue: number[];
+}
+
+export interface ReminderInput {
+  invoiceId: string;
+  organisationId: string;
+  daysAfterDue: number;
+}
+
+/** What a reminder came to: e-mailed and recorded, recorded already (a retry), or the invoice is no longer owed. */
+export type ReminderOutcome = 'sent' | 'already sent' | 'not owed';

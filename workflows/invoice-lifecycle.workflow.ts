@@ -1,4 +1,15 @@
-import { ActivityFailure, condition, continueAsNew, defineQuery, defineUpdate, patched, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  condition,
+  continueAsNew,
+  defineQuery,
+  defineUpdate,
+  log,
+  patched,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
 import { allowedActions, isSettled, planAction, targetOf, type InvoiceAction, type InvoiceState, type InvoiceStep } from '../src/domain/invoice-state';
 import type { InvoiceLifecycleInput, LifecycleView, RecordedTransition } from './invoice-lifecycle.types';
 import { InvoiceNumberKey } from './search-attributes';
@@ -10,6 +21,17 @@ export const RESYNC_PATCH = 'refused-steps-reload-state-from-postgres';
 
 /** Histories recorded before settled invoices completed never asked for their undo window. */
 export const UNDO_WINDOW_PATCH = 'settled-invoices-complete-after-undo-window';
+
+/** Histories recorded before owed invoices were reminded never asked for a reminder plan. */
+export const REMINDERS_PATCH = 'owed-invoices-remind-after-due-date';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** Raised or sent: the invoice waits for its payment. */
+const isOwed = (state: InvoiceState) => state === 'raised' || state === 'sent';
+
+/** A reminder goes out at the start (UTC) of the day the invoice becomes that many days overdue. */
+const reminderTime = (dueDate: string, daysAfterDue: number) => Date.parse(`${dueDate}T00:00:00Z`) + daysAfterDue * DAY_MS;
 
 // Update names are stored in histories: renaming one is a breaking change.
 export const raiseUpdate = defineUpdate<LifecycleView>('raise');
@@ -145,12 +167,68 @@ export async function invoiceLifecycleWorkflow(input: InvoiceLifecycleInput): Pr
 
   const continueAsNewDue = () => workflowInfo().continueAsNewSuggested && idle(lock);
 
-  // A paid or cancelled invoice completes once its undo window has passed with nothing happening: the
-  // Temporal UI's Running list holds only invoices with work ahead. A later Update starts a new run
-  // from the state Postgres records. A long history continues as new with its state.
+  /**
+   * An owed invoice waits for its payment and gets the reminders still ahead, each at its time on a durable
+   * timer. The plan comes from Postgres, so a reminder an earlier run sent is not sent again; of several
+   * whose time has passed (the invoice was raised late, the worker was away), only the latest goes out.
+   * Anything that happens (an Update, a suggested continue-as-new) ends the wait at once, and the caller
+   * plans again from the new state.
+   */
+  async function awaitPayment(): Promise<void> {
+    const awaited = state;
+    const disturbed = () => state !== awaited || !idle(lock) || continueAsNewDue();
+    // Histories recorded before reminders existed only waited.
+    if (!patched(REMINDERS_PATCH)) {
+      await condition(disturbed);
+      return;
+    }
+    const plan = await unlessDisturbed(activities.invoiceReminderPlan({ invoiceId, organisationId }), disturbed);
+    if (plan?.dueDate) {
+      const { dueDate } = plan;
+      let ahead = plan.daysAfterDue.map((days) => ({ days, at: reminderTime(dueDate, days) }));
+      while (ahead.length > 0) {
+        const passed = ahead.filter((reminder) => reminder.at <= Date.now());
+        if (passed.length === 0) {
+          if (await condition(disturbed, ahead[0]!.at - Date.now())) return;
+          continue;
+        }
+        const latest = passed.at(-1)!;
+        ahead = ahead.filter((reminder) => reminder.at > latest.at);
+        // Awaited to its end, whatever arrives meanwhile (Updates run beside it): it is sent once.
+        await activities.sendInvoiceReminder({ invoiceId, organisationId, daysAfterDue: latest.days }).catch((error: unknown) => {
+          log.warn('an invoice reminder failed; the next one is still due', { invoiceId, daysAfterDue: latest.days, error: String(error) });
+        });
+      }
+    }
+    await condition(disturbed);
+  }
+
+  /**
+   * The activity's result, or undefined once `disturbed` (the activity is left to finish unheeded) or if
+   * it failed for good. Cancelling it instead would race its completion.
+   */
+  async function unlessDisturbed<T>(activity: Promise<T>, disturbed: () => boolean): Promise<T | undefined> {
+    let outcome: { value: T } | { failed: unknown } | undefined;
+    activity.then(
+      (value) => (outcome = { value }),
+      (failed: unknown) => (outcome = { failed }),
+    );
+    await condition(() => outcome !== undefined || disturbed());
+    if (outcome && 'failed' in outcome) log.warn('invoice reminders wait for the next change of the invoice', { invoiceId, error: String(outcome.failed) });
+    return outcome && 'value' in outcome ? outcome.value : undefined;
+  }
+
+  // An owed invoice waits for its payment, reminded on schedule. A paid or cancelled invoice completes
+  // once its undo window has passed with nothing happening: the Temporal UI's Running list holds only
+  // invoices with work ahead. A later Update starts a new run from the state Postgres records. A long
+  // history continues as new with its state.
   for (;;) {
-    await condition(() => continueAsNewDue() || (isSettled(state) && idle(lock)));
+    await condition(() => continueAsNewDue() || (idle(lock) && (isSettled(state) || isOwed(state))));
     if (continueAsNewDue()) break;
+    if (isOwed(state)) {
+      await awaitPayment();
+      continue;
+    }
     if (!patched(UNDO_WINDOW_PATCH)) {
       await condition(continueAsNewDue);
       break;

@@ -14,9 +14,12 @@ import { fxRateRoutes } from './fx-rates/fx-rates.routes';
 import { geographyRoutes } from './geography/geography.routes';
 import { paymentRoutes } from './payments/payments.routes';
 import { invoiceRoutes } from './invoices/invoices.routes';
+import { invoiceRunScheduleRoutes } from './invoice-run-schedules/invoice-run-schedules.routes';
+import { invoiceRunRoutes } from './invoice-runs/invoice-runs.routes';
 import { organisationSettingsRoutes } from './organisation-settings/settings.routes';
 import { attributeRoutes } from './attributes/attributes.routes';
 import { catalogRoutes } from './catalog/catalog.routes';
+import { collectionRoutes } from './collections/collections.routes';
 import { jobRoutes } from './jobs/jobs.routes';
 import { objectRoutes } from './objects/objects.routes';
 import { invoiceFileRoutes } from './invoices/invoice-files.routes';
@@ -48,6 +51,9 @@ export function allRoutes(deps: AppDeps): Route[] {
     ...contractRoutes(deps),
     ...invoiceRoutes(deps),
     ...invoiceFileRoutes(deps),
+    ...collectionRoutes(deps),
+    ...invoiceRunRoutes(deps),
+    ...invoiceRunScheduleRoutes(deps),
     ...fsmRoutes(deps),
     ...revenueRoutes(deps),
     ...jobRoutes(deps),

@@ -49,6 +49,7 @@ describe('customers', () => {
       email: 'billing@acme.test',
       currency: 'EUR',
       externalId,
+      paymentTermsDays: null,
       createdAt: expect.stringMatching(ISO),
       updatedAt: expect.stringMatching(ISO),
     });

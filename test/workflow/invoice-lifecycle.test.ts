@@ -1,3 +1,4 @@
+import { Context } from '@temporalio/activity';
 import { WorkflowUpdateStage, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { AppError, fromApplicationFailure, toApplicationFailure } from '../../src/domain/errors';
@@ -17,8 +18,14 @@ import { deferred, fakeActivities, sleep } from './support/fake-activities';
 
 jest.setTimeout(30_000);
 
-const DAY_MS = 24 * 60 * 60 * 1000;
+const HOUR_MS = 60 * 60 * 1000;
+const DAY_MS = 24 * HOUR_MS;
 const UNDO_WINDOW_MS = 7 * DAY_MS;
+const SCHEDULE = [1, 7, 14];
+
+/** What Postgres would hold: each invoice's due date, and the reminders recorded for it. */
+const dueDates = new Map<string, string>();
+const remindersSent = new Map<string, number[]>();
 
 const fakes = fakeActivities({
   raiseInvoice: async () => ({ number: 'INV-0001' }),
@@ -32,13 +39,27 @@ const fakes = fakeActivities({
   invoiceUndoWindow: async () => UNDO_WINDOW_MS,
   // What Postgres records of a draft nobody has moved: a refused step finds nothing to reload.
   invoiceSnapshot: async () => ({ state: 'draft', transitions: [], nextSeq: 1 }),
+  // As the collections service plans: the days of the schedule after the latest reminder recorded.
+  invoiceReminderPlan: async ({ invoiceId }) => {
+    const dueDate = dueDates.get(invoiceId as string) ?? null;
+    const latest = Math.max(0, ...(remindersSent.get(invoiceId as string) ?? []));
+    return { dueDate, daysAfterDue: dueDate ? SCHEDULE.filter((days) => days > latest) : [] };
+  },
+  sendInvoiceReminder: async ({ invoiceId, daysAfterDue }) => {
+    remindersSent.set(invoiceId as string, [...(remindersSent.get(invoiceId as string) ?? []), daysAfterDue as number]);
+    return 'sent';
+  },
 });
 
 const environment = useWorkflowEnvironment(timeSkippingEnvironment, fakes.activities);
 let invoices = 0;
 
 
-beforeEach(() => fakes.reset());
+beforeEach(() => {
+  fakes.reset();
+  dueDates.clear();
+  remindersSent.clear();
+});
 
 async function startInvoice(carried?: InvoiceLifecycleInput['carried']): Promise<WorkflowHandle<typeof invoiceLifecycleWorkflow>> {
   invoices += 1;
@@ -175,7 +196,7 @@ describe('the invoice lifecycle workflow', () => {
 
     await handle.executeUpdate(undoUpdate);
     await handle.executeUpdate(undoUpdate);
-    const steps = fakes.calls.filter((call) => call.name !== 'invoiceUndoWindow');
+    const steps = fakes.calls.filter((call) => !['invoiceUndoWindow', 'invoiceReminderPlan'].includes(call.name));
     expect(steps.map((call) => [call.name, call.input.seq])).toEqual([
       ['payInvoice', 3],
       ['unpayInvoice', 3],
@@ -249,5 +270,135 @@ describe('the invoice lifecycle workflow', () => {
     expect(fakes.callsOf('sendInvoice')).toHaveLength(0);
     expect(fakes.callsOf('payInvoice').map((call) => call.input)).toEqual([expect.objectContaining({ from: 'sent', seq: 3 })]);
     expect(fakes.callsOf('invoiceSnapshot')).toHaveLength(1);
+  });
+});
+
+describe('reminders of an owed invoice', () => {
+  /** The test server's clock, which time skipping moves. */
+  const now = () => environment().currentTimeMs();
+  const sleepUntil = async (at: number) => environment().sleep(at - (await now()));
+  const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+  const startOfDay = (day: string) => Date.parse(`${day}T00:00:00Z`);
+
+  /** The reminders sent, by days after the due date, in the order the worker ran them. */
+  const reminded = () => fakes.callsOf('sendInvoiceReminder').map((call) => call.input.daysAfterDue);
+
+  /** Waits, in real time, for reminders the server has already scheduled to reach the worker. */
+  async function remindedSoon(count: number): Promise<unknown[]> {
+    for (let tries = 0; tries < 100 && reminded().length < count; tries += 1) await sleep(50);
+    return reminded();
+  }
+
+  /** A raised invoice whose due date is `daysFromToday` from the test server's today. */
+  async function owedInvoice(daysFromToday: number): Promise<{ handle: WorkflowHandle<typeof invoiceLifecycleWorkflow>; dueAt: number }> {
+    const handle = await startInvoice();
+    const dueDate = dayOf(startOfDay(dayOf(await now())) + daysFromToday * DAY_MS);
+    dueDates.set(`inv_${invoices}`, dueDate);
+    await handle.executeUpdate(raiseUpdate);
+    return { handle, dueAt: startOfDay(dueDate) };
+  }
+
+  it('when a raised invoice stays unpaid, then reminders go out 1, 7 and 14 days after its due date, each once and none early', async () => {
+    // Reminders are scheduled on the server's clock: each activity's scheduled time is when its timer fired.
+    const scheduledAt: number[] = [];
+    fakes.behave('sendInvoiceReminder', async ({ invoiceId, daysAfterDue }) => {
+      scheduledAt.push(Context.current().info.scheduledTimestampMs);
+      remindersSent.set(invoiceId as string, [...(remindersSent.get(invoiceId as string) ?? []), daysAfterDue as number]);
+      return 'sent';
+    });
+    // Due in 30 days: the first timer is longer than a 32-bit count of milliseconds.
+    const { handle, dueAt } = await owedInvoice(30);
+
+    await sleepUntil(dueAt + DAY_MS - HOUR_MS);
+    expect(reminded()).toEqual([]);
+    await sleepUntil(dueAt + DAY_MS + HOUR_MS);
+    expect(await remindedSoon(1)).toEqual([1]);
+    await sleepUntil(dueAt + 7 * DAY_MS - HOUR_MS);
+    expect(reminded()).toEqual([1]);
+    await sleepUntil(dueAt + 7 * DAY_MS + HOUR_MS);
+    expect(await remindedSoon(2)).toEqual([1, 7]);
+    await sleepUntil(dueAt + 14 * DAY_MS + HOUR_MS);
+    expect(await remindedSoon(3)).toEqual([1, 7, 14]);
+
+    // Each fired on its day: at the start of the day (UTC) the invoice became that many days overdue.
+    SCHEDULE.forEach((days, i) => {
+      expect(scheduledAt[i]).toBeGreaterThanOrEqual(dueAt + days * DAY_MS);
+      expect(scheduledAt[i]).toBeLessThan(dueAt + days * DAY_MS + HOUR_MS);
+    });
+    expect(fakes.callsOf('sendInvoiceReminder')[0]!.input).toEqual({ invoiceId: `inv_${invoices}`, organisationId: 'org_1', daysAfterDue: 1 });
+
+    // The schedule is over; the invoice is still owed, so its workflow waits for the payment.
+    await environment().sleep(30 * DAY_MS);
+    expect(reminded()).toEqual([1, 7, 14]);
+    expect((await handle.describe()).status.name).toBe('RUNNING');
+  });
+
+  it('when the invoice is paid after its first reminder, then no other goes out and the workflow completes after its undo window', async () => {
+    const { handle, dueAt } = await owedInvoice(0);
+    await sleepUntil(dueAt + DAY_MS + HOUR_MS);
+    expect(await remindedSoon(1)).toEqual([1]);
+
+    await handle.executeUpdate(markPaidUpdate, { args: [{ paidDate: dayOf(dueAt + DAY_MS) }] });
+    const paidAt = await now();
+    // Waiting for the result skips time freely: past the 7-day reminder, to the end of the undo window.
+    await handle.result();
+
+    const description = await handle.describe();
+    expect(description.status.name).toBe('COMPLETED');
+    expect(description.closeTime!.getTime() - paidAt).toBeGreaterThanOrEqual(UNDO_WINDOW_MS);
+    expect(description.closeTime!.getTime()).toBeGreaterThan(dueAt + 7 * DAY_MS);
+    expect(reminded()).toEqual([1]);
+  });
+
+  it.each([
+    ['cancelled', (handle: WorkflowHandle<typeof invoiceLifecycleWorkflow>) => handle.executeUpdate(cancelUpdate, { args: [{}] }), 'cancelled'],
+    ['undone to draft', (handle: WorkflowHandle<typeof invoiceLifecycleWorkflow>) => handle.executeUpdate(undoUpdate), 'draft'],
+  ])('when the owed invoice is %s, then its reminders stop', async (_label, change, settledState) => {
+    const { handle, dueAt } = await owedInvoice(0);
+    await sleepUntil(dueAt + DAY_MS + HOUR_MS);
+    expect(await remindedSoon(1)).toEqual([1]);
+
+    expect((await change(handle)).state).toBe(settledState);
+    await environment().sleep(30 * DAY_MS);
+
+    expect(reminded()).toEqual([1]);
+  });
+
+  it('when an Update arrives while a reminder is awaited, then it runs at once and the schedule goes on from where it was', async () => {
+    const { handle, dueAt } = await owedInvoice(0);
+    await sleepUntil(dueAt + 2 * DAY_MS);
+    expect(await remindedSoon(1)).toEqual([1]);
+
+    expect((await handle.executeUpdate(sendUpdate)).state).toBe('sent');
+    expect(await handle.query(lifecycleQuery)).toMatchObject({ state: 'sent', transitions: 2 });
+
+    await sleepUntil(dueAt + 14 * DAY_MS + HOUR_MS);
+    expect(await remindedSoon(3)).toEqual([1, 7, 14]);
+    // Planned once as raised and once more as sent: the reminder already sent was not sent again.
+    expect(fakes.callsOf('invoiceReminderPlan')).toHaveLength(2);
+  });
+
+  it('when an invoice is raised after several reminder days have passed, then only the latest of them goes out, then the next on its day', async () => {
+    const { dueAt } = await owedInvoice(-10);
+    expect(await remindedSoon(1)).toEqual([7]);
+
+    await sleepUntil(dueAt + 14 * DAY_MS - HOUR_MS);
+    expect(reminded()).toEqual([7]);
+    await sleepUntil(dueAt + 14 * DAY_MS + HOUR_MS);
+    expect(await remindedSoon(2)).toEqual([7, 14]);
+  });
+
+  it('when a reminder fails for good, then the next one still goes out on its day', async () => {
+    fakes.behave('sendInvoiceReminder', async ({ invoiceId, daysAfterDue }) => {
+      if (daysAfterDue === 1) throw toApplicationFailure(AppError.conflict('the customer has no contact'));
+      remindersSent.set(invoiceId as string, [...(remindersSent.get(invoiceId as string) ?? []), daysAfterDue as number]);
+      return 'sent';
+    });
+    const { dueAt } = await owedInvoice(0);
+
+    await sleepUntil(dueAt + 7 * DAY_MS + HOUR_MS);
+
+    expect(await remindedSoon(2)).toEqual([1, 7]);
+    expect(remindersSent.get(`inv_${invoices}`)).toEqual([7]);
   });
 });

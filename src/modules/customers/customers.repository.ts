@@ -12,6 +12,8 @@ export interface CustomerRow {
   email: string | null;
   currency: string | null;
   external_id: string | null;
+  /** Days from an invoice's date to its due date; null: the organisation's terms apply. */
+  payment_terms_days: number | null;
   created_at: Date;
   updated_at: Date;
   deleted_at: Date | null;
@@ -23,6 +25,7 @@ export interface Customer {
   email: string | null;
   currency: string | null;
   externalId: string | null;
+  paymentTermsDays: number | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -34,6 +37,7 @@ export function toCustomer(row: CustomerRow): Customer {
     email: row.email,
     currency: row.currency,
     externalId: row.external_id,
+    paymentTermsDays: row.payment_terms_days,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   };
@@ -53,6 +57,7 @@ export function createCustomerRepository(db: Knex) {
           email: input.email ?? null,
           currency: input.currency ?? null,
           external_id: input.externalId ?? null,
+          payment_terms_days: input.paymentTermsDays ?? null,
         })
         .returning('*');
       return row!;

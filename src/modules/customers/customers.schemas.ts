@@ -12,6 +12,7 @@ export const createCustomerBody = z.object({
     .max(200)
     .optional()
     .describe("The customer's id in your own system; unique among the organisation's live customers"),
+  paymentTermsDays: z.number().int().min(0).max(365).nullable().optional().describe("days from an invoice's date to its due date, 0 to 365; absent or null: the organisation's terms"),
 });
 
 export type CreateCustomerBody = z.output<typeof createCustomerBody>;
@@ -22,5 +23,6 @@ export const customerSchema = z.object({
   email: z.string().nullable(),
   currency: z.string().nullable(),
   externalId: z.string().nullable(),
+  paymentTermsDays: z.number().int().nullable().describe("null: the organisation's terms apply"),
   ...timestamps,
 });

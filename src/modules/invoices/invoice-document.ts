@@ -37,6 +37,7 @@ export async function loadInvoiceDocument(db: Knex, organisationId: string, invo
     date: invoice.date,
     fromDate: invoice.fromDate,
     toDate: invoice.toDate,
+    dueDate: invoice.dueDate,
     currency: invoice.currency,
     seller: toParty(seller),
     customer: toParty(customerEntity, customer?.name),

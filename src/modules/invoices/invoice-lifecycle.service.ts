@@ -6,6 +6,7 @@ import { targetOf, type InvoiceStep } from '../../domain/invoice-state';
 import type { Mailer } from '../../mail/mailer';
 import type { CancelInput, PayInput, StepInput } from '../../../workflows/invoice-lifecycle.types';
 import { createContactGroupRepository } from '../contact-groups/contact-groups.repository';
+import { createCustomerRepository } from '../customers/customers.repository';
 import { getOrganisationSettings } from '../organisation-settings/settings.repository';
 import { createPaymentRepository } from '../payments/payments.repository';
 import { syncInvoiceRevenue } from '../revenue/revenue.service';
@@ -96,6 +97,12 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer }
     return { number: formatInvoiceNumber(format, sequence, calendarDay(invoice.date)), number_sequence: sequence };
   }
 
+  /** Days from the invoice's date to its due date: the customer's terms, else the organisation's. */
+  async function paymentTermsOf({ trx, invoice }: Step): Promise<number> {
+    const customer = invoice.customer_id ? await createCustomerRepository(trx).findAnyById(invoice.organisation_id, invoice.customer_id) : undefined;
+    return customer?.payment_terms_days ?? (await getOrganisationSettings(trx, invoice.organisation_id)).payment_terms_days;
+  }
+
   /** Invoices go to every contact in the customer's contact groups. */
   async function recipientsOf(organisationId: string, invoiceId: string): Promise<string[]> {
     const invoice = await createInvoiceRepository(db).findRow(organisationId, invoiceId);
@@ -109,17 +116,17 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer }
       return lifecycleSnapshot(db, row);
     },
 
-    /** Number, locked items, totals in both currencies. */
+    /** Number, locked items, totals in both currencies, due date. */
     raise: once<StepInput, { number: string }>(
       async (step) => {
         const numbering = await numberOf(step);
         const totals = await computeInvoiceTotals(step.trx, step.invoice);
-        await step.complete('raise', { ...numbering, stamp: 'raised_at', totals });
+        await step.complete('raise', { ...numbering, stamp: 'raised_at', totals, due_in_days: await paymentTermsOf(step) });
         return { number: numbering.number };
       },
       (invoice) => ({ number: invoice.number! }),
     ),
-    unraise: undo((step, transition) => step.setStatus({ status: transition.from_state, clear: 'raised_at' })),
+    unraise: undo((step, transition) => step.setStatus({ status: transition.from_state, clear: 'raised_at', due_in_days: null })),
 
     /**
      * Renders the PDF and e-mails it to every contact of the customer's contact groups, then records the

@@ -12,6 +12,7 @@ export interface InvoiceDocument {
   date: string;
   fromDate: string | null;
   toDate: string | null;
+  dueDate: string | null;
   currency: string;
   seller: InvoiceParty | null;
   customer: InvoiceParty | null;
@@ -47,6 +48,7 @@ export function renderInvoicePdf(invoice: InvoiceDocument): Promise<Buffer> {
     doc.font('Helvetica-Bold').fontSize(20).text(invoice.number ? `Invoice ${invoice.number}` : 'Draft invoice');
     doc.font('Helvetica').fontSize(10).moveDown(0.5);
     doc.text(`Date: ${invoice.date}`);
+    if (invoice.dueDate) doc.text(`Due: ${invoice.dueDate}`);
     if (invoice.fromDate || invoice.toDate) doc.text(`Period: ${invoice.fromDate ?? ''} to ${invoice.toDate ?? ''}`);
     doc.text(`Status: ${invoice.status}`);
 

@@ -26,6 +26,10 @@ export interface InvoiceRow {
   fx_rate: string | null;
   base_total: string | null;
   paid_date: Date | null;
+  /** The invoice date plus the payment terms, fixed when the invoice is raised; null while a draft. */
+  due_date: Date | null;
+  /** The invoice run that made the invoice, if one did. */
+  invoice_run_id: string | null;
   comments: string | null;
   data: Record<string, unknown>;
   created_at: Date;
@@ -87,9 +91,11 @@ export function toInvoice(row: InvoiceRow, items: InvoiceItemRow[]) {
     fxRate: row.fx_rate === null ? null : plain(row.fx_rate),
     baseTotal: money(row.base_total, row.base_currency),
     paidDate: day(row.paid_date),
+    dueDate: day(row.due_date),
     comments: row.comments,
     customerId: row.customer_id,
     contractId: row.contract_id,
+    invoiceRunId: row.invoice_run_id,
     items: items.map((item) => toInvoiceItem(item, row.currency)),
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
@@ -122,7 +128,38 @@ export interface NewInvoice {
   toDate?: string;
   /** Free-form facts about where the invoice came from (a milestone's id). */
   data?: Record<string, unknown>;
+  /** The invoice run that makes the invoice. */
+  invoiceRunId?: string;
   items: NewInvoiceItem[];
+}
+
+export interface InvoiceFilter {
+  status?: InvoiceState;
+  customerId?: string;
+  contractPlanId?: string;
+  invoiceRunId?: string;
+  /** Only invoices that are (`is: true`) or are not overdue on the calendar day `on`. */
+  overdue?: { is: boolean; on: string };
+}
+
+/** Ageing buckets, by days past the due date. */
+export const AGEING_BUCKETS = ['current', '1-30', '31-60', '61-90', '90+'] as const;
+export type AgeingBucket = (typeof AGEING_BUCKETS)[number];
+
+/** What is due in one currency and bucket: the sum of the invoices' totals. */
+export interface AgeingRow {
+  currency: string;
+  bucket: AgeingBucket;
+  amount: string;
+  invoices: number;
+}
+
+export interface NewReminder {
+  organisationId: string;
+  invoiceId: string;
+  daysAfterDue: number;
+  sentTo: string[];
+  messageId: string;
 }
 
 export interface TransitionRow {
@@ -170,7 +207,12 @@ export interface InvoiceStatusChange {
   comments?: string;
   /** Merged into `data.delivery`. */
   delivery?: object;
+  /** Sets the due date to the invoice date plus these days; null clears it. */
+  due_in_days?: number | null;
 }
+
+/** Raised or sent: the invoice is owed. */
+const OWED: InvoiceState[] = ['raised', 'sent'];
 
 const NUMBER_SERIES = 'default';
 
@@ -223,6 +265,7 @@ export function createInvoiceRepository(db: Knex) {
             date: invoice.date,
             from_date: invoice.fromDate ?? null,
             to_date: invoice.toDate ?? null,
+            invoice_run_id: invoice.invoiceRunId ?? null,
             ...(invoice.data ? { data: JSON.stringify(invoice.data) } : {}),
           })
           .returning<InvoiceRow[]>('*');
@@ -241,11 +284,18 @@ export function createInvoiceRepository(db: Knex) {
       return toInvoice(row, (await itemsOf([row.id])).get(row.id) ?? []);
     },
 
-    async list(organisationId: string, filter: { status?: string; customerId?: string; contractPlanId?: string }, paging: PageQuery): Promise<Page<Invoice>> {
+    async list(organisationId: string, filter: InvoiceFilter, paging: PageQuery): Promise<Page<Invoice>> {
       const query = db('invoices').where({ organisation_id: organisationId }).whereNull('deleted_at').select('*');
       if (filter.status) query.where('status', filter.status);
       if (filter.customerId) query.where('customer_id', filter.customerId);
       if (filter.contractPlanId) query.where('contract_plan_id', filter.contractPlanId);
+      if (filter.invoiceRunId) query.where('invoice_run_id', filter.invoiceRunId);
+      if (filter.overdue) {
+        const { is, on } = filter.overdue;
+        const overdue = (where: Knex.QueryBuilder) => where.whereIn('status', OWED).whereNotNull('due_date').where('due_date', '<', on);
+        if (is) query.where(overdue);
+        else query.whereNot(overdue);
+      }
       const page = await paginate<InvoiceRow, InvoiceRow>(query, paging, { searchColumns: ['number', 'comments'], map: (row) => row });
       const items = await itemsOf(page.items.map((row) => row.id));
       return { ...page, items: page.items.map((row) => toInvoice(row, items.get(row.id) ?? [])) };
@@ -258,7 +308,7 @@ export function createInvoiceRepository(db: Knex) {
 
     /** A lifecycle step's columns; the caller keeps the invoice's revenue in step with the new status. */
     async setStatus(id: string, change: InvoiceStatusChange): Promise<void> {
-      const { status, stamp, clear, totals, delivery, ...columns } = change;
+      const { status, stamp, clear, totals, delivery, due_in_days: dueInDays, ...columns } = change;
       await db('invoices')
         .where({ id })
         .update({
@@ -268,6 +318,7 @@ export function createInvoiceRepository(db: Knex) {
           ...(stamp ? { [stamp]: db.fn.now() } : {}),
           ...(clear ? { [clear]: null } : {}),
           ...(delivery ? { data: db.raw("data || jsonb_build_object('delivery', ?::jsonb)", [JSON.stringify(delivery)]) } : {}),
+          ...(dueInDays === undefined ? {} : { due_date: dueInDays === null ? null : db.raw('date + ?::integer', [dueInDays]) }),
           updated_at: db.fn.now(),
         });
     },
@@ -306,6 +357,51 @@ export function createInvoiceRepository(db: Knex) {
 
     async markTransitionUndone(invoiceId: string, seq: number): Promise<void> {
       await transition(invoiceId, seq).update({ undone_at: db.fn.now() });
+    },
+
+    /**
+     * What the organisation is owed on the calendar day `on`, by currency and ageing bucket: the totals of
+     * its raised and sent invoices. Not yet due (or due that day) is `current`.
+     */
+    async ageing(organisationId: string, on: string): Promise<AgeingRow[]> {
+      const overdueDays = db.raw('(?::date - due_date)', [on]);
+      return db('invoices')
+        .where({ organisation_id: organisationId })
+        .whereNull('deleted_at')
+        .whereIn('status', OWED)
+        .groupBy('currency', 'bucket')
+        .orderBy(['currency', 'bucket'])
+        .select<AgeingRow[]>(
+          'currency',
+          db.raw(
+            `CASE WHEN due_date IS NULL OR ${overdueDays} <= 0 THEN 'current' WHEN ${overdueDays} <= 30 THEN '1-30' WHEN ${overdueDays} <= 60 THEN '31-60' WHEN ${overdueDays} <= 90 THEN '61-90' ELSE '90+' END AS bucket`,
+          ),
+          db.raw('sum(total)::text AS amount'),
+          db.raw('count(*)::int AS invoices'),
+        );
+    },
+
+    /** The days after the due date of the reminders already sent for an invoice, ascending. */
+    async reminderDays(invoiceId: string): Promise<number[]> {
+      const rows = await db('invoice_reminders').where({ invoice_id: invoiceId }).orderBy('days_after_due').select<{ days_after_due: number }[]>('days_after_due');
+      return rows.map((row) => row.days_after_due);
+    },
+
+    /** Records a reminder as sent; false when it already was (a retried activity). */
+    async recordReminder(reminder: NewReminder): Promise<boolean> {
+      const inserted = await db('invoice_reminders')
+        .insert({
+          id: newId('rem'),
+          organisation_id: reminder.organisationId,
+          invoice_id: reminder.invoiceId,
+          days_after_due: reminder.daysAfterDue,
+          sent_to: JSON.stringify(reminder.sentTo),
+          message_id: reminder.messageId,
+        })
+        .onConflict(['invoice_id', 'days_after_due'])
+        .ignore()
+        .returning('id');
+      return inserted.length > 0;
     },
 
     /** All of an invoice's items, or only `onlyItemId`. */

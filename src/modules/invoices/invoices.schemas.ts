@@ -43,6 +43,12 @@ export const invoiceListQuery = pageQuery.extend({
   status: z.enum(['draft', 'raised', 'sent', 'paid', 'cancelled']).optional(),
   customerId: reference().optional(),
   contractPlanId: reference().optional(),
+  invoiceRunId: reference().optional().describe('only the invoices this invoice run made'),
+  overdue: z
+    .enum(['true', 'false'])
+    .describe('true: only invoices raised or sent whose due date is before today (UTC); false: all others')
+    .transform((value) => value === 'true')
+    .optional(),
 });
 
 export const invoiceItemSchema = z.object({
@@ -75,9 +81,11 @@ export const invoiceSchema = z.object({
   fxRate: z.string().nullable(),
   baseTotal: z.string().nullable(),
   paidDate: z.string().nullable(),
+  dueDate: z.string().nullable().describe('the invoice date plus the payment terms (the customer\'s, else the organisation\'s), set when raised'),
   comments: z.string().nullable(),
   customerId: z.string().nullable(),
   contractId: z.string().nullable(),
+  invoiceRunId: z.string().nullable().describe('the invoice run that made the invoice, if one did'),
   items: z.array(invoiceItemSchema),
   createdAt: z.string(),
   updatedAt: z.string(),

@@ -21,7 +21,7 @@ import { loadInvoiceDocument } from './invoice-document';
 import { assertPlanItemsKnown } from './invoice-items.service';
 import { lifecycleSnapshot } from './invoice-snapshot';
 import { renderInvoicePdf } from './invoice-pdf';
-import { createInvoiceRepository, type Invoice, type InvoiceRow, type NewInvoice } from './invoices.repository';
+import { createInvoiceRepository, type Invoice, type InvoiceFilter, type InvoiceRow, type NewInvoice } from './invoices.repository';
 
 export type ContractPlanResolver = (db: Knex, organisationId: string, contractPlanId: string) => Promise<ContractPlanRef | undefined>;
 
@@ -73,8 +73,11 @@ export function createInvoiceService(deps: WorkflowServiceDeps, resolveContractP
       return orNotFound(await invoices.find(organisationId, id), 'Invoice');
     },
 
-    async list(organisationId: string, filter: { status?: string; customerId?: string; contractPlanId?: string }, paging: PageQuery): Promise<Page<Invoice>> {
-      return invoices.list(organisationId, filter, paging);
+    /** `overdue` is judged on today's date in UTC. */
+    async list(organisationId: string, filter: Omit<InvoiceFilter, 'overdue'> & { overdue?: boolean }, paging: PageQuery): Promise<Page<Invoice>> {
+      const { overdue, ...rest } = filter;
+      const today = new Date().toISOString().slice(0, 10);
+      return invoices.list(organisationId, { ...rest, ...(overdue === undefined ? {} : { overdue: { is: overdue, on: today } }) }, paging);
     },
 
     /** The invoice as a PDF, with the file name it is offered under. */

@@ -8,6 +8,8 @@ export interface SettingsRow {
   auto_raise_generated_invoices: boolean;
   auto_send_generated_invoices: boolean;
   invoice_undo_window_days: number;
+  /** Days after an invoice's due date on which a reminder goes out, ascending. */
+  dunning_schedule_days: number[];
   updated_at: Date;
 }
 

@@ -11,6 +11,7 @@ const settingsSchema = z.object({
   autoRaiseGeneratedInvoices: z.boolean(),
   autoSendGeneratedInvoices: z.boolean(),
   invoiceUndoWindowDays: z.number().int().describe('days a paid or cancelled invoice stays open for an undo'),
+  dunningScheduleDays: z.array(z.number().int()).describe("days after an unpaid invoice's due date on which a reminder is e-mailed"),
   updatedAt: z.string(),
 });
 
@@ -24,6 +25,13 @@ const invoiceNumberFormat = freeText(64)
   .regex(new RegExp(`^(?:${LITERAL}|${PLACEHOLDER})*\\{number(?::\\d{1,2})?\\}(?:${LITERAL}|${PLACEHOLDER})*$`), 'must contain {number} or {number:N}, may contain {year}, and no other braces')
   .describe('{number} or {number:N} (zero-padded), optionally {year}; at most 64 characters');
 
+/** A schedule is a set of days: it is kept ascending, each day once, whatever order it was given in. */
+const dunningScheduleDays = z
+  .array(z.number().int().min(1).max(365))
+  .max(10)
+  .describe('at most 10 days after the due date, each 1 to 365; stored ascending, each once; [] sends no reminders')
+  .transform((days) => [...new Set(days)].sort((a, b) => a - b));
+
 const updateBody = atLeastOne({
   baseCurrency: isoCurrency.optional(),
   timezone: timezone.optional(),
@@ -32,6 +40,7 @@ const updateBody = atLeastOne({
   autoRaiseGeneratedInvoices: z.boolean().optional(),
   autoSendGeneratedInvoices: z.boolean().optional(),
   invoiceUndoWindowDays: z.number().int().min(0).max(365).optional(),
+  dunningScheduleDays: dunningScheduleDays.optional(),
 });
 
 export function organisationSettingsRoutes(deps: AppDeps): Route[] {
@@ -41,7 +50,7 @@ export function organisationSettingsRoutes(deps: AppDeps): Route[] {
     defineRoute({
       method: 'get',
       path: '/organisation/settings',
-      summary: "The organisation's settings: base currency, timezone, invoice numbering, payment terms, automation",
+      summary: "The organisation's settings: base currency, timezone, invoice numbering, payment terms, reminders, automation",
       tag: 'Organisation settings',
       access: requires('OrganisationSettingService:getSettings'),
       response: settingsSchema,

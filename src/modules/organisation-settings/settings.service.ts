@@ -11,6 +11,8 @@ export interface OrganisationSettings {
   autoSendGeneratedInvoices: boolean;
   /** Days a paid or cancelled invoice's workflow stays open for an undo before it completes. */
   invoiceUndoWindowDays: number;
+  /** Days after an unpaid invoice's due date on which a reminder is e-mailed, ascending. */
+  dunningScheduleDays: number[];
   updatedAt: string;
 }
 
@@ -24,6 +26,7 @@ const toSettings = (row: SettingsRow): OrganisationSettings => ({
   autoRaiseGeneratedInvoices: row.auto_raise_generated_invoices,
   autoSendGeneratedInvoices: row.auto_send_generated_invoices,
   invoiceUndoWindowDays: row.invoice_undo_window_days,
+  dunningScheduleDays: row.dunning_schedule_days,
   updatedAt: row.updated_at.toISOString(),
 });
 
@@ -37,6 +40,7 @@ function columnsOf(update: SettingsUpdate): SettingsChanges {
     auto_raise_generated_invoices: update.autoRaiseGeneratedInvoices,
     auto_send_generated_invoices: update.autoSendGeneratedInvoices,
     invoice_undo_window_days: update.invoiceUndoWindowDays,
+    dunning_schedule_days: update.dunningScheduleDays,
   };
   return Object.fromEntries(Object.entries(columns).filter(([, value]) => value !== undefined));
 }

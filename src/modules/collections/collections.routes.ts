@@ -1,0 +1,35 @@
+import { z } from 'zod';
+import type { AppDeps } from '../../deps';
+import { defineRoute, requires, type Route } from '../../http/route';
+
+const amount = z.string().describe('in the currency, to its minor unit');
+
+const collectionsSchema = z.object({
+  asOf: z.string().describe('the day (UTC) days past due are counted to'),
+  currencies: z.array(
+    z.object({
+      currency: z.string(),
+      total: amount.describe('everything owed in the currency'),
+      invoices: z.number().int().describe('raised and sent invoices in the currency'),
+      buckets: z
+        .object({ current: amount, '1-30': amount, '31-60': amount, '61-90': amount, '90+': amount })
+        .describe('what is owed by days past the due date; current: not yet due'),
+    }),
+  ),
+});
+
+export function collectionRoutes(deps: AppDeps): Route[] {
+  const { collections } = deps.services;
+
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/collections',
+      summary: 'What customers owe: the totals of raised and sent invoices per currency, aged by days past their due date',
+      tag: 'Collections',
+      access: requires('InvoiceService:getInvoices'),
+      response: collectionsSchema,
+      handler: async ({ auth }) => collections.ageing(auth.organisationId),
+    }),
+  ];
+}

@@ -1,0 +1,104 @@
+import type { Knex } from 'knex';
+import { calendarDay } from '../../db/dates';
+import { orNotFound } from '../../domain/errors';
+import { formatAmount, sumAmounts } from '../../domain/money';
+import type { Mailer } from '../../mail/mailer';
+import type { ReminderInput, ReminderOutcome, ReminderPlan } from '../../../workflows/invoice-lifecycle.types';
+import { createContactGroupRepository } from '../contact-groups/contact-groups.repository';
+import { loadInvoiceDocument } from '../invoices/invoice-document';
+import { renderInvoicePdf } from '../invoices/invoice-pdf';
+import { AGEING_BUCKETS, createInvoiceRepository, type AgeingBucket, type InvoiceRow } from '../invoices/invoices.repository';
+import { getOrganisationSettings } from '../organisation-settings/settings.repository';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** Overdue is judged on calendar days in UTC. */
+const todayUtc = () => new Date().toISOString().slice(0, 10);
+
+const daysBetween = (from: string, to: string) => Math.round((Date.parse(to) - Date.parse(from)) / DAY_MS);
+
+/** Raised or sent: the customer owes the invoice. */
+const isOwed = (row: InvoiceRow) => row.status === 'raised' || row.status === 'sent';
+
+export interface CurrencyAgeing {
+  currency: string;
+  /** Everything owed in the currency, the buckets added up. */
+  total: string;
+  invoices: number;
+  buckets: Record<AgeingBucket, string>;
+}
+
+export interface Collections {
+  asOf: string;
+  currencies: CurrencyAgeing[];
+}
+
+/**
+ * Collections: what is owed and for how long, and the reminders an unpaid invoice gets after its due date.
+ * The invoice's workflow times the reminders; this service plans them from Postgres and sends each once.
+ */
+export function createCollectionsService(deps: { db: Knex; mailer: Mailer }) {
+  const { db, mailer } = deps;
+  const invoices = createInvoiceRepository(db);
+
+  return {
+    /** Totals of raised and sent invoices per currency, by days past their due date as of today (UTC). */
+    async ageing(organisationId: string): Promise<Collections> {
+      const asOf = todayUtc();
+      const byCurrency = new Map<string, CurrencyAgeing>();
+      for (const row of await invoices.ageing(organisationId, asOf)) {
+        const entry = byCurrency.get(row.currency) ?? {
+          currency: row.currency,
+          total: formatAmount(0, row.currency),
+          invoices: 0,
+          buckets: Object.fromEntries(AGEING_BUCKETS.map((bucket) => [bucket, formatAmount(0, row.currency)])) as Record<AgeingBucket, string>,
+        };
+        entry.buckets[row.bucket] = formatAmount(row.amount, row.currency);
+        entry.total = formatAmount(sumAmounts([entry.total, row.amount]), row.currency);
+        entry.invoices += row.invoices;
+        byCurrency.set(row.currency, entry);
+      }
+      return { asOf, currencies: [...byCurrency.values()] };
+    },
+
+    /**
+     * The reminders an invoice still has ahead: the days of the organisation's schedule after the latest
+     * one sent. Nothing once the invoice is no longer owed (paid, cancelled, back to draft).
+     */
+    async reminderPlan(input: { organisationId: string; invoiceId: string }): Promise<ReminderPlan> {
+      const row = orNotFound(await invoices.findRow(input.organisationId, input.invoiceId), 'Invoice');
+      if (!isOwed(row) || !row.due_date) return { dueDate: null, daysAfterDue: [] };
+      const { dunning_schedule_days: schedule } = await getOrganisationSettings(db, input.organisationId);
+      const latestSent = Math.max(0, ...(await invoices.reminderDays(row.id)));
+      return { dueDate: calendarDay(row.due_date), daysAfterDue: schedule.filter((days) => days > latestSent) };
+    },
+
+    /**
+     * E-mails one reminder of the schedule to the customer's contacts with the invoice attached, then
+     * records it. A recorded reminder is never sent again; a crash between the e-mail and the record sends
+     * again with the same Message-ID, so that mail systems can fold the copies.
+     */
+    async remind(input: ReminderInput): Promise<ReminderOutcome> {
+      const row = orNotFound(await invoices.findRow(input.organisationId, input.invoiceId), 'Invoice');
+      if (!isOwed(row) || !row.due_date) return 'not owed';
+      if ((await invoices.reminderDays(row.id)).includes(input.daysAfterDue)) return 'already sent';
+      const recipients = row.customer_id ? await createContactGroupRepository(db).emailsOfCustomer(row.organisation_id, row.customer_id) : [];
+      const messageId = `<invoice-${row.id}-reminder-${input.daysAfterDue}@billing>`;
+      if (recipients.length > 0) {
+        const document = await loadInvoiceDocument(db, row.organisation_id, row.id);
+        const dueDate = calendarDay(row.due_date);
+        await mailer.send({
+          to: recipients,
+          subject: `Reminder: invoice ${document.number} from ${document.seller?.name ?? 'us'} is overdue`,
+          text: `Invoice ${document.number} of ${document.date} for ${document.total} ${document.currency} was due on ${dueDate} and is ${daysBetween(dueDate, todayUtc())} days overdue. Please find it attached. If you have paid it already, thank you, and please ignore this reminder.`,
+          attachments: [{ filename: `${document.number}.pdf`, content: await renderInvoicePdf(document), contentType: 'application/pdf' }],
+          messageId,
+        });
+      }
+      await invoices.recordReminder({ organisationId: row.organisation_id, invoiceId: row.id, daysAfterDue: input.daysAfterDue, sentTo: recipients, messageId });
+      return 'sent';
+    },
+  };
+}
+
+export type CollectionsService = ReturnType<typeof createCollectionsService>;

@@ -118,6 +118,9 @@ describe('invoice runs', () => {
     expect(new Set(november.map((line) => line.invoiceId)).size).toBe(1);
     const invoice = await api.http().get(`/invoices/${november[0]!.invoiceId}`).set(system()).expect(200);
     expect(invoice.body.data).toMatchObject({ status: 'draft', invoiceRunId: second.id, ContractPlanId: example.contractPlanId });
+    expect(second.invoices).toEqual([]);
+    const listed = await api.http().get('/invoices').query({ invoiceRunId: second.id }).set(system()).expect(200);
+    expect(listed.body.data.items.map((item: { id: string }) => item.id)).toEqual([november[0]!.invoiceId]);
 
     const again = await runTo({ billingDate: '2026-11-01', contractIds: [example.contractId] });
     expect(again).toMatchObject({ status: 'completed', invoicesCreated: 0, progress: { done: 1, failed: 0 } });

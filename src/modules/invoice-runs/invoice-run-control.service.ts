@@ -30,7 +30,8 @@ function toRun(row: InvoiceRunRow, outcomes: RunContractRow[]): InvoiceRun {
     invoicesCreated: invoices.filter((invoice) => invoice.invoiceId !== null).length,
     totals: [...sums].sort(([a], [b]) => a.localeCompare(b)).map(([currency, amount]) => ({ currency, amount: formatAmount(amount, currency) })),
     failures: failures.map((failure) => ({ contractId: failure.contract_id, code: failure.error_code ?? '', message: failure.error ?? '' })),
-    invoices,
+    // A run's own invoices are paged at GET /invoices?invoiceRunId=; only a dry run's exist nowhere else.
+    invoices: row.dry_run ? invoices : [],
     startedAt: row.started_at.toISOString(),
     completedAt: row.completed_at?.toISOString() ?? null,
   };

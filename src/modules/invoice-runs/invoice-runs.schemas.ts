@@ -29,7 +29,9 @@ export const runSchema = z.object({
   invoicesCreated: z.number().int(),
   totals: z.array(z.object({ currency: z.string(), amount: z.string() })),
   failures: z.array(z.object({ contractId: z.string(), code: z.string(), message: z.string() })),
-  invoices: z.array(runInvoiceSchema.extend({ contractId: z.string() })).describe('what the run made, or for a dry run would make'),
+  invoices: z
+    .array(runInvoiceSchema.extend({ contractId: z.string() }))
+    .describe('a dry run: every invoice it would make, whole; empty for a real run, whose invoices GET /invoices?invoiceRunId= pages'),
   startedAt: z.string(),
   completedAt: z.string().nullable(),
 });

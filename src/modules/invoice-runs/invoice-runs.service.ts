@@ -5,10 +5,10 @@ import { deterministicDatabaseError } from '../../db/errors';
 import { dueOn, type BillableItem, type Suspension } from '../../domain/billing-periods';
 import { AppError, DomainError } from '../../domain/errors';
 import { Decimal, formatAmount, toDecimal } from '../../domain/money';
-import { priceItem } from '../../domain/pricing';
 import { createBillingPlanRepository } from '../billing-plans/billing-plans.repository';
 import { createContractRepository } from '../contracts/contracts.repository';
 import { createEntityRepository } from '../entities/entities.repository';
+import { ratedLine } from '../invoices/invoice-items.service';
 import { createInvoiceRepository, type NewInvoiceItem } from '../invoices/invoices.repository';
 import { createMeterRepository } from '../meters/meters.repository';
 import { createInvoiceRunRepository, type BilledPeriod, type RunInvoice } from './invoice-runs.repository';
@@ -77,7 +77,7 @@ export function createInvoiceRunService(db: Knex) {
     for (const contractPlan of contract.plans) {
       const billingPlan = await plans.find(organisationId, contractPlan.planId);
       if (!billingPlan) continue;
-      const items = billingPlan.items as unknown as BillableItem[];
+      const items = billingPlan.items as unknown as Array<BillableItem & { name: string }>;
       const billed = (await runs.billedKeys(contractPlan.id)).map((key) => ({ planItemId: key.planItemId, periodFrom: key.from }));
       // A terminated or ended contract's end date is its last day served (the contract lifecycle moves it up).
       const due = dueOn(
@@ -98,24 +98,13 @@ export function createInvoiceRunService(db: Knex) {
           if (dueItem.kind === 'fee') {
             const fee = period.fee!;
             const prorated = fee.days === fee.periodDays ? '' : ` (${fee.days} of ${fee.periodDays} days)`;
-            lines.push({ planItemId: item.id, title: (item as unknown as { name: string }).name, description: `${period.from} to ${period.to}${prorated}`, quantity: '1', price: fee.amount, fromDate: period.from, toDate: period.to });
+            lines.push({ planItemId: item.id, title: item.name, description: `${period.from} to ${period.to}${prorated}`, quantity: '1', price: fee.amount, fromDate: period.from, toDate: period.to });
           } else {
             const meter = await meters.findById(organisationId, item.meterId!);
             if (!meter) throw AppError.conflict(`the meter of plan item ${item.id} no longer exists`);
             const usage = entityIds.length ? await meters.aggregate(meter, { customerEntityIds: entityIds, from: new Date(`${period.from}T00:00:00Z`), to: nextDay(period.to) }) : { value: null };
             const quantity = toDecimal(usage.value ?? 0);
-            const price = priceItem(item, quantity.toFixed(), contract.currency);
-            const perUnit = item.pricingModel === 'per_unit';
-            lines.push({
-              planItemId: item.id,
-              title: (item as unknown as { name: string }).name,
-              // The rating in full: one line per touched tier.
-              description: price.lines.map((line) => `${line.description}: ${line.quantity} × ${line.unitPrice}`).join('; '),
-              quantity: perUnit ? quantity.toFixed() : '1',
-              price: perUnit ? toDecimal(item.unitPrice!).toFixed() : price.amount,
-              fromDate: period.from,
-              toDate: period.to,
-            });
+            lines.push({ ...ratedLine(item, quantity, contract.currency), fromDate: period.from, toDate: period.to });
           }
         }
       }

@@ -1,8 +1,8 @@
 import type { Knex } from 'knex';
 import { calendarDay } from '../../db/dates';
 import { AppError, orNotFound } from '../../domain/errors';
-import { toDecimal } from '../../domain/money';
-import { priceItem } from '../../domain/pricing';
+import { toDecimal, type Decimal } from '../../domain/money';
+import { priceItem, type PricedPlanItem } from '../../domain/pricing';
 import { createBillingPlanRepository } from '../billing-plans/billing-plans.repository';
 import { createContractRepository } from '../contracts/contracts.repository';
 import { createEntityRepository } from '../entities/entities.repository';
@@ -24,6 +24,22 @@ export async function assertPlanItemsKnown(db: Knex, organisationId: string, ite
 /** Guard and lock: items change only while the invoice is a draft, and the row lock makes the check and the write one step. */
 function assertDraft(invoice: InvoiceRow, message = DRAFT_ONLY): void {
   if (invoice.status !== 'draft') throw AppError.conflict(message);
+}
+
+/**
+ * An invoice line for a plan item rated at a quantity: a per-unit item shows the quantity and its unit
+ * price; any other shows its priced amount once. The description keeps the rating, one part per tier.
+ */
+export function ratedLine(item: PricedPlanItem & { id: string; name: string }, quantity: Decimal, currency: string): Omit<NewInvoiceItem, 'fromDate' | 'toDate'> {
+  const price = priceItem(item, quantity.toFixed(), currency);
+  const perUnit = item.pricingModel === 'per_unit';
+  return {
+    planItemId: item.id,
+    title: item.name,
+    description: price.lines.map((line) => `${line.description}: ${line.quantity} × ${line.unitPrice}`).join('; '),
+    quantity: perUnit ? quantity.toFixed() : '1',
+    price: perUnit ? toDecimal(item.unitPrice!).toFixed() : price.amount,
+  };
 }
 
 /** Each of the contract plan's items priced for the invoice's period, usage items for the meter's aggregate over all the customer's entities. */
@@ -48,17 +64,7 @@ async function planItemsFor(trx: Knex, invoice: InvoiceRow): Promise<NewInvoiceI
       const result = meter && entityIds.length ? await meters.aggregate(meter, { customerEntityIds: entityIds, from: new Date(`${from}T00:00:00Z`), to: end }) : { value: null };
       usage = toDecimal(result.value ?? 0);
     }
-    const price = priceItem(item, usage.toFixed(), invoice.currency);
-    const perUnit = item.pricingModel === 'per_unit';
-    items.push({
-      planItemId: item.id,
-      title: item.name,
-      description: price.lines.map((line) => `${line.description}: ${line.quantity} × ${line.unitPrice}`).join('; '),
-      quantity: perUnit ? usage.toFixed() : '1',
-      price: perUnit ? toDecimal(item.unitPrice!).toFixed() : price.amount,
-      fromDate: from,
-      toDate: to,
-    });
+    items.push({ ...ratedLine(item, usage, invoice.currency), fromDate: from, toDate: to });
   }
   return items;
 }

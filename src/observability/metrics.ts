@@ -18,7 +18,7 @@ export const FIGURES_TIMEOUT_MS = 2_000;
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 
 /** Every status is reported, zero included, so that a series does not vanish when its last row changes. */
-const USAGE_BATCH_STATUSES = ['processing', 'completed', 'failed'] as const satisfies readonly UsageBatchRow['status'][];
+const USAGE_BATCH_STATUSES = ['processing', 'completed', 'failed', 'abandoned'] as const satisfies readonly UsageBatchRow['status'][];
 
 /** From a few milliseconds (reads) to the 10 s and more of a large batch upload or an export. */
 const LATENCY_BUCKETS_SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];

@@ -80,8 +80,8 @@ it('when batches and invoices exist, then their gauges give the counts in Postgr
 
   const text = await scrape();
   expect(sample(text, 'billing_figures_up')).toBe(1);
-  const batches = Object.fromEntries(['processing', 'completed', 'failed'].map((status) => [status, sample(text, 'billing_usage_batches', { status })]));
-  expect(batches).toEqual({ processing: 0, completed: 2, failed: 1 });
+  const batches = Object.fromEntries(['processing', 'completed', 'failed', 'abandoned'].map((status) => [status, sample(text, 'billing_usage_batches', { status })]));
+  expect(batches).toEqual({ processing: 0, completed: 2, failed: 1, abandoned: 0 });
   const invoices = Object.fromEntries(['draft', 'raised', 'sent', 'paid', 'cancelled'].map((status) => [status, sample(text, 'billing_invoices', { status })]));
   expect(invoices).toEqual({ draft: 1, raised: 0, sent: 0, paid: 3, cancelled: 0 });
 });

@@ -1,30 +1,19 @@
 import type { Services } from '../src/services';
-import type { BeginRunInput } from '../src/modules/invoice-runs/invoice-runs.service';
+import type { BeginRunInput, BillContractsInput } from '../src/modules/invoice-runs/invoice-runs.service';
 import type { InvoiceService } from '../src/modules/invoices/invoices.service';
 import { withHeartbeat } from './adapter';
-
-export interface BillContractsInput {
-  organisationId: string;
-  runId: string;
-  contractIds: string[];
-  billingDate: string;
-  dryRun: boolean;
-}
 
 export function createInvoiceRunActivities(services: Services, drivers: { invoices: InvoiceService }) {
   const { invoiceRuns, organisationSettings } = services;
   return {
-    beginInvoiceRun: (input: BeginRunInput) => invoiceRuns.begin(input),
-    /** A page of contracts, one transaction each; a retry skips those already billed. */
-    billContracts: (input: BillContractsInput) =>
-      withHeartbeat(async () => {
-        let failed = 0;
-        for (const contractId of input.contractIds) {
-          const outcome = await invoiceRuns.billContract({ ...input, contractId });
-          if (outcome.status === 'failed') failed += 1;
-        }
-        return { billed: input.contractIds.length - failed, failed };
-      }),
+    /** Records the run; says too whether the organisation auto-advances its drafts, as its settings are when the run begins. */
+    beginInvoiceRun: async (input: BeginRunInput) => {
+      const begun = await invoiceRuns.begin(input);
+      const settings = await organisationSettings.get(input.organisationId);
+      return { ...begun, autoAdvance: settings.autoRaiseGeneratedInvoices };
+    },
+    /** A page of contracts, billed together in one transaction; a retry skips those already billed. */
+    billContracts: (input: BillContractsInput) => withHeartbeat(() => invoiceRuns.billContracts(input)),
     finishInvoiceRun: (input: { runId: string; failed?: boolean }) => invoiceRuns.finish(input),
     /**
      * Auto-advance: with the organisation's settings on, each draft the run made is raised (and sent)
@@ -36,7 +25,7 @@ export function createInvoiceRunActivities(services: Services, drivers: { invoic
         const settings = await organisationSettings.get(input.organisationId);
         if (!settings.autoRaiseGeneratedInvoices) return { advanced: 0 };
         let advanced = 0;
-        for (const invoiceId of await invoiceRuns.invoiceIdsOf(input.organisationId, input.runId)) {
+        for (const invoiceId of await invoiceRuns.invoiceIdsOf(input.runId)) {
           const invoice = await drivers.invoices.get(input.organisationId, invoiceId);
           if (invoice.status === 'draft') await drivers.invoices.transition(input.organisationId, invoiceId, 'raise', {}, `run:${input.runId}:raise:${invoiceId}`);
           if (settings.autoSendGeneratedInvoices && ['draft', 'raised'].includes(invoice.status)) {

@@ -1,6 +1,9 @@
+import { writeFile } from 'node:fs/promises';
+import inspector from 'node:inspector/promises';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import type { Knex } from 'knex';
+import { Client, Connection } from '@temporalio/client';
 import { Client as PgClient } from 'pg';
 import { createDb } from '../src/db/knex';
 import { newId } from '../src/db/ids';
@@ -10,6 +13,7 @@ import { createInvoiceRunService } from '../src/modules/invoice-runs/invoice-run
 import { createMeterRepository } from '../src/modules/meters/meters.repository';
 import { cpuDelta, cpuSecondsByProcess } from './cpu';
 import { percentile, postJson, startBenchStack } from './stack';
+import { loadConfig } from '../src/config';
 
 /**
  * A monthly invoice run through HTTP over many contracts, each with a flat fee billed in advance and
@@ -23,11 +27,16 @@ const { values } = parseArgs({
     contracts: { type: 'string', default: '10000' },
     events: { type: 'string', default: '1000000' },
     'profile-contracts': { type: 'string', default: '400' },
+    /** Writes a V8 CPU profile of the last phase (open it in Chrome DevTools) to this file. */
+    'cpu-profile': { type: 'string' },
   },
 });
 const contractCount = Number(values.contracts);
 const eventCount = Number(values.events);
 const profileCount = Number(values['profile-contracts']);
+/** The worker's paging, as this environment configures it (INVOICE_RUN_PAGE_SIZE, INVOICE_RUN_PAGES_IN_FLIGHT). */
+const config = loadConfig();
+const paging = { pageSize: config.INVOICE_RUN_PAGE_SIZE, pagesInFlight: config.INVOICE_RUN_PAGES_IN_FLIGHT };
 
 /** Usage is metered over November 2026; the run bills on 1 December, when November's usage and December's fee are due. */
 const MONTH = { from: '2026-11-01', to: '2026-11-30', start: Date.UTC(2026, 10, 1), end: Date.UTC(2026, 11, 1) };
@@ -35,7 +44,7 @@ const BILLING_DATE = '2026-12-01';
 const METRIC = 'api_calls';
 const FEE = '310';
 const UNIT_PRICE = '0.002';
-const POLL_MS = 250;
+const POLL_MS = 100;
 
 interface Catalog {
   meterId: string;
@@ -179,7 +188,7 @@ interface RunView {
   invoicesCreated: number;
 }
 
-/** The run through HTTP: from the POST to the first poll that reads `completed`, polling every 250 ms. */
+/** The run through HTTP: from the POST to the first poll that reads `completed`, polling every POLL_MS. */
 async function timedRun(url: string, token: string) {
   const cpuBefore = cpuSecondsByProcess(processLabels);
   const startedAt = performance.now();
@@ -201,6 +210,48 @@ async function timedRun(url: string, token: string) {
   const wallMs = performance.now() - startedAt;
   const cpu = cpuDelta(cpuBefore, cpuSecondsByProcess(processLabels));
   return { runId, run, wallMs, cpu, polls };
+}
+
+/**
+ * The run's workflow history as phases, in ms from the workflow's start: when the first activity (the
+ * run's record) started and ended, when the first page started, when the last page ended, and when the
+ * workflow closed.
+ */
+async function workflowPhases(temporalAddress: string, runId: string) {
+  const connection = await Connection.connect({ address: temporalAddress });
+  try {
+    const client = new Client({ connection });
+    const history = await client.workflow.getHandle(`invoice-run:${runId}`).fetchHistory();
+    const events = history.events ?? [];
+    const at = (event: (typeof events)[number]) => Number(event.eventTime?.seconds ?? 0) * 1000 + Math.round((event.eventTime?.nanos ?? 0) / 1e6);
+    const start = at(events[0]!);
+    const typeOf = new Map<string, string>();
+    const times: Record<string, number[]> = {};
+    for (const event of events) {
+      const scheduled = event.activityTaskScheduledEventAttributes;
+      if (scheduled) typeOf.set(String(event.eventId), scheduled.activityType?.name ?? '?');
+      const started = event.activityTaskStartedEventAttributes;
+      const completed = event.activityTaskCompletedEventAttributes;
+      const ref = started?.scheduledEventId ?? completed?.scheduledEventId;
+      if (ref !== undefined && ref !== null) {
+        const key = `${typeOf.get(String(ref))} ${started ? 'started' : 'completed'}`;
+        (times[key] ??= []).push(at(event) - start);
+      }
+    }
+    const first = (key: string) => Math.min(...(times[key] ?? [NaN]));
+    const last = (key: string) => Math.max(...(times[key] ?? [NaN]));
+    return {
+      beginStartedMs: first('beginInvoiceRun started'),
+      beginCompletedMs: first('beginInvoiceRun completed'),
+      firstPageStartedMs: first('billContracts started'),
+      lastPageCompletedMs: last('billContracts completed'),
+      pages: times['billContracts completed']?.length ?? 0,
+      finishCompletedMs: first('finishInvoiceRun completed'),
+      closedMs: at(events.at(-1)!) - start,
+    };
+  } finally {
+    await connection.close();
+  }
 }
 
 /** Labels a statement by its verb and first table, `select contracts`, `insert invoice_items`, `BEGIN`… */
@@ -238,15 +289,16 @@ function timeStatements(record: (sql: string, ms: number) => void): () => void {
 }
 
 /**
- * Bills contracts one after another in this process, through the invoice-run service itself (the code
- * the worker's activity runs, without Temporal), timing every statement by its label.
+ * Bills contracts a page after another in this process, in the workflow's page size, through the
+ * invoice-run service itself (the code the worker's activity runs, without Temporal), timing every
+ * statement by its label.
  */
 async function profileContracts(databaseUrl: string, organisationId: string, billables: Billable[]) {
   const db = createDb(databaseUrl, 4);
   const byLabel = new Map<string, { count: number; ms: number }>();
   try {
     const run = await createInvoiceRunRepository(db).insertOrFind({ id: newId('run'), organisationId, billingDate: BILLING_DATE, dryRun: false, contractIds: null, scheduleId: null, workflowId: `bench-profile-${Date.now()}`, createdBy: null });
-    const service = createInvoiceRunService(db);
+    const service = createInvoiceRunService(db, paging);
     const restore = timeStatements((sql, ms) => {
       const label = statementLabel(sql);
       const entry = byLabel.get(label) ?? { count: 0, ms: 0 };
@@ -254,9 +306,10 @@ async function profileContracts(databaseUrl: string, organisationId: string, bil
     });
     const started = performance.now();
     try {
-      for (const billable of billables) {
-        const outcome = await service.billContract({ organisationId, runId: run.id, contractId: billable.contractId, billingDate: BILLING_DATE, dryRun: false });
-        if (outcome.status !== 'billed' || outcome.invoices.length !== 1) throw new Error(`profile contract ${billable.contractId}: ${JSON.stringify(outcome)}`);
+      for (let i = 0; i < billables.length; i += paging.pageSize) {
+        const contractIds = billables.slice(i, i + paging.pageSize).map((billable) => billable.contractId);
+        const result = await service.billContracts({ organisationId, runId: run.id, contractIds, billingDate: BILLING_DATE, dryRun: false });
+        if (result.failed > 0) throw new Error(`profile page ${i / paging.pageSize}: ${result.failed} contracts failed`);
       }
     } finally {
       restore();
@@ -276,6 +329,22 @@ async function profileContracts(databaseUrl: string, organisationId: string, bil
     };
   } finally {
     await db.destroy();
+  }
+}
+
+/** Runs `work`, recording a V8 CPU profile of this process into `file` when one is named. */
+async function withCpuProfile<T>(file: string | undefined, work: () => Promise<T>): Promise<T> {
+  if (!file) return work();
+  const session = new inspector.Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  try {
+    return await work();
+  } finally {
+    const { profile } = await session.post('Profiler.stop');
+    await writeFile(file, JSON.stringify(profile));
+    session.disconnect();
   }
 }
 
@@ -303,6 +372,7 @@ async function main(): Promise<void> {
     const { runId, run, wallMs, cpu, polls } = await timedRun(url, systemToken);
     process.stderr.write(`run: ${seconds(wallMs)} s, ${run.status}\n`);
 
+    const phases = await workflowPhases(stack.temporalAddress, runId);
     const record = await db('invoice_runs').where({ id: runId }).first<{ started_at: Date; completed_at: Date }>('started_at', 'completed_at');
     // Each contract's outcome row carries its transaction's start: when billing began and ended inside the run.
     const span = await db('invoice_run_contracts').where({ invoice_run_id: runId }).first<{ first: Date; last: Date }>(db.raw('min(updated_at) as first'), db.raw('max(updated_at) as last'));
@@ -328,14 +398,14 @@ async function main(): Promise<void> {
     const floorAfter = await floor(stack.databaseUrl, organisationId, catalog, billables, 'temp');
     const floorLogged = await floor(stack.databaseUrl, organisationId, catalog, billables, 'logged');
     process.stderr.write(`floor after the run: ${floorAfter.totalMs} ms (temp), ${floorLogged.totalMs} ms (logged)\n`);
-    const profile = profileCount > 0 ? await profileContracts(stack.databaseUrl, profileOrganisationId, profileBillables) : null;
+    const profile = profileCount > 0 ? await withCpuProfile(values['cpu-profile'], () => profileContracts(stack.databaseUrl, profileOrganisationId, profileBillables)) : null;
 
     const floorMs = Math.min(floorBefore.totalMs, floorAfter.totalMs);
     const cpuTotal = Object.values(cpu).reduce((sum, value) => sum + value, 0);
     const pollMs = polls.map((poll) => poll.ms).sort((a, b) => a - b);
     const report = {
       date: new Date().toISOString(),
-      settings: { contracts: contractCount, events: eventCount, billingDate: BILLING_DATE, pollMs: POLL_MS, profileContracts: profileCount },
+      settings: { contracts: contractCount, events: eventCount, billingDate: BILLING_DATE, pollMs: POLL_MS, profileContracts: profileCount, ...paging },
       fixturesSeconds: seedSeconds,
       loadAverageBeforeRun: Number(loadBefore.toFixed(2)),
       run: {
@@ -344,8 +414,10 @@ async function main(): Promise<void> {
         invoicesCreated: run.invoicesCreated,
         wallSeconds: seconds(wallMs),
         recordedSeconds: sinceStart(record.completed_at),
-        firstContractBilledAtSeconds: sinceStart(span.first),
-        lastContractBilledAtSeconds: sinceStart(span.last),
+        // An outcome's updated_at is its page transaction's start (now()).
+        firstPageBeganAtSeconds: sinceStart(span.first),
+        lastPageBeganAtSeconds: sinceStart(span.last),
+        workflowPhasesMs: phases,
         contractsPerSecond: Math.round(contractCount / (wallMs / 1000)),
         polls: { count: polls.length, p50Ms: Math.round(percentile(pollMs, 50)), maxMs: Math.round(pollMs.at(-1) ?? 0), lastBytes: polls.at(-1)?.bytes },
       },

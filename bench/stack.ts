@@ -14,6 +14,7 @@ const ROOT = path.resolve(__dirname, '..');
 export interface BenchStack {
   url: string;
   databaseUrl: string;
+  temporalAddress: string;
   systemToken: string;
   adminToken: string;
   organisationId: string;
@@ -73,7 +74,12 @@ export async function startBenchStack(): Promise<BenchStack> {
     RATE_LIMIT_PER_MINUTE: '1000000',
   };
   const children: ChildProcess[] = ['src/main/worker.ts', 'src/main/api.ts'].map((entry) =>
-    spawn(process.execPath, ['--import', 'tsx', entry], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'inherit'] }),
+    // BENCH_CPU_PROFILE_DIR=<dir> writes each process's V8 CPU profile there when it exits.
+    spawn(process.execPath, [...(process.env.BENCH_CPU_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROFILE_DIR}`] : []), '--import', 'tsx', entry], {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', 'ignore', 'inherit'],
+    }),
   );
   const url = `http://127.0.0.1:${port}`;
   await waitForHealth(url, 180_000);
@@ -88,6 +94,7 @@ export async function startBenchStack(): Promise<BenchStack> {
   return {
     url,
     databaseUrl,
+    temporalAddress: temporal.address,
     systemToken,
     adminToken,
     organisationId,
@@ -95,7 +102,9 @@ export async function startBenchStack(): Promise<BenchStack> {
       for (const child of children) child.kill('SIGTERM');
       await Promise.all(children.map((child) => (child.exitCode !== null ? undefined : new Promise((resolve) => child.once('exit', resolve)))));
       await temporal.stop();
-      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      // BENCH_KEEP_DATABASE=1 leaves the database behind, to study its queries afterwards.
+      if (process.env.BENCH_KEEP_DATABASE) process.stderr.write(`database kept: ${name}\n`);
+      else await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       await admin.end();
       fs.rmSync(workDir, { recursive: true, force: true });
     },

@@ -22,7 +22,7 @@ import { createHealthService } from './modules/health/health.service';
 import { createIdempotencyService } from './modules/idempotency/idempotency.service';
 import { createInvoiceRepository } from './modules/invoices/invoices.repository';
 import { createInvoiceRunControlService } from './modules/invoice-runs/invoice-run-control.service';
-import { createInvoiceRunService } from './modules/invoice-runs/invoice-runs.service';
+import { createInvoiceRunService, type InvoiceRunPaging } from './modules/invoice-runs/invoice-runs.service';
 import { createInvoiceFileService } from './modules/invoices/invoice-files.service';
 import { createInvoiceItemService } from './modules/invoices/invoice-items.service';
 import { createInvoiceLifecycleService } from './modules/invoices/invoice-lifecycle.service';
@@ -56,6 +56,8 @@ export interface ServiceDeps {
   exports: FileStorage;
   /** How long a refresh token lives. */
   refreshTokenTtlDays: number;
+  /** How an invoice run pages its contracts (the worker's setting is the one that counts). */
+  invoiceRunPaging: InvoiceRunPaging;
 }
 
 /** The dependencies of the services as the configuration sets them up. */
@@ -67,6 +69,7 @@ export function serviceDepsFrom(config: Config, db: Knex): ServiceDeps {
     storage: storages['invoice-files'],
     exports: storages.exports,
     refreshTokenTtlDays: config.REFRESH_TOKEN_TTL_DAYS,
+    invoiceRunPaging: { pageSize: config.INVOICE_RUN_PAGE_SIZE, pagesInFlight: config.INVOICE_RUN_PAGES_IN_FLIGHT },
   };
 }
 
@@ -92,7 +95,7 @@ export function createServices(deps: ServiceDeps) {
     invoiceFiles: createInvoiceFileService(deps),
     invoiceLifecycle: createInvoiceLifecycleService(deps),
     collections: createCollectionsService(deps),
-    invoiceRuns: createInvoiceRunService(db),
+    invoiceRuns: createInvoiceRunService(db, deps.invoiceRunPaging),
     // Usage, plans and contracts
     meters: createMeterService(db),
     usageIngestion: createUsageIngestionService(db),

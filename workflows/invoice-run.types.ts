@@ -15,3 +15,4 @@ export interface InvoiceRunInput {
   contractIds?: string[];
   dryRun?: boolean;
 }
+

@@ -1,11 +1,20 @@
-import { workflowInfo } from '@temporalio/workflow';
+import { patched, workflowInfo } from '@temporalio/workflow';
 import type { InvoiceRunInput } from './invoice-run.types';
 import { billingActivities, bookkeepingActivities } from './shared';
 
-/** Contracts per activity: a few hundred activities for ten thousand contracts keep the history small. */
-const PAGE = 25;
-/** Pages billed at the same time. */
-const PARALLEL_PAGES = 4;
+/**
+ * Runs started before pages were billed set-based split their contracts in pages of 25, four pages at a
+ * time in groups; they replay that way.
+ */
+export const SET_BASED_PAGES_PATCH = 'invoice-run-set-based-pages';
+const LEGACY_PAGE = 25;
+const LEGACY_PARALLEL_PAGES = 4;
+
+function split<T>(all: T[], size: number): T[][] {
+  const pages: T[][] = [];
+  for (let i = 0; i < all.length; i += size) pages.push(all.slice(i, i + size));
+  return pages;
+}
 
 /** A day `YYYY-MM-DD` in an IANA zone. */
 function dayIn(instant: Date, timeZone: string): string {
@@ -29,7 +38,7 @@ function scheduledBillingDate(timeZone: string): string {
 export async function invoiceRunWorkflow(input: InvoiceRunInput): Promise<void> {
   const billingDate = input.billingDate ?? scheduledBillingDate(input.timezone ?? 'UTC');
   const dryRun = input.dryRun ?? false;
-  const { runId, contractIds } = await bookkeepingActivities.beginInvoiceRun({
+  const { runId, contractIds, pageSize, pagesInFlight, autoAdvance } = await bookkeepingActivities.beginInvoiceRun({
     organisationId: input.organisationId,
     runId: input.runId,
     workflowId: workflowInfo().workflowId,
@@ -38,16 +47,23 @@ export async function invoiceRunWorkflow(input: InvoiceRunInput): Promise<void> 
     contractIds: input.contractIds,
     scheduleId: input.scheduleId,
   });
-  const pages: string[][] = [];
-  for (let i = 0; i < contractIds.length; i += PAGE) pages.push(contractIds.slice(i, i + PAGE));
+  const billPage = (page: string[]) => billingActivities.billContracts({ organisationId: input.organisationId, runId, contractIds: page, billingDate, dryRun });
   try {
-    for (let i = 0; i < pages.length; i += PARALLEL_PAGES) {
-      await Promise.all(
-        pages.slice(i, i + PARALLEL_PAGES).map((page) => billingActivities.billContracts({ organisationId: input.organisationId, runId, contractIds: page, billingDate, dryRun })),
-      );
+    if (patched(SET_BASED_PAGES_PATCH)) {
+      // A fixed number of pages in flight: the next page starts as soon as any one finishes.
+      const pages = split(contractIds, pageSize);
+      let next = 0;
+      const lane = async () => {
+        while (next < pages.length) await billPage(pages[next++]!);
+      };
+      await Promise.all(Array.from({ length: pagesInFlight }, lane));
+    } else {
+      const pages = split(contractIds, LEGACY_PAGE);
+      for (let i = 0; i < pages.length; i += LEGACY_PARALLEL_PAGES) await Promise.all(pages.slice(i, i + LEGACY_PARALLEL_PAGES).map(billPage));
     }
     // Auto-advance, when the organisation has it on: each draft raised (and sent) by its own workflow.
-    if (!dryRun) await billingActivities.advanceRunInvoices({ organisationId: input.organisationId, runId });
+    // Runs from before the set-based pages asked the activity even when the setting was off.
+    if (!dryRun && (autoAdvance || !patched(SET_BASED_PAGES_PATCH))) await billingActivities.advanceRunInvoices({ organisationId: input.organisationId, runId });
   } catch (error) {
     await bookkeepingActivities.finishInvoiceRun({ runId, failed: true });
     throw error;

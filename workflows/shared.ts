@@ -119,7 +119,7 @@ const bookkeeping = profile(
 );
 
 /**
- * A page of contracts billed by an invoice run, one transaction each, heartbeating as it goes; a retry
+ * A page of contracts billed by an invoice run in one transaction, heartbeating as it goes; a retry
  * skips the contracts already billed.
  */
 const billing = profile(

@@ -91,8 +91,16 @@ function dayOf(year: number, month0: number, day: number): number {
   return date.getTime() / DAY_MS;
 }
 
+/** Day numbers already written out: an invoice run converts the same few days for every contract. */
+const isoDays = new Map<number, string>();
+
 function isoOf(day: number): string {
-  return new Date(day * DAY_MS).toISOString().slice(0, 10);
+  let iso = isoDays.get(day);
+  if (iso === undefined) {
+    iso = new Date(day * DAY_MS).toISOString().slice(0, 10);
+    if (isoDays.size < 100_000) isoDays.set(day, iso);
+  }
+  return iso;
 }
 
 function parseDay(value: string, field: string): number {
@@ -259,9 +267,16 @@ export function activeSpan(terms: ContractPlanTerms): { from: string; to: string
 
 const billedKey = (planItemId: string, periodFrom: string) => `${planItemId}\u0000${periodFrom}`;
 
+/** Fees already priced, per item and currency: an invoice run prices the same plan items for many contracts. */
+const fees = new WeakMap<BillableItem, Map<string, Decimal>>();
+
 /** The fee of one whole period: the item priced for its own quantity (default 1), as milestones are. */
 function fullFee(item: BillableItem, currency: string): Decimal {
-  return toDecimal(priceItem(item, item.quantity ?? 1, currency).amount);
+  let byCurrency = fees.get(item);
+  if (!byCurrency) fees.set(item, (byCurrency = new Map()));
+  let fee = byCurrency.get(currency);
+  if (fee === undefined) byCurrency.set(currency, (fee = toDecimal(priceItem(item, item.quantity ?? 1, currency).amount)));
+  return fee;
 }
 
 /**

@@ -9,7 +9,8 @@ let api: TestApi;
 let tenant: Tenant;
 
 beforeAll(async () => {
-  stack = await startBreakableStack('run-fault');
+  // Pages of 25 contracts, two at a time: a run of 200 is 8 transactions, and the kill lands between them.
+  stack = await startBreakableStack('run-fault', { INVOICE_RUN_PAGE_SIZE: '25', INVOICE_RUN_PAGES_IN_FLIGHT: '2' });
   api = stack.api;
   tenant = await createTenant(api, 'run-fault');
 });

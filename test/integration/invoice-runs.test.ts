@@ -20,11 +20,11 @@ interface WorkedExample {
 }
 
 /** The worked example of docs/billing-runs.md: seat fee 310 in advance, API calls 0.5 in arrears, from 2026-10-16, calendar anchor. */
-async function workedExample(owner: Tenant = tenant): Promise<WorkedExample> {
+async function workedExample(owner: Tenant = tenant, currency = 'USD'): Promise<WorkedExample> {
   const system = () => bearer(owner.systemToken);
   const admin = () => bearer(owner.adminToken);
   const tag = randomUUID().slice(0, 8);
-  const customer = await api.http().post('/customers').set(system()).send({ name: `Runs ${tag}`, currency: 'USD' }).expect(201);
+  const customer = await api.http().post('/customers').set(system()).send({ name: `Runs ${tag}`, currency }).expect(201);
   const entity = await api
     .http()
     .post('/entities')
@@ -38,7 +38,7 @@ async function workedExample(owner: Tenant = tenant): Promise<WorkedExample> {
     .set(admin())
     .send({
       name: `Monthly ${tag}`,
-      currency: 'USD',
+      currency,
       billingPeriod: 'monthly',
       items: [
         { name: 'Seat fee', pricingModel: 'flat', unitPrice: '310' },
@@ -51,7 +51,7 @@ async function workedExample(owner: Tenant = tenant): Promise<WorkedExample> {
     .http()
     .post('/contracts')
     .set(system())
-    .send({ customerId: customer.body.data.id, currency: 'USD', startDate: '2026-10-16', plans: [{ planId: plan.body.data.id }] })
+    .send({ customerId: customer.body.data.id, currency, startDate: '2026-10-16', plans: [{ planId: plan.body.data.id }] })
     .expect(201);
   await api.http().post(`/contracts/${contract.body.data.id}/activate`).set(system()).send({}).expect(200);
   await api
@@ -80,6 +80,20 @@ async function runTo(body: object, owner: Tenant = tenant): Promise<{ id: string
     if (Date.now() > deadline) throw new Error(`run ${started.body.data.id} still running`);
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
+}
+
+/** Retries the run and waits for it to finish. */
+async function retried(runId: string, owner: Tenant = tenant): Promise<Record<string, unknown>> {
+  const system = () => bearer(owner.systemToken);
+  const started = await api.http().post(`/invoice-runs/${runId}/retry`).set(system()).send({});
+  expect(started.status).toBe(200);
+  const deadline = Date.now() + 60_000;
+  let run = started.body.data;
+  while (run.status === 'running' && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    run = (await api.http().get(`/invoice-runs/${runId}`).set(system())).body.data;
+  }
+  return run;
 }
 
 const linesOf = async (contractId: string) =>
@@ -167,16 +181,80 @@ describe('invoice runs', () => {
     expect(await linesOf(bad.contractId)).toHaveLength(0);
 
     await api.db('meters').where({ id: bad.meterId }).update({ organisation_id: tenant.organisationId });
-    const retried = await api.http().post(`/invoice-runs/${run.id}/retry`).set(system()).send({});
-    expect(retried.status).toBe(200);
-    const deadline = Date.now() + 60_000;
-    let after = retried.body.data;
-    while (after.status === 'running' && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      after = (await api.http().get(`/invoice-runs/${run.id}`).set(system())).body.data;
-    }
+    const after = await retried(run.id);
     expect(after).toMatchObject({ status: 'completed', progress: { done: 2, failed: 0 }, failures: [] });
     expect(await linesOf(bad.contractId)).toHaveLength(3);
+    expect(await linesOf(good.contractId)).toHaveLength(3);
+  });
+
+  it('when a contract is billed in a currency with no FX rate to the base currency, then it fails alone, and retry bills it once the rate exists', async () => {
+    const owner = await createTenant(api, 'invoice-runs-fx');
+    await api.http().put('/organisation/settings').set(bearer(owner.systemToken)).send({ baseCurrency: 'EUR' }).expect(200);
+    const good = await workedExample(owner, 'EUR');
+    const bad = await workedExample(owner, 'USD');
+
+    const run = await runTo({ billingDate: '2026-11-01' }, owner);
+    expect(run).toMatchObject({ status: 'completed', progress: { contracts: 2, done: 2, failed: 1 }, invoicesCreated: 1 });
+    expect(run.failures).toEqual([{ contractId: bad.contractId, code: expect.any(String), message: 'No USD/EUR FX rate effective on 2026-11-01: the invoice could not be raised' }]);
+    expect(await linesOf(good.contractId)).toHaveLength(3);
+    expect(await linesOf(bad.contractId)).toHaveLength(0);
+
+    await api.http().post('/fx-rates').set(bearer(owner.systemToken)).send({ fromCurrency: 'USD', toCurrency: 'EUR', rate: '0.9', effectiveDate: '2026-10-01' }).expect(201);
+    expect(await retried(run.id, owner)).toMatchObject({ status: 'completed', progress: { done: 2, failed: 0 }, failures: [], invoicesCreated: 2 });
+    expect(await linesOf(bad.contractId)).toHaveLength(3);
+    expect(await linesOf(good.contractId)).toHaveLength(3);
+  });
+
+  it('when Postgres refuses one contract of a page, then the page is billed again contract by contract and that contract fails alone', async () => {
+    const contracts = await Promise.all([workedExample(), workedExample(), workedExample()]);
+    const refused = contracts[1]!;
+    // A constraint that refuses this contract's invoices alone, as Postgres refuses a value it cannot hold.
+    await api.db.raw(`ALTER TABLE invoices ADD CONSTRAINT invoice_runs_test_refusal CHECK (contract_id IS DISTINCT FROM '${refused.contractId}') NOT VALID`);
+    let run: Awaited<ReturnType<typeof runTo>>;
+    try {
+      run = await runTo({ billingDate: '2026-11-01', contractIds: contracts.map((contract) => contract.contractId) });
+    } finally {
+      await api.db.raw('ALTER TABLE invoices DROP CONSTRAINT invoice_runs_test_refusal');
+    }
+    expect(run).toMatchObject({ status: 'completed', progress: { contracts: 3, done: 3, failed: 1 }, invoicesCreated: 2 });
+    expect(run.failures).toEqual([{ contractId: refused.contractId, code: expect.any(String), message: 'The change conflicts with data already stored' }]);
+    for (const contract of contracts) expect(await linesOf(contract.contractId)).toHaveLength(contract === refused ? 0 : 3);
+
+    expect(await retried(run.id)).toMatchObject({ status: 'completed', progress: { done: 3, failed: 0 } });
+    expect(await linesOf(refused.contractId)).toHaveLength(3);
+  });
+
+  it('when a usage line would not fit its column, then the contract fails alone with the reason, before any SQL', async () => {
+    const tag = randomUUID().slice(0, 8);
+    const good = await workedExample();
+    const admin = () => bearer(tenant.adminToken);
+    const meter = await api.http().post('/meters').set(admin()).send({ name: `Bulk ${tag}`, metric: `bulk_${tag}`, aggregation: 'sum' }).expect(201);
+    const plan = await api
+      .http()
+      .post('/billing/plans')
+      .set(admin())
+      .send({ name: `Bulk ${tag}`, currency: 'USD', billingPeriod: 'monthly', items: [{ name: 'Bulk', pricingModel: 'package', unitPrice: '1000', packageSize: '1', meterId: meter.body.data.id }] })
+      .expect(201);
+    const customer = await api.http().post('/customers').set(system()).send({ name: `Bulk ${tag}`, currency: 'USD' }).expect(201);
+    const entity = await api
+      .http()
+      .post('/entities')
+      .set(system())
+      .send({ type: 'customer', name: `Bulk ${tag}`, customerId: customer.body.data.id, address: { line1: '1 Main St', city: 'Berlin', country: 'DE' } })
+      .expect(201);
+    const contract = await api.http().post('/contracts').set(system()).send({ customerId: customer.body.data.id, currency: 'USD', startDate: '2026-10-01', plans: [{ planId: plan.body.data.id }] }).expect(201);
+    await api.http().post(`/contracts/${contract.body.data.id}/activate`).set(system()).send({}).expect(200);
+    // 9e19 packages at 1000 each: 9e22, more than the 20 integer digits of an invoice line's price.
+    await api
+      .http()
+      .post('/events/batch')
+      .set(system())
+      .send({ events: [{ CustomerEntityId: entity.body.data.id, metric: `bulk_${tag}`, value: '90000000000000000000', timestamp: '2026-10-20T00:00:00Z' }] })
+      .expect(200);
+
+    const run = await runTo({ billingDate: '2026-11-01', contractIds: [good.contractId, contract.body.data.id] });
+    expect(run).toMatchObject({ status: 'completed', progress: { done: 2, failed: 1 } });
+    expect(run.failures).toEqual([{ contractId: contract.body.data.id, code: expect.any(String), message: 'Bulk: price 90000000000000000000000.00 must have at most 20 digits before the decimal point' }]);
     expect(await linesOf(good.contractId)).toHaveLength(3);
   });
 

@@ -108,6 +108,14 @@ export function createBillingPlanRepository(db: Knex) {
       return row ? toPlan(row, await itemsOf([row.id])) : undefined;
     },
 
+    /** The organisation's plans among `ids`, with their items, in two statements. */
+    async findMany(organisationId: string, ids: string[]): Promise<Plan[]> {
+      if (ids.length === 0) return [];
+      const rows = await db<PlanRow>('billing_plans').where({ organisation_id: organisationId }).whereIn('id', ids);
+      const items = await itemsOf(rows.map((row) => row.id));
+      return rows.map((row) => toPlan(row, items.filter((item) => item.plan_id === row.id)));
+    },
+
     async list(organisationId: string, paging: PageQuery): Promise<Page<Plan>> {
       const page = await paginate<PlanRow, PlanRow>(db('billing_plans').where({ organisation_id: organisationId }).select('*'), paging, { searchColumns: ['name'], map: (row) => row });
       const items = await itemsOf(page.items.map((row) => row.id));

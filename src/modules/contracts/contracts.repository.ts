@@ -26,6 +26,7 @@ export interface ContractRow {
 export type BillingAnchor = 'calendar' | 'anniversary';
 
 export interface SuspensionRow {
+  contract_id: string;
   from_date: Date;
   to_date: Date | null;
 }
@@ -185,6 +186,16 @@ export function createContractRepository(db: Knex) {
       return row ? toContract(row, await plansOf([row.id])) : undefined;
     },
 
+    /** The organisation's contracts among `ids`, with their plans, in two statements. */
+    async findMany(organisationId: string, ids: string[]): Promise<Contract[]> {
+      if (ids.length === 0) return [];
+      const rows = await db<ContractRow>('contracts').where({ organisation_id: organisationId }).whereIn('id', ids);
+      const plans = await plansOf(rows.map((row) => row.id));
+      const byContract = new Map<string, ContractPlanRow[]>();
+      for (const plan of plans) byContract.set(plan.contract_id, (byContract.get(plan.contract_id) ?? []).concat(plan));
+      return rows.map((row) => toContract(row, byContract.get(row.id) ?? []));
+    },
+
     async list(organisationId: string, filter: { customerId?: string; status?: ContractState }, paging: PageQuery): Promise<Page<Contract>> {
       const query = db('contracts').where({ organisation_id: organisationId }).select('*');
       if (filter.customerId) query.where({ customer_id: filter.customerId });
@@ -253,8 +264,24 @@ export function createContractRepository(db: Knex) {
       return Boolean(await db('contracts').where({ organisation_id: organisationId, id }).forUpdate().first('id'));
     },
 
+    /**
+     * Inside a transaction: the rows of the organisation's contracts among `ids`, locked until commit, in
+     * id order, so that two transactions locking overlapping sets take the locks in the same order and
+     * never deadlock. Answers the ids locked.
+     */
+    async lockMany(organisationId: string, ids: string[]): Promise<string[]> {
+      if (ids.length === 0) return [];
+      return db('contracts').where({ organisation_id: organisationId }).whereIn('id', ids).orderBy('id').forUpdate().pluck('id');
+    },
+
     async suspensions(contractId: string): Promise<SuspensionRow[]> {
-      return db('contract_suspensions').where({ contract_id: contractId }).orderBy('from_date').select<SuspensionRow[]>('from_date', 'to_date');
+      return db('contract_suspensions').where({ contract_id: contractId }).orderBy('from_date').select<SuspensionRow[]>('contract_id', 'from_date', 'to_date');
+    },
+
+    /** The suspensions of each of the contracts, oldest first. */
+    async suspensionsOf(contractIds: string[]): Promise<SuspensionRow[]> {
+      if (contractIds.length === 0) return [];
+      return db('contract_suspensions').whereIn('contract_id', contractIds).orderBy([{ column: 'contract_id' }, { column: 'from_date' }]).select<SuspensionRow[]>('contract_id', 'from_date', 'to_date');
     },
 
     async contractPlan(organisationId: string, contractId: string, contractPlanId: string): Promise<ContractPlanRow | undefined> {

@@ -117,6 +117,12 @@ export function createEntityRepository(db: Knex) {
       return db('entities').where({ organisation_id: organisationId, customer_id: customerId, type: 'customer' }).pluck('id');
     },
 
+    /** The customer entities of each of the customers. */
+    async customerEntitiesOf(organisationId: string, customerIds: string[]): Promise<Array<{ id: string; customer_id: string }>> {
+      if (customerIds.length === 0) return [];
+      return db('entities').where({ organisation_id: organisationId, type: 'customer' }).whereIn('customer_id', customerIds).select('id', 'customer_id');
+    },
+
     async list(organisationId: string, paging: PageQuery, filter: { type?: EntityType }): Promise<Page<EntityRow>> {
       const query = live(organisationId).select('*');
       if (filter.type) query.where({ type: filter.type });

@@ -1,37 +1,36 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { newId } from '../../db/ids';
 import { AppError, orNotFound } from '../../domain/errors';
-import { Decimal, formatAmount } from '../../domain/money';
+import { formatAmount } from '../../domain/money';
 import type { Page, PageQuery } from '../../http/paging';
 import type { WorkflowServiceDeps } from '../../temporal/client';
 import type { InvoiceRunInput } from '../../../workflows/invoice-run.types';
 import { invoiceRunWorkflow } from '../../../workflows/invoice-run.workflow';
 import { invoiceRunWorkflowId, searchAttributes } from '../../../workflows/shared';
 import { createContractRepository } from '../contracts/contracts.repository';
-import { createInvoiceRunRepository, type InvoiceRunRow, type RunContractRow } from './invoice-runs.repository';
+import { createInvoiceRunRepository, type InvoiceRunRepository, type InvoiceRunRow } from './invoice-runs.repository';
 import type { InvoiceRun } from './invoice-runs.schemas';
 import type { InvoiceRunService } from './invoice-runs.service';
 
 const today = () => new Date().toISOString().slice(0, 10);
 
-/** A run as the API shows it: its record, with progress, totals and failures counted from its contracts' outcomes. */
-function toRun(row: InvoiceRunRow, outcomes: RunContractRow[]): InvoiceRun {
-  const failures = outcomes.filter((outcome) => outcome.status === 'failed');
-  const invoices = outcomes.flatMap((outcome) => outcome.invoices.map((invoice) => ({ contractId: outcome.contract_id, ...invoice })));
-  const sums = new Map<string, Decimal>();
-  for (const invoice of invoices) sums.set(invoice.currency, (sums.get(invoice.currency) ?? new Decimal(0)).plus(invoice.total));
+/** A run as the API shows it: its record, with progress, totals and failures counted in Postgres from its contracts' outcomes. */
+async function toRun(runs: InvoiceRunRepository, row: InvoiceRunRow): Promise<InvoiceRun> {
+  const summary = await runs.summary(row.id);
+  const failures = summary.failed > 0 ? await runs.failures(row.id) : [];
+  // A run's own invoices are paged at GET /invoices?invoiceRunId=; only a dry run's exist nowhere else.
+  const invoices = row.dry_run ? (await runs.contractOutcomes(row.id)).flatMap((outcome) => outcome.invoices.map((invoice) => ({ contractId: outcome.contract_id, ...invoice }))) : [];
   return {
     id: row.id,
     status: row.status,
     billingDate: row.billing_date instanceof Date ? row.billing_date.toISOString().slice(0, 10) : String(row.billing_date),
     dryRun: row.dry_run,
     scheduleId: row.schedule_id,
-    progress: { contracts: row.contracts_total, done: outcomes.length, failed: failures.length },
-    invoicesCreated: invoices.filter((invoice) => invoice.invoiceId !== null).length,
-    totals: [...sums].sort(([a], [b]) => a.localeCompare(b)).map(([currency, amount]) => ({ currency, amount: formatAmount(amount, currency) })),
+    progress: { contracts: row.contracts_total, done: summary.done, failed: summary.failed },
+    invoicesCreated: summary.totals.reduce((sum, total) => sum + total.created, 0),
+    totals: summary.totals.map(({ currency, amount }) => ({ currency, amount: formatAmount(amount, currency) })),
     failures: failures.map((failure) => ({ contractId: failure.contract_id, code: failure.error_code ?? '', message: failure.error ?? '' })),
-    // A run's own invoices are paged at GET /invoices?invoiceRunId=; only a dry run's exist nowhere else.
-    invoices: row.dry_run ? invoices : [],
+    invoices,
     startedAt: row.started_at.toISOString(),
     completedAt: row.completed_at?.toISOString() ?? null,
   };
@@ -60,7 +59,7 @@ export function createInvoiceRunControlService(deps: WorkflowServiceDeps & { inv
 
   async function view(organisationId: string, id: string): Promise<InvoiceRun> {
     const row = await repaired(orNotFound(await runs.find(organisationId, id), 'Invoice run'));
-    return toRun(row, await runs.contractOutcomes(row.id));
+    return toRun(runs, row);
   }
 
   async function startWorkflow(input: InvoiceRunInput & { runId: string }): Promise<void> {
@@ -106,7 +105,7 @@ export function createInvoiceRunControlService(deps: WorkflowServiceDeps & { inv
 
     async list(organisationId: string, paging: PageQuery): Promise<Page<InvoiceRun>> {
       const page = await runs.list(organisationId, paging);
-      return { ...page, items: await Promise.all(page.items.map(async (row) => toRun(row, await runs.contractOutcomes(row.id)))) };
+      return { ...page, items: await Promise.all(page.items.map((row) => toRun(runs, row))) };
     },
 
     /**

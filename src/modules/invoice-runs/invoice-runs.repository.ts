@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { bulkInsert } from '../../db/bulk';
 import { calendarDay } from '../../db/dates';
 import { paginate, type Page, type PageQuery } from '../../http/paging';
 
@@ -35,6 +36,35 @@ export interface RunContractRow {
   error_code: string | null;
   error: string | null;
 }
+
+export type ContractOutcome = { status: 'billed'; invoices: RunInvoice[] } | { status: 'failed'; code: string; error: string };
+
+export interface RunSummary {
+  done: number;
+  failed: number;
+  /** Per currency: the sum of the invoices' totals, and how many were made (none for a dry run). */
+  totals: Array<{ currency: string; amount: string; created: number }>;
+}
+
+const OUTCOME_COLUMNS = [
+  ['invoice_run_id', 'text'],
+  ['contract_id', 'text'],
+  ['organisation_id', 'text'],
+  ['status', 'text'],
+  ['invoices', 'jsonb'],
+  ['error_code', 'text'],
+  ['error', 'text'],
+] as const;
+
+const PERIOD_COLUMNS = [
+  ['organisation_id', 'text'],
+  ['contract_plan_id', 'text'],
+  ['plan_item_id', 'text'],
+  ['period_from', 'date'],
+  ['period_to', 'date'],
+  ['invoice_id', 'text'],
+  ['invoice_run_id', 'text'],
+] as const;
 
 export interface BilledPeriod {
   contractPlanId: string;
@@ -106,32 +136,65 @@ export function createInvoiceRunRepository(db: Knex) {
       await db('invoice_runs').where({ id }).update({ status: 'running', completed_at: null, updated_at: db.fn.now() });
     },
 
+    /** A dry run's outcomes, with the invoices it would make, whole. */
     async contractOutcomes(runId: string): Promise<RunContractRow[]> {
       return db('invoice_run_contracts').where({ invoice_run_id: runId }).orderBy('contract_id').select<RunContractRow[]>('contract_id', 'status', 'invoices', 'error_code', 'error');
     },
 
-    async contractOutcome(runId: string, contractId: string): Promise<RunContractRow | undefined> {
-      return db('invoice_run_contracts').where({ invoice_run_id: runId, contract_id: contractId }).first<RunContractRow>('contract_id', 'status', 'invoices', 'error_code', 'error');
+    /** Progress, invoices made and totals per currency, counted in Postgres from the outcomes. */
+    async summary(runId: string): Promise<RunSummary> {
+      const [counts] = await db('invoice_run_contracts')
+        .where({ invoice_run_id: runId })
+        .select<Array<{ done: number; failed: number }>>(db.raw('count(*)::int as done'), db.raw("(count(*) filter (where status = 'failed'))::int as failed"));
+      const totals = await db('invoice_run_contracts as c')
+        .crossJoin(db.raw('jsonb_array_elements(c.invoices) as invoice'))
+        .where('c.invoice_run_id', runId)
+        .groupByRaw("invoice ->> 'currency'")
+        .orderByRaw("invoice ->> 'currency'")
+        .select<Array<{ currency: string; amount: string; created: number }>>(
+          db.raw("invoice ->> 'currency' as currency"),
+          db.raw("sum((invoice ->> 'total')::numeric)::text as amount"),
+          db.raw("(count(*) filter (where invoice ->> 'invoiceId' is not null))::int as created"),
+        );
+      return { done: counts?.done ?? 0, failed: counts?.failed ?? 0, totals };
     },
 
-    /** The contract's outcome in the run, replacing an earlier one (a failure billed on retry). */
-    async recordOutcome(
-      organisationId: string,
-      runId: string,
-      contractId: string,
-      outcome: { status: 'billed'; invoices: RunInvoice[] } | { status: 'failed'; code: string; error: string },
-    ): Promise<void> {
-      const row = {
+    async failures(runId: string): Promise<Array<Pick<RunContractRow, 'contract_id' | 'error_code' | 'error'>>> {
+      return db('invoice_run_contracts').where({ invoice_run_id: runId, status: 'failed' }).orderBy('contract_id').select('contract_id', 'error_code', 'error');
+    },
+
+    /** The invoices the run made, by contract. */
+    async invoiceIds(runId: string): Promise<string[]> {
+      const rows = await db('invoice_run_contracts as c')
+        .crossJoin(db.raw('jsonb_array_elements(c.invoices) with ordinality as invoice(body, position)'))
+        .where('c.invoice_run_id', runId)
+        .whereRaw("invoice.body ->> 'invoiceId' is not null")
+        .orderBy([{ column: 'c.contract_id' }, { column: 'invoice.position' }])
+        .select<Array<{ id: string }>>(db.raw("invoice.body ->> 'invoiceId' as id"));
+      return rows.map((row) => row.id);
+    },
+
+    /** The status recorded for each of the contracts the run has reached among `contractIds`. */
+    async outcomeStatuses(runId: string, contractIds: string[]): Promise<Map<string, RunContractRow['status']>> {
+      if (contractIds.length === 0) return new Map();
+      const rows = await db('invoice_run_contracts').where({ invoice_run_id: runId }).whereIn('contract_id', contractIds).select<Array<Pick<RunContractRow, 'contract_id' | 'status'>>>('contract_id', 'status');
+      return new Map(rows.map((row) => [row.contract_id, row.status]));
+    },
+
+    /** The contracts' outcomes in the run, in one multi-row upsert, replacing earlier ones (a failure billed on retry). */
+    async recordOutcomes(organisationId: string, runId: string, outcomes: Array<{ contractId: string; outcome: ContractOutcome }>): Promise<void> {
+      const rows = outcomes.map(({ contractId, outcome }) => ({
         invoice_run_id: runId,
         contract_id: contractId,
         organisation_id: organisationId,
         status: outcome.status,
-        invoices: JSON.stringify(outcome.status === 'billed' ? outcome.invoices : []),
+        invoices: outcome.status === 'billed' ? outcome.invoices : [],
         error_code: outcome.status === 'failed' ? outcome.code : null,
         error: outcome.status === 'failed' ? outcome.error : null,
-        updated_at: db.fn.now(),
-      };
-      await db('invoice_run_contracts').insert(row).onConflict(['invoice_run_id', 'contract_id']).merge();
+      }));
+      await bulkInsert(db, 'invoice_run_contracts', OUTCOME_COLUMNS, rows, {
+        onConflict: '(invoice_run_id, contract_id) DO UPDATE SET status = excluded.status, invoices = excluded.invoices, error_code = excluded.error_code, error = excluded.error, updated_at = now()',
+      });
     },
 
     async failedContractIds(runId: string): Promise<string[]> {
@@ -139,34 +202,31 @@ export function createInvoiceRunRepository(db: Knex) {
     },
 
     /**
-     * Claims the periods for an invoice. Only the periods no one billed yet come back: the primary key
-     * (contract plan, plan item, period start) is the guarantee against double billing, whatever runs
-     * at the same time.
+     * Claims the periods for their invoices, in multi-row inserts. Only the periods no one billed yet are
+     * counted: the primary key (contract plan, plan item, period start) is the guarantee against double
+     * billing, whatever runs at the same time.
      */
-    async claimPeriods(organisationId: string, invoiceId: string, runId: string | null, periods: BilledPeriod[]): Promise<BilledPeriod[]> {
-      if (periods.length === 0) return [];
-      const rows = await db('billed_periods')
-        .insert(
-          periods.map((period) => ({
-            organisation_id: organisationId,
-            contract_plan_id: period.contractPlanId,
-            plan_item_id: period.planItemId,
-            period_from: period.from,
-            period_to: period.to,
-            invoice_id: invoiceId,
-            invoice_run_id: runId,
-          })),
-        )
-        .onConflict(['contract_plan_id', 'plan_item_id', 'period_from'])
-        .ignore()
-        .returning<Array<{ contract_plan_id: string; plan_item_id: string; period_from: Date; period_to: Date }>>(['contract_plan_id', 'plan_item_id', 'period_from', 'period_to']);
-      return rows.map((row) => ({ contractPlanId: row.contract_plan_id, planItemId: row.plan_item_id, from: calendarDay(row.period_from), to: calendarDay(row.period_to) }));
+    async claimPeriods(organisationId: string, runId: string | null, periods: Array<BilledPeriod & { invoiceId: string }>): Promise<number> {
+      const rows = periods.map((period) => ({
+        organisation_id: organisationId,
+        contract_plan_id: period.contractPlanId,
+        plan_item_id: period.planItemId,
+        period_from: period.from,
+        period_to: period.to,
+        invoice_id: period.invoiceId,
+        invoice_run_id: runId,
+      }));
+      const claimed = await bulkInsert(db, 'billed_periods', PERIOD_COLUMNS, rows, { onConflict: '(contract_plan_id, plan_item_id, period_from) DO NOTHING', returning: '1' });
+      return claimed.length;
     },
 
-    /** The (plan item, period start) keys already billed for a contract plan. */
-    async billedKeys(contractPlanId: string): Promise<Array<{ planItemId: string; from: string }>> {
-      const rows = await db('billed_periods').where({ contract_plan_id: contractPlanId }).select<Array<{ plan_item_id: string; period_from: Date }>>('plan_item_id', 'period_from');
-      return rows.map((row) => ({ planItemId: row.plan_item_id, from: calendarDay(row.period_from) }));
+    /** The (plan item, period start) keys already billed for each of the contract plans. */
+    async billedKeysOf(contractPlanIds: string[]): Promise<Array<{ contractPlanId: string; planItemId: string; from: string }>> {
+      if (contractPlanIds.length === 0) return [];
+      const rows = await db('billed_periods')
+        .whereIn('contract_plan_id', contractPlanIds)
+        .select<Array<{ contract_plan_id: string; plan_item_id: string; period_from: Date }>>('contract_plan_id', 'plan_item_id', 'period_from');
+      return rows.map((row) => ({ contractPlanId: row.contract_plan_id, planItemId: row.plan_item_id, from: calendarDay(row.period_from) }));
     },
   };
 }

@@ -8,10 +8,14 @@ import { Decimal, formatAmount, toDecimal } from '../../domain/money';
 import { createBillingPlanRepository } from '../billing-plans/billing-plans.repository';
 import { createContractRepository } from '../contracts/contracts.repository';
 import { createEntityRepository } from '../entities/entities.repository';
+import { findEffectiveRate } from '../fx-rates/fx-rates.repository';
 import { ratedLine } from '../invoices/invoice-items.service';
 import { createInvoiceRepository, type NewInvoiceItem } from '../invoices/invoices.repository';
 import { createMeterRepository } from '../meters/meters.repository';
-import { createInvoiceRunRepository, type BilledPeriod, type RunInvoice } from './invoice-runs.repository';
+import { getOrganisationSettings } from '../organisation-settings/settings.repository';
+import { createInvoiceRunRepository, type BilledPeriod, type ContractOutcome, type RunInvoice } from './invoice-runs.repository';
+
+export type { ContractOutcome };
 
 export interface BeginRunInput {
   organisationId: string;
@@ -24,15 +28,19 @@ export interface BeginRunInput {
   createdBy?: string;
 }
 
-export interface BillContractInput {
+/** How a run pages its contracts: contracts billed together in one transaction, and pages at once. */
+export interface InvoiceRunPaging {
+  pageSize: number;
+  pagesInFlight: number;
+}
+
+export interface BillContractsInput {
   organisationId: string;
   runId: string;
-  contractId: string;
+  contractIds: string[];
   billingDate: string;
   dryRun: boolean;
 }
-
-export type ContractOutcome = { status: 'billed'; invoices: RunInvoice[] } | { status: 'failed'; code: string; error: string };
 
 /** A draft invoice for one contract plan: what a run creates, or shows for a dry run or an upcoming invoice. */
 export interface PlannedInvoice {
@@ -55,86 +63,254 @@ const nextDay = (day: string) => {
 const earliest = (days: string[]) => days.reduce((a, b) => (b < a ? b : a));
 const latest = (days: string[]) => days.reduce((a, b) => (b > a ? b : a));
 
+type PlanItem = BillableItem & { name: string };
+type Line = PlannedInvoice['items'][number];
+
+/** A contract's plan, or why it cannot be billed. */
+type Planned = { customerId: string; invoices: PlannedInvoice[] } | { failure: AppError };
+
+/** A usage line waiting for its meter's aggregate: the contract's customer's usage over the period. */
+interface PendingUsage {
+  contractId: string;
+  item: PlanItem;
+  from: string;
+  to: string;
+  currency: string;
+  /** Where the rated line goes. */
+  lines: Line[];
+  index: number;
+}
+
+function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+  const values = map.get(key);
+  if (values) values.push(value);
+  else map.set(key, [value]);
+}
+
+function groupBy<T, K, V>(rows: readonly T[], keyOf: (row: T) => K, valueOf: (row: T) => V): Map<K, V[]> {
+  const groups = new Map<K, V[]>();
+  for (const row of rows) push(groups, keyOf(row), valueOf(row));
+  return groups;
+}
+
+const usageWindow = (usage: Pick<PendingUsage, 'item' | 'from' | 'to'>) => `${usage.item.meterId}|${usage.from}|${usage.to}`;
+
+/** A failure no retry can mend (a meter gone, a price that cannot be priced): the contract fails alone. */
+function businessFailure(error: unknown): AppError | undefined {
+  if (error instanceof AppError) return error.kind === 'unavailable' || error.kind === 'internal' ? undefined : error;
+  // Pricing and currencies refuse what cannot be priced.
+  if (error instanceof DomainError) return AppError.validation(error.message);
+  return deterministicDatabaseError(error);
+}
+
+const failedOutcome = (failure: AppError): ContractOutcome => ({
+  status: 'failed',
+  code: String(failure.items[0]?.code ?? failure.kind),
+  error: failure.items.map((item) => item.message).join('; ') || failure.message,
+});
+
 /**
- * The steps of an invoice run: record it, list what it bills, bill one contract at a time. Each
- * contract is one transaction under its row lock, and every (contract plan, plan item, period) it bills
- * is claimed in `billed_periods`, so reruns, concurrent runs and retried activities bill nothing twice.
+ * The steps of an invoice run: record it, list what it bills, bill a page of contracts at a time. A page
+ * is planned with one read of each kind (contracts, plans, suspensions, entities, periods billed, one
+ * usage aggregation per meter and period) and written in one transaction under its contracts' row locks,
+ * with multi-row inserts. Every (contract plan, plan item, period) it bills is claimed in
+ * `billed_periods`, so reruns, concurrent runs and retried activities bill nothing twice.
  */
-export function createInvoiceRunService(db: Knex) {
-  /** What each contract plan of a contract owes on the billing date, priced; nothing is stored. */
-  async function plan(trx: Knex, organisationId: string, contractId: string, billingDate: string): Promise<PlannedInvoice[]> {
-    const contracts = createContractRepository(trx);
-    const contract = await contracts.find(organisationId, contractId);
-    if (!contract) throw AppError.notFound('Contract');
-    if (contract.status === 'draft') return [];
-    const suspensions: Suspension[] = (await contracts.suspensions(contractId)).map((row) => ({ from: calendarDay(row.from_date), to: row.to_date ? calendarDay(row.to_date) : null }));
-    const plans = createBillingPlanRepository(trx);
-    const runs = createInvoiceRunRepository(trx);
-    const entityIds = await createEntityRepository(trx).customerEntityIds(organisationId, contract.customerId);
-    const meters = createMeterRepository(trx);
+export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
+  /**
+   * What each contract plan of each contract owes on the billing date, priced; nothing is stored. A
+   * contract that cannot be planned (a meter deleted, a price that cannot be priced) fails alone; one
+   * that is not the organisation's is not found.
+   */
+  async function planContracts(trx: Knex, organisationId: string, contractIds: string[], billingDate: string): Promise<Map<string, Planned>> {
+    // Every contract asked for has its answer, in the order asked.
+    const planned = new Map<string, Planned>(contractIds.map((id) => [id, { customerId: '', invoices: [] }]));
+    const found = await createContractRepository(trx).findMany(organisationId, contractIds);
+    const known = new Set(found.map((contract) => contract.id));
+    for (const id of contractIds) if (!known.has(id)) planned.set(id, { failure: AppError.notFound('Contract') });
+    const contracts = found.filter((contract) => {
+      if (contract.status !== 'draft') return true;
+      planned.set(contract.id, { customerId: contract.customerId, invoices: [] });
+      return false;
+    });
+    if (contracts.length === 0) return planned;
 
-    const planned: PlannedInvoice[] = [];
-    for (const contractPlan of contract.plans) {
-      const billingPlan = await plans.find(organisationId, contractPlan.planId);
-      if (!billingPlan) continue;
-      const items = billingPlan.items as unknown as Array<BillableItem & { name: string }>;
-      const billed = (await runs.billedKeys(contractPlan.id)).map((key) => ({ planItemId: key.planItemId, periodFrom: key.from }));
-      // A terminated or ended contract's end date is its last day served (the contract lifecycle moves it up).
-      const due = dueOn(
-        billingDate,
-        { billingPeriod: billingPlan.billingPeriod, billingAnchor: contract.billingAnchor, currency: contract.currency, startDate: contractPlan.startDate, endDate: contractPlan.endDate, contractEndDate: contract.endDate },
-        items,
-        billed,
-        suspensions,
-      );
-      if (due.length === 0) continue;
+    const suspensions = groupBy(
+      await createContractRepository(trx).suspensionsOf(contracts.map((contract) => contract.id)),
+      (row) => row.contract_id,
+      (row): Suspension => ({ from: calendarDay(row.from_date), to: row.to_date ? calendarDay(row.to_date) : null }),
+    );
+    const customerIds = [...new Set(contracts.map((contract) => contract.customerId))];
+    const entities = groupBy(await createEntityRepository(trx).customerEntitiesOf(organisationId, customerIds), (row) => row.customer_id, (row) => row.id);
+    const contractPlans = contracts.flatMap((contract) => contract.plans);
+    const plans = new Map((await createBillingPlanRepository(trx).findMany(organisationId, [...new Set(contractPlans.map((plan) => plan.planId))])).map((plan) => [plan.id, plan]));
+    const billed = groupBy(
+      await createInvoiceRunRepository(trx).billedKeysOf(contractPlans.map((plan) => plan.id)),
+      (key) => key.contractPlanId,
+      (key) => ({ planItemId: key.planItemId, periodFrom: key.from }),
+    );
 
-      const lines: PlannedInvoice['items'] = [];
-      const periods: BilledPeriod[] = [];
-      for (const dueItem of due) {
-        const item = items.find((candidate) => candidate.id === dueItem.planItemId)!;
-        for (const period of dueItem.periods) {
-          periods.push({ contractPlanId: contractPlan.id, planItemId: item.id, from: period.period.from, to: period.period.to });
-          if (dueItem.kind === 'fee') {
-            const fee = period.fee!;
-            const prorated = fee.days === fee.periodDays ? '' : ` (${fee.days} of ${fee.periodDays} days)`;
-            lines.push({ planItemId: item.id, title: item.name, description: `${period.from} to ${period.to}${prorated}`, quantity: '1', price: fee.amount, fromDate: period.from, toDate: period.to });
-          } else {
-            const meter = await meters.findById(organisationId, item.meterId!);
-            if (!meter) throw AppError.conflict(`the meter of plan item ${item.id} no longer exists`);
-            const usage = entityIds.length ? await meters.aggregate(meter, { customerEntityIds: entityIds, from: new Date(`${period.from}T00:00:00Z`), to: nextDay(period.to) }) : { value: null };
-            const quantity = toDecimal(usage.value ?? 0);
-            lines.push({ ...ratedLine(item, quantity, contract.currency), fromDate: period.from, toDate: period.to });
+    // Fees are priced now; usage lines wait for one aggregation per meter and period, for the whole page.
+    const invoicesOf = new Map<string, PlannedInvoice[]>();
+    const pending: PendingUsage[] = [];
+    for (const contract of contracts) {
+      try {
+        const invoices: PlannedInvoice[] = [];
+        for (const contractPlan of contract.plans) {
+          const billingPlan = plans.get(contractPlan.planId);
+          if (!billingPlan) continue;
+          const items = billingPlan.items as unknown as PlanItem[];
+          // A terminated or ended contract's end date is its last day served (the contract lifecycle moves it up).
+          const due = dueOn(
+            billingDate,
+            { billingPeriod: billingPlan.billingPeriod, billingAnchor: contract.billingAnchor, currency: contract.currency, startDate: contractPlan.startDate, endDate: contractPlan.endDate, contractEndDate: contract.endDate },
+            items,
+            billed.get(contractPlan.id) ?? [],
+            suspensions.get(contract.id) ?? [],
+          );
+          if (due.length === 0) continue;
+          const lines: Line[] = [];
+          const periods: BilledPeriod[] = [];
+          for (const dueItem of due) {
+            const item = items.find((candidate) => candidate.id === dueItem.planItemId)!;
+            for (const period of dueItem.periods) {
+              periods.push({ contractPlanId: contractPlan.id, planItemId: item.id, from: period.period.from, to: period.period.to });
+              if (dueItem.kind === 'fee') {
+                const fee = period.fee!;
+                const prorated = fee.days === fee.periodDays ? '' : ` (${fee.days} of ${fee.periodDays} days)`;
+                lines.push({ planItemId: item.id, title: item.name, description: `${period.from} to ${period.to}${prorated}`, quantity: '1', price: fee.amount, fromDate: period.from, toDate: period.to });
+              } else {
+                pending.push({ contractId: contract.id, item, from: period.from, to: period.to, currency: contract.currency, lines, index: lines.length });
+                lines.push(undefined as unknown as Line);
+              }
+            }
           }
+          // Dates and total are set once the usage lines are rated.
+          invoices.push({ contractPlanId: contractPlan.id, currency: contract.currency, fromDate: '', toDate: '', total: '', items: lines, periods });
+        }
+        invoicesOf.set(contract.id, invoices);
+      } catch (error) {
+        const failure = businessFailure(error);
+        if (!failure) throw error;
+        planned.set(contract.id, { failure });
+      }
+    }
+
+    const failing = new Map<string, AppError>();
+    const customerOf = new Map(contracts.map((contract) => [contract.id, contract.customerId]));
+    const meters = new Map((await createMeterRepository(trx).findMany(organisationId, [...new Set(pending.map((usage) => usage.item.meterId!))])).map((meter) => [meter.id, meter]));
+    const windows = new Map<string, PendingUsage[]>();
+    for (const usage of pending) {
+      if (!meters.has(usage.item.meterId!)) failing.set(usage.contractId, AppError.conflict(`the meter of plan item ${usage.item.id} no longer exists`));
+      else push(windows, usageWindow(usage), usage);
+    }
+    for (const usages of windows.values()) {
+      const { item, from, to } = usages[0]!;
+      const members = [...new Set(usages.map((usage) => usage.contractId))].flatMap((contractId) => (entities.get(customerOf.get(contractId)!) ?? []).map((customerEntityId) => ({ customerEntityId, key: contractId })));
+      const values = await createMeterRepository(trx).aggregateGroups(meters.get(item.meterId!)!, { from: new Date(`${from}T00:00:00Z`), to: nextDay(to) }, members);
+      for (const usage of usages) {
+        try {
+          usage.lines[usage.index] = { ...ratedLine(usage.item, toDecimal(values.get(usage.contractId) ?? 0), usage.currency), fromDate: usage.from, toDate: usage.to };
+        } catch (error) {
+          const failure = businessFailure(error);
+          if (!failure) throw error;
+          failing.set(usage.contractId, failure);
         }
       }
-      const total = lines.reduce((sum, line) => sum.plus(toDecimal(line.quantity).times(line.price)), new Decimal(0));
-      planned.push({
-        contractPlanId: contractPlan.id,
-        currency: contract.currency,
-        fromDate: earliest(lines.map((line) => line.fromDate)),
-        toDate: latest(lines.map((line) => line.toDate)),
-        total: formatAmount(total, contract.currency),
-        items: lines,
-        periods,
-      });
+    }
+
+    // An invoice in another currency than the organisation's is raised at the rate effective on its
+    // date: a contract whose currency has none fails now, alone, rather than leave a draft that cannot be raised.
+    const invoiced = [...invoicesOf].filter(([, invoices]) => invoices.length > 0).map(([contractId, invoices]) => ({ contractId, currency: invoices[0]!.currency }));
+    if (invoiced.length > 0) {
+      const base = (await getOrganisationSettings(trx, organisationId)).base_currency;
+      const missing = new Set<string>();
+      for (const currency of new Set(invoiced.map((entry) => entry.currency))) {
+        if (currency !== base && !(await findEffectiveRate(trx, organisationId, currency, base, billingDate))) missing.add(currency);
+      }
+      for (const { contractId, currency } of invoiced) {
+        if (missing.has(currency) && !failing.has(contractId)) failing.set(contractId, AppError.conflict(`No ${currency}/${base} FX rate effective on ${billingDate}: the invoice could not be raised`));
+      }
+    }
+
+    for (const [contractId, invoices] of invoicesOf) {
+      const failure = failing.get(contractId);
+      if (failure) {
+        planned.set(contractId, { failure });
+        continue;
+      }
+      for (const invoice of invoices) {
+        const total = invoice.items.reduce((sum, line) => sum.plus(toDecimal(line.quantity).times(line.price)), new Decimal(0));
+        invoice.total = formatAmount(total, invoice.currency);
+        invoice.fromDate = earliest(invoice.items.map((line) => line.fromDate));
+        invoice.toDate = latest(invoice.items.map((line) => line.toDate));
+      }
+      planned.set(contractId, { customerId: customerOf.get(contractId)!, invoices });
     }
     return planned;
   }
 
-  /** A failure no retry can mend (a meter gone, a price that cannot be priced): the contract fails alone. */
-  function businessFailure(error: unknown): AppError | undefined {
-    if (error instanceof AppError) return error.kind === 'unavailable' || error.kind === 'internal' ? undefined : error;
-    // Pricing and currencies refuse what cannot be priced.
-    if (error instanceof DomainError) return AppError.validation(error.message);
-    return deterministicDatabaseError(error);
+  /**
+   * Bills the contracts together, in one transaction under their row locks: a draft invoice per contract
+   * plan with something due, its periods claimed, and every contract's outcome, all committed at once.
+   */
+  async function billTogether(input: BillContractsInput, contractIds: string[]): Promise<Map<string, ContractOutcome>> {
+    return db.transaction(async (trx) => {
+      // Runs that meet on a contract take turns; the second sees what the first claimed.
+      await createContractRepository(trx).lockMany(input.organisationId, contractIds);
+      const planned = await planContracts(trx, input.organisationId, contractIds, input.billingDate);
+      const outcomes = new Map<string, ContractOutcome>();
+      const drafts: Array<{ contractId: string; customerId: string; invoice: PlannedInvoice; made: RunInvoice[] }> = [];
+      for (const [contractId, plan] of planned) {
+        if ('failure' in plan) {
+          outcomes.set(contractId, failedOutcome(plan.failure));
+        } else if (input.dryRun) {
+          const invoices = plan.invoices.map((invoice) => ({ invoiceId: null, contractPlanId: invoice.contractPlanId, currency: invoice.currency, total: invoice.total, items: invoice.items }));
+          outcomes.set(contractId, { status: 'billed', invoices });
+        } else {
+          const made: RunInvoice[] = [];
+          outcomes.set(contractId, { status: 'billed', invoices: made });
+          for (const invoice of plan.invoices) drafts.push({ contractId, customerId: plan.customerId, invoice, made });
+        }
+      }
+      const invoiceIds = await createInvoiceRepository(trx).createMany(
+        drafts.map(({ contractId, customerId, invoice }) => ({
+          organisationId: input.organisationId,
+          customerId,
+          contractId,
+          contractPlanId: invoice.contractPlanId,
+          currency: invoice.currency,
+          date: input.billingDate,
+          fromDate: invoice.fromDate,
+          toDate: invoice.toDate,
+          invoiceRunId: input.runId,
+          items: invoice.items,
+        })),
+      );
+      drafts.forEach(({ invoice, made }, index) => made.push({ invoiceId: invoiceIds[index]!, contractPlanId: invoice.contractPlanId, currency: invoice.currency, total: invoice.total }));
+      const periods = drafts.flatMap(({ invoice }, index) => invoice.periods.map((period) => ({ ...period, invoiceId: invoiceIds[index]! })));
+      const claimed = await createInvoiceRunRepository(trx).claimPeriods(input.organisationId, input.runId, periods);
+      // Under the contracts' locks nobody else can have claimed them: a mismatch is a bug, and rolls back.
+      if (claimed !== periods.length) throw new Error(`${periods.length - claimed} of the page's periods were billed meanwhile`);
+      await createInvoiceRunRepository(trx).recordOutcomes(input.organisationId, input.runId, [...outcomes].map(([contractId, outcome]) => ({ contractId, outcome })));
+      return outcomes;
+    });
   }
 
   return {
-    plan: (organisationId: string, contractId: string, billingDate: string) => plan(db, organisationId, contractId, billingDate),
+    /** What a run on the billing date would create for the contract; nothing is stored. */
+    async plan(organisationId: string, contractId: string, billingDate: string): Promise<PlannedInvoice[]> {
+      const plan = (await planContracts(db, organisationId, [contractId], billingDate)).get(contractId)!;
+      if ('failure' in plan) throw plan.failure;
+      return plan.invoices;
+    },
 
-    /** Records the run (once per workflow) and lists the contracts it bills: those asked, else every one started by the billing date. */
-    async begin(input: BeginRunInput): Promise<{ runId: string; contractIds: string[] }> {
+    /**
+     * Records the run (once per workflow) and lists the contracts it bills: those asked, else every one
+     * started by the billing date, with the worker's paging (kept in the workflow's history, so a replay
+     * pages as the run did).
+     */
+    async begin(input: BeginRunInput): Promise<{ runId: string; contractIds: string[] } & InvoiceRunPaging> {
       const runs = createInvoiceRunRepository(db);
       // A run started through the API was recorded before its workflow; one a Schedule started records itself here.
       const run = (input.runId ? await runs.find(input.organisationId, input.runId) : undefined) ?? await runs.insertOrFind({
@@ -149,63 +325,42 @@ export function createInvoiceRunService(db: Knex) {
       });
       const contractIds = await createContractRepository(db).billableIds(input.organisationId, input.billingDate, input.contractIds);
       if (!input.contractIds || run.contracts_total === 0) await runs.setTotal(run.id, contractIds.length);
-      return { runId: run.id, contractIds };
+      return { runId: run.id, contractIds, ...paging };
     },
 
     /**
-     * Bills one contract: a draft invoice per contract plan with something due, its periods claimed in
-     * the same transaction. A contract already billed by this run answers its recorded outcome.
+     * Bills a page of contracts: all together in one transaction; if that fails for a reason no retry
+     * mends (a value Postgres refuses for one contract), each alone, so that the one contract fails by
+     * itself, with its reason recorded. Contracts this run already billed are skipped, so a retried
+     * activity bills nothing twice.
      */
-    async billContract(input: BillContractInput): Promise<ContractOutcome> {
-      const runs = createInvoiceRunRepository(db);
-      const earlier = await runs.contractOutcome(input.runId, input.contractId);
-      if (earlier?.status === 'billed') return { status: 'billed', invoices: earlier.invoices };
+    async billContracts(input: BillContractsInput): Promise<{ billed: number; failed: number }> {
+      const recorded = await createInvoiceRunRepository(db).outcomeStatuses(input.runId, input.contractIds);
+      const todo = input.contractIds.filter((contractId) => recorded.get(contractId) !== 'billed');
+      const outcomes = new Map<string, ContractOutcome>();
       try {
-        return await db.transaction(async (trx) => {
-          // Runs that meet on a contract take turns; the second sees what the first claimed.
-          if (!(await createContractRepository(trx).lock(input.organisationId, input.contractId))) throw AppError.notFound('Contract');
-          const planned = await plan(trx, input.organisationId, input.contractId, input.billingDate);
-          const contract = (await createContractRepository(trx).find(input.organisationId, input.contractId))!;
-          const made: RunInvoice[] = [];
-          for (const invoice of planned) {
-            if (input.dryRun) {
-              made.push({ invoiceId: null, contractPlanId: invoice.contractPlanId, currency: invoice.currency, total: invoice.total, items: invoice.items });
-              continue;
-            }
-            const row = await createInvoiceRepository(trx).create({
-              organisationId: input.organisationId,
-              customerId: contract.customerId,
-              contractId: contract.id,
-              contractPlanId: invoice.contractPlanId,
-              currency: invoice.currency,
-              date: input.billingDate,
-              fromDate: invoice.fromDate,
-              toDate: invoice.toDate,
-              invoiceRunId: input.runId,
-              items: invoice.items,
-            });
-            const claimed = await createInvoiceRunRepository(trx).claimPeriods(input.organisationId, row.id, input.runId, invoice.periods);
-            // Under the contract's lock nobody else can have claimed them: a mismatch is a bug, and rolls back.
-            if (claimed.length !== invoice.periods.length) throw new Error(`periods of contract plan ${invoice.contractPlanId} were billed meanwhile`);
-            made.push({ invoiceId: row.id, contractPlanId: invoice.contractPlanId, currency: invoice.currency, total: invoice.total });
-          }
-          const outcome: ContractOutcome = { status: 'billed', invoices: made };
-          await createInvoiceRunRepository(trx).recordOutcome(input.organisationId, input.runId, input.contractId, outcome);
-          return outcome;
-        });
+        if (todo.length > 0) for (const [contractId, outcome] of await billTogether(input, todo)) outcomes.set(contractId, outcome);
       } catch (error) {
-        const failure = businessFailure(error);
-        if (!failure) throw error;
-        const outcome: ContractOutcome = { status: 'failed', code: String(failure.items[0]?.code ?? failure.kind), error: failure.items.map((item) => item.message).join('; ') || failure.message };
-        await runs.recordOutcome(input.organisationId, input.runId, input.contractId, outcome);
-        return outcome;
+        if (!businessFailure(error)) throw error;
+        for (const contractId of todo) {
+          try {
+            for (const [id, outcome] of await billTogether(input, [contractId])) outcomes.set(id, outcome);
+          } catch (alone) {
+            const failure = businessFailure(alone);
+            if (!failure) throw alone;
+            const outcome = failedOutcome(failure);
+            await createInvoiceRunRepository(db).recordOutcomes(input.organisationId, input.runId, [{ contractId, outcome }]);
+            outcomes.set(contractId, outcome);
+          }
+        }
       }
+      const failed = [...outcomes.values()].filter((outcome) => outcome.status === 'failed').length;
+      return { billed: input.contractIds.length - failed, failed };
     },
 
-    /** The invoices the run made, in the order their contracts were billed. */
-    async invoiceIdsOf(organisationId: string, runId: string): Promise<string[]> {
-      const outcomes = await createInvoiceRunRepository(db).contractOutcomes(runId);
-      return outcomes.flatMap((outcome) => outcome.invoices.flatMap((invoice) => (invoice.invoiceId ? [invoice.invoiceId] : [])));
+    /** The invoices the run made, in the order of their contracts. */
+    async invoiceIdsOf(runId: string): Promise<string[]> {
+      return createInvoiceRunRepository(db).invoiceIds(runId);
     },
 
     async finish(input: { runId: string; failed?: boolean }): Promise<void> {

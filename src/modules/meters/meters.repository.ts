@@ -67,6 +67,11 @@ export function createMeterRepository(db: Knex) {
       return db<MeterRow>('meters').where({ organisation_id: organisationId, id }).first();
     },
 
+    async findMany(organisationId: string, ids: string[]): Promise<MeterRow[]> {
+      if (ids.length === 0) return [];
+      return db<MeterRow>('meters').where({ organisation_id: organisationId }).whereIn('id', ids);
+    },
+
     async list(organisationId: string, paging: PageQuery): Promise<Page<Meter>> {
       return paginate<MeterRow, Meter>(db('meters').where({ organisation_id: organisationId }).select('*'), paging, {
         searchColumns: ['name', 'metric'],
@@ -77,6 +82,11 @@ export function createMeterRepository(db: Knex) {
     /** The meter's aggregate of its metric's events over a window (the events belong to the usage module). */
     async aggregate(meter: MeterRow, window: UsageWindow, groupBy?: 'day' | 'month'): Promise<UsageAggregate> {
       return createUsageRepository(db).aggregate(meter.organisation_id, meter.metric, { aggregation: meter.aggregation, uniqueField: meter.unique_field }, window, groupBy);
+    },
+
+    /** The meter's aggregate over one window for each group of customer entities, by the group's key. */
+    async aggregateGroups(meter: MeterRow, window: { from: Date; to: Date }, members: Array<{ customerEntityId: string; key: string }>): Promise<Map<string, string | null>> {
+      return createUsageRepository(db).aggregateGroups(meter.organisation_id, meter.metric, { aggregation: meter.aggregation, uniqueField: meter.unique_field }, window, members);
     },
   };
 }

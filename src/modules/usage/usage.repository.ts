@@ -308,6 +308,33 @@ export function createUsageRepository(db: Knex) {
       await db('usage_batches').where({ id: batchId, status: 'processing' }).update({ status: 'failed', error, completed_at: db.fn.now() });
     },
 
+    /**
+     * The aggregate of a metric's events over one window for each group of customer entities (a customer's
+     * entities, named by `key`), in one statement: what `aggregate` gives each group alone. A group with no
+     * event is absent.
+     */
+    async aggregateGroups(
+      organisationId: string,
+      metric: string,
+      spec: AggregationSpec,
+      window: { from: Date; to: Date },
+      members: Array<{ customerEntityId: string; key: string }>,
+    ): Promise<Map<string, string | null>> {
+      if (members.length === 0) return new Map();
+      const rows = await db('usage_events')
+        .join(
+          db.raw('unnest(?::text[], ?::text[]) as member(entity_id, group_key)', [members.map((member) => member.customerEntityId), members.map((member) => member.key)]),
+          'member.entity_id',
+          'usage_events.customer_entity_id',
+        )
+        .where({ organisation_id: organisationId, metric })
+        .where('timestamp', '>=', window.from)
+        .where('timestamp', '<', window.to)
+        .groupBy('member.group_key')
+        .select<Array<{ group_key: string; value: string | null }>>('member.group_key', db.raw('? as value', [aggregateExpression(db, spec)]));
+      return new Map(rows.map((row) => [row.group_key, row.value]));
+    },
+
     /** The aggregate of a metric's events over a window, and per UTC day or month when grouped. */
     async aggregate(
       organisationId: string,

@@ -44,7 +44,8 @@ export async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs:
   }
 }
 
-export async function startBreakableStack(label: string): Promise<BreakableStack> {
+/** `workerEnv`: settings of the worker process alone (e.g. its invoice-run paging). */
+export async function startBreakableStack(label: string, workerEnv: Record<string, string> = {}): Promise<BreakableStack> {
   const taskQueue = `billing-${label}-${randomUUID()}`;
   const workDir = fs.mkdtempSync(path.join(process.env.TEST_WORK_DIR!, `${label}-`));
   const binary = findTemporalBinary('temporal', process.env.TEMPORAL_CLI_PATH, process.env.PATH ?? '')!;
@@ -60,7 +61,7 @@ export async function startBreakableStack(label: string): Promise<BreakableStack
 
   let worker: ChildProcess | undefined;
   const startWorker = async () => {
-    worker = spawnWorker({ TEMPORAL_ADDRESS: server.address, TEMPORAL_TASK_QUEUE: taskQueue, DATABASE_URL: viaProxy.toString() }, path.join(workDir, 'worker.log'));
+    worker = spawnWorker({ ...workerEnv, TEMPORAL_ADDRESS: server.address, TEMPORAL_TASK_QUEUE: taskQueue, DATABASE_URL: viaProxy.toString() }, path.join(workDir, 'worker.log'));
     await waitForWorker(server.address, taskQueue, worker, 180_000);
   };
   const killWorker = async () => {

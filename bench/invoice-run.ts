@@ -321,11 +321,17 @@ async function profileContracts(databaseUrl: string, organisationId: string, bil
       contracts: billables.length,
       msPerContract: perContract(totalMs),
       statementsPerContract: Number(([...byLabel.values()].reduce((sum, entry) => sum + entry.count, 0) / billables.length).toFixed(1)),
+      statementsPerPage: Number(([...byLabel.values()].reduce((sum, entry) => sum + entry.count, 0) / Math.ceil(billables.length / paging.pageSize)).toFixed(1)),
       sqlMsPerContract: perContract(sqlMs),
       outsideSqlMsPerContract: perContract(totalMs - sqlMs),
       byStatement: [...byLabel]
         .sort(([, a], [, b]) => b.ms - a.ms)
-        .map(([label, entry]) => ({ statement: label, perContract: Number((entry.count / billables.length).toFixed(2)), msPerContract: perContract(entry.ms), share: `${Math.round((100 * entry.ms) / totalMs)}%` })),
+        .map(([label, entry]) => ({
+          statement: label,
+          perPage: Number((entry.count / Math.ceil(billables.length / paging.pageSize)).toFixed(2)),
+          msPerContract: perContract(entry.ms),
+          share: `${Math.round((100 * entry.ms) / totalMs)}%`,
+        })),
     };
   } finally {
     await db.destroy();

@@ -26,8 +26,8 @@ const configSchema = z.object({
   TEMPORAL_API_KEY: z.string().optional(),
   WORKER_MAX_CONCURRENT_ACTIVITIES: z.coerce.number().int().min(1).max(1000).default(50),
   // Contracts an invoice run bills together in one transaction, and how many such pages run at once.
-  INVOICE_RUN_PAGE_SIZE: z.coerce.number().int().min(1).max(5000).default(500),
-  INVOICE_RUN_PAGES_IN_FLIGHT: z.coerce.number().int().min(1).max(16).default(3),
+  INVOICE_RUN_PAGE_SIZE: z.coerce.number().int().min(1).max(5000).default(1000),
+  INVOICE_RUN_PAGES_IN_FLIGHT: z.coerce.number().int().min(1).max(16).default(2),
   TEMPORAL_CLI_PATH: z.string().optional(),
   // Searched for the `temporal` binary when TEMPORAL_CLI_PATH is unset.
   PATH: z.string().default(''),

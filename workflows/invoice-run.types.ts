@@ -16,3 +16,15 @@ export interface InvoiceRunInput {
   dryRun?: boolean;
 }
 
+
+/**
+ * What the run's first activity answers, as the workflow reads it from its history: a run begun before its
+ * pages were id ranges recorded the contracts themselves instead, and no paging or auto-advance flag.
+ */
+export interface BegunRun {
+  runId: string;
+  pages?: Array<{ from: string; to: string }>;
+  pagesInFlight?: number;
+  autoAdvance?: boolean;
+  contractIds?: string[];
+}

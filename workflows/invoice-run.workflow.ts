@@ -1,5 +1,5 @@
 import { patched, workflowInfo } from '@temporalio/workflow';
-import type { InvoiceRunInput } from './invoice-run.types';
+import type { BegunRun, InvoiceRunInput } from './invoice-run.types';
 import { billingActivities, bookkeepingActivities } from './shared';
 
 /**
@@ -38,7 +38,7 @@ function scheduledBillingDate(timeZone: string): string {
 export async function invoiceRunWorkflow(input: InvoiceRunInput): Promise<void> {
   const billingDate = input.billingDate ?? scheduledBillingDate(input.timezone ?? 'UTC');
   const dryRun = input.dryRun ?? false;
-  const { runId, contractIds, pageSize, pagesInFlight, autoAdvance } = await bookkeepingActivities.beginInvoiceRun({
+  const begun: BegunRun = await bookkeepingActivities.beginInvoiceRun({
     organisationId: input.organisationId,
     runId: input.runId,
     workflowId: workflowInfo().workflowId,
@@ -47,23 +47,26 @@ export async function invoiceRunWorkflow(input: InvoiceRunInput): Promise<void> 
     contractIds: input.contractIds,
     scheduleId: input.scheduleId,
   });
-  const billPage = (page: string[]) => billingActivities.billContracts({ organisationId: input.organisationId, runId, contractIds: page, billingDate, dryRun });
+  const { runId } = begun;
+  const page = { organisationId: input.organisationId, runId, billingDate, dryRun };
   try {
     if (patched(SET_BASED_PAGES_PATCH)) {
       // A fixed number of pages in flight: the next page starts as soon as any one finishes.
-      const pages = split(contractIds, pageSize);
+      const pages = begun.pages ?? [];
       let next = 0;
       const lane = async () => {
-        while (next < pages.length) await billPage(pages[next++]!);
+        while (next < pages.length) await billingActivities.billContracts({ ...page, range: pages[next++]! });
       };
-      await Promise.all(Array.from({ length: pagesInFlight }, lane));
+      await Promise.all(Array.from({ length: begun.pagesInFlight ?? 1 }, lane));
     } else {
-      const pages = split(contractIds, LEGACY_PAGE);
-      for (let i = 0; i < pages.length; i += LEGACY_PARALLEL_PAGES) await Promise.all(pages.slice(i, i + LEGACY_PARALLEL_PAGES).map(billPage));
+      const pages = split(begun.contractIds ?? [], LEGACY_PAGE);
+      for (let i = 0; i < pages.length; i += LEGACY_PARALLEL_PAGES) {
+        await Promise.all(pages.slice(i, i + LEGACY_PARALLEL_PAGES).map((contractIds) => billingActivities.billContracts({ ...page, contractIds })));
+      }
     }
     // Auto-advance, when the organisation has it on: each draft raised (and sent) by its own workflow.
     // Runs from before the set-based pages asked the activity even when the setting was off.
-    if (!dryRun && (autoAdvance || !patched(SET_BASED_PAGES_PATCH))) await billingActivities.advanceRunInvoices({ organisationId: input.organisationId, runId });
+    if (!dryRun && (begun.autoAdvance || !patched(SET_BASED_PAGES_PATCH))) await billingActivities.advanceRunInvoices({ organisationId: input.organisationId, runId });
   } catch (error) {
     await bookkeepingActivities.finishInvoiceRun({ runId, failed: true });
     throw error;

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
+import { recordHistory } from './support/record-history';
 
 let api: TestApi;
 let tenant: Tenant;
@@ -123,6 +124,7 @@ describe('invoice runs', () => {
     expect(october.map(({ invoiceId: _id, ...line }) => line)).toEqual([{ title: 'Seat fee', amount: '160.00', from: '2026-10-16', to: '2026-10-31' }]);
 
     const second = await runTo({ billingDate: '2026-11-01', contractIds: [example.contractId] });
+    await recordHistory(api, `invoice-run:${second.id}`, 'invoice-run-worked-example');
     expect(second).toMatchObject({ status: 'completed', invoicesCreated: 1, totals: [{ currency: 'USD', amount: '360.00' }] });
     const november = (await linesOf(example.contractId)).filter((line) => line.invoiceId !== october[0]!.invoiceId);
     expect(november.map(({ invoiceId: _id, ...line }) => line)).toEqual([
@@ -265,6 +267,7 @@ describe('invoice runs', () => {
     const second = await workedExample(owner);
 
     const run = await runTo({ billingDate: '2026-11-01', contractIds: [first.contractId, second.contractId] }, owner);
+    await recordHistory(api, `invoice-run:${run.id}`, 'invoice-run-auto-advance');
 
     expect(run).toMatchObject({ status: 'completed', invoicesCreated: 2, failures: [] });
     const invoices = await api.db('invoices').where({ organisation_id: owner.organisationId }).orderBy('number').select('status', 'number', 'invoice_run_id');

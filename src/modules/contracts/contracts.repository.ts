@@ -252,10 +252,14 @@ export function createContractRepository(db: Knex) {
         .update({ end_date: db.raw('greatest(start_date, ?::date)', [day]) });
     },
 
-    /** The contracts an invoice run considers: begun by the billing date and past their draft; all, or those named. */
-    async billableIds(organisationId: string, billingDate: string, only?: string[]): Promise<string[]> {
+    /**
+     * The contracts an invoice run considers: begun by the billing date and past their draft; all, or those
+     * named, and only those whose ids lie in `range` (inclusive) when one is given.
+     */
+    async billableIds(organisationId: string, billingDate: string, only?: string[], range?: { from: string; to: string }): Promise<string[]> {
       const query = db('contracts').where({ organisation_id: organisationId }).whereNot({ status: 'draft' }).andWhere('start_date', '<=', billingDate);
       if (only) query.whereIn('id', only);
+      if (range) query.whereBetween('id', [range.from, range.to]);
       return query.orderBy('id').pluck('id');
     },
 

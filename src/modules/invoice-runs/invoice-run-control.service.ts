@@ -14,6 +14,9 @@ import type { InvoiceRunService } from './invoice-runs.service';
 
 const today = () => new Date().toISOString().slice(0, 10);
 
+/** How often the read repair asks Temporal whether a running run's workflow is still open. */
+const DESCRIBE_INTERVAL_MS = 5_000;
+
 /** A run as the API shows it: its record, with progress, totals and failures counted in Postgres from its contracts' outcomes. */
 async function toRun(runs: InvoiceRunRepository, row: InvoiceRunRow): Promise<InvoiceRun> {
   const summary = await runs.summary(row.id);
@@ -40,6 +43,8 @@ async function toRun(runs: InvoiceRunRepository, row: InvoiceRunRow): Promise<In
 export function createInvoiceRunControlService(deps: WorkflowServiceDeps & { invoiceRuns: InvoiceRunService }) {
   const runs = createInvoiceRunRepository(deps.db);
   const { client, taskQueue } = deps.temporal;
+  /** When each running run's workflow was last described, for the read repair below. */
+  const describedAt = new Map<string, number>();
 
   /**
    * Read repair: a run still `running` whose workflow closed without finishing it (terminated, timed out
@@ -47,6 +52,11 @@ export function createInvoiceRunControlService(deps: WorkflowServiceDeps & { inv
    */
   async function repaired(row: InvoiceRunRow): Promise<InvoiceRunRow> {
     if (row.status !== 'running') return row;
+    // A client polling a run's progress asks Temporal at most once per interval.
+    const now = Date.now();
+    if ((describedAt.get(row.id) ?? 0) > now - DESCRIBE_INTERVAL_MS) return row;
+    if (describedAt.size >= 10_000) describedAt.clear();
+    describedAt.set(row.id, now);
     try {
       const description = await deps.temporal.bounded(() => client.workflow.getHandle(row.workflow_id).describe());
       if (description.status.name === 'RUNNING' || description.status.name === 'COMPLETED') return row;
@@ -117,7 +127,8 @@ export function createInvoiceRunControlService(deps: WorkflowServiceDeps & { inv
       if (row.status === 'running') throw AppError.conflict('The run is still running');
       const failed = await runs.failedContractIds(row.id);
       if (row.status === 'completed' && failed.length === 0) throw AppError.conflict('The run has no failed contract to retry');
-      const contractIds = row.status === 'failed' ? (row.contract_ids ?? undefined) : failed;
+      // The same contracts as the first execution: its pages skip those already billed.
+      const contractIds = row.contract_ids ?? undefined;
       await runs.reopen(row.id);
       const billingDate = row.billing_date instanceof Date ? row.billing_date.toISOString().slice(0, 10) : String(row.billing_date);
       try {

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { bulkInsert } from '../../db/bulk';
 import { calendarDay } from '../../db/dates';
+import { Decimal } from '../../domain/money';
 import { paginate, type Page, type PageQuery } from '../../http/paging';
 
 export type InvoiceRunStatus = 'running' | 'completed' | 'failed';
@@ -52,9 +53,22 @@ const OUTCOME_COLUMNS = [
   ['organisation_id', 'text'],
   ['status', 'text'],
   ['invoices', 'jsonb'],
+  ['currency', 'text'],
+  ['total', 'numeric'],
+  ['invoices_made', 'integer'],
   ['error_code', 'text'],
   ['error', 'text'],
 ] as const;
+
+/** A contract's invoices are in its currency: their sum, and how many exist (none in a dry run). */
+function outcomeTotals(outcome: ContractOutcome): { currency: string | null; total: string | null; invoices_made: number } {
+  if (outcome.status !== 'billed' || outcome.invoices.length === 0) return { currency: null, total: null, invoices_made: 0 };
+  return {
+    currency: outcome.invoices[0]!.currency,
+    total: outcome.invoices.reduce((sum, invoice) => sum.plus(invoice.total), new Decimal(0)).toFixed(),
+    invoices_made: outcome.invoices.filter((invoice) => invoice.invoiceId !== null).length,
+  };
+}
 
 const PERIOD_COLUMNS = [
   ['organisation_id', 'text'],
@@ -141,22 +155,24 @@ export function createInvoiceRunRepository(db: Knex) {
       return db('invoice_run_contracts').where({ invoice_run_id: runId }).orderBy('contract_id').select<RunContractRow[]>('contract_id', 'status', 'invoices', 'error_code', 'error');
     },
 
-    /** Progress, invoices made and totals per currency, counted in Postgres from the outcomes. */
+    /** Progress, invoices made and totals per currency, counted in Postgres from the outcomes' columns. */
     async summary(runId: string): Promise<RunSummary> {
-      const [counts] = await db('invoice_run_contracts')
+      const rows = await db('invoice_run_contracts')
         .where({ invoice_run_id: runId })
-        .select<Array<{ done: number; failed: number }>>(db.raw('count(*)::int as done'), db.raw("(count(*) filter (where status = 'failed'))::int as failed"));
-      const totals = await db('invoice_run_contracts as c')
-        .crossJoin(db.raw('jsonb_array_elements(c.invoices) as invoice'))
-        .where('c.invoice_run_id', runId)
-        .groupByRaw("invoice ->> 'currency'")
-        .orderByRaw("invoice ->> 'currency'")
-        .select<Array<{ currency: string; amount: string; created: number }>>(
-          db.raw("invoice ->> 'currency' as currency"),
-          db.raw("sum((invoice ->> 'total')::numeric)::text as amount"),
-          db.raw("(count(*) filter (where invoice ->> 'invoiceId' is not null))::int as created"),
+        .groupBy('currency')
+        .orderBy('currency')
+        .select<Array<{ currency: string | null; done: number; failed: number; amount: string | null; created: number }>>(
+          'currency',
+          db.raw('count(*)::int as done'),
+          db.raw("(count(*) filter (where status = 'failed'))::int as failed"),
+          db.raw('sum(total)::text as amount'),
+          db.raw('sum(invoices_made)::int as created'),
         );
-      return { done: counts?.done ?? 0, failed: counts?.failed ?? 0, totals };
+      return {
+        done: rows.reduce((sum, row) => sum + row.done, 0),
+        failed: rows.reduce((sum, row) => sum + row.failed, 0),
+        totals: rows.flatMap((row) => (row.currency === null ? [] : [{ currency: row.currency, amount: row.amount ?? '0', created: row.created }])),
+      };
     },
 
     async failures(runId: string): Promise<Array<Pick<RunContractRow, 'contract_id' | 'error_code' | 'error'>>> {
@@ -189,11 +205,13 @@ export function createInvoiceRunRepository(db: Knex) {
         organisation_id: organisationId,
         status: outcome.status,
         invoices: outcome.status === 'billed' ? outcome.invoices : [],
+        ...outcomeTotals(outcome),
         error_code: outcome.status === 'failed' ? outcome.code : null,
         error: outcome.status === 'failed' ? outcome.error : null,
       }));
       await bulkInsert(db, 'invoice_run_contracts', OUTCOME_COLUMNS, rows, {
-        onConflict: '(invoice_run_id, contract_id) DO UPDATE SET status = excluded.status, invoices = excluded.invoices, error_code = excluded.error_code, error = excluded.error, updated_at = now()',
+        onConflict:
+          '(invoice_run_id, contract_id) DO UPDATE SET status = excluded.status, invoices = excluded.invoices, currency = excluded.currency, total = excluded.total, invoices_made = excluded.invoices_made, error_code = excluded.error_code, error = excluded.error, updated_at = now()',
       });
     },
 

@@ -34,12 +34,21 @@ export interface InvoiceRunPaging {
   pagesInFlight: number;
 }
 
+/** A page of a run: the billable contracts whose ids lie from `from` to `to`, both included. */
+export interface PageRange {
+  from: string;
+  to: string;
+}
+
 export interface BillContractsInput {
   organisationId: string;
   runId: string;
-  contractIds: string[];
   billingDate: string;
   dryRun: boolean;
+  /** The page as a range of ids (the contracts are listed when the page runs)… */
+  range?: PageRange;
+  /** …or as the ids themselves (runs begun before pages were ranges). */
+  contractIds?: string[];
 }
 
 /** A draft invoice for one contract plan: what a run creates, or shows for a dry run or an upcoming invoice. */
@@ -254,7 +263,7 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
    * Bills the contracts together, in one transaction under their row locks: a draft invoice per contract
    * plan with something due, its periods claimed, and every contract's outcome, all committed at once.
    */
-  async function billTogether(input: BillContractsInput, contractIds: string[]): Promise<Map<string, ContractOutcome>> {
+  async function billTogether(input: Omit<BillContractsInput, 'range' | 'contractIds'>, contractIds: string[]): Promise<Map<string, ContractOutcome>> {
     return db.transaction(async (trx) => {
       // Runs that meet on a contract take turns; the second sees what the first claimed.
       await createContractRepository(trx).lockMany(input.organisationId, contractIds);
@@ -297,6 +306,13 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
     });
   }
 
+  /** A page's contracts: the billable ones in its range, among those the run names if it names any. */
+  async function pageContracts(input: BillContractsInput): Promise<string[]> {
+    const run = await createInvoiceRunRepository(db).find(input.organisationId, input.runId);
+    if (!run) throw AppError.notFound('Invoice run');
+    return createContractRepository(db).billableIds(input.organisationId, input.billingDate, run.contract_ids ?? undefined, input.range);
+  }
+
   return {
     /** What a run on the billing date would create for the contract; nothing is stored. */
     async plan(organisationId: string, contractId: string, billingDate: string): Promise<PlannedInvoice[]> {
@@ -310,7 +326,7 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
      * started by the billing date, with the worker's paging (kept in the workflow's history, so a replay
      * pages as the run did).
      */
-    async begin(input: BeginRunInput): Promise<{ runId: string; contractIds: string[] } & InvoiceRunPaging> {
+    async begin(input: BeginRunInput): Promise<{ runId: string; pages: PageRange[] } & InvoiceRunPaging> {
       const runs = createInvoiceRunRepository(db);
       // A run started through the API was recorded before its workflow; one a Schedule started records itself here.
       const run = (input.runId ? await runs.find(input.organisationId, input.runId) : undefined) ?? await runs.insertOrFind({
@@ -325,7 +341,12 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
       });
       const contractIds = await createContractRepository(db).billableIds(input.organisationId, input.billingDate, input.contractIds);
       if (!input.contractIds || run.contracts_total === 0) await runs.setTotal(run.id, contractIds.length);
-      return { runId: run.id, contractIds, ...paging };
+      // The history keeps each page's first and last id, not the contracts: its size does not grow with the run.
+      const pages: PageRange[] = [];
+      for (let i = 0; i < contractIds.length; i += paging.pageSize) {
+        pages.push({ from: contractIds[i]!, to: contractIds[Math.min(i + paging.pageSize, contractIds.length) - 1]! });
+      }
+      return { runId: run.id, pages, ...paging };
     },
 
     /**
@@ -335,8 +356,9 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
      * activity bills nothing twice.
      */
     async billContracts(input: BillContractsInput): Promise<{ billed: number; failed: number }> {
-      const recorded = await createInvoiceRunRepository(db).outcomeStatuses(input.runId, input.contractIds);
-      const todo = input.contractIds.filter((contractId) => recorded.get(contractId) !== 'billed');
+      const contractIds = input.contractIds ?? (await pageContracts(input));
+      const recorded = await createInvoiceRunRepository(db).outcomeStatuses(input.runId, contractIds);
+      const todo = contractIds.filter((contractId) => recorded.get(contractId) !== 'billed');
       const outcomes = new Map<string, ContractOutcome>();
       try {
         if (todo.length > 0) for (const [contractId, outcome] of await billTogether(input, todo)) outcomes.set(contractId, outcome);
@@ -355,7 +377,7 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
         }
       }
       const failed = [...outcomes.values()].filter((outcome) => outcome.status === 'failed').length;
-      return { billed: input.contractIds.length - failed, failed };
+      return { billed: contractIds.length - failed, failed };
     },
 
     /** The invoices the run made, in the order of their contracts. */

@@ -7,6 +7,7 @@ import { createInvoiceRunActivities } from './invoice-runs.activities';
 import { createInvoiceActivities } from './invoices.activities';
 import { createRevenueActivities } from './revenue.activities';
 import { createUsageActivities } from './usage.activities';
+import { createWebhookActivities } from './webhooks.activities';
 
 /**
  * Every activity the worker registers: one-line adapters over the services, each failure reported in
@@ -25,6 +26,7 @@ export function createActivities(services: Services, drivers: WorkflowDrivers) {
     ...createExportActivities(services),
     ...createRevenueActivities(services),
     ...createInvoiceRunActivities(services, drivers),
+    ...createWebhookActivities(services),
   });
 }
 

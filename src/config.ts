@@ -27,6 +27,10 @@ const configSchema = z.object({
   WORKER_MAX_CONCURRENT_ACTIVITIES: z.coerce.number().int().min(1).max(1000).default(50),
   // Contracts an invoice run bills together in one transaction, and how many such pages run at once.
   INVOICE_RUN_PAGE_SIZE: z.coerce.number().int().min(1).max(5000).default(1000),
+  // Hosts webhooks may reach in production even though they are private or plain http (comma-separated).
+  WEBHOOK_ALLOWED_HOSTS: z.string().default(''),
+  // Whether this worker relays the webhook outbox (every worker may; they share the events).
+  WEBHOOK_RELAY: booleanFromEnv.default(true),
   INVOICE_RUN_PAGES_IN_FLIGHT: z.coerce.number().int().min(1).max(16).default(2),
   TEMPORAL_CLI_PATH: z.string().optional(),
   // Searched for the `temporal` binary when TEMPORAL_CLI_PATH is unset.

@@ -22,6 +22,9 @@ import { createHealthService } from './modules/health/health.service';
 import { createIdempotencyService } from './modules/idempotency/idempotency.service';
 import { createInvoiceRepository } from './modules/invoices/invoices.repository';
 import { createInvoiceRunControlService } from './modules/invoice-runs/invoice-run-control.service';
+import { destinationPolicy, type DestinationPolicy } from './modules/webhooks/destination';
+import { createWebhookDeliveryControl } from './modules/webhooks/webhook-deliveries';
+import { createWebhookService } from './modules/webhooks/webhooks.service';
 import { createInvoiceRunService, type InvoiceRunPaging } from './modules/invoice-runs/invoice-runs.service';
 import { createInvoiceFileService } from './modules/invoices/invoice-files.service';
 import { createInvoiceItemService } from './modules/invoices/invoice-items.service';
@@ -58,6 +61,8 @@ export interface ServiceDeps {
   refreshTokenTtlDays: number;
   /** How an invoice run pages its contracts (the worker's setting is the one that counts). */
   invoiceRunPaging: InvoiceRunPaging;
+  /** Where webhooks may be sent. */
+  webhookPolicy: DestinationPolicy;
 }
 
 /** The dependencies of the services as the configuration sets them up. */
@@ -70,6 +75,7 @@ export function serviceDepsFrom(config: Config, db: Knex): ServiceDeps {
     exports: storages.exports,
     refreshTokenTtlDays: config.REFRESH_TOKEN_TTL_DAYS,
     invoiceRunPaging: { pageSize: config.INVOICE_RUN_PAGE_SIZE, pagesInFlight: config.INVOICE_RUN_PAGES_IN_FLIGHT },
+    webhookPolicy: destinationPolicy(config),
   };
 }
 
@@ -111,6 +117,7 @@ export function createServices(deps: ServiceDeps) {
     attributes,
     catalog: createCatalogService(db, attributes),
     apps: createAppService(db),
+    webhooks: createWebhookService({ db, policy: deps.webhookPolicy }),
   };
 }
 
@@ -131,8 +138,17 @@ export function createApiServices(deps: ServiceDeps & { temporal: TemporalHandle
     invoiceRunSchedules: createInvoiceRunScheduleService(workflowDeps),
     jobControl: createJobControlService({ ...workflowDeps, exports: deps.exports, jobs: services.jobs }),
   };
+  // A triggered event carries the object as the API shows it.
+  const webhooks = createWebhookService({
+    db: deps.db,
+    policy: deps.webhookPolicy,
+    resolveObject: (organisationId, eventType, objectId) =>
+      eventType.startsWith('invoice_run.') ? apiServices.invoiceRunControl.view(organisationId, objectId) : apiServices.invoices.get(organisationId, objectId),
+  });
   return {
     ...apiServices,
+    webhooks,
+    webhookDeliveries: createWebhookDeliveryControl({ ...workflowDeps, webhooks }),
     auth: createAuthService({ db: deps.db, accessTokens: deps.accessTokens, refreshTokenTtlDays: deps.refreshTokenTtlDays }),
     health: createHealthService(workflowDeps),
     idempotency: createIdempotencyService(deps.db),

@@ -6,3 +6,4 @@ export { revenueSyncWorkflow } from './revenue-sync.workflow';
 export { contractWorkflow } from './contract.workflow';
 export { exportWorkflow } from './export.workflow';
 export { invoiceRunWorkflow } from './invoice-run.workflow';
+export { webhookDeliveryWorkflow } from './webhook-delivery.workflow';

@@ -7,6 +7,7 @@ import type { InvoiceRunActivities } from '../activities/invoice-runs.activities
 import type { InvoiceActivities } from '../activities/invoices.activities';
 import type { RevenueActivities } from '../activities/revenue.activities';
 import type { UsageActivities } from '../activities/usage.activities';
+import type { WebhookActivities } from '../activities/webhooks.activities';
 import { AppError, BUSINESS_FAILURE_TYPES, toApplicationFailure } from '../src/domain/errors';
 import { ContractIdKey, CustomerIdKey, OrganisationIdKey } from './search-attributes';
 
@@ -21,6 +22,7 @@ export const usageChunkWorkflowId = (batchId: string, chunkIndex: number) => `us
 export const exportWorkflowId = (jobId: string) => `export:${jobId}`;
 export const revenueSyncWorkflowId = (invoiceItemId: string) => `revenue-sync:${invoiceItemId}`;
 export const invoiceRunWorkflowId = (runId: string) => `invoice-run:${runId}`;
+export const webhookDeliveryWorkflowId = (deliveryId: string, generation: number) => `webhook-delivery:${deliveryId}:${generation}`;
 /** One Temporal Schedule per organisation and schedule; the workflows it starts get this id plus the scheduled time. */
 export const invoiceRunScheduleId = (organisationId: string, scheduleId: string) => `invoice-run-schedule:${organisationId}:${scheduleId}`;
 
@@ -127,7 +129,17 @@ const billing = profile(
   { firstRetry: '1 second', longestWait: '30 seconds', attempts: 20 },
 );
 
-export const ACTIVITY_PROFILES = { invoiceStep, transition, ingestion, longExport, bookkeeping, billing } as const satisfies Record<string, ActivityOptions>;
+/**
+ * One webhook attempt: a POST of at most 10 s and its log. The receiver's failures are the attempt's
+ * answer, not the activity's; the activity retries only Postgres faults and a delivery whose dispatch has
+ * not committed yet.
+ */
+const webhookAttempt = profile(
+  { startToCloseTimeout: '30 seconds', scheduleToCloseTimeout: '5 minutes' },
+  { firstRetry: '1 second', longestWait: '30 seconds', attempts: 10 },
+);
+
+export const ACTIVITY_PROFILES = { invoiceStep, transition, ingestion, longExport, bookkeeping, billing, webhookAttempt } as const satisfies Record<string, ActivityOptions>;
 
 // One proxy per profile: an activity's profile is fixed by the proxy it is called through.
 export const invoiceStepActivities = proxyActivities<InvoiceActivities>(ACTIVITY_PROFILES.invoiceStep);
@@ -135,6 +147,7 @@ export const transitionActivities = proxyActivities<ContractActivities & Revenue
 export const ingestionActivities = proxyActivities<Pick<UsageActivities, 'ingestUsageChunk'>>(ACTIVITY_PROFILES.ingestion);
 export const longExportActivities = proxyActivities<Pick<ExportActivities, 'exportObjects'>>(ACTIVITY_PROFILES.longExport);
 export const billingActivities = proxyActivities<Pick<InvoiceRunActivities, 'billContracts' | 'advanceRunInvoices'>>(ACTIVITY_PROFILES.billing);
+export const webhookActivities = proxyActivities<WebhookActivities>(ACTIVITY_PROFILES.webhookAttempt);
 export const bookkeepingActivities = proxyActivities<
   Pick<ExportActivities, 'finishJob'> &
     Pick<UsageActivities, 'completeUsageBatch' | 'failUsageBatch'> &

@@ -142,6 +142,7 @@ const ADMIN_ONLY_ACTIONS = [
   'ContractService:updateContractTax',
   'InvoiceService:deleteInvoiceFile',
   'InvoiceRunScheduleService:manageSchedules',
+  'WebhookService:manageEndpoints',
 ] as const;
 
 export type Action = (typeof SYSTEM_USER_ACTIONS)[number] | (typeof ADMIN_ONLY_ACTIONS)[number];

@@ -27,6 +27,7 @@ import { billingPlanRoutes } from './billing-plans/billing-plans.routes';
 import { contractRoutes } from './contracts/contracts.routes';
 import { fsmRoutes } from './fsm/fsm.routes';
 import { revenueRoutes } from './revenue/revenue.routes';
+import { webhookRoutes } from './webhooks/webhooks.routes';
 
 /** Every route of the API, in the order Express matches them. */
 export function allRoutes(deps: AppDeps): Route[] {
@@ -54,6 +55,7 @@ export function allRoutes(deps: AppDeps): Route[] {
     ...collectionRoutes(deps),
     ...invoiceRunRoutes(deps),
     ...invoiceRunScheduleRoutes(deps),
+    ...webhookRoutes(deps),
     ...fsmRoutes(deps),
     ...revenueRoutes(deps),
     ...jobRoutes(deps),

@@ -9,6 +9,7 @@ import type { Config } from '../config';
 import { createServices, serviceDepsFrom } from '../services';
 import { resolveContractPlan } from '../modules/contracts/contract-plans.repository';
 import { createInvoiceService } from '../modules/invoices/invoices.service';
+import { startWebhookDispatcher } from '../modules/webhooks/webhook-deliveries';
 import { connectionOptions, connectTemporal } from './client';
 import { ensureSearchAttributes } from './search-attributes';
 
@@ -46,12 +47,13 @@ export async function createWorker(
   // A client of its own, for the activities that drive other workflows (an invoice run raising its drafts).
   const temporal = await connectTemporal(deps.config, deps.temporalAddress);
   await ensureSearchAttributes(connection as unknown as Pick<Connection, 'operatorService'>, deps.config.TEMPORAL_NAMESPACE);
+  const services = createServices(serviceDepsFrom(deps.config, deps.db));
   const worker = await Worker.create({
     connection,
     namespace: deps.config.TEMPORAL_NAMESPACE,
     taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
     ...workflowCode(),
-    activities: createActivities(createServices(serviceDepsFrom(deps.config, deps.db)), {
+    activities: createActivities(services, {
       invoices: createInvoiceService({ db: deps.db, temporal }, resolveContractPlan),
     }),
     maxConcurrentActivityTaskExecutions: deps.config.WORKER_MAX_CONCURRENT_ACTIVITIES,
@@ -59,10 +61,13 @@ export async function createWorker(
     shutdownGraceTime: '30s',
     ...overrides,
   });
+  // The webhook outbox's relay runs beside the worker, on the worker's own client.
+  const dispatcher = deps.config.WEBHOOK_RELAY ? startWebhookDispatcher({ webhooks: services.webhooks, temporal, logger: deps.logger }) : undefined;
   return {
     worker,
     connection,
     close: async () => {
+      await dispatcher?.stop();
       await temporal.connection.close();
       await connection.close();
     },

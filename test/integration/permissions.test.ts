@@ -2,7 +2,8 @@ import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from '.
 
 /**
  * What the interface contract forbids a SystemUser: its prohibition list (billing plan management,
- * user administration, SKU group writes, customer deletion, schedules) and its admin-only endpoints.
+ * user administration, SKU group writes, customer deletion, schedules), its admin-only endpoints, and
+ * webhook endpoints and deliveries (of webhooks, the contract grants a SystemUser only the trigger).
  * Written from the contract, not from the route table, so that a route declaring the wrong action fails.
  */
 const FORBIDDEN_FOR_SYSTEM_USER = new Set([
@@ -29,6 +30,14 @@ const FORBIDDEN_FOR_SYSTEM_USER = new Set([
   'POST /invoice-run-schedules',
   'GET /invoice-run-schedules',
   'DELETE /invoice-run-schedules/{id}',
+  'POST /webhooks/endpoints',
+  'GET /webhooks/endpoints',
+  'GET /webhooks/endpoints/{id}',
+  'PUT /webhooks/endpoints/{id}',
+  'DELETE /webhooks/endpoints/{id}',
+  'POST /webhooks/endpoints/{id}/rotate-secret',
+  'GET /webhooks/deliveries',
+  'POST /webhooks/deliveries/{id}/redeliver',
 ]);
 
 let api: TestApi;

@@ -12,7 +12,8 @@ const ROOT = path.resolve(__dirname, '../..');
 /** A compiled entry point of dist/, as production runs it: plain node, no TypeScript loader. */
 function runCompiled(entry: string, env: Record<string, string>, logFile: string): ChildProcess {
   const log = fs.openSync(logFile, 'a');
-  const child = spawn(process.execPath, [path.join('dist/src/main', entry)], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', log, log] });
+  // Its own task queue: the suite's worker relays the webhook outbox, not this one.
+  const child = spawn(process.execPath, [path.join('dist/src/main', entry)], { cwd: ROOT, env: { ...process.env, WEBHOOK_RELAY: 'false', ...env }, stdio: ['ignore', log, log] });
   fs.closeSync(log);
   return child;
 }

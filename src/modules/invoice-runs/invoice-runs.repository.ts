@@ -141,8 +141,13 @@ export function createInvoiceRunRepository(db: Knex) {
       await db('invoice_runs').where({ id }).update({ contracts_total: contracts, updated_at: db.fn.now() });
     },
 
-    async finish(id: string, status: InvoiceRunStatus): Promise<void> {
-      await db('invoice_runs').where({ id, status: 'running' }).update({ status, completed_at: db.fn.now(), updated_at: db.fn.now() });
+    /** Ends a running run; answers whether it was running (a retried activity finds it ended). */
+    async finish(id: string, status: InvoiceRunStatus): Promise<boolean> {
+      return (await db('invoice_runs').where({ id, status: 'running' }).update({ status, completed_at: db.fn.now(), updated_at: db.fn.now() })) > 0;
+    },
+
+    async findById(id: string): Promise<InvoiceRunRow | undefined> {
+      return db<InvoiceRunRow>('invoice_runs').where({ id }).first();
     },
 
     /** A retry of the failed contracts runs again. */

@@ -13,6 +13,7 @@ import { ratedLine } from '../invoices/invoice-items.service';
 import { createInvoiceRepository, type NewInvoiceItem } from '../invoices/invoices.repository';
 import { createMeterRepository } from '../meters/meters.repository';
 import { getOrganisationSettings } from '../organisation-settings/settings.repository';
+import { createWebhookRepository } from '../webhooks/webhooks.repository';
 import { createInvoiceRunRepository, type BilledPeriod, type ContractOutcome, type RunInvoice } from './invoice-runs.repository';
 
 export type { ContractOutcome };
@@ -385,8 +386,25 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
       return createInvoiceRunRepository(db).invoiceIds(runId);
     },
 
+    /** The run's end, with its webhook event (`invoice_run.completed` or `.failed`) in the same transaction. */
     async finish(input: { runId: string; failed?: boolean }): Promise<void> {
-      await createInvoiceRunRepository(db).finish(input.runId, input.failed ? 'failed' : 'completed');
+      await db.transaction(async (trx) => {
+        const runs = createInvoiceRunRepository(trx);
+        const status = input.failed ? 'failed' : 'completed';
+        if (!(await runs.finish(input.runId, status))) return;
+        const run = (await runs.findById(input.runId))!;
+        const summary = await runs.summary(input.runId);
+        await createWebhookRepository(trx).emit(run.organisation_id, `invoice_run.${status}`, {
+          id: run.id,
+          status,
+          billingDate: calendarDay(run.billing_date),
+          dryRun: run.dry_run,
+          scheduleId: run.schedule_id,
+          progress: { contracts: run.contracts_total, done: summary.done, failed: summary.failed },
+          invoicesCreated: summary.totals.reduce((sum, total) => sum + total.created, 0),
+          totals: summary.totals.map(({ currency, amount }) => ({ currency, amount: formatAmount(amount, currency) })),
+        });
+      });
     },
   };
 }

@@ -10,6 +10,7 @@ import { createCustomerRepository } from '../customers/customers.repository';
 import { getOrganisationSettings } from '../organisation-settings/settings.repository';
 import { createPaymentRepository } from '../payments/payments.repository';
 import { syncInvoiceRevenue } from '../revenue/revenue.service';
+import { createWebhookRepository } from '../webhooks/webhooks.repository';
 import { loadInvoiceDocument } from './invoice-document';
 import { renderInvoicePdf } from './invoice-pdf';
 import { computeInvoiceTotals } from './invoice-totals';
@@ -29,6 +30,15 @@ type Step = ReturnType<typeof repositoriesOf> & {
   /** Moves the invoice to the step's target state and records the transition (invoice, seq) that makes it run once. */
   complete(name: InvoiceStep, change: Omit<InvoiceStatusChange, 'status'>, data?: object): Promise<void>;
 };
+
+/**
+ * The outbox: the invoice as the API shows it after the change, written in the change's transaction, so
+ * that a webhook goes out if and only if the change commits.
+ */
+async function emitInvoiceEvent(trx: Knex, invoice: InvoiceRow, type: string): Promise<void> {
+  const current = await createInvoiceRepository(trx).find(invoice.organisation_id, invoice.id);
+  await createWebhookRepository(trx).emit(invoice.organisation_id, type, current);
+}
 
 /**
  * The steps of the invoice workflow. Each step is one transaction keyed by (invoice, seq): guard, lock,
@@ -55,6 +65,7 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer }
         async complete(name, change, data) {
           await setStatus({ status: targetOf(name), ...change });
           await repositories.invoices.recordTransition({ ...input, step: name, to: targetOf(name), data });
+          await emitInvoiceEvent(trx, invoice, `invoice.${targetOf(name)}`);
         },
       };
       return work(step, await repositories.invoices.findTransition(input.invoiceId, input.seq));
@@ -87,6 +98,7 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer }
         if (!done || done.undone_at) return;
         await work(step, done);
         await step.invoices.markTransitionUndone(input.invoiceId, input.seq);
+        await emitInvoiceEvent(step.trx, step.invoice, 'invoice.transition_undone');
       });
 
   /** The invoice's number: kept from an earlier raise, else the next of the gapless series. */

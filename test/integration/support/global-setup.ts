@@ -60,7 +60,7 @@ export default async function globalSetup(): Promise<void> {
   env.TEST_MAIL_DIR = mailDir;
   Object.assign(process.env, env);
 
-  const worker = spawnWorker({ ...env }, path.join(workDir, 'worker.log'));
+  const worker = spawnWorker({ ...env, WEBHOOK_RELAY: 'true' }, path.join(workDir, 'worker.log'));
   process.env.TEST_WORKER_PID = String(worker.pid);
   await waitForWorker(env.TEMPORAL_ADDRESS, env.TEMPORAL_TASK_QUEUE!, worker, 180_000);
 }

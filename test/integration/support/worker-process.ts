@@ -6,12 +6,16 @@ import { temporal } from '@temporalio/proto';
 
 const ROOT = path.resolve(__dirname, '../../..');
 
-/** The worker entry point (`src/main/worker.ts`, from the sources), as a child process whose output goes to a log file. */
+/**
+ * The worker entry point (`src/main/worker.ts`, from the sources), as a child process whose output goes to
+ * a log file. Only the suite's shared worker relays the webhook outbox (global setup turns it on): a
+ * worker on a queue or a Temporal of its own, which a test may kill, must not take deliveries.
+ */
 export function spawnWorker(env: Record<string, string | undefined>, logFile: string): ChildProcess {
   const log = fs.openSync(logFile, 'a');
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/worker.ts'], {
     cwd: ROOT,
-    env: { ...process.env, ...env },
+    env: { ...process.env, WEBHOOK_RELAY: 'false', ...env },
     stdio: ['ignore', log, log],
   });
   fs.closeSync(log);

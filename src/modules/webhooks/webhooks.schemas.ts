@@ -1,0 +1,86 @@
+import { z } from 'zod';
+import { pageQuery } from '../../http/paging';
+import { atLeastOne, freeText, reference, text } from '../../http/schemas';
+
+/** Every event type an endpoint may subscribe to; `docs/webhooks.md` shows a payload of each. */
+export const WEBHOOK_EVENT_TYPES = [
+  'invoice.raised',
+  'invoice.sent',
+  'invoice.paid',
+  'invoice.cancelled',
+  'invoice.transition_undone',
+  'invoice_run.completed',
+  'invoice_run.failed',
+  'webhook.test',
+] as const;
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+
+const eventTypes = z
+  .array(z.union([z.literal('*'), z.enum(WEBHOOK_EVENT_TYPES)]))
+  .min(1)
+  .max(WEBHOOK_EVENT_TYPES.length + 1)
+  .describe('the event types sent to the endpoint, or ["*"] for all');
+
+/** webhook_endpoints.url and description are text; 2,048 characters is what browsers and proxies agree on. */
+const url = text(2048).describe('where events are POSTed: https in production');
+const description = freeText(1000);
+
+export const createEndpointBody = z.object({
+  url,
+  description: description.optional(),
+  eventTypes,
+  enabled: z.boolean().default(true),
+});
+
+export const updateEndpointBody = atLeastOne({ url: url.optional(), description: description.nullable().optional(), eventTypes: eventTypes.optional(), enabled: z.boolean().optional() });
+
+export const endpointSchema = z.object({
+  id: z.string(),
+  url: z.string(),
+  description: z.string().nullable(),
+  eventTypes: z.array(z.string()),
+  enabled: z.boolean(),
+  disabledReason: z.string().nullable().describe('why delivery turned the endpoint off (a 410 Gone)'),
+  secretRotatedUntil: z.string().nullable().describe('until when the previous secret also signs, after a rotation'),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+
+export const endpointWithSecretSchema = endpointSchema.extend({
+  secret: z.string().describe('the signing secret (whsec_…), shown only when the endpoint is created or its secret rotated'),
+});
+
+export const deliveryQuery = pageQuery.extend({
+  endpointId: reference().optional(),
+  status: z.enum(['pending', 'delivered', 'failed']).optional(),
+});
+
+export const attemptSchema = z.object({
+  attempt: z.number().int(),
+  statusCode: z.number().int().nullable(),
+  durationMs: z.number().int(),
+  responseExcerpt: z.string().nullable().describe('the first 1 KB of the response'),
+  error: z.string().nullable(),
+  at: z.string(),
+});
+
+export const deliverySchema = z.object({
+  id: z.string(),
+  endpointId: z.string(),
+  eventId: z.string().describe('the webhook-id header of every attempt'),
+  eventType: z.string(),
+  status: z.enum(['pending', 'delivered', 'failed']),
+  attempts: z.array(attemptSchema),
+  deliveredAt: z.string().nullable(),
+  createdAt: z.string(),
+});
+
+export const triggerBody = z.object({
+  eventType: z.enum(WEBHOOK_EVENT_TYPES),
+  objectId: reference().optional().describe("send this object's current state as the event (an invoice for invoice.*, a run for invoice_run.*)"),
+});
+
+export const triggerSchema = z.object({
+  eventId: z.string(),
+  eventType: z.string(),
+});

@@ -1,0 +1,275 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
+import { Worker } from '@temporalio/worker';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { createWebhookActivities } from '../../activities/webhooks.activities';
+import { createServices, serviceDepsFrom } from '../../src/services';
+import { destinationPolicy, postJson, urlProblem } from '../../src/modules/webhooks/destination';
+import { createWebhookRepository } from '../../src/modules/webhooks/webhooks.repository';
+import { deliveryIdOf } from '../../src/modules/webhooks/webhooks.service';
+import { webhookDeliveryWorkflow } from '../../workflows/webhook-delivery.workflow';
+import { WEBHOOK_ATTEMPT_OFFSETS_MS } from '../../workflows/webhook-delivery.types';
+import { timeSkippingEnvironment } from '../workflow/support/environment';
+import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
+import { createBillingFixture, invoiceBody } from './support/billing-fixtures';
+
+interface Received {
+  path: string;
+  headers: Record<string, string>;
+  body: string;
+  at: number;
+}
+
+/** An HTTP receiver on 127.0.0.1: records every request, and answers each path as told (200 by default). */
+async function startReceiver() {
+  const received: Received[] = [];
+  const answers = new Map<string, number[]>();
+  const server = http.createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      received.push({ path: request.url ?? '', headers: request.headers as Record<string, string>, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() });
+      const status = answers.get(request.url ?? '')?.shift() ?? 200;
+      response.writeHead(status, { 'content-type': 'text/plain' }).end(`answered ${status}`);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    url: (path: string) => `${base}${path}`,
+    received: (path: string) => received.filter((entry) => entry.path === path),
+    answer: (path: string, ...statuses: number[]) => answers.set(path, statuses),
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+type Receiver = Awaited<ReturnType<typeof startReceiver>>;
+
+let api: TestApi;
+let tenant: Tenant;
+let receiver: Receiver;
+
+beforeAll(async () => {
+  api = await startTestApi();
+  tenant = await createTenant(api, 'webhooks');
+  receiver = await startReceiver();
+});
+afterAll(async () => {
+  await receiver.close();
+  await api.close();
+});
+
+const admin = () => bearer(tenant.adminToken);
+const system = () => bearer(tenant.systemToken);
+
+async function until<T>(probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+async function endpoint(path: string, eventTypes: string[] = ['*']): Promise<{ id: string; secret: string }> {
+  const res = await api.http().post('/webhooks/endpoints').set(admin()).send({ url: receiver.url(path), eventTypes });
+  expect(res.status).toBe(201);
+  expect(res.body.data.secret).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
+  return { id: res.body.data.id, secret: res.body.data.secret };
+}
+
+const verified = (secret: string, entry: Received) => new Webhook(secret).verify(entry.body, entry.headers) as { type: string; timestamp: string; data: Record<string, unknown> };
+
+describe('webhooks', () => {
+  it('when an invoice is raised, sent and paid, then the endpoint receives invoice.raised, invoice.sent and invoice.paid, each signed', async () => {
+    const { secret } = await endpoint('/lifecycle', ['invoice.raised', 'invoice.sent', 'invoice.paid']);
+    const fixture = await createBillingFixture(api, tenant);
+    const created = await api.http().post('/invoices').set(system()).send(invoiceBody(fixture.contractPlanId, [{ title: 'Platform fee', quantity: 1, price: 100 }])).expect(201);
+    const id = created.body.data.id as string;
+    await api.http().post(`/invoices/${id}/raise`).set(system()).send({}).expect(200);
+    await api.http().post(`/invoices/${id}/send`).set(system()).send({}).expect(200);
+    await api.http().post(`/invoices/${id}/mark-paid`).set(system()).send({ paidDate: '2026-11-15' }).expect(200);
+
+    const received = await until(() => (receiver.received('/lifecycle').length >= 3 ? receiver.received('/lifecycle') : undefined));
+    const events = received.map((entry) => verified(secret, entry)).sort((a, b) => a.timestamp.localeCompare(b.timestamp));
+    expect(events.map((event) => [event.type, event.data.id, event.data.status])).toEqual([
+      ['invoice.raised', id, 'raised'],
+      ['invoice.sent', id, 'sent'],
+      ['invoice.paid', id, 'paid'],
+    ]);
+    // The payload's data is the invoice as GET /invoices/{id} shows it.
+    const read = await api.http().get(`/invoices/${id}`).set(system()).expect(200);
+    expect(events[2]!.data).toEqual(JSON.parse(JSON.stringify(read.body.data)));
+    expect(new Set(received.map((entry) => entry.headers['webhook-id'])).size).toBe(3);
+
+    const deliveries = await api.http().get('/webhooks/deliveries').set(admin()).query({ status: 'delivered' }).expect(200);
+    expect(deliveries.body.data.items.filter((delivery: { eventId: string }) => received.some((entry) => entry.headers['webhook-id'] === delivery.eventId))).toHaveLength(3);
+  });
+
+  it('when a change rolls back, then its event is never sent', async () => {
+    await endpoint('/rolled-back');
+    await expect(
+      api.db.transaction(async (trx) => {
+        await createWebhookRepository(trx).emit(tenant.organisationId, 'webhook.test', { rolledBack: true });
+        throw new Error('the change fails after its event was written');
+      }),
+    ).rejects.toThrow('the change fails');
+    // A committed event sent after it arrives; the rolled-back one never does.
+    await api.http().post('/webhooks/trigger').set(system()).send({ eventType: 'webhook.test' }).expect(201);
+    const received = await until(() => (receiver.received('/rolled-back').length > 0 ? receiver.received('/rolled-back') : undefined));
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect(receiver.received('/rolled-back').map((entry) => JSON.parse(entry.body).data)).toEqual([{ test: true, message: expect.any(String) }]);
+    expect(received).toHaveLength(1);
+    expect(await api.db('webhook_events').where({ organisation_id: tenant.organisationId }).whereRaw("payload -> 'data' ->> 'rolledBack' = 'true'")).toEqual([]);
+  });
+
+  it('when the receiver answers 410, then the endpoint is disabled and gets nothing more', async () => {
+    const { id } = await endpoint('/gone');
+    receiver.answer('/gone', 410);
+    await api.http().post('/webhooks/trigger').set(system()).send({ eventType: 'webhook.test' }).expect(201);
+    const disabled = await until(async () => {
+      const read = await api.http().get(`/webhooks/endpoints/${id}`).set(admin()).expect(200);
+      return read.body.data.enabled ? undefined : read.body.data;
+    });
+    expect(disabled.disabledReason).toMatch(/410 Gone/);
+    await api.http().post('/webhooks/trigger').set(system()).send({ eventType: 'webhook.test' }).expect(201);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(receiver.received('/gone')).toHaveLength(1);
+    const deliveries = await api.http().get('/webhooks/deliveries').set(admin()).query({ endpointId: id }).expect(200);
+    expect(deliveries.body.data.items).toMatchObject([{ status: 'failed', attempts: [{ attempt: 1, statusCode: 410, responseExcerpt: 'answered 410' }] }]);
+  });
+
+  it('when the secret is rotated, then both the new and the old secret verify until the overlap ends', async () => {
+    const { id, secret: old } = await endpoint('/rotated');
+    const rotated = await api.http().post(`/webhooks/endpoints/${id}/rotate-secret`).set(admin()).send({}).expect(200);
+    const fresh = rotated.body.data.secret as string;
+    expect(fresh).not.toBe(old);
+    expect(Date.parse(rotated.body.data.secretRotatedUntil) - Date.now()).toBeGreaterThan(23 * 60 * 60 * 1000);
+    await api.http().post('/webhooks/trigger').set(system()).send({ eventType: 'webhook.test' }).expect(201);
+    const [entry] = await until(() => (receiver.received('/rotated').length > 0 ? receiver.received('/rotated') : undefined));
+    expect(entry!.headers['webhook-signature']!.split(' ')).toHaveLength(2);
+    expect(verified(fresh, entry!).type).toBe('webhook.test');
+    expect(verified(old, entry!).type).toBe('webhook.test');
+    expect(() => verified('whsec_' + Buffer.from('someone else entirely!!!').toString('base64'), entry!)).toThrow();
+  });
+
+  it('when a delivery is redelivered, then the endpoint receives the same event again, with the same webhook-id', async () => {
+    const { id } = await endpoint('/again');
+    const triggered = await api.http().post('/webhooks/trigger').set(system()).send({ eventType: 'webhook.test' }).expect(201);
+    await until(() => (receiver.received('/again').length === 1 ? true : undefined));
+    const listed = await until(async () => {
+      const res = await api.http().get('/webhooks/deliveries').set(admin()).query({ endpointId: id, status: 'delivered' }).expect(200);
+      return res.body.data.items.length === 1 ? res.body.data.items[0] : undefined;
+    });
+    expect(listed).toMatchObject({ eventId: triggered.body.data.eventId, eventType: 'webhook.test', attempts: [{ attempt: 1, statusCode: 200 }] });
+    const redelivered = await api.http().post(`/webhooks/deliveries/${listed.id}/redeliver`).set(admin()).send({}).expect(200);
+    expect(redelivered.body.data.status).toBe('pending');
+    const both = await until(() => (receiver.received('/again').length === 2 ? receiver.received('/again') : undefined));
+    expect(both.map((entry) => entry.headers['webhook-id'])).toEqual([triggered.body.data.eventId, triggered.body.data.eventId]);
+    const after = await until(async () => {
+      const res = await api.http().get('/webhooks/deliveries').set(admin()).query({ endpointId: id }).expect(200);
+      return res.body.data.items[0].status === 'delivered' ? res.body.data.items[0] : undefined;
+    });
+    expect(after.attempts).toHaveLength(2);
+  });
+
+  it('when a SystemUser manages endpoints, then it gets the 403 envelope; it may trigger events', async () => {
+    const { id } = await endpoint('/admin-only');
+    const attempts = [
+      ['post', '/webhooks/endpoints'],
+      ['get', '/webhooks/endpoints'],
+      ['get', `/webhooks/endpoints/${id}`],
+      ['put', `/webhooks/endpoints/${id}`],
+      ['delete', `/webhooks/endpoints/${id}`],
+      ['post', `/webhooks/endpoints/${id}/rotate-secret`],
+      ['get', '/webhooks/deliveries'],
+      ['post', '/webhooks/deliveries/whd_missing/redeliver'],
+    ] as const;
+    for (const [method, path] of attempts) {
+      const res = await api.http()[method](path).set(system()).send(method === 'get' || method === 'delete' ? undefined : { url: receiver.url('/x'), eventTypes: ['*'] });
+      expect([`${method} ${path}`, res.status, res.body]).toEqual([`${method} ${path}`, 403, { status: 'error', message: 'Forbidden', errors: [] }]);
+    }
+    expect((await api.http().get(`/webhooks/endpoints/${id}`).set(admin())).body.data.url).toBe(receiver.url('/admin-only'));
+    expect((await api.http().post('/webhooks/trigger').set(system()).send({ eventType: 'webhook.test' })).status).toBe(201);
+  });
+
+  it('when a destination is private, then production refuses it unless its host is allowed', async () => {
+    const production = destinationPolicy({ NODE_ENV: 'production' });
+    expect(urlProblem('http://example.com/hook', production)).toBe('must use https');
+    expect(urlProblem('https://10.1.2.3/hook', production)).toMatch(/private/);
+    expect(urlProblem('https://[::1]/hook', production)).toMatch(/private/);
+    // A name that resolves to a private address is refused when it is resolved, at each attempt.
+    const refused = await postJson(receiver.url('/private').replace('127.0.0.1', 'localhost').replace('http:', 'http:'), {}, '{}', { ...production, httpsOnly: false }, 2000);
+    expect(refused).toMatchObject({ statusCode: null, error: expect.stringMatching(/destination refused: localhost resolves to/) });
+    const allowed = await postJson(receiver.url('/private'), {}, '{}', destinationPolicy({ NODE_ENV: 'production', WEBHOOK_ALLOWED_HOSTS: '127.0.0.1' }), 2000);
+    expect(allowed).toMatchObject({ statusCode: 200, error: null });
+    expect(receiver.received('/private')).toHaveLength(1);
+    // Through the API (development here), a URL that is not http(s) is refused with the field named.
+    const bad = await api.http().post('/webhooks/endpoints').set(admin()).send({ url: 'ftp://example.com/x', eventTypes: ['*'] });
+    expect(bad.status).toBe(400);
+    expect(JSON.stringify(bad.body)).toContain('url');
+  });
+});
+
+describe('webhook delivery schedule (time-skipping server)', () => {
+  let env: TestWorkflowEnvironment;
+
+  beforeAll(async () => {
+    env = await timeSkippingEnvironment();
+  });
+  afterAll(async () => {
+    await env?.teardown();
+  });
+
+  it('when the receiver answers 500 three times and then 200, then one delivery succeeds on its fourth attempt, at 0 s, 5 s, 30 s and 2 min, with one webhook-id', async () => {
+    const services = createServices(serviceDepsFrom(api.config, api.db));
+    const own = await createTenant(api, 'webhooks-schedule');
+    const created = await services.webhooks.createEndpoint(own.organisationId, { url: receiver.url('/flaky'), eventTypes: ['*'], enabled: true });
+    receiver.answer('/flaky', 500, 500, 500, 200);
+    // The event is written and marked dispatched at once, so that the stack's own dispatcher leaves it to this test.
+    const eventId = await api.db.transaction(async (trx) => {
+      const repository = createWebhookRepository(trx);
+      const id = await repository.emit(own.organisationId, 'webhook.test', { flaky: true });
+      await repository.markDispatched([id]);
+      await repository.createDeliveries([{ id: deliveryIdOf(created.id, id), organisationId: own.organisationId, endpointId: created.id, eventId: id }]);
+      return id;
+    });
+    const deliveryId = deliveryIdOf(created.id, eventId);
+
+    const worker = await Worker.create({
+      connection: env.nativeConnection,
+      namespace: env.namespace ?? 'default',
+      taskQueue: 'webhook-schedule',
+      workflowsPath: require.resolve('../../workflows'),
+      activities: createWebhookActivities(services),
+    });
+    const since = Date.now();
+    const outcome = await worker.runUntil(
+      env.client.workflow.execute(webhookDeliveryWorkflow, { workflowId: `webhook-delivery:${deliveryId}:0`, taskQueue: 'webhook-schedule', args: [{ deliveryId, organisationId: own.organisationId, generation: 0, since }] }),
+    );
+    expect(outcome).toBe('delivered');
+
+    const requests = receiver.received('/flaky');
+    expect(requests).toHaveLength(4);
+    expect(new Set(requests.map((entry) => entry.headers['webhook-id']))).toEqual(new Set([eventId]));
+    for (const entry of requests) expect(verified(created.secret, entry).data).toEqual({ flaky: true });
+    const attempts = await api.db('webhook_attempts').where({ delivery_id: deliveryId }).orderBy('attempt');
+    expect(attempts.map((attempt) => [attempt.attempt, attempt.status_code])).toEqual([
+      [1, 500],
+      [2, 500],
+      [3, 500],
+      [4, 200],
+    ]);
+    // Each attempt at its offset from the event, on the server's (skipped) clock.
+    const history = await env.client.workflow.getHandle(`webhook-delivery:${deliveryId}:0`).fetchHistory();
+    const scheduled = (history.events ?? []).filter((event) => event.activityTaskScheduledEventAttributes).map((event) => Number(event.eventTime!.seconds) * 1000 + Math.floor((event.eventTime!.nanos ?? 0) / 1e6));
+    scheduled.forEach((at, index) => {
+      expect(at - since).toBeGreaterThanOrEqual(WEBHOOK_ATTEMPT_OFFSETS_MS[index]! - 1000);
+      expect(at - since).toBeLessThan(WEBHOOK_ATTEMPT_OFFSETS_MS[index]! + 5000);
+    });
+    const delivery = await api.db('webhook_deliveries').where({ id: deliveryId }).first();
+    expect(delivery).toMatchObject({ status: 'delivered', attempts: 4, last_status_code: 200 });
+  });
+});

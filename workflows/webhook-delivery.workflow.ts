@@ -1,0 +1,19 @@
+import { sleep } from '@temporalio/workflow';
+import { WEBHOOK_ATTEMPT_OFFSETS_MS, type WebhookDeliveryInput } from './webhook-delivery.types';
+import { webhookActivities } from './shared';
+
+/**
+ * Delivers one event to one endpoint: each attempt at its offset from the event's time, on durable
+ * timers, so a restart keeps the schedule; stops at the first 2xx, at a 410 (the endpoint is then turned
+ * off) or when the endpoint is gone or disabled; after the last attempt the delivery is failed.
+ */
+export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Promise<'delivered' | 'stopped' | 'failed'> {
+  for (const [index, offset] of WEBHOOK_ATTEMPT_OFFSETS_MS.entries()) {
+    const wait = input.since + offset - Date.now();
+    if (wait > 0) await sleep(wait);
+    const outcome = await webhookActivities.attemptWebhookDelivery({ deliveryId: input.deliveryId, generation: input.generation, attempt: index + 1 });
+    if (outcome !== 'retry') return outcome;
+  }
+  await webhookActivities.giveUpWebhookDelivery({ deliveryId: input.deliveryId, generation: input.generation });
+  return 'failed';
+}

@@ -4,7 +4,7 @@ export function createWebhookActivities(services: Services) {
   const { webhooks } = services;
   return {
     /** One signed POST, logged; answers whether to stop or try again at the next offset. */
-    attemptWebhookDelivery: (input: { deliveryId: string; generation: number; attempt: number }) => webhooks.attempt(input),
+    attemptWebhookDelivery: (input: { deliveryId: string; endpointId: string; generation: number; attempt: number }) => webhooks.attempt(input),
     giveUpWebhookDelivery: (input: { deliveryId: string; generation: number }) => webhooks.giveUp(input),
   };
 }

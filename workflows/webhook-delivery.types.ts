@@ -1,6 +1,8 @@
 /** One delivery of one event to one endpoint; a redelivery is the same delivery under the next generation. */
 export interface WebhookDeliveryInput {
   deliveryId: string;
+  /** The delivery's endpoint: a delivery gone with its endpoint stops the schedule. */
+  endpointId: string;
   organisationId: string;
   generation: number;
   /** When the schedule starts (ms since the epoch): the event's time, or the redelivery's. */

@@ -11,7 +11,7 @@ export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Prom
   for (const [index, offset] of WEBHOOK_ATTEMPT_OFFSETS_MS.entries()) {
     const wait = input.since + offset - Date.now();
     if (wait > 0) await sleep(wait);
-    const outcome = await webhookActivities.attemptWebhookDelivery({ deliveryId: input.deliveryId, generation: input.generation, attempt: index + 1 });
+    const outcome = await webhookActivities.attemptWebhookDelivery({ deliveryId: input.deliveryId, endpointId: input.endpointId, generation: input.generation, attempt: index + 1 });
     if (outcome !== 'retry') return outcome;
   }
   await webhookActivities.giveUpWebhookDelivery({ deliveryId: input.deliveryId, generation: input.generation });

@@ -52,7 +52,7 @@ it('when the worker is killed while a delivery is in flight, then the event is s
     await api.temporal.client.workflow.start(webhookDeliveryWorkflow, {
       workflowId: `webhook-delivery:${deliveryId}:0`,
       taskQueue: api.config.TEMPORAL_TASK_QUEUE,
-      args: [{ deliveryId, organisationId: tenant.organisationId, generation: 0, since: Date.now() }],
+      args: [{ deliveryId, endpointId, organisationId: tenant.organisationId, generation: 0, since: Date.now() }],
     });
     const triggered = { body: { data: { eventId } } };
 

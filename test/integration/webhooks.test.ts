@@ -175,6 +175,17 @@ describe('webhooks', () => {
     expect(after.attempts).toHaveLength(2);
   });
 
+  it('when an endpoint is deleted while its delivery waits to retry, then the delivery stops at its next attempt', async () => {
+    const { id } = await endpoint('/deleted');
+    receiver.answer('/deleted', 500, 500, 500);
+    const triggered = await api.http().post('/webhooks/trigger').set(system()).send({ eventType: 'webhook.test' }).expect(201);
+    await until(() => (receiver.received('/deleted').length === 1 ? true : undefined));
+    await api.http().delete(`/webhooks/endpoints/${id}`).set(admin()).expect(200);
+    const handle = api.temporal.client.workflow.getHandle(`webhook-delivery:${deliveryIdOf(id, triggered.body.data.eventId)}:0`);
+    expect(await handle.result()).toBe('stopped');
+    expect(receiver.received('/deleted')).toHaveLength(1);
+  });
+
   it('when a SystemUser manages endpoints, then it gets the 403 envelope; it may trigger events', async () => {
     const { id } = await endpoint('/admin-only');
     const attempts = [
@@ -247,7 +258,7 @@ describe('webhook delivery schedule (time-skipping server)', () => {
     });
     const since = Date.now();
     const outcome = await worker.runUntil(
-      env.client.workflow.execute(webhookDeliveryWorkflow, { workflowId: `webhook-delivery:${deliveryId}:0`, taskQueue: 'webhook-schedule', args: [{ deliveryId, organisationId: own.organisationId, generation: 0, since }] }),
+      env.client.workflow.execute(webhookDeliveryWorkflow, { workflowId: `webhook-delivery:${deliveryId}:0`, taskQueue: 'webhook-schedule', args: [{ deliveryId, endpointId: created.id, organisationId: own.organisationId, generation: 0, since }] }),
     );
     expect(outcome).toBe('delivered');
 

@@ -84,6 +84,15 @@ export function postJson(url: string, headers: Record<string, string>, body: str
   const parsed = new URL(url);
   const client = parsed.protocol === 'https:' ? https : http;
   return new Promise((resolve) => {
+    let settled = false;
+    const settle = (result: PostResult) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(deadline);
+      resolve(result);
+    };
+    // The whole exchange, not only a silent socket, has the time limit.
+    const deadline = setTimeout(() => request.destroy(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
     const request = client.request(
       parsed,
       {
@@ -95,16 +104,22 @@ export function postJson(url: string, headers: Record<string, string>, body: str
       (response) => {
         const chunks: Buffer[] = [];
         let size = 0;
+        const done = () => settle({ statusCode: response.statusCode ?? null, durationMs: elapsed(), excerpt: Buffer.concat(chunks).subarray(0, EXCERPT_BYTES).toString('utf8'), error: null });
         response.on('data', (chunk: Buffer) => {
-          if (size < EXCERPT_BYTES) chunks.push(chunk);
+          chunks.push(chunk);
           size += chunk.length;
+          // The first 1 KB is all that is kept: the rest is not waited for.
+          if (size >= EXCERPT_BYTES) {
+            done();
+            response.destroy();
+          }
         });
-        response.on('end', () => resolve({ statusCode: response.statusCode ?? null, durationMs: elapsed(), excerpt: Buffer.concat(chunks).subarray(0, EXCERPT_BYTES).toString('utf8'), error: null }));
-        response.on('error', (error) => resolve({ statusCode: response.statusCode ?? null, durationMs: elapsed(), excerpt: null, error: error.message }));
+        response.on('end', done);
+        response.on('error', (error) => settle({ statusCode: response.statusCode ?? null, durationMs: elapsed(), excerpt: null, error: error.message }));
       },
     );
     request.on('timeout', () => request.destroy(new Error(`no answer within ${timeoutMs} ms`)));
-    request.on('error', (error) => resolve({ statusCode: null, durationMs: elapsed(), excerpt: null, error: error instanceof DestinationRefused ? `destination refused: ${error.message}` : error.message }));
+    request.on('error', (error) => settle({ statusCode: null, durationMs: elapsed(), excerpt: null, error: error instanceof DestinationRefused ? `destination refused: ${error.message}` : error.message }));
     request.end(body);
   });
 }

@@ -26,7 +26,7 @@ export function createWebhookDeliveryControl(deps: WorkflowServiceDeps & { webho
   return {
     async redeliver(organisationId: string, id: string) {
       const delivery = await deps.webhooks.reopenDelivery(organisationId, id);
-      await startDelivery(deps.temporal, { deliveryId: delivery.id, organisationId, generation: delivery.generation, since: Date.now() });
+      await startDelivery(deps.temporal, { deliveryId: delivery.id, endpointId: delivery.endpoint_id, organisationId, generation: delivery.generation, since: Date.now() });
       return deps.webhooks.getDelivery(organisationId, id);
     },
   };

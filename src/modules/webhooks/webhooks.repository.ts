@@ -131,6 +131,10 @@ export function createWebhookRepository(db: Knex) {
       return row;
     },
 
+    async endpointExists(id: string): Promise<boolean> {
+      return Boolean(await db('webhook_endpoints').where({ id }).first('id'));
+    },
+
     async disableEndpoint(id: string, reason: string): Promise<void> {
       await db('webhook_endpoints').where({ id }).update({ enabled: false, disabled_reason: reason, updated_at: db.fn.now() });
     },

@@ -60,6 +60,7 @@ export type AttemptOutcome = 'delivered' | 'stopped' | 'retry';
 /** A delivery the dispatcher made, for its workflow. */
 export interface DispatchedDelivery {
   deliveryId: string;
+  endpointId: string;
   organisationId: string;
   /** When the event happened: attempts are scheduled from it. */
   since: number;
@@ -170,7 +171,7 @@ export function createWebhookService(deps: { db: Knex; policy: DestinationPolicy
           (endpointsOf.get(event.organisation_id) ?? []).filter((endpoint) => subscribed(endpoint, event.type)).map((endpoint) => ({ event, endpoint })),
         );
         await repo.createDeliveries(pairs.map(({ event, endpoint }) => ({ id: deliveryIdOf(endpoint.id, event.id), organisationId: event.organisation_id, endpointId: endpoint.id, eventId: event.id })));
-        await start(pairs.map(({ event, endpoint }) => ({ deliveryId: deliveryIdOf(endpoint.id, event.id), organisationId: event.organisation_id, since: event.created_at.getTime() })));
+        await start(pairs.map(({ event, endpoint }) => ({ deliveryId: deliveryIdOf(endpoint.id, event.id), endpointId: endpoint.id, organisationId: event.organisation_id, since: event.created_at.getTime() })));
         await repo.markDispatched(events.map((event) => event.id));
         return events.length;
       });
@@ -181,9 +182,13 @@ export function createWebhookService(deps: { db: Knex; policy: DestinationPolicy
      * generation carries the event's id as `webhook-id`. A delivery not found yet is a transient fault
      * (its dispatch has not committed), left to the activity's retries.
      */
-    async attempt(input: { deliveryId: string; generation: number; attempt: number }): Promise<AttemptOutcome> {
+    async attempt(input: { deliveryId: string; endpointId: string; generation: number; attempt: number }): Promise<AttemptOutcome> {
       const delivery = await repository.deliveryToAttempt(input.deliveryId);
-      if (!delivery) throw new Error(`delivery ${input.deliveryId} is not committed yet`);
+      if (!delivery) {
+        // Deleted with its endpoint: nothing left to deliver. Otherwise its dispatch has not committed yet.
+        if (!(await repository.endpointExists(input.endpointId))) return 'stopped';
+        throw new Error(`delivery ${input.deliveryId} is not committed yet`);
+      }
       if (delivery.status !== 'pending' || delivery.generation !== input.generation) return 'stopped';
       const endpoint = delivery.endpoint;
       if (!endpoint || !endpoint.enabled) {

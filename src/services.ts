@@ -142,8 +142,14 @@ export function createApiServices(deps: ServiceDeps & { temporal: TemporalHandle
   const webhooks = createWebhookService({
     db: deps.db,
     policy: deps.webhookPolicy,
-    resolveObject: (organisationId, eventType, objectId) =>
-      eventType.startsWith('invoice_run.') ? apiServices.invoiceRunControl.view(organisationId, objectId) : apiServices.invoices.get(organisationId, objectId),
+    resolveObject: (organisationId, eventType, objectId) => {
+      if (eventType.startsWith('invoice_run.')) return apiServices.invoiceRunControl.view(organisationId, objectId);
+      if (eventType.startsWith('invoice.')) return apiServices.invoices.get(organisationId, objectId);
+      if (eventType.startsWith('contract.')) return apiServices.contracts.requireContract(organisationId, objectId);
+      if (eventType === 'payment.created') return services.payments.getById(organisationId, objectId);
+      if (eventType === 'usage.batch_processed') return apiServices.usage.batch(organisationId, objectId);
+      return undefined;
+    },
   });
   return {
     ...apiServices,

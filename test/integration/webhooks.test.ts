@@ -108,6 +108,56 @@ describe('webhooks', () => {
     expect(deliveries.body.data.items.filter((delivery: { eventId: string }) => received.some((entry) => entry.headers['webhook-id'] === delivery.eventId))).toHaveLength(3);
   });
 
+  it('when a contract is activated, suspended and resumed, a payment is made and a usage batch completes, then each sends its event with the resource', async () => {
+    const own = await createTenant(api, 'webhooks-events');
+    const created = await api.http().post('/webhooks/endpoints').set(bearer(own.adminToken)).send({ url: receiver.url('/events'), eventTypes: ['contract.activated', 'contract.suspended', 'contract.resumed', 'payment.created', 'usage.batch_processed'] }).expect(201);
+    const secret = created.body.data.secret as string;
+    const fixture = await createBillingFixture(api, own);
+    const auth = bearer(own.systemToken);
+    await api.http().post(`/contracts/${fixture.contractId}/activate`).set(auth).send({}).expect(200);
+    await api.http().post(`/contracts/${fixture.contractId}/suspend`).set(auth).send({}).expect(200);
+    await api.http().post(`/contracts/${fixture.contractId}/resume`).set(auth).send({}).expect(200);
+    const payment = await api.http().post('/payments').set(auth).send({ customerId: fixture.customerId, amount: '12.50', currency: 'USD', paidAt: '2026-11-20T10:00:00Z' }).expect(201);
+    const entities = await api.http().get('/entities').set(auth).query({ type: 'customer' }).expect(200);
+    const entityId = entities.body.data.items[0].id as string;
+    const batch = await api.http().post('/events/batch').set(auth).send({ events: [{ CustomerEntityId: entityId, metric: 'webhook_calls', value: 1, timestamp: '2026-11-20T10:00:00Z' }] }).expect(200);
+
+    const received = await until(() => (receiver.received('/events').length >= 5 ? receiver.received('/events') : undefined));
+    const events = received.map((entry) => verified(secret, entry)).sort((a, b) => a.timestamp.localeCompare(b.timestamp));
+    expect(events.map((event) => event.type)).toEqual(['contract.activated', 'contract.suspended', 'contract.resumed', 'payment.created', 'usage.batch_processed']);
+    expect(events.slice(0, 3).map((event) => [event.data.id, event.data.status])).toEqual([
+      [fixture.contractId, 'active'],
+      [fixture.contractId, 'suspended'],
+      [fixture.contractId, 'active'],
+    ]);
+    expect(events[3]!.data).toEqual(payment.body.data);
+    expect(events[4]!.data).toMatchObject({ id: batch.body.data.batchId, status: 'completed', summary: { success: 1, failed: 0, total: 1 } });
+    // Triggered with an object, the event carries its current state.
+    await api.http().post('/webhooks/trigger').set(auth).send({ eventType: 'contract.resumed', objectId: fixture.contractId }).expect(201);
+    const again = await until(() => (receiver.received('/events').length >= 6 ? receiver.received('/events') : undefined));
+    expect(verified(secret, again.at(-1)!).data).toMatchObject({ id: fixture.contractId, status: 'active' });
+  });
+
+  it('when a milestone is achieved, then milestone.achieved carries the milestone and its draft invoice', async () => {
+    const own = await createTenant(api, 'webhooks-milestone');
+    const created = await api.http().post('/webhooks/endpoints').set(bearer(own.adminToken)).send({ url: receiver.url('/milestone'), eventTypes: ['milestone.achieved'] }).expect(201);
+    const fixture = await createBillingFixture(api, own);
+    const auth = bearer(own.systemToken);
+    await api.http().post(`/contracts/${fixture.contractId}/activate`).set(auth).send({}).expect(200);
+    const base = `/contracts/${fixture.contractId}/plans/${fixture.contractPlanId}/milestones`;
+    const milestone = await api.http().post(base).set(auth).send({ planItemId: fixture.planItemId, name: 'Go-live', amount: '40' }).expect(201);
+    const achieved = await api.http().post(`${base}/${milestone.body.data.id}/achieve`).set(auth).send({}).expect(200);
+
+    const [entry] = await until(() => (receiver.received('/milestone').length > 0 ? receiver.received('/milestone') : undefined));
+    const event = verified(created.body.data.secret, entry!);
+    expect(event.type).toBe('milestone.achieved');
+    expect(event.data).toMatchObject({
+      contractId: fixture.contractId,
+      milestone: { id: milestone.body.data.id, name: 'Go-live', invoiceId: achieved.body.data.invoiceId },
+      invoice: { id: achieved.body.data.invoiceId, status: 'draft', items: [expect.objectContaining({ title: 'Go-live' })] },
+    });
+  });
+
   it('when a change rolls back, then its event is never sent', async () => {
     await endpoint('/rolled-back');
     await expect(

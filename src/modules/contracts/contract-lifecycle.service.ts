@@ -5,6 +5,7 @@ import { Decimal, formatAmount } from '../../domain/money';
 import { priceItem } from '../../domain/pricing';
 import { createBillingPlanRepository } from '../billing-plans/billing-plans.repository';
 import { createInvoiceRepository, type NewInvoice } from '../invoices/invoices.repository';
+import { createWebhookRepository } from '../webhooks/webhooks.repository';
 import { createContractRepository, type MilestoneToInvoice } from './contracts.repository';
 
 /** The milestone's own amount, or its percentage of its plan item's price. */
@@ -17,6 +18,12 @@ async function milestoneAmount(trx: Knex, organisationId: string, milestone: Mil
     milestone.currency,
   );
   return formatAmount(new Decimal(price.amount).times(milestone.percentage!).dividedBy(100), milestone.currency);
+}
+
+/** The webhook event of a contract's status change. */
+function contractEventOf(from: ContractState, to: ContractState): string {
+  if (to === 'active') return from === 'suspended' ? 'contract.resumed' : 'contract.activated';
+  return `contract.${to}`;
 }
 
 export interface SetContractStatusInput {
@@ -48,6 +55,7 @@ export function createContractLifecycleService(db: Knex) {
         if (input.from === 'suspended') await contracts.closeSuspension(input.contractId, today);
         if (input.to === 'suspended') await contracts.openSuspension(input.organisationId, input.contractId, today);
         if (input.to === 'ended' || input.to === 'terminated') await contracts.endBy(input.contractId, today);
+        await createWebhookRepository(trx).emit(input.organisationId, contractEventOf(input.from, input.to), await contracts.find(input.organisationId, input.contractId));
       });
     },
 
@@ -80,6 +88,11 @@ export function createContractLifecycleService(db: Knex) {
         };
         const invoice = await createInvoiceRepository(trx).create(draft);
         await contracts.markMilestoneAchieved(milestone.id, invoice.id);
+        await createWebhookRepository(trx).emit(input.organisationId, 'milestone.achieved', {
+          contractId: input.contractId,
+          milestone: await contracts.milestone(input.organisationId, milestone.contract_plan_id, milestone.id),
+          invoice: await createInvoiceRepository(trx).find(input.organisationId, invoice.id),
+        });
         return { invoiceId: invoice.id };
       });
     },

@@ -14,6 +14,7 @@ import {
   type PaymentRow,
 } from './payments.repository';
 import type { CreatePaymentBody, UpdatePaymentBody } from './payments.schemas';
+import { createWebhookRepository } from '../webhooks/webhooks.repository';
 
 export interface Payment {
   id: string;
@@ -104,7 +105,7 @@ export function createPaymentService(db: Knex) {
           // The customer stays locked until commit, so deleting it cannot miss the payment made here.
           if (!(await createCustomerRepository(trx).lockLive(organisationId, input.customerId))) throw AppError.notFound('Customer');
           if (input.invoiceId) orNotFound(await createInvoiceRepository(trx).findRow(organisationId, input.invoiceId), 'Invoice');
-          return createPaymentRepository(trx).insert(organisationId, {
+          const inserted = await createPaymentRepository(trx).insert(organisationId, {
             customerId: input.customerId,
             invoiceId: input.invoiceId ?? null,
             amount: input.amount,
@@ -114,6 +115,8 @@ export function createPaymentService(db: Knex) {
             reference: input.reference ?? null,
             idempotency: idempotencyKey ? { scope: 'client', key: idempotencyKey, fingerprint } : null,
           });
+          await createWebhookRepository(trx).emit(organisationId, 'payment.created', toPayment(inserted));
+          return inserted;
         });
         return { payment: toPayment(row), replayed: false };
       } catch (error) {

@@ -3,6 +3,7 @@ import { AppError, orNotFound } from '../../domain/errors';
 import { parseUsageEvent, type UsageEvent } from '../../domain/usage-event';
 import type { FailedRecord, UsageBatchSummary, UsageChunkInput, UsageChunkOutcome } from '../../../workflows/usage-batch.types';
 import { createEntityRepository } from '../entities/entities.repository';
+import { createWebhookRepository } from '../webhooks/webhooks.repository';
 import { createUsageRepository } from './usage.repository';
 
 /** The contract's per-event codes: 2002 (integer) for an unknown customer entity, "27" (string) for a parse failure. */
@@ -64,8 +65,23 @@ export function createUsageIngestionService(db: Knex) {
     },
 
     /** Records the merged counts; a second call changes nothing. */
+    /** The batch completed, with its `usage.batch_processed` webhook event in the same transaction. */
     async completeBatch(input: { batchId: string; summary: UsageBatchSummary }): Promise<void> {
-      await createUsageRepository(db).completeBatch(input.batchId, input.summary);
+      await db.transaction(async (trx) => {
+        const usage = createUsageRepository(trx);
+        const batch = await usage.completeBatch(input.batchId, input.summary);
+        if (!batch) return;
+        // The batch as GET /events/batches/{id} shows it, less its failed records (read them there).
+        await createWebhookRepository(trx).emit(batch.organisation_id, 'usage.batch_processed', {
+          id: batch.id,
+          status: batch.status,
+          error: batch.error,
+          total: batch.total,
+          summary: usage.summaryOf(batch),
+          createdAt: batch.created_at.toISOString(),
+          completedAt: batch.completed_at?.toISOString() ?? null,
+        });
+      });
     },
 
     async failBatch(input: { batchId: string; error: string }): Promise<void> {

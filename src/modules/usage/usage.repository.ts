@@ -259,15 +259,17 @@ export function createUsageRepository(db: Knex) {
     },
 
     /** Records the merged counts (also of a failed batch whose retry got through); a completed one is left as it is. */
-    async completeBatch(batchId: string, summary: UsageBatchSummary): Promise<void> {
-      await db('usage_batches').where({ id: batchId }).whereIn('status', ['processing', 'failed']).update({
+    /** Answers the batch if this call completed it (a retry finds it completed already and answers undefined). */
+    async completeBatch(batchId: string, summary: UsageBatchSummary): Promise<UsageBatchRow | undefined> {
+      const [row] = await db<UsageBatchRow>('usage_batches').where({ id: batchId }).whereIn('status', ['processing', 'failed']).update({
         status: 'completed',
         error: null,
         success: summary.success,
         failed: summary.failed,
         duplicates: summary.duplicates,
-        completed_at: db.fn.now(),
-      });
+        completed_at: db.fn.now() as unknown as Date,
+      }).returning('*');
+      return row;
     },
 
     /**

@@ -11,6 +11,14 @@ export const WEBHOOK_EVENT_TYPES = [
   'invoice.transition_undone',
   'invoice_run.completed',
   'invoice_run.failed',
+  'contract.activated',
+  'contract.suspended',
+  'contract.resumed',
+  'contract.ended',
+  'contract.terminated',
+  'milestone.achieved',
+  'payment.created',
+  'usage.batch_processed',
   'webhook.test',
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
@@ -77,7 +85,9 @@ export const deliverySchema = z.object({
 
 export const triggerBody = z.object({
   eventType: z.enum(WEBHOOK_EVENT_TYPES),
-  objectId: reference().optional().describe("send this object's current state as the event (an invoice for invoice.*, a run for invoice_run.*)"),
+  objectId: reference()
+    .optional()
+    .describe("send this object's current state as the event: an invoice (invoice.*), a run (invoice_run.*), a contract (contract.*), a payment (payment.created) or a usage batch (usage.batch_processed)"),
 });
 
 export const triggerSchema = z.object({

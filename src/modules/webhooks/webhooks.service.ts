@@ -67,7 +67,7 @@ export interface DispatchedDelivery {
 }
 
 /** The current state of an object, as the API shows it, for a triggered event. */
-export type ObjectResolver = (organisationId: string, eventType: WebhookEventType, objectId: string) => Promise<unknown>;
+export type ObjectResolver = (organisationId: string, eventType: WebhookEventType, objectId: string) => Promise<unknown> | undefined;
 
 /**
  * Outbound webhooks: endpoints and their secrets, the events of the outbox turned into one delivery per
@@ -147,8 +147,9 @@ export function createWebhookService(deps: { db: Knex; policy: DestinationPolicy
     async trigger(organisationId: string, body: { eventType: WebhookEventType; objectId?: string }) {
       let data: unknown = { test: true, message: 'A test event sent by POST /webhooks/trigger' };
       if (body.objectId) {
-        if (!deps.resolveObject || body.eventType === 'webhook.test') throw AppError.validation('objectId is for invoice.* and invoice_run.* events', 'objectId');
-        data = await deps.resolveObject(organisationId, body.eventType, body.objectId);
+        const resolved = deps.resolveObject?.(organisationId, body.eventType, body.objectId);
+        if (!resolved) throw AppError.validation(`objectId cannot be sent as ${body.eventType}`, 'objectId');
+        data = await resolved;
       }
       const eventId = await repository.emit(organisationId, body.eventType, data);
       return { eventId, eventType: body.eventType };

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /** A column of a bulk insert: its name and the Postgres type its values are cast to. */
-export type BulkColumn<Row> = readonly [column: keyof Row & string, type: 'text' | 'date' | 'numeric' | 'jsonb' | 'boolean' | 'integer'];
+export type BulkColumn<Row> = readonly [column: keyof Row & string, type: 'text' | 'date' | 'timestamptz' | 'numeric' | 'jsonb' | 'boolean' | 'integer'];
 
 export interface BulkInsertOptions {
   /** The conflict clause, as written after `ON CONFLICT`, e.g. `(a, b) DO NOTHING`. */

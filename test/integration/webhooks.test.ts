@@ -138,6 +138,28 @@ describe('webhooks', () => {
     expect(verified(secret, again.at(-1)!).data).toMatchObject({ id: fixture.contractId, status: 'active' });
   });
 
+  it('when drafts are created by hand or by an invoice run, then invoice.created carries each', async () => {
+    const own = await createTenant(api, 'webhooks-created');
+    const created = await api.http().post('/webhooks/endpoints').set(bearer(own.adminToken)).send({ url: receiver.url('/created'), eventTypes: ['invoice.created'] }).expect(201);
+    const fixture = await createBillingFixture(api, own);
+    const auth = bearer(own.systemToken);
+    const byHand = await api.http().post('/invoices').set(auth).send(invoiceBody(fixture.contractPlanId, [{ title: 'Setup', quantity: 1, price: 50 }])).expect(201);
+    await api.http().post(`/contracts/${fixture.contractId}/activate`).set(auth).send({}).expect(200);
+    const run = await api.http().post('/invoice-runs').set(auth).send({ billingDate: new Date().toISOString().slice(0, 10), contractIds: [fixture.contractId] }).expect(201);
+    const made = await until(async () => {
+      const read = await api.http().get(`/invoice-runs/${run.body.data.id}`).set(auth).expect(200);
+      return read.body.data.status === 'running' ? undefined : read.body.data;
+    });
+    expect(made.invoicesCreated).toBeGreaterThan(0);
+    const runInvoices = await api.http().get('/invoices').set(auth).query({ invoiceRunId: run.body.data.id }).expect(200);
+
+    const expected = [byHand.body.data.id, ...runInvoices.body.data.items.map((invoice: { id: string }) => invoice.id)];
+    const received = await until(() => (receiver.received('/created').length >= expected.length ? receiver.received('/created') : undefined));
+    const events = received.map((entry) => verified(created.body.data.secret, entry));
+    expect(events.every((event) => event.type === 'invoice.created' && event.data.status === 'draft')).toBe(true);
+    expect(events.map((event) => event.data.id).sort()).toEqual([...expected].sort());
+  });
+
   it('when a milestone is achieved, then milestone.achieved carries the milestone and its draft invoice', async () => {
     const own = await createTenant(api, 'webhooks-milestone');
     const created = await api.http().post('/webhooks/endpoints').set(bearer(own.adminToken)).send({ url: receiver.url('/milestone'), eventTypes: ['milestone.achieved'] }).expect(201);

@@ -4,6 +4,7 @@ import { bulkInsert } from '../../db/bulk';
 import { newId } from '../../db/ids';
 import { AppError } from '../../domain/errors';
 import { numericProblem } from '../../domain/storable';
+import { createWebhookRepository } from '../webhooks/webhooks.repository';
 import { paginate, type Page, type PageQuery } from '../../http/paging';
 import type { InvoiceState, InvoiceStep } from '../../domain/invoice-state';
 import { formatAmount, toDecimal } from '../../domain/money';
@@ -221,6 +222,16 @@ const NUMBER_SERIES = 'default';
 
 const itemOrder = [{ column: 'created_at' }, { column: 'id' }];
 
+/**
+ * The outbox write of new drafts, in their transaction: `invoice.created` with each invoice as the API
+ * shows it, when an endpoint of the organisation listens for it.
+ */
+async function emitCreated(trx: Knex, organisationId: string, invoiceIds: string[]): Promise<void> {
+  const webhooks = createWebhookRepository(trx);
+  if (invoiceIds.length === 0 || !(await webhooks.listens(organisationId, 'invoice.created'))) return;
+  await webhooks.emitMany(organisationId, 'invoice.created', await createInvoiceRepository(trx).findMany(organisationId, invoiceIds));
+}
+
 /** A new draft's row, its data as a value (JSON text for a single insert). */
 function draftRow(invoice: NewInvoice) {
   return {
@@ -316,6 +327,7 @@ export function createInvoiceRepository(db: Knex) {
           .insert({ ...draft, data: JSON.stringify(draft.data) })
           .returning<InvoiceRow[]>('*');
         if (invoice.items.length > 0) await trx('invoice_items').insert(invoice.items.map((item) => itemRow(invoice.organisationId, row!.id, item)));
+        await emitCreated(trx, invoice.organisationId, [row!.id]);
         return row!;
       });
     },
@@ -328,13 +340,24 @@ export function createInvoiceRepository(db: Knex) {
       if (invoices.length === 0) return [];
       const rows = invoices.map(draftRow);
       const items = invoices.flatMap((invoice, index) => invoice.items.map((item) => itemRow(invoice.organisationId, rows[index]!.id, item)));
-      await bulkInsert(db, 'invoices', INVOICE_COLUMNS, rows);
-      await bulkInsert(db, 'invoice_items', ITEM_COLUMNS, items);
+      await db.transaction(async (trx) => {
+        await bulkInsert(trx, 'invoices', INVOICE_COLUMNS, rows);
+        await bulkInsert(trx, 'invoice_items', ITEM_COLUMNS, items);
+        for (const organisationId of new Set(invoices.map((invoice) => invoice.organisationId))) {
+          await emitCreated(trx, organisationId, rows.filter((row) => row.organisation_id === organisationId).map((row) => row.id));
+        }
+      });
       return rows.map((row) => row.id);
     },
 
     async findRow(organisationId: string, id: string): Promise<InvoiceRow | undefined> {
       return live(organisationId, id).first();
+    },
+
+    async findMany(organisationId: string, ids: string[]): Promise<Invoice[]> {
+      const rows = await db<InvoiceRow>('invoices').where({ organisation_id: organisationId }).whereIn('id', ids).whereNull('deleted_at');
+      const items = await itemsOf(rows.map((row) => row.id));
+      return rows.map((row) => toInvoice(row, items.get(row.id) ?? []));
     },
 
     async find(organisationId: string, id: string): Promise<Invoice | undefined> {

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { bulkInsert } from '../../db/bulk';
 import { newId } from '../../db/ids';
 import { paginate, type Page, type PageQuery } from '../../http/paging';
 
@@ -65,6 +66,14 @@ export interface NewAttempt {
   error: string | null;
 }
 
+const EVENT_COLUMNS = [
+  ['id', 'text'],
+  ['organisation_id', 'text'],
+  ['type', 'text'],
+  ['payload', 'jsonb'],
+  ['created_at', 'timestamptz'],
+] as const;
+
 /** Webhook endpoints, the outbox of events, deliveries and their attempts. `db` may be a transaction. */
 export function createWebhookRepository(db: Knex) {
   const endpoints = (organisationId: string) => db<EndpointRow>('webhook_endpoints').where({ organisation_id: organisationId });
@@ -78,6 +87,24 @@ export function createWebhookRepository(db: Knex) {
       const id = newId('msg', at.getTime());
       await db('webhook_events').insert({ id, organisation_id: organisationId, type, payload: JSON.stringify({ type, timestamp: at.toISOString(), data }), created_at: at });
       return id;
+    },
+
+    /** Events of many changes of one type, in one statement; each gets its own id. */
+    async emitMany(organisationId: string, type: string, datas: unknown[], at = new Date()): Promise<void> {
+      const rows = datas.map((data) => ({ id: newId('msg', at.getTime()), organisation_id: organisationId, type, payload: { type, timestamp: at.toISOString(), data }, created_at: at.toISOString() }));
+      await bulkInsert(db, 'webhook_events', EVENT_COLUMNS, rows);
+    },
+
+    /**
+     * Whether an enabled endpoint of the organisation receives this type: changes made in bulk (an invoice
+     * run's drafts) write their events only then, rather than thousands of rows nobody will be sent.
+     */
+    async listens(organisationId: string, type: string): Promise<boolean> {
+      const row = await endpoints(organisationId)
+        .where({ enabled: true })
+        .andWhere((query) => query.whereRaw('event_types \\? ?', [type]).orWhereRaw("event_types \\? '*'"))
+        .first('id');
+      return Boolean(row);
     },
 
     async createEndpoint(organisationId: string, endpoint: { url: string; description?: string; eventTypes: string[]; enabled: boolean; secret: string }): Promise<EndpointRow> {

@@ -4,6 +4,7 @@ import { atLeastOne, freeText, reference, text } from '../../http/schemas';
 
 /** Every event type an endpoint may subscribe to; `docs/webhooks.md` shows a payload of each. */
 export const WEBHOOK_EVENT_TYPES = [
+  'invoice.created',
   'invoice.raised',
   'invoice.sent',
   'invoice.paid',

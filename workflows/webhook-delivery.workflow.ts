@@ -1,4 +1,4 @@
-import { sleep } from '@temporalio/workflow';
+import { ActivityFailure, sleep } from '@temporalio/workflow';
 import { WEBHOOK_ATTEMPT_OFFSETS_MS, type WebhookDeliveryInput } from './webhook-delivery.types';
 import { webhookActivities } from './shared';
 
@@ -11,7 +11,15 @@ export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Prom
   for (const [index, offset] of WEBHOOK_ATTEMPT_OFFSETS_MS.entries()) {
     const wait = input.since + offset - Date.now();
     if (wait > 0) await sleep(wait);
-    const outcome = await webhookActivities.attemptWebhookDelivery({ deliveryId: input.deliveryId, endpointId: input.endpointId, generation: input.generation, attempt: index + 1 });
+    let outcome: 'delivered' | 'stopped' | 'retry';
+    try {
+      outcome = await webhookActivities.attemptWebhookDelivery({ deliveryId: input.deliveryId, endpointId: input.endpointId, generation: input.generation, attempt: index + 1 });
+    } catch (error) {
+      // An attempt whose activity gave up (Postgres away for minutes) is one more failed attempt: the
+      // schedule goes on, rather than leave the delivery pending with no workflow behind it.
+      if (!(error instanceof ActivityFailure)) throw error;
+      outcome = 'retry';
+    }
     if (outcome !== 'retry') return outcome;
   }
   await webhookActivities.giveUpWebhookDelivery({ deliveryId: input.deliveryId, generation: input.generation });

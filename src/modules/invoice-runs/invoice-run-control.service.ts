@@ -1,4 +1,4 @@
-import { WorkflowNotFoundError } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import { newId } from '../../db/ids';
 import { AppError, orNotFound } from '../../domain/errors';
 import { formatAmount } from '../../domain/money';
@@ -13,6 +13,9 @@ import type { InvoiceRun } from './invoice-runs.schemas';
 import type { InvoiceRunService } from './invoice-runs.service';
 
 const today = () => new Date().toISOString().slice(0, 10);
+
+/** How long a retry waits for the run's previous execution to close. */
+const CLOSE_WAIT_MS = 10_000;
 
 /** How often the read repair asks Temporal whether a running run's workflow is still open. */
 const DESCRIBE_INTERVAL_MS = 5_000;
@@ -65,6 +68,24 @@ export function createInvoiceRunControlService(deps: WorkflowServiceDeps & { inv
     }
     await runs.finish(row.id, 'failed');
     return (await runs.find(row.organisation_id, row.id))!;
+  }
+
+  /**
+   * Waits for the run's previous execution to close: its last activity records the run finished a
+   * moment before the workflow itself completes, and a new execution of the same id can only start after.
+   */
+  async function closed(workflowId: string): Promise<void> {
+    const ended = (error: unknown) => error instanceof WorkflowNotFoundError || error instanceof WorkflowFailedError;
+    await deps.temporal.bounded(
+      () =>
+        client.workflow
+          .getHandle(workflowId)
+          .result()
+          .then(() => undefined, (error: unknown) => {
+            if (!ended(error)) throw error;
+          }),
+      CLOSE_WAIT_MS,
+    );
   }
 
   async function view(organisationId: string, id: string): Promise<InvoiceRun> {
@@ -129,12 +150,14 @@ export function createInvoiceRunControlService(deps: WorkflowServiceDeps & { inv
       if (row.status === 'completed' && failed.length === 0) throw AppError.conflict('The run has no failed contract to retry');
       // The same contracts as the first execution: its pages skip those already billed.
       const contractIds = row.contract_ids ?? undefined;
+      await closed(row.workflow_id);
       await runs.reopen(row.id);
       const billingDate = row.billing_date instanceof Date ? row.billing_date.toISOString().slice(0, 10) : String(row.billing_date);
       try {
         await startWorkflow({ organisationId, runId: row.id, billingDate, contractIds, dryRun: row.dry_run });
       } catch (error) {
         await runs.finish(row.id, row.status);
+        if (error instanceof WorkflowExecutionAlreadyStartedError) throw AppError.conflict("The run's previous execution is still closing; retry in a moment");
         throw error;
       }
       return view(organisationId, id);

@@ -29,3 +29,12 @@ export function cpuSecondsByProcess(labels: Record<string, (comm: string, cmdlin
 export function cpuDelta(before: Record<string, number>, after: Record<string, number>): Record<string, number> {
   return Object.fromEntries(Object.keys(after).map((label) => [label, Math.max(0, after[label]! - (before[label] ?? 0))]));
 }
+
+/** The processes of a stack that `startBenchStack` starts, and this benchmark's own. */
+export const STACK_PROCESSES = {
+  api: (_comm: string, cmdline: string) => cmdline.includes('src/main/api.ts'),
+  worker: (_comm: string, cmdline: string) => cmdline.includes('src/main/worker.ts'),
+  temporal: (comm: string) => comm === 'temporal',
+  postgres: (comm: string) => comm === 'postgres',
+  'bench client': (_comm: string, _cmdline: string, pid: number) => pid === process.pid,
+};

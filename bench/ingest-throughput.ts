@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { randomUUID } from 'node:crypto';
 import { createDb } from '../src/db/knex';
 import { newId } from '../src/db/ids';
-import { cpuDelta, cpuSecondsByProcess } from './cpu';
+import { cpuDelta, cpuSecondsByProcess, STACK_PROCESSES } from './cpu';
 import { percentile, seedCustomerEntities, startBenchStack } from './stack';
 
 /**
@@ -46,13 +46,7 @@ function rowsFor(organisationId: string, entityIds: string[], runId: string, bat
   }));
 }
 
-const processLabels = {
-  api: (_comm: string, cmdline: string) => cmdline.includes('src/main/api.ts'),
-  worker: (_comm: string, cmdline: string) => cmdline.includes('src/main/worker.ts'),
-  temporal: (comm: string) => comm === 'temporal',
-  postgres: (comm: string) => comm === 'postgres',
-  'bench client': (_comm: string, _cmdline: string, pid: number) => pid === process.pid,
-};
+const processLabels = STACK_PROCESSES;
 
 async function main(): Promise<void> {
   const stack = await startBenchStack();

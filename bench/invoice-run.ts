@@ -11,7 +11,7 @@ import { createBillingPlanRepository } from '../src/modules/billing-plans/billin
 import { createInvoiceRunRepository } from '../src/modules/invoice-runs/invoice-runs.repository';
 import { createInvoiceRunService } from '../src/modules/invoice-runs/invoice-runs.service';
 import { createMeterRepository } from '../src/modules/meters/meters.repository';
-import { cpuDelta, cpuSecondsByProcess } from './cpu';
+import { cpuDelta, cpuSecondsByProcess, STACK_PROCESSES } from './cpu';
 import { percentile, postJson, startBenchStack } from './stack';
 import { loadConfig } from '../src/config';
 
@@ -173,13 +173,7 @@ async function floor(databaseUrl: string, organisationId: string, catalog: Catal
   }
 }
 
-const processLabels = {
-  api: (_comm: string, cmdline: string) => cmdline.includes('src/main/api.ts'),
-  worker: (_comm: string, cmdline: string) => cmdline.includes('src/main/worker.ts'),
-  temporal: (comm: string) => comm === 'temporal',
-  postgres: (comm: string) => comm === 'postgres',
-  'bench client': (_comm: string, _cmdline: string, pid: number) => pid === process.pid,
-};
+const processLabels = STACK_PROCESSES;
 
 interface RunView {
   id: string;

@@ -263,11 +263,6 @@ export function createContractRepository(db: Knex) {
       return query.orderBy('id').pluck('id');
     },
 
-    /** Inside a transaction: the contract's row, locked until commit, so that runs billing it take turns. */
-    async lock(organisationId: string, id: string): Promise<boolean> {
-      return Boolean(await db('contracts').where({ organisation_id: organisationId, id }).forUpdate().first('id'));
-    },
-
     /**
      * Inside a transaction: the rows of the organisation's contracts among `ids`, locked until commit, in
      * id order, so that two transactions locking overlapping sets take the locks in the same order and
@@ -276,10 +271,6 @@ export function createContractRepository(db: Knex) {
     async lockMany(organisationId: string, ids: string[]): Promise<string[]> {
       if (ids.length === 0) return [];
       return db('contracts').where({ organisation_id: organisationId }).whereIn('id', ids).orderBy('id').forUpdate().pluck('id');
-    },
-
-    async suspensions(contractId: string): Promise<SuspensionRow[]> {
-      return db('contract_suspensions').where({ contract_id: contractId }).orderBy('from_date').select<SuspensionRow[]>('contract_id', 'from_date', 'to_date');
     },
 
     /** The suspensions of each of the contracts, oldest first. */

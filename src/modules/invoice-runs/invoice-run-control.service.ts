@@ -146,8 +146,7 @@ export function createInvoiceRunControlService(deps: WorkflowServiceDeps & { inv
     async retry(organisationId: string, id: string): Promise<InvoiceRun> {
       const row = await repaired(orNotFound(await runs.find(organisationId, id), 'Invoice run'));
       if (row.status === 'running') throw AppError.conflict('The run is still running');
-      const failed = await runs.failedContractIds(row.id);
-      if (row.status === 'completed' && failed.length === 0) throw AppError.conflict('The run has no failed contract to retry');
+      if (row.status === 'completed' && (await runs.summary(row.id)).failed === 0) throw AppError.conflict('The run has no failed contract to retry');
       // The same contracts as the first execution: its pages skip those already billed.
       const contractIds = row.contract_ids ?? undefined;
       await closed(row.workflow_id);

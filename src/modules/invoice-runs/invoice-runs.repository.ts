@@ -220,10 +220,6 @@ export function createInvoiceRunRepository(db: Knex) {
       });
     },
 
-    async failedContractIds(runId: string): Promise<string[]> {
-      return db('invoice_run_contracts').where({ invoice_run_id: runId, status: 'failed' }).orderBy('contract_id').pluck('contract_id');
-    },
-
     /**
      * Claims the periods for their invoices, in multi-row inserts. Only the periods no one billed yet are
      * counted: the primary key (contract plan, plan item, period start) is the guarantee against double

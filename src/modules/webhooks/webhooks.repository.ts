@@ -236,8 +236,9 @@ export function createWebhookRepository(db: Knex) {
       return row;
     },
 
-    async findDelivery(organisationId: string, id: string): Promise<DeliveryRow | undefined> {
-      return db<DeliveryRow>('webhook_deliveries').where({ organisation_id: organisationId, id }).first();
+    /** A delivery with its event's type, as the delivery list shows it. */
+    async findDelivery(organisationId: string, id: string): Promise<(DeliveryRow & { type: string }) | undefined> {
+      return db('webhook_deliveries as d').join('webhook_events as e', 'e.id', 'd.event_id').where({ 'd.organisation_id': organisationId, 'd.id': id }).first('d.*', 'e.type');
     },
 
     async listDeliveries(organisationId: string, filter: { endpointId?: string; status?: DeliveryStatus }, paging: PageQuery): Promise<Page<DeliveryRow & { type: string }>> {

@@ -135,9 +135,7 @@ export function createWebhookService(deps: { db: Knex; policy: DestinationPolicy
 
     async getDelivery(organisationId: string, id: string) {
       const row = orNotFound(await repository.findDelivery(organisationId, id), 'Webhook delivery');
-      const attempts = await repository.attemptsOf([row.id]);
-      const event = (await repository.deliveryToAttempt(row.id))!.event;
-      return toDelivery({ ...row, type: event.type }, attempts);
+      return toDelivery(row, await repository.attemptsOf([row.id]));
     },
 
     /**

@@ -15,6 +15,9 @@ import { createContractLifecycleService } from './modules/contracts/contract-lif
 import { resolveContractPlan } from './modules/contracts/contract-plans.repository';
 import { createContractService } from './modules/contracts/contracts.service';
 import { createCustomerService } from './modules/customers/customers.service';
+import { createEmailTemplateService } from './modules/email-templates/email-templates.service';
+import { createEmailSendingService } from './modules/emails/email-sending.service';
+import { createEmailService } from './modules/emails/emails.service';
 import { createEntityService } from './modules/entities/entities.service';
 import { createFsmService } from './modules/fsm/fsm.service';
 import { createFxRateService } from './modules/fx-rates/fx-rates.service';
@@ -118,6 +121,8 @@ export function createServices(deps: ServiceDeps) {
     catalog: createCatalogService(db, attributes),
     apps: createAppService(db),
     webhooks: createWebhookService({ db, policy: deps.webhookPolicy }),
+    emailTemplates: createEmailTemplateService(db),
+    emails: createEmailService(deps),
   };
 }
 
@@ -137,6 +142,7 @@ export function createApiServices(deps: ServiceDeps & { temporal: TemporalHandle
     invoiceRunControl: createInvoiceRunControlService({ ...workflowDeps, invoiceRuns: services.invoiceRuns }),
     invoiceRunSchedules: createInvoiceRunScheduleService(workflowDeps),
     jobControl: createJobControlService({ ...workflowDeps, exports: deps.exports, jobs: services.jobs }),
+    emailSending: createEmailSendingService({ ...workflowDeps, emails: services.emails }),
   };
   // A triggered event carries the object as the API shows it.
   const webhooks = createWebhookService({

@@ -7,3 +7,4 @@ export { contractWorkflow } from './contract.workflow';
 export { exportWorkflow } from './export.workflow';
 export { invoiceRunWorkflow } from './invoice-run.workflow';
 export { webhookDeliveryWorkflow } from './webhook-delivery.workflow';
+export { emailDeliveryWorkflow } from './email-delivery.workflow';

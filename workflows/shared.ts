@@ -2,6 +2,7 @@ import { allHandlersFinished, proxyActivities, type ActivityOptions, type Applic
 import type { Duration, SearchAttributePair } from '@temporalio/common';
 import { Mutex } from 'async-mutex';
 import type { ContractActivities } from '../activities/contracts.activities';
+import type { EmailActivities } from '../activities/emails.activities';
 import type { ExportActivities } from '../activities/export.activities';
 import type { InvoiceRunActivities } from '../activities/invoice-runs.activities';
 import type { InvoiceActivities } from '../activities/invoices.activities';
@@ -23,6 +24,7 @@ export const exportWorkflowId = (jobId: string) => `export:${jobId}`;
 export const revenueSyncWorkflowId = (invoiceItemId: string) => `revenue-sync:${invoiceItemId}`;
 export const invoiceRunWorkflowId = (runId: string) => `invoice-run:${runId}`;
 export const webhookDeliveryWorkflowId = (deliveryId: string, generation: number) => `webhook-delivery:${deliveryId}:${generation}`;
+export const emailWorkflowId = (emailId: string) => `email:${emailId}`;
 /** One Temporal Schedule per organisation and schedule; the workflows it starts get this id plus the scheduled time. */
 export const invoiceRunScheduleId = (organisationId: string, scheduleId: string) => `invoice-run-schedule:${organisationId}:${scheduleId}`;
 
@@ -139,7 +141,16 @@ const webhookAttempt = profile(
   { firstRetry: '1 second', longestWait: '30 seconds', attempts: 10 },
 );
 
-export const ACTIVITY_PROFILES = { invoiceStep, transition, ingestion, longExport, bookkeeping, billing, webhookAttempt } as const satisfies Record<string, ActivityOptions>;
+/**
+ * One message handed to the mail server. A server that is away or answers 4xx (greylisting, a full queue)
+ * is tried again for about an hour: backoff from 5 s to a 10-minute ceiling, 12 attempts.
+ */
+const emailSend = profile(
+  { startToCloseTimeout: '2 minutes', scheduleToCloseTimeout: '90 minutes' },
+  { firstRetry: '5 seconds', longestWait: '10 minutes', attempts: 12 },
+);
+
+export const ACTIVITY_PROFILES = { invoiceStep, transition, ingestion, longExport, bookkeeping, billing, webhookAttempt, emailSend } as const satisfies Record<string, ActivityOptions>;
 
 // One proxy per profile: an activity's profile is fixed by the proxy it is called through.
 export const invoiceStepActivities = proxyActivities<InvoiceActivities>(ACTIVITY_PROFILES.invoiceStep);
@@ -148,11 +159,13 @@ export const ingestionActivities = proxyActivities<Pick<UsageActivities, 'ingest
 export const longExportActivities = proxyActivities<Pick<ExportActivities, 'exportObjects'>>(ACTIVITY_PROFILES.longExport);
 export const billingActivities = proxyActivities<Pick<InvoiceRunActivities, 'billContracts' | 'advanceRunInvoices'>>(ACTIVITY_PROFILES.billing);
 export const webhookActivities = proxyActivities<WebhookActivities>(ACTIVITY_PROFILES.webhookAttempt);
+export const emailActivities = proxyActivities<Pick<EmailActivities, 'deliverEmail'>>(ACTIVITY_PROFILES.emailSend);
 export const bookkeepingActivities = proxyActivities<
   Pick<ExportActivities, 'finishJob'> &
     Pick<UsageActivities, 'completeUsageBatch' | 'failUsageBatch'> &
     Pick<InvoiceActivities, 'invoiceUndoWindow' | 'invoiceSnapshot'> &
-    Pick<InvoiceRunActivities, 'beginInvoiceRun' | 'finishInvoiceRun'>
+    Pick<InvoiceRunActivities, 'beginInvoiceRun' | 'finishInvoiceRun'> &
+    Pick<EmailActivities, 'failEmail'>
 >(
   ACTIVITY_PROFILES.bookkeeping,
 );

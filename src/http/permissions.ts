@@ -123,6 +123,9 @@ const SYSTEM_USER_ACTIONS = [
   'ObjectService:export',
   'ChatbotService:sendMessage',
   'EmailService:sendEmail',
+  'EmailService:getEmails',
+  // E-mail templates: SystemUser reads them; managing them is Admin's
+  'EmailTemplateService:getTemplates',
 ] as const;
 
 /** Actions only Admin holds: the contract's prohibition list and its admin-only endpoints. */
@@ -143,6 +146,7 @@ const ADMIN_ONLY_ACTIONS = [
   'InvoiceService:deleteInvoiceFile',
   'InvoiceRunScheduleService:manageSchedules',
   'WebhookService:manageEndpoints',
+  'EmailTemplateService:manageTemplates',
 ] as const;
 
 export type Action = (typeof SYSTEM_USER_ACTIONS)[number] | (typeof ADMIN_ONLY_ACTIONS)[number];

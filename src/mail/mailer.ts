@@ -5,7 +5,9 @@ import nodemailer from 'nodemailer';
 export interface OutgoingMail {
   to: string[];
   subject: string;
-  text: string;
+  /** The plain-text part; a message may have it, its HTML part, or both. */
+  text?: string;
+  html?: string;
   attachments?: Array<{ filename: string; content: Buffer; contentType: string }>;
   /** Lets the receiving side (and a retried send) recognise the same message. */
   messageId: string;

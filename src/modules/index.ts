@@ -28,6 +28,8 @@ import { contractRoutes } from './contracts/contracts.routes';
 import { fsmRoutes } from './fsm/fsm.routes';
 import { revenueRoutes } from './revenue/revenue.routes';
 import { webhookRoutes } from './webhooks/webhooks.routes';
+import { emailTemplateRoutes } from './email-templates/email-templates.routes';
+import { emailRoutes } from './emails/emails.routes';
 
 /** Every route of the API, in the order Express matches them. */
 export function allRoutes(deps: AppDeps): Route[] {
@@ -56,6 +58,8 @@ export function allRoutes(deps: AppDeps): Route[] {
     ...invoiceRunRoutes(deps),
     ...invoiceRunScheduleRoutes(deps),
     ...webhookRoutes(deps),
+    ...emailTemplateRoutes(deps),
+    ...emailRoutes(deps),
     ...fsmRoutes(deps),
     ...revenueRoutes(deps),
     ...jobRoutes(deps),

@@ -3,7 +3,8 @@ import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from '.
 /**
  * What the interface contract forbids a SystemUser: its prohibition list (billing plan management,
  * user administration, SKU group writes, customer deletion, schedules), its admin-only endpoints, and
- * webhook endpoints and deliveries (of webhooks, the contract grants a SystemUser only the trigger).
+ * webhook endpoints and deliveries (of webhooks, the contract grants a SystemUser only the trigger), and
+ * changes to e-mail and invoice templates (a SystemUser reads them).
  * Written from the contract, not from the route table, so that a route declaring the wrong action fails.
  */
 const FORBIDDEN_FOR_SYSTEM_USER = new Set([
@@ -38,6 +39,9 @@ const FORBIDDEN_FOR_SYSTEM_USER = new Set([
   'POST /webhooks/endpoints/{id}/rotate-secret',
   'GET /webhooks/deliveries',
   'POST /webhooks/deliveries/{id}/redeliver',
+  'POST /email-templates',
+  'PUT /email-templates/{id}',
+  'DELETE /email-templates/{id}',
 ]);
 
 let api: TestApi;

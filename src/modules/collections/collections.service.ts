@@ -5,10 +5,13 @@ import { formatAmount, sumAmounts } from '../../domain/money';
 import type { Mailer } from '../../mail/mailer';
 import type { ReminderInput, ReminderOutcome, ReminderPlan } from '../../../workflows/invoice-lifecycle.types';
 import { createContactGroupRepository } from '../contact-groups/contact-groups.repository';
+import { renderTemplateOfKind } from '../email-templates/email-templates.service';
 import { loadInvoiceDocument } from '../invoices/invoice-document';
+import { invoiceMailVariables } from '../invoices/invoice-mail';
 import { renderInvoicePdf } from '../invoices/invoice-pdf';
 import { AGEING_BUCKETS, createInvoiceRepository, type AgeingBucket, type InvoiceRow } from '../invoices/invoices.repository';
 import { getOrganisationSettings } from '../organisation-settings/settings.repository';
+import { createWebhookRepository } from '../webhooks/webhooks.repository';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -74,8 +77,9 @@ export function createCollectionsService(deps: { db: Knex; mailer: Mailer }) {
     },
 
     /**
-     * E-mails one reminder of the schedule to the customer's contacts with the invoice attached, then
-     * records it. A recorded reminder is never sent again; a crash between the e-mail and the record sends
+     * E-mails one reminder of the schedule to the customer's contacts with the invoice attached, in the
+     * organisation's reminder template (else the built-in message), then records it; the first one recorded
+     * also emits `invoice.overdue`. A recorded reminder is never sent again; a crash between the e-mail and the record sends
      * again with the same Message-ID, so that mail systems can fold the copies.
      */
     async remind(input: ReminderInput): Promise<ReminderOutcome> {
@@ -87,15 +91,24 @@ export function createCollectionsService(deps: { db: Knex; mailer: Mailer }) {
       if (recipients.length > 0) {
         const document = await loadInvoiceDocument(db, row.organisation_id, row.id);
         const dueDate = calendarDay(row.due_date);
+        const message = await renderTemplateOfKind(db, row.organisation_id, 'reminder', invoiceMailVariables(document, { daysOverdue: daysBetween(dueDate, todayUtc()), daysAfterDue: input.daysAfterDue }));
         await mailer.send({
           to: recipients,
-          subject: `Reminder: invoice ${document.number} from ${document.seller?.name ?? 'us'} is overdue`,
-          text: `Invoice ${document.number} of ${document.date} for ${document.total} ${document.currency} was due on ${dueDate} and is ${daysBetween(dueDate, todayUtc())} days overdue. Please find it attached. If you have paid it already, thank you, and please ignore this reminder.`,
+          subject: message.subject,
+          html: message.html,
+          ...(message.text === null ? {} : { text: message.text }),
           attachments: [{ filename: `${document.number}.pdf`, content: await renderInvoicePdf(document), contentType: 'application/pdf' }],
           messageId,
         });
       }
-      await invoices.recordReminder({ organisationId: row.organisation_id, invoiceId: row.id, daysAfterDue: input.daysAfterDue, sentTo: recipients, messageId });
+      await db.transaction(async (trx) => {
+        const recorded = createInvoiceRepository(trx);
+        const first = (await recorded.reminderDays(row.id)).length === 0;
+        if ((await recorded.recordReminder({ organisationId: row.organisation_id, invoiceId: row.id, daysAfterDue: input.daysAfterDue, sentTo: recipients, messageId })) && first) {
+          // The first reminder is the moment the invoice is overdue by the organisation's schedule.
+          await createWebhookRepository(trx).emit(row.organisation_id, 'invoice.overdue', await recorded.find(row.organisation_id, row.id));
+        }
+      });
       return 'sent';
     },
   };

@@ -7,11 +7,13 @@ import type { Mailer } from '../../mail/mailer';
 import type { CancelInput, PayInput, StepInput } from '../../../workflows/invoice-lifecycle.types';
 import { createContactGroupRepository } from '../contact-groups/contact-groups.repository';
 import { createCustomerRepository } from '../customers/customers.repository';
+import { renderTemplateOfKind } from '../email-templates/email-templates.service';
 import { getOrganisationSettings } from '../organisation-settings/settings.repository';
 import { createPaymentRepository } from '../payments/payments.repository';
 import { syncInvoiceRevenue } from '../revenue/revenue.service';
 import { createWebhookRepository } from '../webhooks/webhooks.repository';
 import { loadInvoiceDocument } from './invoice-document';
+import { invoiceMailVariables } from './invoice-mail';
 import { renderInvoicePdf } from './invoice-pdf';
 import { computeInvoiceTotals } from './invoice-totals';
 import { lifecycleSnapshot, type LifecycleSnapshot } from './invoice-snapshot';
@@ -141,7 +143,8 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer }
     unraise: undo((step, transition) => step.setStatus({ status: transition.from_state, clear: 'raised_at', due_in_days: null })),
 
     /**
-     * Renders the PDF and e-mails it to every contact of the customer's contact groups, then records the
+     * Renders the PDF and e-mails it, with the organisation's invoice template (else the built-in message),
+     * to every contact of the customer's contact groups, then records the
      * transition. Delivery is at least once: a crash between the e-mail and the commit sends again, with
      * the same Message-ID so that mail systems can fold the copies.
      */
@@ -152,10 +155,12 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer }
       const recipients = await recipientsOf(input.organisationId, input.invoiceId);
       const messageId = `<invoice-${input.invoiceId}-${input.seq}@billing>`;
       if (recipients.length > 0) {
+        const message = await renderTemplateOfKind(db, input.organisationId, 'invoice', invoiceMailVariables(document));
         await mailer.send({
           to: recipients,
-          subject: `Invoice ${document.number} from ${document.seller?.name ?? 'us'}`,
-          text: `Please find invoice ${document.number} attached: ${document.total} ${document.currency} for ${document.fromDate ?? document.date} to ${document.toDate ?? document.date}.`,
+          subject: message.subject,
+          html: message.html,
+          ...(message.text === null ? {} : { text: message.text }),
           attachments: [{ filename: `${document.number}.pdf`, content: await renderInvoicePdf(document), contentType: 'application/pdf' }],
           messageId,
         });

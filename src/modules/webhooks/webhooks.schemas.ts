@@ -10,6 +10,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'invoice.paid',
   'invoice.cancelled',
   'invoice.transition_undone',
+  'invoice.overdue',
   'invoice_run.completed',
   'invoice_run.failed',
   'contract.activated',

@@ -2,6 +2,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { SMTPServer } from 'smtp-server';
 
+/** Recipients at this domain are refused for good (550), as a mail server refuses an unknown mailbox. */
+export const REFUSED_DOMAIN = 'refused.example';
+
 /** A local SMTP server that writes every message it receives to `dir` as an .eml file. */
 export async function startSmtpCapture(dir: string): Promise<{ port: number; close: () => Promise<void> }> {
   fs.mkdirSync(dir, { recursive: true });
@@ -10,6 +13,10 @@ export async function startSmtpCapture(dir: string): Promise<{ port: number; clo
     authOptional: true,
     disabledCommands: ['AUTH', 'STARTTLS'],
     logger: false,
+    onRcptTo(address, _session, callback) {
+      if (address.address.endsWith(`@${REFUSED_DOMAIN}`)) return callback(Object.assign(new Error('5.1.1 Mailbox unavailable'), { responseCode: 550 }));
+      return callback();
+    },
     onData(stream, session, callback) {
       const chunks: Buffer[] = [];
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));

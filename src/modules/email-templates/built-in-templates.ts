@@ -1,0 +1,27 @@
+import type { MailTemplate } from '../../mail/templating';
+
+/**
+ * The messages an organisation gets until it makes its own template of the kind. Their variables are
+ * those of every invoice message (see `invoiceMailVariables`).
+ */
+export const BUILT_IN_TEMPLATES: Record<'invoice' | 'reminder', MailTemplate> = {
+  invoice: {
+    subject: 'Invoice {{invoice.number}} from {{seller.name}}',
+    html: [
+      '<p>Hello{{#if customer.name}} {{customer.name}}{{/if}},</p>',
+      '<p>Please find invoice <strong>{{invoice.number}}</strong> attached: {{invoice.total}} {{invoice.currency}} for {{invoice.periodFrom}} to {{invoice.periodTo}}{{#if invoice.dueDate}}, due on {{invoice.dueDate}}{{/if}}.</p>',
+      '<p>{{seller.name}}</p>',
+    ].join('\n'),
+    text: 'Please find invoice {{invoice.number}} attached: {{invoice.total}} {{invoice.currency}} for {{invoice.periodFrom}} to {{invoice.periodTo}}.',
+  },
+  reminder: {
+    subject: 'Reminder: invoice {{invoice.number}} from {{seller.name}} is overdue',
+    html: [
+      '<p>Hello{{#if customer.name}} {{customer.name}}{{/if}},</p>',
+      '<p>Invoice <strong>{{invoice.number}}</strong> of {{invoice.date}} for {{invoice.total}} {{invoice.currency}} was due on {{invoice.dueDate}} and is {{daysOverdue}} days overdue. Please find it attached.</p>',
+      '<p>If you have paid it already, thank you, and please ignore this reminder.</p>',
+      '<p>{{seller.name}}</p>',
+    ].join('\n'),
+    text: 'Invoice {{invoice.number}} of {{invoice.date}} for {{invoice.total}} {{invoice.currency}} was due on {{invoice.dueDate}} and is {{daysOverdue}} days overdue. Please find it attached. If you have paid it already, thank you, and please ignore this reminder.',
+  },
+};

@@ -25,6 +25,7 @@ import { createHealthService } from './modules/health/health.service';
 import { createIdempotencyService } from './modules/idempotency/idempotency.service';
 import { createInvoiceRepository } from './modules/invoices/invoices.repository';
 import { createInvoiceRunControlService } from './modules/invoice-runs/invoice-run-control.service';
+import { createInvoiceTemplateService } from './modules/invoice-templates/invoice-templates.service';
 import { destinationPolicy, type DestinationPolicy } from './modules/webhooks/destination';
 import { createWebhookDeliveryControl } from './modules/webhooks/webhook-deliveries';
 import { createWebhookService } from './modules/webhooks/webhooks.service';
@@ -122,6 +123,7 @@ export function createServices(deps: ServiceDeps) {
     apps: createAppService(db),
     webhooks: createWebhookService({ db, policy: deps.webhookPolicy }),
     emailTemplates: createEmailTemplateService(db),
+    invoiceTemplates: createInvoiceTemplateService(db),
     emails: createEmailService(deps),
   };
 }

@@ -124,8 +124,9 @@ const SYSTEM_USER_ACTIONS = [
   'ChatbotService:sendMessage',
   'EmailService:sendEmail',
   'EmailService:getEmails',
-  // E-mail templates: SystemUser reads them; managing them is Admin's
+  // Templates: SystemUser reads them; managing them is Admin's
   'EmailTemplateService:getTemplates',
+  'InvoiceTemplateService:getTemplates',
 ] as const;
 
 /** Actions only Admin holds: the contract's prohibition list and its admin-only endpoints. */
@@ -147,6 +148,7 @@ const ADMIN_ONLY_ACTIONS = [
   'InvoiceRunScheduleService:manageSchedules',
   'WebhookService:manageEndpoints',
   'EmailTemplateService:manageTemplates',
+  'InvoiceTemplateService:manageTemplates',
 ] as const;
 
 export type Action = (typeof SYSTEM_USER_ACTIONS)[number] | (typeof ADMIN_ONLY_ACTIONS)[number];

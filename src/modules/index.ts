@@ -23,6 +23,7 @@ import { collectionRoutes } from './collections/collections.routes';
 import { jobRoutes } from './jobs/jobs.routes';
 import { objectRoutes } from './objects/objects.routes';
 import { invoiceFileRoutes } from './invoices/invoice-files.routes';
+import { invoiceTemplateRoutes } from './invoice-templates/invoice-templates.routes';
 import { billingPlanRoutes } from './billing-plans/billing-plans.routes';
 import { contractRoutes } from './contracts/contracts.routes';
 import { fsmRoutes } from './fsm/fsm.routes';
@@ -54,6 +55,7 @@ export function allRoutes(deps: AppDeps): Route[] {
     ...contractRoutes(deps),
     ...invoiceRoutes(deps),
     ...invoiceFileRoutes(deps),
+    ...invoiceTemplateRoutes(deps),
     ...collectionRoutes(deps),
     ...invoiceRunRoutes(deps),
     ...invoiceRunScheduleRoutes(deps),

@@ -40,9 +40,14 @@ const EXCLUSIONS: Array<{ operation: string; check: string; why: string }> = [
     { operation: 'PUT /invoice-run-schedules/{id}', why: 'each `cron` field must be in its range and a range must not end before it starts' },
     { operation: 'POST /invoice-run-schedules/{id}/backfill', why: "`to` must not be before `from` (a date is a day in the schedule's zone), nor more than 366 days after it" },
     { operation: 'POST /invoice-runs', why: 'every contract named must exist in the organisation' },
+    { operation: 'POST /email-templates', why: '`subject`, `html` and `text` must be Handlebars templates that compile' },
+    { operation: 'PUT /email-templates/{id}', why: '`subject`, `html` and `text` must be Handlebars templates that compile' },
+    { operation: 'POST /emails', why: '`templateId` and `invoiceId` must name a template and an invoice of the organisation, and the parts must render to storable text' },
+    { operation: 'PUT /invoice-templates/{id}/logo', why: 'the file must be a PNG or JPEG that decodes, which JSON Schema cannot state' },
   ].map((rule) => ({ ...rule, check: 'positive_data_acceptance' })),
   // A job recorded through POST /jobs tracks outside work and has no file; only exports have one (404).
   { operation: 'GET /jobs/{id}/file', check: 'ensure_resource_availability', why: 'only export jobs have a file' },
+  { operation: 'GET /invoice-templates/{id}/logo', check: 'ensure_resource_availability', why: 'a template has a logo only once one is uploaded' },
 ];
 
 function configToml(): string {

@@ -42,6 +42,11 @@ const FORBIDDEN_FOR_SYSTEM_USER = new Set([
   'POST /email-templates',
   'PUT /email-templates/{id}',
   'DELETE /email-templates/{id}',
+  'POST /invoice-templates',
+  'PUT /invoice-templates/{id}',
+  'DELETE /invoice-templates/{id}',
+  'PUT /invoice-templates/{id}/logo',
+  'DELETE /invoice-templates/{id}/logo',
 ]);
 
 let api: TestApi;

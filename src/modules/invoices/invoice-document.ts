@@ -3,6 +3,7 @@ import { orNotFound } from '../../domain/errors';
 import { createAddressRepository, type Address } from '../addresses/addresses.repository';
 import { createCustomerRepository } from '../customers/customers.repository';
 import { createEntityRepository, type EntityRow, type EntityType } from '../entities/entities.repository';
+import { createInvoiceTemplateRepository } from '../invoice-templates/invoice-templates.repository';
 import type { InvoiceDocument, InvoiceParty } from './invoice-pdf';
 import { createInvoiceRepository } from './invoices.repository';
 
@@ -21,14 +22,15 @@ async function entityParty(db: Knex, organisationId: string, filter: { type: Ent
   return { row, address: addresses.get(row.id)?.[0] };
 }
 
-/** What the PDF shows: the invoice, its seller and its customer. */
+/** What the PDF shows: the invoice, its seller and its customer, in the organisation's default template if it has one. */
 export async function loadInvoiceDocument(db: Knex, organisationId: string, invoiceId: string): Promise<InvoiceDocument> {
   const invoice = orNotFound(await createInvoiceRepository(db).find(organisationId, invoiceId), 'Invoice');
   const customerId = invoice.customerId;
-  const [seller, customerEntity, customer] = await Promise.all([
+  const [seller, customerEntity, customer, template] = await Promise.all([
     entityParty(db, organisationId, { type: 'seller' }),
     customerId ? entityParty(db, organisationId, { type: 'customer', customerId }) : undefined,
     customerId ? createCustomerRepository(db).findAnyById(organisationId, customerId) : undefined,
+    createInvoiceTemplateRepository(db).findDefaultBranding(organisationId),
   ]);
   const taxes = (invoice.data.taxes as InvoiceDocument['taxes'] | undefined) ?? [];
   return {
@@ -47,5 +49,6 @@ export async function loadInvoiceDocument(db: Knex, organisationId: string, invo
     total: invoice.total ?? '',
     baseCurrency: invoice.baseCurrency,
     baseTotal: invoice.baseTotal,
+    template,
   };
 }

@@ -6,6 +6,18 @@ export interface InvoiceParty {
   addressLines: string[];
 }
 
+/** The branding of the organisation's default invoice template. */
+export interface InvoiceTemplateBranding {
+  /** #rrggbb: the title, the table header and the total. */
+  accentColor: string;
+  /** At the bottom of every page. */
+  footerText: string | null;
+  /** Under the totals. */
+  legalText: string | null;
+  /** A PNG or JPEG checked when it was uploaded, at the top right of the first page. */
+  logo: Buffer | null;
+}
+
 export interface InvoiceDocument {
   number: string | null;
   status: string;
@@ -22,6 +34,31 @@ export interface InvoiceDocument {
   total: string;
   baseCurrency: string | null;
   baseTotal: string | null;
+  /** Without one, the plain layout. */
+  template?: InvoiceTemplateBranding | null;
+}
+
+const TEXT_COLOR = 'black';
+const LOGO_BOX = { width: 150, height: 60 };
+const FOOTER = { fontSize: 8, color: '#4b5563', lines: 3 };
+
+/**
+ * The footer of every page, inside the bottom margin. The margin is set to 0 while it is written, so that
+ * pdfkit never takes the footer for text running off the page and adds one.
+ */
+function writeFooters(doc: PDFKit.PDFDocument, footer: string): void {
+  const range = doc.bufferedPageRange();
+  for (let index = range.start; index < range.start + range.count; index += 1) {
+    doc.switchToPage(index);
+    const { margins, width, height } = doc.page;
+    const bottom = margins.bottom;
+    margins.bottom = 0;
+    doc.font('Helvetica').fontSize(FOOTER.fontSize).fillColor(FOOTER.color);
+    const boxHeight = doc.currentLineHeight(true) * FOOTER.lines;
+    doc.text(footer, margins.left, height - bottom + 8, { width: width - margins.left - margins.right, height: boxHeight, align: 'center', ellipsis: true });
+    margins.bottom = bottom;
+  }
+  doc.fillColor(TEXT_COLOR);
 }
 
 function party(doc: PDFKit.PDFDocument, heading: string, who: InvoiceParty | null, x: number, y: number): void {
@@ -36,23 +73,44 @@ function party(doc: PDFKit.PDFDocument, heading: string, who: InvoiceParty | nul
   if (who.taxId) doc.text(`Tax id: ${who.taxId}`, x);
 }
 
-/** A plain, printable invoice: number, dates, seller and customer, items, taxes and totals. */
+/**
+ * A plain, printable invoice: number, dates, seller and customer, items, taxes and totals. With the
+ * organisation's default template: its logo at the top right, its accent colour on the title, the table
+ * header and the total, its legal text under the totals and its footer at the bottom of every page.
+ */
 export function renderInvoicePdf(invoice: InvoiceDocument): Promise<Buffer> {
+  const template = invoice.template ?? null;
+  const footer = template?.footerText?.trim() ? template.footerText : null;
   return new Promise((resolve, reject) => {
-    const doc = new PDFDocument({ size: 'A4', margin: 50, info: { Title: `Invoice ${invoice.number ?? '(draft)'}` } });
+    // Footers are written once every page exists: the pages stay buffered until then.
+    const doc = new PDFDocument({ size: 'A4', margin: 50, info: { Title: `Invoice ${invoice.number ?? '(draft)'}` }, ...(footer ? { bufferPages: true } : {}) });
     const chunks: Buffer[] = [];
     doc.on('data', (chunk: Buffer) => chunks.push(chunk));
     doc.on('end', () => resolve(Buffer.concat(chunks)));
     doc.on('error', reject);
+    // Colours are set only with a template: without one, the document is what it always was.
+    const accent = (on: boolean) => {
+      if (template) doc.fillColor(on ? template.accentColor : TEXT_COLOR);
+    };
 
-    doc.font('Helvetica-Bold').fontSize(20).text(invoice.number ? `Invoice ${invoice.number}` : 'Draft invoice');
+    let logoBottom = 0;
+    if (template?.logo) {
+      const left = doc.page.width - doc.page.margins.right - LOGO_BOX.width;
+      doc.image(template.logo, left, doc.page.margins.top, { fit: [LOGO_BOX.width, LOGO_BOX.height], align: 'right' });
+      logoBottom = doc.page.margins.top + LOGO_BOX.height;
+    }
+
+    accent(true);
+    // Beside a logo, a long title wraps before it reaches the logo.
+    doc.font('Helvetica-Bold').fontSize(20).text(invoice.number ? `Invoice ${invoice.number}` : 'Draft invoice', template?.logo ? { width: 280 } : {});
+    accent(false);
     doc.font('Helvetica').fontSize(10).moveDown(0.5);
     doc.text(`Date: ${invoice.date}`);
     if (invoice.dueDate) doc.text(`Due: ${invoice.dueDate}`);
     if (invoice.fromDate || invoice.toDate) doc.text(`Period: ${invoice.fromDate ?? ''} to ${invoice.toDate ?? ''}`);
     doc.text(`Status: ${invoice.status}`);
 
-    const partiesTop = doc.y + 15;
+    const partiesTop = Math.max(doc.y + 15, logoBottom + 10);
     party(doc, 'From', invoice.seller, 50, partiesTop);
     const afterSeller = doc.y;
     party(doc, 'Bill to', invoice.customer, 300, partiesTop);
@@ -62,6 +120,7 @@ export function renderInvoicePdf(invoice: InvoiceDocument): Promise<Buffer> {
     const row = (cells: Record<keyof typeof columns, string>, bold = false) => {
       const y = doc.y;
       doc.font(bold ? 'Helvetica-Bold' : 'Helvetica');
+      accent(bold);
       doc.text(cells.title, columns.title, y, { width: 240 });
       const titleBottom = doc.y;
       doc.text(cells.quantity, columns.quantity, y, { width: 60, align: 'right' });
@@ -70,6 +129,10 @@ export function renderInvoicePdf(invoice: InvoiceDocument): Promise<Buffer> {
       doc.y = Math.max(titleBottom, doc.y) + 4;
     };
     row({ title: 'Item', quantity: 'Qty', price: 'Unit price', amount: `Amount (${invoice.currency})` }, true);
+    if (template) {
+      doc.moveTo(columns.title, doc.y - 2).lineTo(columns.amount + 85, doc.y - 2).lineWidth(0.75).strokeColor(template.accentColor).stroke();
+      doc.y += 2;
+    }
     for (const item of invoice.items) {
       row({ title: item.description ? `${item.title}\n${item.description}` : item.title, quantity: item.quantity, price: item.price, amount: item.amount });
     }
@@ -77,8 +140,10 @@ export function renderInvoicePdf(invoice: InvoiceDocument): Promise<Buffer> {
     doc.moveDown();
     const total = (label: string, value: string, bold = false) => {
       const y = doc.y;
+      accent(bold);
       doc.font(bold ? 'Helvetica-Bold' : 'Helvetica').text(label, 300, y, { width: 150 });
       doc.text(value, columns.amount, y, { width: 85, align: 'right' });
+      accent(false);
       doc.moveDown(0.3);
     };
     total('Subtotal', invoice.subtotal);
@@ -87,6 +152,12 @@ export function renderInvoicePdf(invoice: InvoiceDocument): Promise<Buffer> {
     if (invoice.baseCurrency && invoice.baseTotal && invoice.baseCurrency !== invoice.currency) {
       total(`Total ${invoice.baseCurrency}`, invoice.baseTotal);
     }
+    if (template?.legalText?.trim()) {
+      doc.moveDown(1.5);
+      doc.font('Helvetica').fontSize(8).fillColor(FOOTER.color).text(template.legalText, doc.page.margins.left, doc.y, { width: doc.page.width - doc.page.margins.left - doc.page.margins.right });
+      doc.fillColor(TEXT_COLOR);
+    }
+    if (footer) writeFooters(doc, footer);
     doc.end();
   });
 }

@@ -8,6 +8,8 @@ import { deterministicDatabaseError } from '../src/db/errors';
  */
 export async function withHeartbeat<T>(work: () => Promise<T>, everyMs = 2000): Promise<T> {
   const context = Context.current();
+  // A local activity runs inside its workflow task, which the worker keeps alive itself: nothing to beat.
+  if (context.info.isLocal) return work();
   const timer = setInterval(() => context.heartbeat(), everyMs);
   try {
     return await work();

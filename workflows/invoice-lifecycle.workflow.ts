@@ -1,5 +1,4 @@
 import {
-  ActivityFailure,
   condition,
   continueAsNew,
   defineQuery,
@@ -14,7 +13,7 @@ import { allowedActions, isSettled, planAction, targetOf, type InvoiceAction, ty
 import type { InvoiceLifecycleInput, LifecycleView, RecordedTransition } from './invoice-lifecycle.types';
 import { InvoiceNumberKey } from './search-attributes';
 import { fromApplicationFailure } from '../src/domain/errors';
-import { bookkeepingActivities, conflict, idle, invoiceStepActivities as activities, Mutex } from './shared';
+import { bookkeepingActivities, conflict, idle, invoiceStepActivities as activities, invoiceStepLocalActivities, Mutex } from './shared';
 
 /** Histories recorded before a refused step reloaded the state from Postgres. */
 export const RESYNC_PATCH = 'refused-steps-reload-state-from-postgres';
@@ -24,6 +23,9 @@ export const UNDO_WINDOW_PATCH = 'settled-invoices-complete-after-undo-window';
 
 /** Histories recorded before owed invoices were reminded never asked for a reminder plan. */
 export const REMINDERS_PATCH = 'owed-invoices-remind-after-due-date';
+
+/** Histories recorded before the steps of an Update ran as local activities scheduled regular ones. */
+export const LOCAL_STEPS_PATCH = 'invoice-steps-run-as-local-activities';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -62,25 +64,49 @@ export async function invoiceLifecycleWorkflow(input: InvoiceLifecycleInput): Pr
     });
   }
 
+  /**
+   * Where an Update's steps run: inside the workflow task, as local activities, so that a transition costs
+   * one round trip through the server; each step is one idempotent transaction keyed by its seq, so a
+   * workflow task that is retried (a worker lost mid-step) runs it again safely.
+   */
+  const stepActivities = () => (patched(LOCAL_STEPS_PATCH) ? invoiceStepLocalActivities : activities);
+
+  /**
+   * The failures a step's activity answered, as opposed to the workflow's own refusals: a regular
+   * activity's come wrapped in an ActivityFailure, a local activity's as the activity threw them.
+   */
+  const stepFailures = new WeakSet<object>();
+  async function asStep(work: () => Promise<void>): Promise<void> {
+    try {
+      await work();
+    } catch (error) {
+      if (typeof error === 'object' && error !== null) stepFailures.add(error);
+      throw error;
+    }
+  }
+
   async function applyStep(step: InvoiceStep, args: { paidDate?: string; comments?: string }): Promise<void> {
     const base = { invoiceId, organisationId, seq: nextSeq, from: state };
     nextSeq += 1;
-    switch (step) {
-      case 'raise': {
-        const { number } = await activities.raiseInvoice(base);
-        upsertSearchAttributes([{ key: InvoiceNumberKey, value: number }]);
-        break;
+    const activities = stepActivities();
+    await asStep(async () => {
+      switch (step) {
+        case 'raise': {
+          const { number } = await activities.raiseInvoice(base);
+          upsertSearchAttributes([{ key: InvoiceNumberKey, value: number }]);
+          break;
+        }
+        case 'send':
+          await activities.sendInvoice(base);
+          break;
+        case 'pay':
+          await activities.payInvoice({ ...base, paidDate: args.paidDate! });
+          break;
+        case 'cancel':
+          await activities.cancelInvoice({ ...base, comments: args.comments });
+          break;
       }
-      case 'send':
-        await activities.sendInvoice(base);
-        break;
-      case 'pay':
-        await activities.payInvoice({ ...base, paidDate: args.paidDate! });
-        break;
-      case 'cancel':
-        await activities.cancelInvoice({ ...base, comments: args.comments });
-        break;
-    }
+    });
     transitions.push({ seq: base.seq, step, from: base.from, to: targetOf(step) });
     state = targetOf(step);
   }
@@ -97,7 +123,7 @@ export async function invoiceLifecycleWorkflow(input: InvoiceLifecycleInput): Pr
    * state and the undo stack once, and say whether they differed. Transition numbers only ever grow.
    */
   async function resynced(error: unknown): Promise<boolean> {
-    const refusedByStep = error instanceof ActivityFailure && fromApplicationFailure(error)?.kind === 'conflict';
+    const refusedByStep = typeof error === 'object' && error !== null && stepFailures.has(error) && fromApplicationFailure(error)?.kind === 'conflict';
     if (!refusedByStep || !patched(RESYNC_PATCH)) return false;
     const recorded = await bookkeepingActivities.invoiceSnapshot({ invoiceId, organisationId });
     const sameStack = recorded.transitions.length === transitions.length && recorded.transitions.every((t, i) => t.seq === transitions[i]!.seq);
@@ -136,20 +162,23 @@ export async function invoiceLifecycleWorkflow(input: InvoiceLifecycleInput): Pr
     const latest = transitions.at(-1);
     if (!latest) throw conflict('nothing to undo');
     const args = { invoiceId, organisationId, seq: latest.seq, from: latest.from };
-    switch (latest.step) {
-      case 'raise':
-        await activities.unraiseInvoice(args);
-        break;
-      case 'send':
-        await activities.unsendInvoice(args);
-        break;
-      case 'pay':
-        await activities.unpayInvoice(args);
-        break;
-      case 'cancel':
-        await activities.uncancelInvoice(args);
-        break;
-    }
+    const activities = stepActivities();
+    await asStep(async () => {
+      switch (latest.step) {
+        case 'raise':
+          await activities.unraiseInvoice(args);
+          break;
+        case 'send':
+          await activities.unsendInvoice(args);
+          break;
+        case 'pay':
+          await activities.unpayInvoice(args);
+          break;
+        case 'cancel':
+          await activities.uncancelInvoice(args);
+          break;
+      }
+    });
     transitions.pop();
     state = latest.from;
   }

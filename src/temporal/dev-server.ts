@@ -46,6 +46,8 @@ export async function startDevServer(options: {
   port: number;
   uiPort?: number;
   dbFilename?: string;
+  /** SQLite pragmas of the persistent store (`journal_mode=wal`). */
+  sqlitePragmas?: string[];
   namespace: string;
   logStream?: 'inherit' | 'ignore';
   timeoutMs?: number;
@@ -54,6 +56,7 @@ export async function startDevServer(options: {
   if (options.uiPort) args.push('--ui-port', String(options.uiPort));
   else args.push('--headless');
   if (options.dbFilename) args.push('--db-filename', options.dbFilename);
+  for (const pragma of options.sqlitePragmas ?? []) args.push('--sqlite-pragma', pragma);
   for (const key of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${key.name}=Keyword`);
   const child = spawn(options.binary, args, { stdio: ['ignore', options.logStream ?? 'ignore', options.logStream ?? 'ignore'] });
   const address = `127.0.0.1:${options.port}`;

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import zlib from 'node:zlib';
 import { imageSize } from 'image-size';
 import jpeg from 'jpeg-js';
 import type { Knex } from 'knex';
@@ -36,9 +37,39 @@ export interface UploadedLogo {
   buffer: Buffer;
 }
 
+/** Samples per pixel of each PNG colour type. */
+const PNG_SAMPLES: Record<number, number> = { 0: 1, 2: 3, 3: 1, 4: 2, 6: 4 };
+/** Adam7 passes: first column and row, and the step between them. */
+const ADAM7 = [[0, 0, 8, 8], [4, 0, 8, 8], [0, 4, 4, 8], [2, 0, 4, 4], [0, 2, 2, 4], [1, 0, 2, 2], [0, 1, 1, 2]] as const;
+
+/**
+ * pngjs's synchronous reader does not report pixel data that is not zlib or is too short (it hands back
+ * blank pixels), so the IDAT stream is inflated here first and must hold exactly the rows the header
+ * announces.
+ */
+function checkPngData(data: Buffer): void {
+  const parts: Buffer[] = [];
+  for (let pos = 8; pos + 8 <= data.length; ) {
+    const length = data.readUInt32BE(pos);
+    if (data.toString('latin1', pos + 4, pos + 8) === 'IDAT') parts.push(data.subarray(pos + 8, pos + 8 + length));
+    pos += 12 + length;
+  }
+  const [width, height, depth, colourType, interlaced] = [data.readUInt32BE(16), data.readUInt32BE(20), data[24]!, data[25]!, data[28] === 1];
+  const bitsPerPixel = depth * (PNG_SAMPLES[colourType] ?? 4);
+  const expected = (interlaced ? ADAM7 : [[0, 0, 1, 1] as const])
+    .map(([x0, y0, dx, dy]) => ({ columns: Math.ceil((width - x0) / dx), rows: Math.ceil((height - y0) / dy) }))
+    .filter(({ columns, rows }) => columns > 0 && rows > 0)
+    .reduce((sum, pass) => sum + pass.rows * (1 + Math.ceil((pass.columns * bitsPerPixel) / 8)), 0);
+  const pixels = zlib.inflateSync(Buffer.concat(parts), { maxOutputLength: expected + 1 });
+  if (pixels.length !== expected) throw new Error('its image data does not decompress to the size its header announces');
+}
+
 /** The pixels of a PNG or JPEG, decoded by a well-tested pure JavaScript decoder; a fault is the file's. */
 function decode(data: Buffer, type: 'png' | 'jpg'): { width: number; height: number; data: Buffer } {
-  if (type === 'png') return PNG.sync.read(data);
+  if (type === 'png') {
+    checkPngData(data);
+    return PNG.sync.read(data);
+  }
   const image = jpeg.decode(data, { useTArray: true, formatAsRGBA: true, maxResolutionInMP: (LOGO_MAX_SIDE * LOGO_MAX_SIDE) / 1e6, maxMemoryUsageInMB: 64 });
   return { width: image.width, height: image.height, data: Buffer.from(image.data) };
 }

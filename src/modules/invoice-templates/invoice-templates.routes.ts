@@ -1,9 +1,7 @@
-import type { RequestHandler } from 'express';
-import multer from 'multer';
 import type { AppDeps } from '../../deps';
-import { AppError, ERROR_CODES } from '../../domain/errors';
 import { sendAsAttachment } from '../../http/download';
 import { documented } from '../../http/openapi';
+import { singleFile, singleFileRequestBody } from '../../http/upload';
 import { pageOf, pageQuery } from '../../http/paging';
 import { defineRoute, requires, type Route } from '../../http/route';
 import { deletedSchema, idParam } from '../../http/schemas';
@@ -13,20 +11,6 @@ const TAG = 'Invoice templates';
 /** SystemUser reads templates; how the organisation's invoices look is an Admin's decision. */
 const read = requires('InvoiceTemplateService:getTemplates');
 const manage = requires('InvoiceTemplateService:manageTemplates');
-
-/** Multipart parsing of one file of at most LOGO_MAX_BYTES; errors come back in the envelope (413 for a file too large). */
-function logoUpload(): RequestHandler {
-  const upload = multer({ storage: multer.memoryStorage(), limits: { fileSize: LOGO_MAX_BYTES, files: 1, fields: 0 } }).single('file');
-  return (req, res, next) =>
-    upload(req, res, (error: unknown) => {
-      if (!error) return next();
-      if (error instanceof multer.MulterError && error.code === 'LIMIT_FILE_SIZE') {
-        return next(new AppError('payload_too_large', 'File too large', [{ code: ERROR_CODES.payload_too_large, path: 'body.file', message: `at most ${LOGO_MAX_BYTES} bytes` }]));
-      }
-      const message = error instanceof Error ? error.message : 'Malformed multipart body';
-      return next(AppError.validation(message, 'body.file'));
-    });
-}
 
 export function invoiceTemplateRoutes(deps: AppDeps): Route[] {
   const { invoiceTemplates } = deps.services;
@@ -91,16 +75,13 @@ export function invoiceTemplateRoutes(deps: AppDeps): Route[] {
         summary: `Upload the template's logo (multipart/form-data, field "file"): a PNG or JPEG of at most ${LOGO_MAX_BYTES / 1024} KB (Admin only)`,
         tag: TAG,
         access: manage,
-        before: [logoUpload()],
+        before: [singleFile(LOGO_MAX_BYTES, { fields: 0 })],
         params: idParam,
         response: templateSchema,
         handler: async ({ params, auth, req }) => invoiceTemplates.setLogo(auth.organisationId, params.id, req.file),
       }),
       {
-        requestBody: {
-          required: true,
-          content: { 'multipart/form-data': { schema: { type: 'object', required: ['file'], properties: { file: { type: 'string', format: 'binary' } }, additionalProperties: false } } },
-        },
+        requestBody: singleFileRequestBody,
       },
     ),
     defineRoute({

@@ -1,9 +1,7 @@
-import type { RequestHandler } from 'express';
-import multer from 'multer';
 import { z } from 'zod';
 import type { AppDeps } from '../../deps';
-import { AppError, ERROR_CODES } from '../../domain/errors';
 import { documented } from '../../http/openapi';
+import { singleFile, singleFileRequestBody } from '../../http/upload';
 import { defineRoute, requires, type Route } from '../../http/route';
 import { deletedSchema, idParam, deleted, reference } from '../../http/schemas';
 import { streamAttachment } from '../../http/download';
@@ -20,21 +18,6 @@ const fileSchema = z.object({
 });
 
 const fileParams = z.object({ invoiceId: reference(), fileId: reference() });
-
-/** Multipart parsing with a size limit; errors come back in the envelope (413 for a file too large). */
-function singleFile(limitBytes: number): RequestHandler {
-  // Clients send a file name's UTF-8 bytes as they are; multer would read them as Latin-1.
-  const upload = multer({ storage: multer.memoryStorage(), limits: { fileSize: limitBytes, files: 1 }, defParamCharset: 'utf8' }).single('file');
-  return (req, res, next) =>
-    upload(req, res, (error: unknown) => {
-      if (!error) return next();
-      if (error instanceof multer.MulterError && error.code === 'LIMIT_FILE_SIZE') {
-        return next(new AppError('payload_too_large', 'File too large', [{ code: ERROR_CODES.payload_too_large, path: 'body.file', message: `at most ${limitBytes} bytes` }]));
-      }
-      const message = error instanceof Error ? error.message : 'Malformed multipart body';
-      return next(AppError.validation(message, 'body.file'));
-    });
-}
 
 export function invoiceFileRoutes(deps: AppDeps): Route[] {
   const files = deps.services.invoiceFiles;
@@ -54,10 +37,7 @@ export function invoiceFileRoutes(deps: AppDeps): Route[] {
         handler: async ({ params, auth, req }) => files.upload(auth.organisationId, params.id, req.file, auth.subjectId),
       }),
       {
-        requestBody: {
-          required: true,
-          content: { 'multipart/form-data': { schema: { type: 'object', required: ['file'], properties: { file: { type: 'string', format: 'binary' } }, additionalProperties: false } } },
-        },
+        requestBody: singleFileRequestBody,
       },
     ),
     defineRoute({

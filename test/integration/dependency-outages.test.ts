@@ -22,11 +22,15 @@ const auth = () => bearer(tenant.systemToken);
 const eventsOf = (prefix: string) =>
   api.db('usage_events').where({ organisation_id: tenant.organisationId }).whereLike('event_id', `${prefix}-%`).count({ n: '*' }).then((rows) => Number(rows[0]!.n));
 
-/** Temporal back on the same port with its state, and a worker polling it again. */
+/**
+ * Temporal back on the same port with its state, a worker polling it again, and the API's own client
+ * reconnected: /health answers 200, as a client honouring Retry-After would find before it retries.
+ */
 async function restoreTemporal(): Promise<void> {
   await stack.startTemporal();
   await stack.killWorker();
   await stack.startWorker();
+  await waitFor(async () => ((await api.http().get('/health')).status === 200 ? true : undefined), 60_000);
 }
 
 beforeAll(async () => {

@@ -164,7 +164,28 @@ const invoiceStepLocal: LocalActivityOptions = {
   retry: invoiceStep.retry,
 };
 
-export const LOCAL_ACTIVITY_PROFILES = { invoiceStep: invoiceStepLocal } as const satisfies Record<string, LocalActivityOptions>;
+/**
+ * A usage chunk written inside its child's only workflow task, and the batch's summary inside the task
+ * that receives the last chunk's result. A worker that dies mid-chunk loses the task; the server gives it
+ * to another worker once the task times out, and the chunk, idempotent, runs again there.
+ */
+const ingestionLocal: LocalActivityOptions = {
+  startToCloseTimeout: ingestion.startToCloseTimeout,
+  scheduleToCloseTimeout: ingestion.scheduleToCloseTimeout,
+  localRetryThreshold: '10 seconds',
+  retry: ingestion.retry,
+};
+const bookkeepingLocal: LocalActivityOptions = {
+  startToCloseTimeout: bookkeeping.startToCloseTimeout,
+  scheduleToCloseTimeout: bookkeeping.scheduleToCloseTimeout,
+  localRetryThreshold: '10 seconds',
+  retry: bookkeeping.retry,
+};
+
+export const LOCAL_ACTIVITY_PROFILES = { invoiceStep: invoiceStepLocal, ingestion: ingestionLocal, bookkeeping: bookkeepingLocal } as const satisfies Record<
+  string,
+  LocalActivityOptions
+>;
 
 // One proxy per profile: an activity's profile is fixed by the proxy it is called through.
 export const invoiceStepActivities = proxyActivities<InvoiceActivities>(ACTIVITY_PROFILES.invoiceStep);
@@ -172,6 +193,8 @@ export const invoiceStepActivities = proxyActivities<InvoiceActivities>(ACTIVITY
 export const invoiceStepLocalActivities = proxyLocalActivities<InvoiceActivities>(LOCAL_ACTIVITY_PROFILES.invoiceStep);
 export const transitionActivities = proxyActivities<ContractActivities & RevenueActivities>(ACTIVITY_PROFILES.transition);
 export const ingestionActivities = proxyActivities<Pick<UsageActivities, 'ingestUsageChunk'>>(ACTIVITY_PROFILES.ingestion);
+export const ingestionLocalActivities = proxyLocalActivities<Pick<UsageActivities, 'ingestUsageChunk'>>(LOCAL_ACTIVITY_PROFILES.ingestion);
+export const bookkeepingLocalActivities = proxyLocalActivities<Pick<UsageActivities, 'completeUsageBatch'>>(LOCAL_ACTIVITY_PROFILES.bookkeeping);
 export const longExportActivities = proxyActivities<Pick<ExportActivities, 'exportObjects'>>(ACTIVITY_PROFILES.longExport);
 export const billingActivities = proxyActivities<Pick<InvoiceRunActivities, 'billContracts' | 'advanceRunInvoices'>>(ACTIVITY_PROFILES.billing);
 export const webhookActivities = proxyActivities<WebhookActivities>(ACTIVITY_PROFILES.webhookAttempt);

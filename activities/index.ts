@@ -2,6 +2,7 @@ import type { InvoiceService } from '../src/modules/invoices/invoices.service';
 import type { Services } from '../src/services';
 import { reportingFailures } from './adapter';
 import { createContractActivities } from './contracts.activities';
+import { createCreditNoteActivities } from './credit-notes.activities';
 import { createEmailActivities } from './emails.activities';
 import { createExportActivities } from './export.activities';
 import { createInvoiceRunActivities } from './invoice-runs.activities';
@@ -29,6 +30,7 @@ export function createActivities(services: Services, drivers: WorkflowDrivers) {
     ...createInvoiceRunActivities(services, drivers),
     ...createWebhookActivities(services),
     ...createEmailActivities(services),
+    ...createCreditNoteActivities(services),
   });
 }
 

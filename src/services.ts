@@ -15,6 +15,9 @@ import { createContractLifecycleService } from './modules/contracts/contract-lif
 import { resolveContractPlan } from './modules/contracts/contract-plans.repository';
 import { createContractService } from './modules/contracts/contracts.service';
 import { createCustomerService } from './modules/customers/customers.service';
+import { createCreditNoteLifecycleService } from './modules/credit-notes/credit-note-lifecycle.service';
+import { createCreditNoteService } from './modules/credit-notes/credit-notes.service';
+import { createCreditService } from './modules/credits/credits.service';
 import { createEmailTemplateService } from './modules/email-templates/email-templates.service';
 import { createEmailSendingService } from './modules/emails/email-sending.service';
 import { createEmailService } from './modules/emails/emails.service';
@@ -104,6 +107,8 @@ export function createServices(deps: ServiceDeps) {
     invoiceItems: createInvoiceItemService(db),
     invoiceFiles: createInvoiceFileService(deps),
     invoiceLifecycle: createInvoiceLifecycleService(deps),
+    creditNoteLifecycle: createCreditNoteLifecycleService(deps),
+    credits: createCreditService(deps),
     collections: createCollectionsService(deps),
     invoiceRuns: createInvoiceRunService(db, deps.invoiceRunPaging),
     // Usage, plans and contracts
@@ -137,6 +142,7 @@ export function createApiServices(deps: ServiceDeps & { temporal: TemporalHandle
   const apiServices = {
     ...services,
     invoices: createInvoiceService(workflowDeps, resolveContractPlan),
+    creditNotes: createCreditNoteService(workflowDeps),
     revenueSync: createRevenueSyncService(workflowDeps),
     contracts: createContractService(workflowDeps),
     usage: createUsageService(workflowDeps),
@@ -155,6 +161,7 @@ export function createApiServices(deps: ServiceDeps & { temporal: TemporalHandle
       if (eventType.startsWith('invoice.')) return apiServices.invoices.get(organisationId, objectId);
       if (eventType.startsWith('contract.')) return apiServices.contracts.requireContract(organisationId, objectId);
       if (eventType === 'payment.created') return services.payments.getById(organisationId, objectId);
+      if (eventType.startsWith('credit_note.')) return apiServices.creditNotes.get(organisationId, objectId);
       if (eventType === 'usage.batch_processed') return apiServices.usage.batch(organisationId, objectId);
       return undefined;
     },

@@ -8,3 +8,4 @@ export { exportWorkflow } from './export.workflow';
 export { invoiceRunWorkflow } from './invoice-run.workflow';
 export { webhookDeliveryWorkflow } from './webhook-delivery.workflow';
 export { emailDeliveryWorkflow } from './email-delivery.workflow';
+export { creditNoteWorkflow } from './credit-note.workflow';

@@ -2,6 +2,7 @@ import { allHandlersFinished, proxyActivities, proxyLocalActivities, type Activi
 import type { Duration, SearchAttributePair } from '@temporalio/common';
 import { Mutex } from 'async-mutex';
 import type { ContractActivities } from '../activities/contracts.activities';
+import type { CreditNoteActivities } from '../activities/credit-notes.activities';
 import type { EmailActivities } from '../activities/emails.activities';
 import type { ExportActivities } from '../activities/export.activities';
 import type { InvoiceRunActivities } from '../activities/invoice-runs.activities';
@@ -25,6 +26,7 @@ export const revenueSyncWorkflowId = (invoiceItemId: string) => `revenue-sync:${
 export const invoiceRunWorkflowId = (runId: string) => `invoice-run:${runId}`;
 export const webhookDeliveryWorkflowId = (deliveryId: string, generation: number) => `webhook-delivery:${deliveryId}:${generation}`;
 export const emailWorkflowId = (emailId: string) => `email:${emailId}`;
+export const creditNoteWorkflowId = (creditNoteId: string) => `credit-note:${creditNoteId}`;
 /** One Temporal Schedule per organisation and schedule; the workflows it starts get this id plus the scheduled time. */
 export const invoiceRunScheduleId = (organisationId: string, scheduleId: string) => `invoice-run-schedule:${organisationId}:${scheduleId}`;
 
@@ -191,6 +193,8 @@ export const LOCAL_ACTIVITY_PROFILES = { invoiceStep: invoiceStepLocal, ingestio
 export const invoiceStepActivities = proxyActivities<InvoiceActivities>(ACTIVITY_PROFILES.invoiceStep);
 /** The steps of an invoice Update and their undo, run inside the workflow task (see LOCAL_ACTIVITY_PROFILES). */
 export const invoiceStepLocalActivities = proxyLocalActivities<InvoiceActivities>(LOCAL_ACTIVITY_PROFILES.invoiceStep);
+/** A credit note's steps, like an invoice's: short transactions inside the workflow task that received the Update. */
+export const creditNoteStepLocalActivities = proxyLocalActivities<CreditNoteActivities>(LOCAL_ACTIVITY_PROFILES.invoiceStep);
 export const transitionActivities = proxyActivities<ContractActivities & RevenueActivities>(ACTIVITY_PROFILES.transition);
 export const ingestionActivities = proxyActivities<Pick<UsageActivities, 'ingestUsageChunk'>>(ACTIVITY_PROFILES.ingestion);
 export const ingestionLocalActivities = proxyLocalActivities<Pick<UsageActivities, 'ingestUsageChunk'>>(LOCAL_ACTIVITY_PROFILES.ingestion);

@@ -57,6 +57,11 @@ const SYSTEM_USER_ACTIONS = [
   // Invoice runs: triggering invoicing is part of the role; schedules are not
   'InvoiceRunService:createInvoiceRun',
   'InvoiceRunService:getInvoiceRuns',
+  // Credit notes and customer credit (voiding and undoing a credit note are Admin's, as cancelling an invoice is)
+  'CreditNoteService:createCreditNote',
+  'CreditNoteService:getCreditNotes',
+  'CreditService:getCredits',
+  'CreditService:addCredits',
   // Payments
   'PaymentService:createPayment',
   'PaymentService:getPayments',
@@ -149,6 +154,8 @@ const ADMIN_ONLY_ACTIONS = [
   'WebhookService:manageEndpoints',
   'EmailTemplateService:manageTemplates',
   'InvoiceTemplateService:manageTemplates',
+  'CreditNoteService:voidCreditNote',
+  'CreditNoteService:undoCreditNote',
 ] as const;
 
 export type Action = (typeof SYSTEM_USER_ACTIONS)[number] | (typeof ADMIN_ONLY_ACTIONS)[number];

@@ -31,6 +31,8 @@ import { revenueRoutes } from './revenue/revenue.routes';
 import { webhookRoutes } from './webhooks/webhooks.routes';
 import { emailTemplateRoutes } from './email-templates/email-templates.routes';
 import { emailRoutes } from './emails/emails.routes';
+import { creditNoteRoutes } from './credit-notes/credit-notes.routes';
+import { creditRoutes } from './credits/credits.routes';
 
 /** Every route of the API, in the order Express matches them. */
 export function allRoutes(deps: AppDeps): Route[] {
@@ -55,6 +57,8 @@ export function allRoutes(deps: AppDeps): Route[] {
     ...contractRoutes(deps),
     ...invoiceRoutes(deps),
     ...invoiceFileRoutes(deps),
+    ...creditNoteRoutes(deps),
+    ...creditRoutes(deps),
     ...invoiceTemplateRoutes(deps),
     ...collectionRoutes(deps),
     ...invoiceRunRoutes(deps),

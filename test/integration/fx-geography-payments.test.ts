@@ -365,6 +365,7 @@ describe('payments', () => {
       paidAt,
       method: 'bank_transfer',
       reference: 'SEPA-123',
+      creditNoteId: null,
       createdAt: expect.stringMatching(ISO),
       updatedAt: expect.stringMatching(ISO),
     });

@@ -18,6 +18,17 @@ async function startWorker(): Promise<ChildProcess> {
   return worker;
 }
 
+/** Until a transaction waits for the lock of a number counter: the step is inside its transaction, held there. */
+async function untilWaitingOnCounter(): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const waiting = await api.db.raw("SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query ILIKE '%invoice_number_counters%'");
+    if (waiting.rows[0].n > 0) return;
+    if (Date.now() > deadline) throw new Error('no step reached the number counter');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 beforeAll(async () => {
   api = await startTestApi({ TEMPORAL_TASK_QUEUE: taskQueue });
   tenant = await createTenant(api, 'invoice-fault');
@@ -41,13 +52,7 @@ it('when the worker is killed in the middle of a raise, then the invoice ends ra
   await blocker('invoice_number_counters').where({ organisation_id: tenant.organisationId }).forUpdate().first();
   const raiseOnce = () => api.http().post(`/invoices/${invoice.id}/raise`).set(bearer(tenant.systemToken)).set('Idempotency-Key', `raise-${invoice.id}`).send({});
   const raise = raiseOnce().then((res) => res);
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const waiting = await api.db.raw("SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query ILIKE '%invoice_number_counters%'");
-    if (waiting.rows[0].n > 0) break;
-    if (Date.now() > deadline) throw new Error('the raise never reached the counter');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  await untilWaitingOnCounter();
   worker.kill('SIGKILL');
   await blocker.commit();
 
@@ -64,4 +69,40 @@ it('when the worker is killed in the middle of a raise, then the invoice ends ra
   expect(counter.last_number).toBe(2);
   const revenue = await api.db('revenue_records').where({ invoice_id: invoice.id });
   expect(revenue).toHaveLength(1);
+});
+
+it('when the worker is killed in the middle of a credit note\'s issue, then the note ends issued once, with one number, and nothing else counts', async () => {
+  // One worker on the queue, so that the one killed below is the one running the issue.
+  for (const worker of workers) if (worker.exitCode === null && worker.signalCode === null) worker.kill('SIGKILL');
+  const worker = await startWorker();
+  const fixture = await createBillingFixture(api, tenant);
+  const auth = bearer(tenant.systemToken);
+  const created = await api.http().post('/invoices').set(auth).send(invoiceBody(fixture.contractPlanId)).expect(201);
+  await api.http().post(`/invoices/${created.body.data.id}/raise`).set(auth).send({}).expect(200);
+  const invoiceId = created.body.data.id as string;
+  const credit = (key: string) => api.http().post(`/invoices/${invoiceId}/credit-notes`).set(auth).set('Idempotency-Key', key).send({ reason: 'Fault', amount: '10' });
+  // A first credit note creates the organisation's credit note counter.
+  expect((await credit(`first-${invoiceId}`)).body.data.number).toBe('CN-000001');
+
+  // Hold the counter: the issue takes the invoice's and the note's locks, then waits here, inside its transaction.
+  const blocker = await api.db.transaction();
+  await blocker('invoice_number_counters').where({ organisation_id: tenant.organisationId, series: 'credit_note' }).forUpdate().first();
+  const issuing = credit(`second-${invoiceId}`).then((res) => res);
+  await untilWaitingOnCounter();
+  worker.kill('SIGKILL');
+  await blocker.commit();
+  await startWorker();
+
+  // A 503 (the Update outlived its wait) leaves nothing behind; the same request again gets the note issued.
+  let res = await issuing;
+  for (let attempt = 0; res.status === 503 && attempt < 5; attempt += 1) res = await credit(`second-${invoiceId}`);
+  expect(res.status).toBe(201);
+  expect(res.body.data).toMatchObject({ status: 'issued', number: 'CN-000002', total: '10.00' });
+  const notes = await api.db('credit_notes').where({ invoice_id: invoiceId }).orderBy('number').select('number', 'status');
+  expect(notes).toEqual([
+    { number: 'CN-000001', status: 'issued' },
+    { number: 'CN-000002', status: 'issued' },
+  ]);
+  const counter = await api.db('invoice_number_counters').where({ organisation_id: tenant.organisationId, series: 'credit_note' }).first('last_number');
+  expect(counter.last_number).toBe(2);
 });

@@ -47,6 +47,8 @@ const FORBIDDEN_FOR_SYSTEM_USER = new Set([
   'DELETE /invoice-templates/{id}',
   'PUT /invoice-templates/{id}/logo',
   'DELETE /invoice-templates/{id}/logo',
+  'POST /credit-notes/{id}/void',
+  'POST /credit-notes/{id}/undo',
 ]);
 
 let api: TestApi;

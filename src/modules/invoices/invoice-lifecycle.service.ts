@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { calendarDay } from '../../db/dates';
 import { AppError, orNotFound } from '../../domain/errors';
 import { formatInvoiceNumber } from '../../domain/invoice-number';
+import { Decimal } from '../../domain/money';
 import { targetOf, type InvoiceStep } from '../../domain/invoice-state';
 import type { Mailer } from '../../mail/mailer';
 import type { CancelInput, PayInput, StepInput } from '../../../workflows/invoice-lifecycle.types';
@@ -9,6 +10,7 @@ import { createContactGroupRepository } from '../contact-groups/contact-groups.r
 import { createCustomerRepository } from '../customers/customers.repository';
 import { renderTemplateOfKind } from '../email-templates/email-templates.service';
 import { getOrganisationSettings } from '../organisation-settings/settings.repository';
+import { createCreditNoteRepository, type CreditNoteSettlement } from '../credit-notes/credit-notes.repository';
 import { createPaymentRepository } from '../payments/payments.repository';
 import { syncInvoiceRevenue } from '../revenue/revenue.service';
 import { createWebhookRepository } from '../webhooks/webhooks.repository';
@@ -21,7 +23,15 @@ import { createInvoiceRepository, type InvoiceRow, type InvoiceStatusChange, typ
 
 /** The repositories a step works with, all on the step's transaction. */
 function repositoriesOf(trx: Knex) {
-  return { invoices: createInvoiceRepository(trx), payments: createPaymentRepository(trx) };
+  return { invoices: createInvoiceRepository(trx), payments: createPaymentRepository(trx), creditNotes: createCreditNoteRepository(trx) };
+}
+
+/**
+ * Credit notes outlive what they credit only in order: an invoice with credit notes that count is not
+ * cancelled, nor its raise undone; one whose notes paid back or put credit on the balance keeps its payment.
+ */
+async function assertNoCreditNotes(step: { creditNotes: ReturnType<typeof createCreditNoteRepository>; invoice: InvoiceRow }, what: string, settlements?: CreditNoteSettlement[]): Promise<void> {
+  if (await step.creditNotes.anyStanding(step.invoice.id, settlements)) throw AppError.conflict(`the invoice has credit notes that count; void them before you ${what}`);
 }
 
 type Step = ReturnType<typeof repositoriesOf> & {
@@ -140,7 +150,10 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer }
       },
       (invoice) => ({ number: invoice.number! }),
     ),
-    unraise: undo((step, transition) => step.setStatus({ status: transition.from_state, clear: 'raised_at', due_in_days: null })),
+    unraise: undo(async (step, transition) => {
+      await assertNoCreditNotes(step, 'undo its raise');
+      await step.setStatus({ status: transition.from_state, clear: 'raised_at', due_in_days: null });
+    }),
 
     /**
      * Renders the PDF and e-mails it, with the organisation's invoice template (else the built-in message),
@@ -174,15 +187,23 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer }
     },
     unsend: undo((step, transition) => step.setStatus({ status: transition.from_state, clear: 'sent_at' })),
 
-    /** Records the payment of the invoice's total, keyed so that it is made once per transition. */
+    /**
+     * Records the payment of what the invoice leaves owing (its total less the credit notes that lowered
+     * it), keyed so that it is made once per transition; nothing is recorded when nothing is owed.
+     */
     pay: once<PayInput, void>(
       async (step, input) => {
         const { invoice } = step;
         if (!invoice.customer_id || invoice.total === null) throw AppError.conflict('Invoice has no customer or total to pay');
+        const owed = new Decimal(invoice.total).minus(await step.creditNotes.issuedReducingDue(invoice.id));
+        if (owed.lessThanOrEqualTo(0)) {
+          await step.complete('pay', { paid_date: input.paidDate.slice(0, 10), stamp: 'paid_at' }, {});
+          return;
+        }
         const payment = await step.payments.insert(invoice.organisation_id, {
           customerId: invoice.customer_id,
           invoiceId: invoice.id,
-          amount: invoice.total,
+          amount: owed.toFixed(),
           currency: invoice.currency,
           paidAt: input.paidDate,
           method: 'invoice',
@@ -194,7 +215,8 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer }
       () => undefined,
     ),
     unpay: undo(async (step, transition) => {
-      await step.payments.setDeleted(transition.data.paymentId!, true);
+      await assertNoCreditNotes(step, 'undo its payment', ['refund', 'balance']);
+      if (transition.data.paymentId) await step.payments.setDeleted(transition.data.paymentId, true);
       await step.setStatus({ status: transition.from_state, paid_date: null, clear: 'paid_at' });
     }),
 
@@ -202,6 +224,7 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer }
     cancel: once<CancelInput, void>(
       async (step, input) => {
         const { invoice } = step;
+        await assertNoCreditNotes(step, 'cancel it');
         const payment = invoice.status === 'paid' ? await step.payments.findOfInvoice(invoice.organisation_id, invoice.id) : undefined;
         if (payment) await step.payments.setDeleted(payment.id, true);
         const comments = input.comments !== undefined ? { comments: input.comments } : {};

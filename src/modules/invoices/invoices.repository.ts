@@ -218,7 +218,8 @@ export interface InvoiceStatusChange {
 /** Raised or sent: the invoice is owed. */
 const OWED: InvoiceState[] = ['raised', 'sent'];
 
-const NUMBER_SERIES = 'default';
+/** Gapless number series per organisation: invoices, and credit notes with their own. */
+export type NumberSeries = 'default' | 'credit_note';
 
 const itemOrder = [{ column: 'created_at' }, { column: 'id' }];
 
@@ -405,11 +406,14 @@ export function createInvoiceRepository(db: Knex) {
         });
     },
 
-    /** Gapless: the counter row stays locked until the caller's transaction ends, so a rolled-back raise takes no number. */
-    async takeNextNumber(organisationId: string): Promise<number> {
-      await db('invoice_number_counters').insert({ organisation_id: organisationId, series: NUMBER_SERIES, last_number: 0 }).onConflict(['organisation_id', 'series']).ignore();
+    /**
+     * Gapless: the counter row stays locked until the caller's transaction ends, so a rolled-back raise (or
+     * credit note issue) takes no number. `default` is the invoices' series.
+     */
+    async takeNextNumber(organisationId: string, series: NumberSeries = 'default'): Promise<number> {
+      await db('invoice_number_counters').insert({ organisation_id: organisationId, series, last_number: 0 }).onConflict(['organisation_id', 'series']).ignore();
       const [row] = await db('invoice_number_counters')
-        .where({ organisation_id: organisationId, series: NUMBER_SERIES })
+        .where({ organisation_id: organisationId, series })
         .increment('last_number', 1)
         .returning<{ last_number: number }[]>('last_number');
       return row!.last_number;

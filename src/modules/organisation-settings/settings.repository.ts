@@ -4,6 +4,7 @@ export interface SettingsRow {
   base_currency: string;
   timezone: string;
   invoice_number_format: string;
+  credit_note_number_format: string;
   payment_terms_days: number;
   auto_raise_generated_invoices: boolean;
   auto_send_generated_invoices: boolean;

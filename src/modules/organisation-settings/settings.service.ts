@@ -6,6 +6,7 @@ export interface OrganisationSettings {
   baseCurrency: string;
   timezone: string;
   invoiceNumberFormat: string;
+  creditNoteNumberFormat: string;
   paymentTermsDays: number;
   autoRaiseGeneratedInvoices: boolean;
   autoSendGeneratedInvoices: boolean;
@@ -22,6 +23,7 @@ const toSettings = (row: SettingsRow): OrganisationSettings => ({
   baseCurrency: row.base_currency,
   timezone: row.timezone,
   invoiceNumberFormat: row.invoice_number_format,
+  creditNoteNumberFormat: row.credit_note_number_format,
   paymentTermsDays: row.payment_terms_days,
   autoRaiseGeneratedInvoices: row.auto_raise_generated_invoices,
   autoSendGeneratedInvoices: row.auto_send_generated_invoices,
@@ -36,6 +38,7 @@ function columnsOf(update: SettingsUpdate): SettingsChanges {
     base_currency: update.baseCurrency,
     timezone: update.timezone,
     invoice_number_format: update.invoiceNumberFormat,
+    credit_note_number_format: update.creditNoteNumberFormat,
     payment_terms_days: update.paymentTermsDays,
     auto_raise_generated_invoices: update.autoRaiseGeneratedInvoices,
     auto_send_generated_invoices: update.autoSendGeneratedInvoices,

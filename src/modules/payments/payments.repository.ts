@@ -20,6 +20,8 @@ export interface PaymentRow {
   idempotency_key: string | null;
   idempotency_fingerprint: string | null;
   idempotency_scope: IdempotencyScope | null;
+  /** Set on a refund: a negative payment made by issuing this credit note. */
+  credit_note_id: string | null;
   created_at: Date;
   updated_at: Date;
   deleted_at: Date | null;
@@ -34,6 +36,8 @@ export interface NewPayment {
   paidAt: Date | string;
   method: string | null;
   reference: string | null;
+  /** A refund: the credit note that pays the amount back (negative). */
+  creditNoteId?: string;
   /**
    * `client`: the caller's Idempotency-Key with its request's fingerprint. `system`: a key made by the
    * server (an invoice's payment), never replayed from a request. The two never collide.
@@ -74,6 +78,7 @@ export function createPaymentRepository(db: Knex) {
           idempotency_key: payment.idempotency?.key ?? null,
           idempotency_fingerprint: payment.idempotency?.fingerprint ?? null,
           idempotency_scope: payment.idempotency?.scope ?? null,
+          credit_note_id: payment.creditNoteId ?? null,
         })
         .returning<PaymentRow[]>('*');
       return row!;
@@ -102,9 +107,9 @@ export function createPaymentRepository(db: Knex) {
       });
     },
 
-    /** The live payment recorded for an invoice. */
+    /** The live payment recorded for an invoice (its refunds left out). */
     async findOfInvoice(organisationId: string, invoiceId: string): Promise<PaymentRow | undefined> {
-      return live(organisationId).where({ invoice_id: invoiceId }).first();
+      return live(organisationId).where({ invoice_id: invoiceId }).whereNull('credit_note_id').first();
     },
 
     async update(organisationId: string, id: string, patch: PaymentPatch): Promise<PaymentRow | undefined> {
@@ -120,7 +125,7 @@ export function createPaymentRepository(db: Knex) {
       return deleted > 0;
     },
 
-    /** An invoice step and its undo: deletes or restores the payment the step made or reversed. */
+    /** An invoice or credit note step and its undo: deletes or restores the payment the step made or reversed. */
     async setDeleted(id: string, deleted: boolean): Promise<void> {
       await db('payments').where({ id }).update({ deleted_at: deleted ? db.fn.now() : null, updated_at: db.fn.now() });
     },

@@ -39,10 +39,11 @@ export const paymentSchema = z.object({
   id: z.string(),
   customerId: z.string(),
   invoiceId: z.string().nullable(),
-  amount: z.string().describe("decimal string with the currency's minor-unit digits"),
+  amount: z.string().describe("decimal string with the currency's minor-unit digits; negative for a refund"),
   currency: z.string(),
   paidAt: z.string().describe('ISO 8601 date-time, UTC'),
   method: z.string().nullable(),
   reference: z.string().nullable(),
+  creditNoteId: z.string().nullable().describe('set on a refund: a negative payment made by issuing this credit note'),
   ...timestamps,
 });

@@ -25,6 +25,7 @@ export interface Payment {
   paidAt: string;
   method: string | null;
   reference: string | null;
+  creditNoteId: string | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -39,6 +40,7 @@ export function toPayment(row: PaymentRow): Payment {
     paidAt: row.paid_at.toISOString(),
     method: row.method,
     reference: row.reference,
+    creditNoteId: row.credit_note_id,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   };
@@ -48,6 +50,11 @@ export interface CreatedPayment {
   payment: Payment;
   /** True when an earlier request with the same Idempotency-Key created it. */
   replayed: boolean;
+}
+
+/** A refund belongs to its credit note: it changes when the credit note is voided or undone, not by hand. */
+function assertNotRefund(row: PaymentRow): void {
+  if (row.credit_note_id) throw AppError.conflict(`this payment is the refund of credit note ${row.credit_note_id}; void the credit note instead`);
 }
 
 /** More decimals than the currency carries is a mistake to report, not a rounding to hide. */
@@ -140,6 +147,7 @@ export function createPaymentService(db: Knex) {
     /** The currency is fixed at creation, so a new amount is checked against the stored one. */
     async update(organisationId: string, id: string, input: UpdatePaymentBody): Promise<Payment> {
       const current = await found(organisationId, id);
+      assertNotRefund(current);
       if (input.amount !== undefined) assertFitsCurrency(input.amount, current.currency);
       const row = await payments.update(organisationId, id, {
         amount: input.amount,
@@ -151,6 +159,7 @@ export function createPaymentService(db: Knex) {
     },
 
     async delete(organisationId: string, id: string): Promise<void> {
+      assertNotRefund(await found(organisationId, id));
       if (!(await payments.softDelete(organisationId, id))) throw AppError.notFound('Payment');
     },
   };

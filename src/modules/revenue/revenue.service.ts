@@ -2,8 +2,10 @@ import type { Knex } from 'knex';
 import { calendarDay } from '../../db/dates';
 import { orNotFound } from '../../domain/errors';
 import type { InvoiceState } from '../../domain/invoice-state';
+import { toDecimal } from '../../domain/money';
 import { recogniseStraightLine } from '../../domain/revenue';
 import type { Page, PageQuery } from '../../http/paging';
+import { createCreditNoteRepository } from '../credit-notes/credit-notes.repository';
 import { createInvoiceRepository, type InvoiceRow } from '../invoices/invoices.repository';
 import { createRevenueRepository, type NewRevenueRecord, type RevenueRecord, type RevenueStatus } from './revenue.repository';
 
@@ -20,7 +22,8 @@ export type RevenueInvoice = Pick<InvoiceRow, 'id' | 'organisation_id' | 'curren
  * Revenue is derived, never edited: the records of an invoice are recomputed from its items and its state
  * inside the transition's own transaction (`trx`), so a retry or an undo leaves exactly one consistent set.
  * A draft has none; a cancelled invoice keeps its records, marked reversed. `onlyItemId` limits the sync
- * to one item (POST /revenue/sync). Returns the number of records written or marked.
+ * to one item (POST /revenue/sync). What issued credit notes credit on an item is not recognised: an item
+ * credited in full has no records. Returns the number of records written or marked.
  */
 export async function syncInvoiceRevenue(trx: Knex, invoice: RevenueInvoice, state: InvoiceState, onlyItemId?: string): Promise<number> {
   const revenue = createRevenueRepository(trx);
@@ -33,10 +36,13 @@ export async function syncInvoiceRevenue(trx: Knex, invoice: RevenueInvoice, sta
   if (state === 'cancelled') return revenue.setStatus(scope, status);
   const invoiceDate = calendarDay(invoice.date);
   const items = await createInvoiceRepository(trx).items(invoice.id, onlyItemId);
+  const credited = await createCreditNoteRepository(trx).issuedNetByItem(invoice.id);
   const records: NewRevenueRecord[] = items.flatMap((item) => {
     const from = calendarDay(item.from_date ?? invoice.from_date ?? invoiceDate);
     const to = calendarDay(item.to_date ?? invoice.to_date ?? from);
-    return recogniseStraightLine(item.amount ?? '0', invoice.currency, from, to).map((slice) => ({
+    const amount = toDecimal(item.amount ?? '0').minus(credited.get(item.id) ?? '0');
+    if (credited.has(item.id) && amount.isZero()) return [];
+    return recogniseStraightLine(amount.toFixed(), invoice.currency, from, to).map((slice) => ({
       organisation_id: invoice.organisation_id,
       invoice_id: invoice.id,
       invoice_item_id: item.id,

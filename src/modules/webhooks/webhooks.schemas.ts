@@ -20,6 +20,9 @@ export const WEBHOOK_EVENT_TYPES = [
   'contract.terminated',
   'milestone.achieved',
   'payment.created',
+  'credit_note.issued',
+  'credit_note.voided',
+  'credits.granted',
   'usage.batch_processed',
   'webhook.test',
 ] as const;

@@ -1,0 +1,13 @@
+import type { Services } from '../src/services';
+import type { CreditNoteStepInput } from '../src/modules/credit-notes/credit-note-lifecycle.service';
+
+export function createCreditNoteActivities(services: Services) {
+  const { creditNoteLifecycle } = services;
+  return {
+    issueCreditNote: (input: CreditNoteStepInput) => creditNoteLifecycle.issue(input),
+    voidCreditNote: (input: CreditNoteStepInput) => creditNoteLifecycle.void(input),
+    undoCreditNote: (input: CreditNoteStepInput) => creditNoteLifecycle.undo(input),
+  };
+}
+
+export type CreditNoteActivities = ReturnType<typeof createCreditNoteActivities>;

@@ -1,0 +1,144 @@
+import { currencyMinorUnits } from './currencies';
+import { AppError } from './errors';
+import { Decimal, hasAtMostMinorUnits, roundToMinor, toDecimal } from './money';
+
+/**
+ * What a credit note may credit, and how much of it is tax. Pure: the caller reads the invoice and what
+ * earlier credit notes (not voided) credited, under a lock on the invoice, and stores the plan.
+ *
+ * - Lines credit invoice items by net amount (or by quantity at the item's price). An item is never
+ *   credited beyond its amount, and the invoice never beyond its total.
+ * - Tax follows the net: after any credit note, the tax credited so far is the invoice's tax scaled by the
+ *   share of its subtotal credited so far, rounded once, so rounding never accumulates across notes.
+ * - A whole-invoice credit of an amount (tax included) is split into net and tax the same way, and its net
+ *   over the items in proportion to what is left to credit on each (largest remainder, in minor units).
+ * Crediting everything left, in any number of notes of either kind, credits exactly the subtotal, the tax
+ * and the total.
+ */
+
+export interface CreditableInvoice {
+  currency: string;
+  subtotal: string;
+  taxTotal: string;
+  total: string;
+  items: ReadonlyArray<{ id: string; title: string; quantity: string; price: string; amount: string }>;
+}
+
+/** What earlier credit notes of the invoice credited, voided ones left out. */
+export interface CreditedSoFar {
+  subtotal: string;
+  total: string;
+  /** Net credited per invoice item id. */
+  byItem: ReadonlyMap<string, string>;
+}
+
+export type CreditRequest =
+  | { lines: ReadonlyArray<{ invoiceItemId: string; amount?: string; quantity?: string }> }
+  | { amount: string };
+
+export interface CreditNoteLine {
+  invoiceItemId: string;
+  title: string;
+  quantity: string | null;
+  amount: string;
+}
+
+export interface CreditNotePlan {
+  lines: CreditNoteLine[];
+  subtotal: string;
+  taxTotal: string;
+  total: string;
+}
+
+const zero = new Decimal(0);
+const min = (a: Decimal, b: Decimal) => (a.lessThan(b) ? a : b);
+const max = (a: Decimal, b: Decimal) => (a.greaterThan(b) ? a : b);
+
+/** The tax credited once `net` of the subtotal is: the invoice's tax in that proportion, rounded once. */
+function taxAt(invoice: CreditableInvoice, net: Decimal): Decimal {
+  const subtotal = toDecimal(invoice.subtotal);
+  if (subtotal.lessThanOrEqualTo(0)) return zero;
+  return roundToMinor(toDecimal(invoice.taxTotal).times(net).dividedBy(subtotal), invoice.currency);
+}
+
+/** `amount` shared over `weights` (all ≥ 0, some > 0) in minor units, by largest remainder: the shares add up to it. */
+function shareOut(amount: Decimal, weights: Decimal[], currency: string): Decimal[] {
+  const unit = new Decimal(10).pow(-currencyMinorUnits(currency));
+  const whole = weights.reduce((sum, weight) => sum.plus(weight), zero);
+  const exact = weights.map((weight) => amount.times(weight).dividedBy(whole));
+  const shares = exact.map((value) => value.dividedBy(unit).floor().times(unit));
+  let left = amount.minus(shares.reduce((sum, share) => sum.plus(share), zero)).dividedBy(unit).round().toNumber();
+  const order = exact.map((value, i) => ({ i, lost: value.minus(shares[i]!) })).sort((a, b) => b.lost.comparedTo(a.lost) || a.i - b.i);
+  for (let k = 0; left > 0; k = (k + 1) % order.length, left -= 1) shares[order[k]!.i] = shares[order[k]!.i]!.plus(unit);
+  return shares;
+}
+
+function money(value: string, currency: string, path: string): Decimal {
+  const amount = toDecimal(value);
+  if (!hasAtMostMinorUnits(amount, currency)) throw AppError.validation(`has more decimals than ${currency} has`, path);
+  if (amount.lessThanOrEqualTo(0)) throw AppError.validation('must be greater than 0', path);
+  return amount;
+}
+
+export function planCreditNote(invoice: CreditableInvoice, credited: CreditedSoFar, request: CreditRequest): CreditNotePlan {
+  const { currency } = invoice;
+  const format = (value: Decimal) => value.toFixed(currencyMinorUnits(currency));
+  const subtotal = toDecimal(invoice.subtotal);
+  const total = toDecimal(invoice.total);
+  const taxTotal = toDecimal(invoice.taxTotal);
+  const netBefore = toDecimal(credited.subtotal);
+  const grossBefore = toDecimal(credited.total);
+  const taxBefore = grossBefore.minus(netBefore);
+  const leftOn = (itemId: string, amount: string) => toDecimal(amount).minus(toDecimal(credited.byItem.get(itemId) ?? '0'));
+  const leftInTotal = total.minus(grossBefore);
+
+  let lines: CreditNoteLine[];
+  let net: Decimal;
+  let tax: Decimal;
+  if ('amount' in request) {
+    const gross = money(request.amount, currency, 'body.amount');
+    if (gross.greaterThan(leftInTotal)) throw AppError.conflict(`the credit of ${format(gross)} ${currency} exceeds what is left to credit on the invoice: ${format(max(leftInTotal, zero))} ${currency}`);
+    // The net that keeps the credited tax in the invoice's proportion, within what is left of each.
+    const netAfter = total.isZero() ? zero : roundToMinor(subtotal.times(grossBefore.plus(gross)).dividedBy(total), currency);
+    const taxLeft = taxTotal.minus(taxBefore);
+    net = max(min(netAfter.minus(netBefore), min(gross, subtotal.minus(netBefore))), gross.minus(taxLeft));
+    tax = gross.minus(net);
+    const open = invoice.items.map((item) => ({ item, left: max(leftOn(item.id, item.amount), zero) })).filter(({ left }) => left.greaterThan(0));
+    if (net.greaterThan(0) && open.length === 0) throw AppError.conflict('every item of the invoice is credited already');
+    const shares = net.greaterThan(0) ? shareOut(net, open.map(({ left }) => left), currency) : [];
+    lines = open
+      .map(({ item }, i) => ({ invoiceItemId: item.id, title: item.title, quantity: null, amount: format(shares[i] ?? zero) }))
+      .filter((line) => toDecimal(line.amount).greaterThan(0));
+  } else {
+    const byId = new Map(invoice.items.map((item) => [item.id, item]));
+    const seen = new Set<string>();
+    lines = request.lines.map((line, index) => {
+      const path = `body.items.${index}`;
+      const item = byId.get(line.invoiceItemId);
+      if (!item) throw AppError.validation('is not an item of this invoice', `${path}.invoiceItemId`);
+      if (seen.has(item.id)) throw AppError.validation('names an item already credited by another line of this credit note', `${path}.invoiceItemId`);
+      seen.add(item.id);
+      let amount: Decimal;
+      let quantity: string | null = null;
+      if (line.quantity !== undefined) {
+        const units = toDecimal(line.quantity);
+        if (units.lessThanOrEqualTo(0)) throw AppError.validation('must be greater than 0', `${path}.quantity`);
+        if (units.greaterThan(toDecimal(item.quantity))) throw AppError.validation(`is more than the item's quantity, ${toDecimal(item.quantity).toFixed()}`, `${path}.quantity`);
+        amount = roundToMinor(units.times(item.price), currency);
+        quantity = units.toFixed();
+      } else {
+        amount = money(line.amount!, currency, `${path}.amount`);
+      }
+      const left = leftOn(item.id, item.amount);
+      if (amount.lessThanOrEqualTo(0)) throw AppError.validation('credits nothing: the item has no positive amount', path);
+      if (amount.greaterThan(left)) throw AppError.conflict(`item "${item.title}": ${format(amount)} ${currency} exceeds what is left to credit on it, ${format(max(left, zero))} ${currency}`);
+      return { invoiceItemId: item.id, title: item.title, quantity, amount: format(amount) };
+    });
+    net = lines.reduce((sum, line) => sum.plus(line.amount), zero);
+    // The tax credited so far, after this note, in the invoice's proportion; never more than is left of it.
+    tax = min(max(taxAt(invoice, netBefore.plus(net)).minus(taxBefore), zero), taxTotal.minus(taxBefore));
+    if (net.plus(tax).greaterThan(leftInTotal)) throw AppError.conflict(`the credit of ${format(net.plus(tax))} ${currency} exceeds what is left to credit on the invoice: ${format(max(leftInTotal, zero))} ${currency}`);
+  }
+  if (net.plus(tax).lessThanOrEqualTo(0)) throw AppError.validation('the credit note credits nothing', 'body');
+  return { lines, subtotal: format(net), taxTotal: format(tax), total: format(net.plus(tax)) };
+}

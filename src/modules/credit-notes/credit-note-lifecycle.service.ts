@@ -1,0 +1,187 @@
+import type { Knex } from 'knex';
+import { AppError, orNotFound } from '../../domain/errors';
+import { formatInvoiceNumber } from '../../domain/invoice-number';
+import { toDecimal } from '../../domain/money';
+import { createCreditRepository } from '../credits/credits.repository';
+import { createInvoiceRepository, type InvoiceRow } from '../invoices/invoices.repository';
+import { getOrganisationSettings } from '../organisation-settings/settings.repository';
+import { createPaymentRepository } from '../payments/payments.repository';
+import { syncInvoiceRevenue } from '../revenue/revenue.service';
+import { createWebhookRepository } from '../webhooks/webhooks.repository';
+import { createCreditNoteRepository, type CreditNoteChange, type CreditNoteRow } from './credit-notes.repository';
+import { toCreditNote } from './credit-notes.service';
+
+/** One step of a credit note's workflow; `stepId` is fixed by the workflow, so a retried step is a no-op. */
+export interface CreditNoteStepInput {
+  organisationId: string;
+  creditNoteId: string;
+  stepId: string;
+}
+
+/** Invoices a credit note may credit: out to the customer, not cancelled. */
+const CREDITABLE = new Set(['raised', 'sent', 'paid']);
+
+interface Step {
+  trx: Knex;
+  note: CreditNoteRow;
+  invoice: InvoiceRow;
+}
+
+/**
+ * The steps of the credit note workflow, each one transaction: the invoice is locked first, then the
+ * credit note (the order every writer of either keeps), and a step already applied returns at once.
+ */
+export function createCreditNoteLifecycleService(deps: { db: Knex }) {
+  const { db } = deps;
+
+  /** What a step changes, and the event it announces. */
+  type Outcome = { change: Omit<CreditNoteChange, 'last_step_id'>; event?: 'credit_note.issued' | 'credit_note.voided' };
+
+  function inStep(input: CreditNoteStepInput, work: (step: Step) => Promise<Outcome>): Promise<void> {
+    return db.transaction(async (trx) => {
+      const notes = createCreditNoteRepository(trx);
+      const unlocked = orNotFound(await notes.find(input.organisationId, input.creditNoteId), 'Credit note');
+      const invoice = orNotFound(await createInvoiceRepository(trx).lock(input.organisationId, unlocked.invoice_id), 'Invoice');
+      const note = (await notes.lock(input.organisationId, input.creditNoteId))!;
+      if (note.last_step_id === input.stepId) return;
+      const { change, event } = await work({ trx, note, invoice });
+      await notes.apply(note.id, { ...change, last_step_id: input.stepId });
+      // Revenue is derived: the invoice's items less what issued credit notes credit on them.
+      await syncInvoiceRevenue(trx, invoice, invoice.status);
+      if (event) await emit(trx, note, event);
+    });
+  }
+
+  /** A note that lowered what an unpaid invoice owed cannot stop counting once the invoice is paid. */
+  function assertDueStillOpen({ note, invoice }: Step): void {
+    if (note.settlement === 'reduces_due' && invoice.status === 'paid') {
+      throw AppError.conflict('the invoice was paid for the amount this credit note left owing; undo the payment first');
+    }
+  }
+
+  async function emit(trx: Knex, note: CreditNoteRow, type: 'credit_note.issued' | 'credit_note.voided'): Promise<void> {
+    const current = (await createCreditNoteRepository(trx).find(note.organisation_id, note.id))!;
+    await createWebhookRepository(trx).emit(note.organisation_id, type, toCreditNote(current));
+  }
+
+  /** The note's number: kept from an earlier issue, else the next of the organisation's credit note series. */
+  async function numberOf({ trx, note }: Step): Promise<Pick<CreditNoteRow, 'number' | 'number_sequence'>> {
+    if (note.number) return { number: note.number, number_sequence: note.number_sequence };
+    const sequence = await createInvoiceRepository(trx).takeNextNumber(note.organisation_id, 'credit_note');
+    const { credit_note_number_format: format } = await getOrganisationSettings(trx, note.organisation_id);
+    return { number: formatInvoiceNumber(format, sequence, new Date().toISOString().slice(0, 10)), number_sequence: sequence };
+  }
+
+  /** Gives the credited amount to the customer: owed less, paid back, or added to the credit balance. */
+  async function settle({ trx, note, invoice }: Step): Promise<Pick<CreditNoteChange, 'settlement' | 'refund_payment_id'>> {
+    if (invoice.status !== 'paid') return { settlement: 'reduces_due', refund_payment_id: null };
+    if (note.refund) {
+      const payments = createPaymentRepository(trx);
+      if (note.refund_payment_id) {
+        await payments.setDeleted(note.refund_payment_id, false);
+        return { settlement: 'refund', refund_payment_id: note.refund_payment_id };
+      }
+      const payment = await payments.insert(note.organisation_id, {
+        customerId: note.customer_id,
+        invoiceId: invoice.id,
+        amount: toDecimal(note.total).negated().toFixed(),
+        currency: note.currency,
+        paidAt: new Date(),
+        method: 'refund',
+        reference: null,
+        creditNoteId: note.id,
+        idempotency: { scope: 'system', key: `credit-note:${note.id}:refund`, fingerprint: null },
+      });
+      return { settlement: 'refund', refund_payment_id: payment.id };
+    }
+    await createCreditRepository(trx).append({
+      organisationId: note.organisation_id,
+      customerId: note.customer_id,
+      currency: note.currency,
+      kind: 'credit_note',
+      amount: note.total,
+      reason: `credit note ${note.number ?? note.id}`,
+      creditNoteId: note.id,
+      invoiceId: invoice.id,
+    });
+    return { settlement: 'balance', refund_payment_id: null };
+  }
+
+  /** Takes back what `settle` gave: the refund deleted, the balance lowered (refused if it was spent). */
+  async function unsettle({ trx, note }: Step, why: string): Promise<void> {
+    if (note.settlement === 'refund' && note.refund_payment_id) await createPaymentRepository(trx).setDeleted(note.refund_payment_id, true);
+    if (note.settlement === 'balance') {
+      await createCreditRepository(trx).append({
+        organisationId: note.organisation_id,
+        customerId: note.customer_id,
+        currency: note.currency,
+        kind: 'adjustment',
+        amount: toDecimal(note.total).negated().toFixed(),
+        reason: `credit note ${note.number} ${why}`,
+        creditNoteId: note.id,
+        invoiceId: note.invoice_id,
+      });
+    }
+  }
+
+  /** A voided note counts again once undone: only if the invoice still has room for it. */
+  async function assertRoomFor({ trx, note }: Step): Promise<void> {
+    const credited = await createCreditNoteRepository(trx).creditedSoFar(note.invoice_id);
+    const invoice = (await createInvoiceRepository(trx).findRow(note.organisation_id, note.invoice_id))!;
+    const lines = (await createCreditNoteRepository(trx).find(note.organisation_id, note.id))!.items;
+    const items = new Map((await createInvoiceRepository(trx).items(note.invoice_id)).map((item) => [item.id, item]));
+    const overItem = lines.some((line) => toDecimal(credited.byItem.get(line.invoice_item_id) ?? '0').plus(line.amount).greaterThan(items.get(line.invoice_item_id)?.amount ?? '0'));
+    if (overItem || toDecimal(credited.total).plus(note.total).greaterThan(invoice.total ?? '0')) {
+      throw AppError.conflict('other credit notes took what this one credited: undoing its void would credit more than the invoice');
+    }
+  }
+
+  return {
+    /** Number, settlement, revenue, `credit_note.issued`. */
+    async issue(input: CreditNoteStepInput): Promise<void> {
+      await inStep(input, async (step) => {
+        const { note, invoice } = step;
+        if (note.status !== 'draft') throw AppError.conflict(`the credit note is ${note.status}, not draft`);
+        if (!CREDITABLE.has(invoice.status)) throw AppError.conflict(`the invoice is ${invoice.status}: only a raised, sent or paid invoice can be credited`);
+        if (note.refund && invoice.status !== 'paid') throw AppError.conflict(`the invoice is ${invoice.status}: only a paid invoice can be refunded`);
+        const numbering = await numberOf(step);
+        const settlement = await settle({ ...step, note: { ...note, ...numbering } });
+        return { change: { status: 'issued', issued_at: new Date(), voided_at: null, ...numbering, ...settlement }, event: 'credit_note.issued' };
+      });
+    },
+
+    /** An issued note's settlement taken back; a draft simply never counts. `credit_note.voided`. */
+    async void(input: CreditNoteStepInput): Promise<void> {
+      await inStep(input, async (step) => {
+        const { note } = step;
+        if (note.status === 'voided') throw AppError.conflict('the credit note is voided already');
+        if (note.status === 'issued') {
+          assertDueStillOpen(step);
+          await unsettle(step, 'voided');
+        }
+        return { change: { status: 'voided', voided_at: new Date() }, event: 'credit_note.voided' };
+      });
+    },
+
+    /**
+     * The compensation of the last step: a voided note is standing again (issued, or a draft if it never
+     * was issued), an issued one is a draft again, keeping its number for when it is issued again.
+     */
+    async undo(input: CreditNoteStepInput): Promise<void> {
+      await inStep(input, async (step) => {
+        const { note } = step;
+        if (note.status === 'draft') throw AppError.conflict('nothing to undo: the credit note is a draft');
+        if (note.status === 'voided') {
+          await assertRoomFor(step);
+          if (!note.issued_at) return { change: { status: 'draft', voided_at: null } };
+          return { change: { status: 'issued', voided_at: null, ...(await settle(step)) } };
+        }
+        assertDueStillOpen(step);
+        await unsettle(step, 'undone');
+        return { change: { status: 'draft', issued_at: null, settlement: null } };
+      });
+    },
+  };
+}
+
+export type CreditNoteLifecycleService = ReturnType<typeof createCreditNoteLifecycleService>;

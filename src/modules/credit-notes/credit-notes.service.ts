@@ -1,0 +1,121 @@
+import { WithStartWorkflowOperation } from '@temporalio/client';
+import type { UpdateDefinition } from '@temporalio/common';
+import { planCreditNote } from '../../domain/credit-notes';
+import { AppError, orNotFound } from '../../domain/errors';
+import { formatAmount, toDecimal } from '../../domain/money';
+import type { Page, PageQuery } from '../../http/paging';
+import type { WorkflowServiceDeps } from '../../temporal/client';
+import { creditNoteWorkflow, issueCreditNoteUpdate, undoCreditNoteUpdate, voidCreditNoteUpdate } from '../../../workflows/credit-note.workflow';
+import { creditNoteWorkflowId, searchAttributes } from '../../../workflows/shared';
+import { createInvoiceRepository } from '../invoices/invoices.repository';
+import { createCreditNoteRepository, type CreditNoteFilter, type CreditNoteRow, type CreditNoteWithItems } from './credit-notes.repository';
+import type { CreateCreditNoteBody, CreditNote } from './credit-notes.schemas';
+
+export function toCreditNote(row: CreditNoteWithItems): CreditNote {
+  const money = (value: string) => formatAmount(value, row.currency);
+  return {
+    id: row.id,
+    number: row.number,
+    invoiceId: row.invoice_id,
+    customerId: row.customer_id,
+    status: row.status,
+    reason: row.reason,
+    currency: row.currency,
+    subtotal: money(row.subtotal),
+    taxTotal: money(row.tax_total),
+    total: money(row.total),
+    refund: row.refund,
+    settlement: row.settlement,
+    refundPaymentId: row.refund_payment_id,
+    items: row.items.map((item) => ({ invoiceItemId: item.invoice_item_id, title: item.title, quantity: item.quantity === null ? null : toDecimal(item.quantity).toFixed(), amount: money(item.amount) })),
+    issuedAt: row.issued_at?.toISOString() ?? null,
+    voidedAt: row.voided_at?.toISOString() ?? null,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+/** Invoices a credit note may credit: out to the customer, not cancelled. */
+const CREDITABLE = new Set(['raised', 'sent', 'paid']);
+
+/**
+ * Credit notes: written as drafts in Postgres under the invoice's lock (so that what they credit never
+ * exceeds the invoice), then issued, voided or undone through their workflow, one step at a time.
+ */
+export function createCreditNoteService(deps: WorkflowServiceDeps) {
+  const { db, temporal } = deps;
+  const notes = createCreditNoteRepository(db);
+
+  async function view(organisationId: string, id: string): Promise<CreditNote> {
+    return toCreditNote(orNotFound(await notes.find(organisationId, id), 'Credit note'));
+  }
+
+  /** Update-with-start: the note's workflow is started when it has none running (the first step, or a quiet one completed). */
+  async function step(row: CreditNoteRow, definition: UpdateDefinition<void, []>): Promise<void> {
+    const startWorkflowOperation = new WithStartWorkflowOperation(creditNoteWorkflow, {
+      workflowId: creditNoteWorkflowId(row.id),
+      taskQueue: temporal.taskQueue,
+      args: [{ organisationId: row.organisation_id, creditNoteId: row.id }],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      ...searchAttributes({ organisationId: row.organisation_id, customerId: row.customer_id }),
+    });
+    await temporal.bounded(() => temporal.client.workflow.executeUpdateWithStart(definition, { args: [], startWorkflowOperation }), 'update');
+  }
+
+  async function stepOn(organisationId: string, id: string, definition: UpdateDefinition<void, []>): Promise<CreditNote> {
+    await step(orNotFound(await notes.find(organisationId, id), 'Credit note'), definition);
+    return view(organisationId, id);
+  }
+
+  return {
+    get: view,
+
+    async list(organisationId: string, filter: CreditNoteFilter, paging: PageQuery): Promise<Page<CreditNote>> {
+      const page = await notes.list(organisationId, filter, paging);
+      return { ...page, items: page.items.map(toCreditNote) };
+    },
+
+    /**
+     * Plans the note against the invoice and what its other notes credit, stores it as a draft, then issues
+     * it. A draft whose issue failed is removed, so the request leaves nothing behind; one that was issued
+     * meanwhile (the answer was lost, the step was not) is answered as issued.
+     */
+    async create(organisationId: string, invoiceId: string, body: CreateCreditNoteBody): Promise<CreditNote> {
+      const draft = await db.transaction(async (trx) => {
+        const invoices = createInvoiceRepository(trx);
+        const invoice = orNotFound(await invoices.lock(organisationId, invoiceId), 'Invoice');
+        if (!CREDITABLE.has(invoice.status)) throw AppError.conflict(`the invoice is ${invoice.status}: only a raised, sent or paid invoice can be credited`);
+        if (body.refund && invoice.status !== 'paid') throw AppError.conflict(`the invoice is ${invoice.status}: only a paid invoice can be refunded`);
+        if (!invoice.customer_id) throw AppError.conflict('the invoice has no customer to credit');
+        const items = await invoices.items(invoice.id);
+        const plan = planCreditNote(
+          {
+            currency: invoice.currency,
+            subtotal: invoice.subtotal ?? '0',
+            taxTotal: invoice.tax_total ?? '0',
+            total: invoice.total ?? '0',
+            items: items.map((item) => ({ id: item.id, title: item.title, quantity: item.quantity, price: item.price, amount: item.amount ?? '0' })),
+          },
+          await createCreditNoteRepository(trx).creditedSoFar(invoice.id),
+          'amount' in body ? { amount: body.amount } : { lines: body.items },
+        );
+        return createCreditNoteRepository(trx).insertDraft(
+          { organisationId, invoiceId, customerId: invoice.customer_id, currency: invoice.currency, reason: body.reason, refund: body.refund ?? false },
+          plan,
+        );
+      });
+      try {
+        await step(draft, issueCreditNoteUpdate);
+      } catch (error) {
+        if (await notes.deleteDraft(organisationId, draft.id)) throw error;
+      }
+      return view(organisationId, draft.id);
+    },
+
+    issue: (organisationId: string, id: string) => stepOn(organisationId, id, issueCreditNoteUpdate),
+    void: (organisationId: string, id: string) => stepOn(organisationId, id, voidCreditNoteUpdate),
+    undo: (organisationId: string, id: string) => stepOn(organisationId, id, undoCreditNoteUpdate),
+  };
+}
+
+export type CreditNoteService = ReturnType<typeof createCreditNoteService>;

@@ -1,0 +1,37 @@
+import { z } from 'zod';
+import { pageOf, pageQuery } from '../../http/paging';
+import { decimal, freeText, isoCurrency } from '../../http/schemas';
+import { CREDIT_ENTRY_KINDS } from './credits.repository';
+
+export const addCreditsBody = z.object({
+  kind: z.enum(['grant', 'purchase']).describe('grant: given for free; purchase: prepaid credit the customer paid for'),
+  amount: decimal({ precision: 24, scale: 4, sign: 'positive' }).describe("> 0, with no more decimals than the currency's minor unit"),
+  currency: isoCurrency,
+  reason: freeText(1000).describe('Why the credit is added, as finance will read it in the ledger'),
+});
+
+export type AddCreditsBody = z.output<typeof addCreditsBody>;
+
+export const creditsQuery = pageQuery.extend({ currency: isoCurrency.optional().describe('only the ledger entries of this currency') });
+
+export const creditEntrySchema = z.object({
+  id: z.string(),
+  currency: z.string(),
+  kind: z.enum(CREDIT_ENTRY_KINDS),
+  amount: z.string().describe('signed: what the entry added to (or took from) the balance'),
+  balanceAfter: z.string().describe('the balance once this entry was written'),
+  reason: z.string().nullable(),
+  creditNoteId: z.string().nullable(),
+  invoiceId: z.string().nullable(),
+  createdAt: z.string(),
+});
+
+export type CreditEntry = z.infer<typeof creditEntrySchema>;
+
+export const creditsSchema = z.object({
+  customerId: z.string(),
+  balances: z.array(z.object({ currency: z.string(), balance: z.string() })).describe('one per currency the customer ever had credit in'),
+  ledger: pageOf(creditEntrySchema).describe('the entries, newest first'),
+});
+
+export type Credits = z.infer<typeof creditsSchema>;

@@ -1,0 +1,173 @@
+import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
+import { createBillingFixture, invoiceBody, type BillingFixture } from './support/billing-fixtures';
+import { recordHistory } from './support/record-history';
+
+let api: TestApi;
+let tenant: Tenant;
+let fixture: BillingFixture;
+
+beforeAll(async () => {
+  api = await startTestApi();
+  tenant = await createTenant(api, 'credit-notes');
+  fixture = await createBillingFixture(api, tenant);
+  // 20 % VAT on everything the contract bills.
+  await api.http().post(`/contracts/${fixture.contractId}/taxes`).set(bearer(tenant.adminToken)).send({ name: 'VAT', rate: '20', appliesTo: 'all' }).expect(201);
+});
+afterAll(() => api.close());
+
+const system = () => bearer(tenant.systemToken);
+const admin = () => bearer(tenant.adminToken);
+
+/** A raised invoice of two items, 100 and 50: subtotal 150, VAT 30, total 180; paid if asked. */
+async function invoice(state: 'raised' | 'paid' = 'raised'): Promise<{ id: string; items: Array<{ id: string; title: string }> }> {
+  const created = await api
+    .http()
+    .post('/invoices')
+    .set(system())
+    .send(
+      invoiceBody(fixture.contractPlanId, [
+        { title: 'Platform fee', quantity: 1, price: 100 },
+        { title: 'Seats', quantity: 5, price: 10 },
+      ]),
+    )
+    .expect(201);
+  const id = created.body.data.id as string;
+  const raised = await api.http().post(`/invoices/${id}/raise`).set(system()).send({}).expect(200);
+  expect(raised.body.data.total).toBe('180.00');
+  if (state === 'paid') await api.http().post(`/invoices/${id}/mark-paid`).set(system()).send({ paidDate: '2026-11-20' }).expect(200);
+  return { id, items: raised.body.data.items };
+}
+
+const credit = (invoiceId: string, body: object) => api.http().post(`/invoices/${invoiceId}/credit-notes`).set(system()).send(body);
+const payments = (invoiceId: string) => api.db('payments').where({ invoice_id: invoiceId }).whereNull('deleted_at').orderBy('created_at').select('amount', 'credit_note_id');
+const revenueTotal = async (invoiceId: string) =>
+  (await api.db('revenue_records').where({ invoice_id: invoiceId }).sum({ total: 'amount' }).first<{ total: string | null }>())?.total ?? '0';
+
+describe('credit notes', () => {
+  it('when part of a paid invoice is credited with a refund, then the note is numbered, a negative payment names it, and revenue drops by the net credited', async () => {
+    const paid = await invoice('paid');
+    expect(Number(await revenueTotal(paid.id))).toBe(150);
+    const res = await credit(paid.id, { reason: 'Two seats returned', items: [{ invoiceItemId: paid.items[1]!.id, quantity: 2 }], refund: true });
+    expect(res.status).toBe(201);
+    expect(res.body.data).toMatchObject({
+      status: 'issued',
+      number: expect.stringMatching(/^CN-\d{6}$/),
+      settlement: 'refund',
+      subtotal: '20.00',
+      taxTotal: '4.00',
+      total: '24.00',
+      items: [{ invoiceItemId: paid.items[1]!.id, title: 'Seats', quantity: '2', amount: '20.00' }],
+    });
+    expect(await payments(paid.id)).toEqual([
+      { amount: '180.0000', credit_note_id: null },
+      { amount: '-24.0000', credit_note_id: res.body.data.id },
+    ]);
+    expect(Number(await revenueTotal(paid.id))).toBe(130);
+    const listed = await api.http().get('/payments').set(system()).query({ invoiceId: paid.id }).expect(200);
+    expect(listed.body.data.items.find((payment: { creditNoteId: string | null }) => payment.creditNoteId === res.body.data.id)).toMatchObject({ amount: '-24.00', method: 'refund' });
+    // A refund changes with its credit note, not by hand.
+    await api.http().delete(`/payments/${res.body.data.refundPaymentId}`).set(system()).expect(409);
+  });
+
+  it('when a paid invoice is credited to the balance, then the customer has that credit, and voiding takes it back', async () => {
+    const paid = await invoice('paid');
+    const res = await credit(paid.id, { reason: 'Goodwill', amount: '36' });
+    expect(res.status).toBe(201);
+    expect(res.body.data).toMatchObject({ settlement: 'balance', subtotal: '30.00', taxTotal: '6.00', total: '36.00' });
+    // The net is shared over the items in proportion to what is left of each: 100 and 50.
+    expect(res.body.data.items.map((item: { amount: string }) => item.amount)).toEqual(['20.00', '10.00']);
+    const credits = await api.http().get(`/customers/${fixture.customerId}/credits`).set(system()).expect(200);
+    expect(credits.body.data.balances).toContainEqual({ currency: 'USD', balance: expect.any(String) });
+    const entry = credits.body.data.ledger.items.find((item: { creditNoteId: string | null }) => item.creditNoteId === res.body.data.id);
+    expect(entry).toMatchObject({ kind: 'credit_note', amount: '36.00' });
+
+    const before = Number(credits.body.data.balances.find((balance: { currency: string }) => balance.currency === 'USD').balance);
+    const voided = await api.http().post(`/credit-notes/${res.body.data.id}/void`).set(admin()).send({}).expect(200);
+    expect(voided.body.data).toMatchObject({ status: 'voided', number: res.body.data.number });
+    const after = await api.http().get(`/customers/${fixture.customerId}/credits`).set(system()).expect(200);
+    expect(Number(after.body.data.balances.find((balance: { currency: string }) => balance.currency === 'USD').balance)).toBeCloseTo(before - 36, 2);
+    expect(Number(await revenueTotal(paid.id))).toBe(150);
+    // SystemUser issues credit notes; voiding one is Admin's.
+    const forbidden = await api.http().post(`/credit-notes/${res.body.data.id}/undo`).set(system()).send({});
+    expect(forbidden.status).toBe(403);
+  });
+
+  it('when an unpaid invoice is credited, then it owes less and its payment records only what is left', async () => {
+    const raised = await invoice('raised');
+    const res = await credit(raised.id, { reason: 'Wrong fee', items: [{ invoiceItemId: raised.items[0]!.id, amount: '100' }] });
+    expect(res.body.data).toMatchObject({ settlement: 'reduces_due', total: '120.00' });
+    await api.http().post(`/invoices/${raised.id}/mark-paid`).set(system()).send({ paidDate: '2026-11-21' }).expect(200);
+    expect(await payments(raised.id)).toEqual([{ amount: '60.0000', credit_note_id: null }]);
+    // The note left the payment at 60: it cannot stop counting now.
+    await api.http().post(`/credit-notes/${res.body.data.id}/void`).set(admin()).send({}).expect(409);
+  });
+
+  it('when 50 credit notes of 4.00 are asked for at once on an invoice of 180.00, then 45 are issued with consecutive numbers and the rest refused', async () => {
+    const raised = await invoice('raised');
+    const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => credit(raised.id, { reason: `Concurrent ${i}`, amount: '4' })));
+    const issued = answers.filter((res) => res.status === 201);
+    const refused = answers.filter((res) => res.status !== 201);
+    expect(issued).toHaveLength(45);
+    expect(refused.map((res) => res.status)).toEqual(Array(5).fill(409));
+    const numbers = issued.map((res) => Number(String(res.body.data.number).slice(3))).sort((a, b) => a - b);
+    expect(numbers.at(-1)! - numbers[0]! + 1).toBe(45);
+    expect(new Set(numbers).size).toBe(45);
+    const stored = await api.db('credit_notes').where({ invoice_id: raised.id }).whereNot({ status: 'voided' }).sum({ total: 'total' }).count({ n: '*' }).first<{ total: string; n: string }>();
+    expect([Number(stored!.total), Number(stored!.n)]).toEqual([180, 45]);
+    // Nothing is left to credit, and the invoice with credit notes cannot be cancelled.
+    await credit(raised.id, { reason: 'One more', amount: '0.01' }).expect(409);
+    await api.http().put(`/invoices/${raised.id}`).set(admin()).send({ status: 'cancelled' }).expect(409);
+  });
+
+  it('when an issue is undone, then the note is a draft again with its number, and issuing it again keeps that number', async () => {
+    const paid = await invoice('paid');
+    const res = await credit(paid.id, { reason: 'Mistaken refund', amount: '12', refund: true });
+    const undone = await api.http().post(`/credit-notes/${res.body.data.id}/undo`).set(admin()).send({}).expect(200);
+    expect(undone.body.data).toMatchObject({ status: 'draft', number: res.body.data.number, settlement: null });
+    expect(await payments(paid.id)).toEqual([{ amount: '180.0000', credit_note_id: null }]);
+    const again = await api.http().post(`/credit-notes/${res.body.data.id}/issue`).set(system()).send({}).expect(200);
+    expect(again.body.data).toMatchObject({ status: 'issued', number: res.body.data.number, settlement: 'refund' });
+    expect(await payments(paid.id)).toEqual([
+      { amount: '180.0000', credit_note_id: null },
+      { amount: '-12.0000', credit_note_id: res.body.data.id },
+    ]);
+    await recordHistory(api, `credit-note:${res.body.data.id}`, 'credit-note-issue-undo-issue');
+  });
+
+  it('when a credit note is asked for on a draft, for more than an item holds, or with more decimals than the currency, then it is refused and nothing is stored', async () => {
+    const draft = await api.http().post('/invoices').set(system()).send(invoiceBody(fixture.contractPlanId)).expect(201);
+    await credit(draft.body.data.id, { reason: 'Too early', amount: '1' }).expect(409);
+    const raised = await invoice('raised');
+    const over = await credit(raised.id, { reason: 'Too much', items: [{ invoiceItemId: raised.items[1]!.id, amount: '50.01' }] });
+    expect(over.status).toBe(409);
+    expect(over.body.errors[0].message).toMatch(/Seats/);
+    const decimals = await credit(raised.id, { reason: 'Odd', amount: '1.001' });
+    expect(decimals.status).toBe(400);
+    expect(decimals.body.errors[0].path).toBe('body.amount');
+    await credit(raised.id, { reason: 'Refund of an unpaid invoice', amount: '1', refund: true }).expect(409);
+    expect(await api.db('credit_notes').whereIn('invoice_id', [draft.body.data.id, raised.id]).count({ n: '*' }).first()).toEqual({ n: '0' });
+    const list = await api.http().get('/credit-notes').set(system()).query({ invoiceId: raised.id }).expect(200);
+    expect(list.body.data).toMatchObject({ items: [], total: 0 });
+  });
+});
+
+describe('customer credit', () => {
+  it('when credit is granted and bought, then the ledger keeps a running balance in each currency', async () => {
+    const own = await createTenant(api, 'credits');
+    const customer = await api.http().post('/customers').set(bearer(own.systemToken)).send({ name: 'Prepaid Co', currency: 'EUR' }).expect(201);
+    const path = `/customers/${customer.body.data.id}/credits`;
+    await api.http().post(path).set(bearer(own.systemToken)).send({ kind: 'grant', amount: '25', currency: 'EUR', reason: 'Welcome credit' }).expect(201);
+    const bought = await api.http().post(path).set(bearer(own.systemToken)).send({ kind: 'purchase', amount: '100.50', currency: 'EUR', reason: 'Prepaid pack' }).expect(201);
+    expect(bought.body.data).toMatchObject({ kind: 'purchase', amount: '100.50', balanceAfter: '125.50' });
+    await api.http().post(path).set(bearer(own.systemToken)).send({ kind: 'grant', amount: '10', currency: 'JPY', reason: 'Yen' }).expect(201);
+    const read = await api.http().get(path).set(bearer(own.systemToken)).expect(200);
+    expect(read.body.data.balances).toEqual([
+      { currency: 'EUR', balance: '125.50' },
+      { currency: 'JPY', balance: '10' },
+    ]);
+    expect(read.body.data.ledger.items.map((entry: { kind: string }) => entry.kind)).toEqual(['grant', 'purchase', 'grant']);
+    const odd = await api.http().post(path).set(bearer(own.systemToken)).send({ kind: 'grant', amount: '1.5', currency: 'JPY', reason: 'Half a yen' });
+    expect(odd.status).toBe(400);
+    await api.http().get(`/customers/${fixture.customerId}/credits`).set(bearer(own.systemToken)).expect(404);
+  });
+});

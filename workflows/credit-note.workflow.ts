@@ -1,0 +1,34 @@
+import { condition, defineUpdate, setHandler, uuid4 } from '@temporalio/workflow';
+import { creditNoteStepLocalActivities, idle, Mutex } from './shared';
+
+export interface CreditNoteWorkflowInput {
+  organisationId: string;
+  creditNoteId: string;
+}
+
+// Update names are stored in histories: renaming one is a breaking change.
+export const issueCreditNoteUpdate = defineUpdate<void>('issue');
+export const voidCreditNoteUpdate = defineUpdate<void>('void');
+export const undoCreditNoteUpdate = defineUpdate<void>('undo');
+
+/** A credit note's workflow completes after this long with nothing to do; the next step starts a new run. */
+const QUIET = '1 hour';
+
+/**
+ * One workflow per credit note runs its steps one after another. The state lives in Postgres: each step
+ * is one transaction that checks where the note stands, so the workflow keeps no memory to lose and a new
+ * run (after a quiet hour, a reset, a termination) carries on from the database.
+ */
+export async function creditNoteWorkflow(input: CreditNoteWorkflowInput): Promise<void> {
+  const lock = new Mutex();
+  // Each step carries an id of its own, the same on every retry, so that a step that committed is not run twice.
+  const run = (work: (step: CreditNoteWorkflowInput & { stepId: string }) => Promise<void>) => lock.runExclusive(() => work({ ...input, stepId: uuid4() }));
+  setHandler(issueCreditNoteUpdate, () => run(creditNoteStepLocalActivities.issueCreditNote));
+  setHandler(voidCreditNoteUpdate, () => run(creditNoteStepLocalActivities.voidCreditNote));
+  setHandler(undoCreditNoteUpdate, () => run(creditNoteStepLocalActivities.undoCreditNote));
+  for (;;) {
+    const busy = await condition(() => !idle(lock), QUIET);
+    if (!busy) return;
+    await condition(() => idle(lock));
+  }
+}

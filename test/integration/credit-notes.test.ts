@@ -152,6 +152,65 @@ describe('credit notes', () => {
 });
 
 describe('customer credit', () => {
+  it('when a paid invoice is credited to the balance, then the next invoice run consumes the credit at raise, and undoing the raise gives it back', async () => {
+    const own = await createTenant(api, 'credits-run');
+    const auth = bearer(own.systemToken);
+    const billing = await createBillingFixture(api, own);
+    const first = await api.http().post('/invoices').set(auth).send(invoiceBody(billing.contractPlanId)).expect(201);
+    await api.http().post(`/invoices/${first.body.data.id}/raise`).set(auth).send({}).expect(200);
+    await api.http().post(`/invoices/${first.body.data.id}/mark-paid`).set(auth).send({ paidDate: '2026-11-10' }).expect(200);
+    await api.http().post(`/invoices/${first.body.data.id}/credit-notes`).set(auth).send({ reason: 'Outage credit', amount: '30' }).expect(201);
+
+    await api.http().put('/organisation/settings').set(auth).send({ autoRaiseGeneratedInvoices: true }).expect(200);
+    await api.http().post(`/contracts/${billing.contractId}/activate`).set(auth).send({}).expect(200);
+    const run = await api.http().post('/invoice-runs').set(auth).send({ billingDate: new Date().toISOString().slice(0, 10), contractIds: [billing.contractId] }).expect(201);
+    const deadline = Date.now() + 30_000;
+    let status = 'running';
+    while (status === 'running' && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      status = (await api.http().get(`/invoice-runs/${run.body.data.id}`).set(auth).expect(200)).body.data.status;
+    }
+    expect(status).toBe('completed');
+    const made = await api.http().get('/invoices').set(auth).query({ invoiceRunId: run.body.data.id }).expect(200);
+    expect(made.body.data.items).toHaveLength(1);
+    const invoice = made.body.data.items[0];
+    expect(invoice).toMatchObject({ status: 'raised', creditsApplied: '30.00' });
+    expect(Number(invoice.amountDue)).toBeCloseTo(Number(invoice.total) - 30, 2);
+    const credits = await api.http().get(`/customers/${billing.customerId}/credits`).set(auth).expect(200);
+    expect(credits.body.data.balances).toEqual([{ currency: 'USD', balance: '0.00' }]);
+    expect(credits.body.data.ledger.items[0]).toMatchObject({ kind: 'consumption', amount: '-30.00', balanceAfter: '0.00', invoiceId: invoice.id });
+
+    const undone = await api.http().post(`/fsm/invoice/${invoice.id}/undo`).set(auth).send({});
+    expect(undone.status).toBe(200);
+    expect(undone.body.data).toMatchObject({ status: 'draft', creditsApplied: '0.00', amountDue: null });
+    const back = await api.http().get(`/customers/${billing.customerId}/credits`).set(auth).expect(200);
+    expect(back.body.data.balances).toEqual([{ currency: 'USD', balance: '30.00' }]);
+    // Raised again, it takes the credit again; paid, the payment is what was left owing.
+    const raised = await api.http().post(`/invoices/${invoice.id}/raise`).set(auth).send({}).expect(200);
+    expect(raised.body.data).toMatchObject({ creditsApplied: '30.00', amountDue: invoice.amountDue });
+    await api.http().post(`/invoices/${invoice.id}/mark-paid`).set(auth).send({ paidDate: '2026-11-30' }).expect(200);
+    const paid = await api.db('payments').where({ invoice_id: invoice.id }).whereNull('deleted_at').select('amount');
+    expect(paid.map((row) => Number(row.amount))).toEqual([Number(invoice.amountDue)]);
+  });
+
+  it('when credit paid part of an unpaid invoice, then a credit note may lower only what is still owed', async () => {
+    const own = await createTenant(api, 'credits-due');
+    const auth = bearer(own.systemToken);
+    const billing = await createBillingFixture(api, own);
+    await api.http().post(`/customers/${billing.customerId}/credits`).set(auth).send({ kind: 'purchase', amount: '80', currency: 'USD', reason: 'Prepaid' }).expect(201);
+    const created = await api.http().post('/invoices').set(auth).send(invoiceBody(billing.contractPlanId)).expect(201);
+    const raised = await api.http().post(`/invoices/${created.body.data.id}/raise`).set(auth).send({}).expect(200);
+    expect(raised.body.data).toMatchObject({ total: '100.00', creditsApplied: '80.00', amountDue: '20.00' });
+    const over = await api.http().post(`/invoices/${created.body.data.id}/credit-notes`).set(auth).send({ reason: 'Too much while unpaid', amount: '20.01' });
+    expect(over.status).toBe(409);
+    expect(over.body.errors[0].message).toMatch(/owes 20\.00 USD/);
+    await api.http().post(`/invoices/${created.body.data.id}/credit-notes`).set(auth).send({ reason: 'The rest', amount: '20' }).expect(201);
+    const read = await api.http().get(`/invoices/${created.body.data.id}`).set(auth).expect(200);
+    expect(read.body.data.amountDue).toBe('0.00');
+    await api.http().post(`/invoices/${created.body.data.id}/mark-paid`).set(auth).send({ paidDate: '2026-11-30' }).expect(200);
+    expect(await api.db('payments').where({ invoice_id: created.body.data.id }).whereNull('deleted_at')).toEqual([]);
+  });
+
   it('when credit is granted and bought, then the ledger keeps a running balance in each currency', async () => {
     const own = await createTenant(api, 'credits');
     const customer = await api.http().post('/customers').set(bearer(own.systemToken)).send({ name: 'Prepaid Co', currency: 'EUR' }).expect(201);

@@ -1,9 +1,9 @@
 import type { Knex } from 'knex';
 import { AppError, orNotFound } from '../../domain/errors';
 import { formatInvoiceNumber } from '../../domain/invoice-number';
-import { toDecimal } from '../../domain/money';
+import { formatAmount, toDecimal } from '../../domain/money';
 import { createCreditRepository } from '../credits/credits.repository';
-import { createInvoiceRepository, type InvoiceRow } from '../invoices/invoices.repository';
+import { amountDue, createInvoiceRepository, type InvoiceRow } from '../invoices/invoices.repository';
 import { getOrganisationSettings } from '../organisation-settings/settings.repository';
 import { createPaymentRepository } from '../payments/payments.repository';
 import { syncInvoiceRevenue } from '../revenue/revenue.service';
@@ -74,7 +74,12 @@ export function createCreditNoteLifecycleService(deps: { db: Knex }) {
 
   /** Gives the credited amount to the customer: owed less, paid back, or added to the credit balance. */
   async function settle({ trx, note, invoice }: Step): Promise<Pick<CreditNoteChange, 'settlement' | 'refund_payment_id'>> {
-    if (invoice.status !== 'paid') return { settlement: 'reduces_due', refund_payment_id: null };
+    if (invoice.status !== 'paid') {
+      const due = toDecimal(amountDue(invoice) ?? '0');
+      if (toDecimal(note.total).greaterThan(due)) throw AppError.conflict(`the invoice owes ${formatAmount(due, invoice.currency)} ${invoice.currency}, less than this credit note's ${formatAmount(note.total, note.currency)}: the rest was paid with the customer's credit; mark the invoice paid, then credit it`);
+      await createInvoiceRepository(trx).addCreditedDue(invoice.id, note.total);
+      return { settlement: 'reduces_due', refund_payment_id: null };
+    }
     if (note.refund) {
       const payments = createPaymentRepository(trx);
       if (note.refund_payment_id) {
@@ -109,6 +114,7 @@ export function createCreditNoteLifecycleService(deps: { db: Knex }) {
 
   /** Takes back what `settle` gave: the refund deleted, the balance lowered (refused if it was spent). */
   async function unsettle({ trx, note }: Step, why: string): Promise<void> {
+    if (note.settlement === 'reduces_due') await createInvoiceRepository(trx).addCreditedDue(note.invoice_id, toDecimal(note.total).negated().toFixed());
     if (note.settlement === 'refund' && note.refund_payment_id) await createPaymentRepository(trx).setDeleted(note.refund_payment_id, true);
     if (note.settlement === 'balance') {
       await createCreditRepository(trx).append({

@@ -138,12 +138,6 @@ export function createCreditNoteRepository(db: Knex) {
       return new Map(rows.map((row) => [row.invoice_item_id, row.amount]));
     },
 
-    /** The total of issued credit notes that lowered what the customer owes on the invoice (before it was paid). */
-    async issuedReducingDue(invoiceId: string): Promise<string> {
-      const [row] = await db('credit_notes').where({ invoice_id: invoiceId, status: 'issued', settlement: 'reduces_due' }).select<Array<{ total: string | null }>>(db.raw('sum(total)::text AS total'));
-      return row?.total ?? '0';
-    },
-
     /**
      * Whether any credit note of the invoice still counts (draft or issued), or, given settlements, any
      * issued one settled so: the invoice's cancellation and some undos wait for their void.

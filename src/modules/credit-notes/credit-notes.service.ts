@@ -88,6 +88,7 @@ export function createCreditNoteService(deps: WorkflowServiceDeps) {
         if (body.refund && invoice.status !== 'paid') throw AppError.conflict(`the invoice is ${invoice.status}: only a paid invoice can be refunded`);
         if (!invoice.customer_id) throw AppError.conflict('the invoice has no customer to credit');
         const items = await invoices.items(invoice.id);
+        const credited = await createCreditNoteRepository(trx).creditedSoFar(invoice.id);
         const plan = planCreditNote(
           {
             currency: invoice.currency,
@@ -96,9 +97,14 @@ export function createCreditNoteService(deps: WorkflowServiceDeps) {
             total: invoice.total ?? '0',
             items: items.map((item) => ({ id: item.id, title: item.title, quantity: item.quantity, price: item.price, amount: item.amount ?? '0' })),
           },
-          await createCreditNoteRepository(trx).creditedSoFar(invoice.id),
+          credited,
           'amount' in body ? { amount: body.amount } : { lines: body.items },
         );
+        // On an unpaid invoice a credit note lowers what is owed: what the customer's credit paid is not owed.
+        const room = toDecimal(invoice.total ?? '0').minus(invoice.credits_applied).minus(credited.total);
+        if (invoice.status !== 'paid' && toDecimal(plan.total).greaterThan(room)) {
+          throw AppError.conflict(`the invoice owes ${formatAmount(room.isNegative() ? 0 : room, invoice.currency)} ${invoice.currency} beyond its other credit notes, less than ${plan.total}: the rest was paid with the customer's credit; mark the invoice paid, then credit it`);
+        }
         return createCreditNoteRepository(trx).insertDraft(
           { organisationId, invoiceId, customerId: invoice.customer_id, currency: invoice.currency, reason: body.reason, refund: body.refund ?? false },
           plan,

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { newId } from '../../db/ids';
 import { AppError } from '../../domain/errors';
-import { formatAmount, toDecimal } from '../../domain/money';
+import { Decimal, formatAmount, toDecimal } from '../../domain/money';
 import { paginate, type Page, type PageQuery } from '../../http/paging';
 
 /** credit_balances.balance is NUMERIC(24,4): below 10^20. */
@@ -68,6 +68,20 @@ export function createCreditRepository(db: Knex) {
         })
         .returning('*');
       return row!;
+    },
+
+    /**
+     * Takes up to `most` from the customer's balance in `currency` for an invoice: a `consumption` entry of
+     * what there was, if anything. Returns the amount taken.
+     */
+    async consume(entry: Omit<NewCreditEntry, 'kind' | 'amount'> & { most: string }): Promise<string> {
+      const key = { organisation_id: entry.organisationId, customer_id: entry.customerId, currency: entry.currency };
+      const current = await db('credit_balances').where(key).forUpdate().first<{ balance: string } | undefined>();
+      const taken = Decimal.min(toDecimal(current?.balance ?? '0'), toDecimal(entry.most));
+      if (taken.lessThanOrEqualTo(0)) return '0';
+      const { most: _most, ...rest } = entry;
+      await this.append({ ...rest, kind: 'consumption', amount: taken.negated().toFixed() });
+      return taken.toFixed();
     },
 
     async balances(organisationId: string, customerId: string): Promise<Array<{ currency: string; balance: string }>> {

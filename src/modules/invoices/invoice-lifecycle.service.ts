@@ -11,6 +11,7 @@ import { createCustomerRepository } from '../customers/customers.repository';
 import { renderTemplateOfKind } from '../email-templates/email-templates.service';
 import { getOrganisationSettings } from '../organisation-settings/settings.repository';
 import { createCreditNoteRepository, type CreditNoteSettlement } from '../credit-notes/credit-notes.repository';
+import { createCreditRepository } from '../credits/credits.repository';
 import { createPaymentRepository } from '../payments/payments.repository';
 import { syncInvoiceRevenue } from '../revenue/revenue.service';
 import { createWebhookRepository } from '../webhooks/webhooks.repository';
@@ -121,6 +122,21 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer }
     return { number: formatInvoiceNumber(format, sequence, calendarDay(invoice.date)), number_sequence: sequence };
   }
 
+  /** Takes what the customer's credit balance holds, up to `most`, for the invoice; returns the amount taken. */
+  async function consumeCredits({ trx, invoices, invoice }: Step, most: string, reason: string): Promise<string> {
+    if (!invoice.customer_id) return '0';
+    const taken = await createCreditRepository(trx).consume({ organisationId: invoice.organisation_id, customerId: invoice.customer_id, currency: invoice.currency, most, reason, invoiceId: invoice.id });
+    await invoices.setCreditsApplied(invoice.id, taken);
+    return taken;
+  }
+
+  /** Gives credit an invoice consumed back to the customer's balance. */
+  async function returnCredits({ trx, invoices, invoice }: Step, amount: string | undefined, reason: string): Promise<void> {
+    if (!invoice.customer_id || amount === undefined || new Decimal(amount).lessThanOrEqualTo(0)) return;
+    await createCreditRepository(trx).append({ organisationId: invoice.organisation_id, customerId: invoice.customer_id, currency: invoice.currency, kind: 'adjustment', amount, reason, invoiceId: invoice.id });
+    await invoices.setCreditsApplied(invoice.id, '0');
+  }
+
   /** Days from the invoice's date to its due date: the customer's terms, else the organisation's. */
   async function paymentTermsOf({ trx, invoice }: Step): Promise<number> {
     const customer = invoice.customer_id ? await createCustomerRepository(trx).findAnyById(invoice.organisation_id, invoice.customer_id) : undefined;
@@ -140,18 +156,23 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer }
       return lifecycleSnapshot(db, row);
     },
 
-    /** Number, locked items, totals in both currencies, due date. */
+    /**
+     * Number, locked items, totals in both currencies, due date, and the customer's credit balance in the
+     * invoice's currency applied to what it owes.
+     */
     raise: once<StepInput, { number: string }>(
       async (step) => {
         const numbering = await numberOf(step);
         const totals = await computeInvoiceTotals(step.trx, step.invoice);
-        await step.complete('raise', { ...numbering, stamp: 'raised_at', totals, due_in_days: await paymentTermsOf(step) });
+        const creditsApplied = await consumeCredits(step, totals.total, `invoice ${numbering.number}`);
+        await step.complete('raise', { ...numbering, stamp: 'raised_at', totals, due_in_days: await paymentTermsOf(step) }, { creditsApplied });
         return { number: numbering.number };
       },
       (invoice) => ({ number: invoice.number! }),
     ),
     unraise: undo(async (step, transition) => {
       await assertNoCreditNotes(step, 'undo its raise');
+      await returnCredits(step, transition.data.creditsApplied, `raise of invoice ${step.invoice.number} undone`);
       await step.setStatus({ status: transition.from_state, clear: 'raised_at', due_in_days: null });
     }),
 
@@ -195,7 +216,7 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer }
       async (step, input) => {
         const { invoice } = step;
         if (!invoice.customer_id || invoice.total === null) throw AppError.conflict('Invoice has no customer or total to pay');
-        const owed = new Decimal(invoice.total).minus(await step.creditNotes.issuedReducingDue(invoice.id));
+        const owed = new Decimal(invoice.total).minus(invoice.credits_applied).minus(invoice.credited_due);
         if (owed.lessThanOrEqualTo(0)) {
           await step.complete('pay', { paid_date: input.paidDate.slice(0, 10), stamp: 'paid_at' }, {});
           return;
@@ -227,13 +248,22 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer }
         await assertNoCreditNotes(step, 'cancel it');
         const payment = invoice.status === 'paid' ? await step.payments.findOfInvoice(invoice.organisation_id, invoice.id) : undefined;
         if (payment) await step.payments.setDeleted(payment.id, true);
+        const creditsReturned = invoice.credits_applied;
+        await returnCredits(step, creditsReturned, `invoice ${invoice.number} cancelled`);
         const comments = input.comments !== undefined ? { comments: input.comments } : {};
-        await step.complete('cancel', { stamp: 'cancelled_at', ...comments }, payment ? { reversedPaymentId: payment.id } : {});
+        await step.complete('cancel', { stamp: 'cancelled_at', ...comments }, { ...(payment ? { reversedPaymentId: payment.id } : {}), creditsReturned });
       },
       () => undefined,
     ),
     uncancel: undo(async (step, transition) => {
       if (transition.data.reversedPaymentId) await step.payments.setDeleted(transition.data.reversedPaymentId, false);
+      // The credit it gave back is taken again, all of it (409 if the customer has spent it meanwhile).
+      const returned = transition.data.creditsReturned;
+      if (step.invoice.customer_id && returned !== undefined && new Decimal(returned).greaterThan(0)) {
+        const { organisation_id: organisationId, customer_id: customerId, currency, id: invoiceId } = step.invoice;
+        await createCreditRepository(step.trx).append({ organisationId, customerId, currency, kind: 'consumption', amount: new Decimal(returned).negated().toFixed(), reason: `invoice ${step.invoice.number} restored`, invoiceId });
+        await step.invoices.setCreditsApplied(invoiceId, returned);
+      }
       await step.setStatus({ status: transition.from_state, clear: 'cancelled_at' });
     }),
   };

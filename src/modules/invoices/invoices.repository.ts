@@ -7,7 +7,7 @@ import { numericProblem } from '../../domain/storable';
 import { createWebhookRepository } from '../webhooks/webhooks.repository';
 import { paginate, type Page, type PageQuery } from '../../http/paging';
 import type { InvoiceState, InvoiceStep } from '../../domain/invoice-state';
-import { formatAmount, toDecimal } from '../../domain/money';
+import { Decimal, formatAmount, toDecimal } from '../../domain/money';
 
 export interface InvoiceRow {
   id: string;
@@ -29,6 +29,10 @@ export interface InvoiceRow {
   base_currency: string | null;
   fx_rate: string | null;
   base_total: string | null;
+  /** The customer's credit consumed when the invoice was raised. */
+  credits_applied: string;
+  /** Issued credit notes that lowered what the unpaid invoice owed. */
+  credited_due: string;
   paid_date: Date | null;
   /** The invoice date plus the payment terms, fixed when the invoice is raised; null while a draft. */
   due_date: Date | null;
@@ -78,6 +82,13 @@ export function toInvoiceItem(row: InvoiceItemRow, currency: string) {
   };
 }
 
+/** What a raised or sent invoice leaves owing; nothing once paid; none while a draft or cancelled. */
+export function amountDue(row: Pick<InvoiceRow, 'status' | 'total' | 'credits_applied' | 'credited_due'>): string | null {
+  if (row.status === 'paid') return '0';
+  if ((row.status !== 'raised' && row.status !== 'sent') || row.total === null) return null;
+  return new Decimal(row.total).minus(row.credits_applied).minus(row.credited_due).toFixed();
+}
+
 export function toInvoice(row: InvoiceRow, items: InvoiceItemRow[]) {
   return {
     id: row.id,
@@ -94,6 +105,8 @@ export function toInvoice(row: InvoiceRow, items: InvoiceItemRow[]) {
     baseCurrency: row.base_currency,
     fxRate: row.fx_rate === null ? null : plain(row.fx_rate),
     baseTotal: money(row.base_total, row.base_currency),
+    creditsApplied: formatAmount(row.credits_applied, row.currency),
+    amountDue: money(amountDue(row), row.currency),
     paidDate: day(row.paid_date),
     dueDate: day(row.due_date),
     comments: row.comments,
@@ -171,7 +184,7 @@ export interface TransitionRow {
   step: InvoiceStep;
   from_state: InvoiceState;
   to_state: InvoiceState;
-  data: { paymentId?: string; reversedPaymentId?: string };
+  data: { paymentId?: string; reversedPaymentId?: string; creditsApplied?: string; creditsReturned?: string };
   undone_at: Date | null;
 }
 
@@ -387,6 +400,18 @@ export function createInvoiceRepository(db: Knex) {
     /** Inside a transaction: the live invoice under its row lock until commit. */
     async lock(organisationId: string, id: string): Promise<InvoiceRow | undefined> {
       return live(organisationId, id).forUpdate().first();
+    },
+
+    /** The customer's credit consumed by the raise (0 when it is returned). */
+    async setCreditsApplied(id: string, amount: string): Promise<void> {
+      await db('invoices').where({ id }).update({ credits_applied: amount, updated_at: db.fn.now() });
+    },
+
+    /** A credit note lowered (or, voided, stopped lowering) what the unpaid invoice owes. */
+    async addCreditedDue(id: string, delta: string): Promise<void> {
+      await db('invoices')
+        .where({ id })
+        .update({ credited_due: db.raw('credited_due + ?', [delta]), updated_at: db.fn.now() });
     },
 
     /** A lifecycle step's columns; the caller keeps the invoice's revenue in step with the new status. */

@@ -18,6 +18,7 @@ import { createCustomerService } from './modules/customers/customers.service';
 import { createCreditNoteLifecycleService } from './modules/credit-notes/credit-note-lifecycle.service';
 import { createCreditNoteService } from './modules/credit-notes/credit-notes.service';
 import { createCreditService } from './modules/credits/credits.service';
+import { createCouponService } from './modules/coupons/coupons.service';
 import { createEmailTemplateService } from './modules/email-templates/email-templates.service';
 import { createEmailSendingService } from './modules/emails/email-sending.service';
 import { createEmailService } from './modules/emails/emails.service';
@@ -109,6 +110,7 @@ export function createServices(deps: ServiceDeps) {
     invoiceLifecycle: createInvoiceLifecycleService(deps),
     creditNoteLifecycle: createCreditNoteLifecycleService(deps),
     credits: createCreditService(deps),
+    coupons: createCouponService(db),
     collections: createCollectionsService(deps),
     invoiceRuns: createInvoiceRunService(db, deps.invoiceRunPaging),
     // Usage, plans and contracts

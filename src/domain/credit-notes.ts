@@ -1,6 +1,6 @@
 import { currencyMinorUnits } from './currencies';
 import { AppError } from './errors';
-import { Decimal, hasAtMostMinorUnits, roundToMinor, toDecimal } from './money';
+import { allocate, Decimal, hasAtMostMinorUnits, roundToMinor, toDecimal } from './money';
 
 /**
  * What a credit note may credit, and how much of it is tax. Pure: the caller reads the invoice and what
@@ -61,18 +61,6 @@ function taxAt(invoice: CreditableInvoice, net: Decimal): Decimal {
   return roundToMinor(toDecimal(invoice.taxTotal).times(net).dividedBy(subtotal), invoice.currency);
 }
 
-/** `amount` shared over `weights` (all ≥ 0, some > 0) in minor units, by largest remainder: the shares add up to it. */
-function shareOut(amount: Decimal, weights: Decimal[], currency: string): Decimal[] {
-  const unit = new Decimal(10).pow(-currencyMinorUnits(currency));
-  const whole = weights.reduce((sum, weight) => sum.plus(weight), zero);
-  const exact = weights.map((weight) => amount.times(weight).dividedBy(whole));
-  const shares = exact.map((value) => value.dividedBy(unit).floor().times(unit));
-  let left = amount.minus(shares.reduce((sum, share) => sum.plus(share), zero)).dividedBy(unit).round().toNumber();
-  const order = exact.map((value, i) => ({ i, lost: value.minus(shares[i]!) })).sort((a, b) => b.lost.comparedTo(a.lost) || a.i - b.i);
-  for (let k = 0; left > 0; k = (k + 1) % order.length, left -= 1) shares[order[k]!.i] = shares[order[k]!.i]!.plus(unit);
-  return shares;
-}
-
 function money(value: string, currency: string, path: string): Decimal {
   const amount = toDecimal(value);
   if (!hasAtMostMinorUnits(amount, currency)) throw AppError.validation(`has more decimals than ${currency} has`, path);
@@ -105,7 +93,7 @@ export function planCreditNote(invoice: CreditableInvoice, credited: CreditedSoF
     tax = gross.minus(net);
     const open = invoice.items.map((item) => ({ item, left: max(leftOn(item.id, item.amount), zero) })).filter(({ left }) => left.greaterThan(0));
     if (net.greaterThan(0) && open.length === 0) throw AppError.conflict('every item of the invoice is credited already');
-    const shares = net.greaterThan(0) ? shareOut(net, open.map(({ left }) => left), currency) : [];
+    const shares = net.greaterThan(0) ? allocate(net, open.map(({ left }) => left), currency) : [];
     lines = open
       .map(({ item }, i) => ({ invoiceItemId: item.id, title: item.title, quantity: null, amount: format(shares[i] ?? zero) }))
       .filter((line) => toDecimal(line.amount).greaterThan(0));

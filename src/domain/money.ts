@@ -41,3 +41,19 @@ export function hasAtMostMinorUnits(amount: number | string | Decimal, currency:
   const value = toDecimal(amount);
   return value.equals(value.toDecimalPlaces(currencyMinorUnits(currency)));
 }
+
+/**
+ * `amount` shared over `weights` (each ≥ 0, their sum > 0) in the currency's minor units, by largest
+ * remainder: the shares add up to `amount` exactly, and none is above its exact proportion by a whole unit.
+ */
+export function allocate(amount: Decimal, weights: readonly Decimal[], currency: string): Decimal[] {
+  const unit = new Decimal(10).pow(-currencyMinorUnits(currency));
+  const whole = weights.reduce((sum, weight) => sum.plus(weight), new Decimal(0));
+  const exact = weights.map((weight) => amount.times(weight).dividedBy(whole));
+  const shares = exact.map((value) => value.dividedBy(unit).floor().times(unit));
+  let left = amount.minus(shares.reduce((sum, share) => sum.plus(share), new Decimal(0))).dividedBy(unit).round().toNumber();
+  // The leftover units go to the shares that lost the most to rounding, the earliest first on ties.
+  const order = exact.map((value, i) => ({ i, lost: value.minus(shares[i]!) })).sort((a, b) => b.lost.comparedTo(a.lost) || a.i - b.i);
+  for (let k = 0; left > 0; k = (k + 1) % order.length, left -= 1) shares[order[k]!.i] = shares[order[k]!.i]!.plus(unit);
+  return shares;
+}

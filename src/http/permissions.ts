@@ -57,6 +57,9 @@ const SYSTEM_USER_ACTIONS = [
   // Invoice runs: triggering invoicing is part of the role; schedules are not
   'InvoiceRunService:createInvoiceRun',
   'InvoiceRunService:getInvoiceRuns',
+  // Coupons: SystemUser reads them and applies them to contracts; managing them is Admin's
+  'CouponService:getCoupons',
+  'ContractService:applyCoupon',
   // Credit notes and customer credit (voiding and undoing a credit note are Admin's, as cancelling an invoice is)
   'CreditNoteService:createCreditNote',
   'CreditNoteService:getCreditNotes',
@@ -155,6 +158,7 @@ const ADMIN_ONLY_ACTIONS = [
   'EmailTemplateService:manageTemplates',
   'InvoiceTemplateService:manageTemplates',
   'CreditNoteService:voidCreditNote',
+  'CouponService:manageCoupons',
   'CreditNoteService:undoCreditNote',
 ] as const;
 

@@ -33,6 +33,7 @@ import { emailTemplateRoutes } from './email-templates/email-templates.routes';
 import { emailRoutes } from './emails/emails.routes';
 import { creditNoteRoutes } from './credit-notes/credit-notes.routes';
 import { creditRoutes } from './credits/credits.routes';
+import { couponRoutes } from './coupons/coupons.routes';
 
 /** Every route of the API, in the order Express matches them. */
 export function allRoutes(deps: AppDeps): Route[] {
@@ -55,6 +56,7 @@ export function allRoutes(deps: AppDeps): Route[] {
     ...catalogRoutes(deps),
     ...billingPlanRoutes(deps),
     ...contractRoutes(deps),
+    ...couponRoutes(deps),
     ...invoiceRoutes(deps),
     ...invoiceFileRoutes(deps),
     ...creditNoteRoutes(deps),

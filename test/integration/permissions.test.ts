@@ -49,6 +49,9 @@ const FORBIDDEN_FOR_SYSTEM_USER = new Set([
   'DELETE /invoice-templates/{id}/logo',
   'POST /credit-notes/{id}/void',
   'POST /credit-notes/{id}/undo',
+  'POST /coupons',
+  'PUT /coupons/{id}',
+  'DELETE /coupons/{id}',
 ]);
 
 let api: TestApi;

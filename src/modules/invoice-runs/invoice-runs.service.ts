@@ -4,9 +4,11 @@ import { newId } from '../../db/ids';
 import { deterministicDatabaseError } from '../../db/errors';
 import { dueOn, type BillableItem, type Suspension } from '../../domain/billing-periods';
 import { AppError, DomainError } from '../../domain/errors';
-import { Decimal, formatAmount, toDecimal } from '../../domain/money';
+import { discountsOf, servesAnotherPeriod, type Coupon } from '../../domain/discounts';
+import { Decimal, formatAmount, roundToMinor, toDecimal } from '../../domain/money';
 import { createBillingPlanRepository } from '../billing-plans/billing-plans.repository';
 import { createContractRepository } from '../contracts/contracts.repository';
+import { createCouponRepository, type ActiveContractCoupon } from '../coupons/coupons.repository';
 import { createEntityRepository } from '../entities/entities.repository';
 import { findEffectiveRate } from '../fx-rates/fx-rates.repository';
 import { ratedLine } from '../invoices/invoice-items.service';
@@ -76,8 +78,8 @@ const latest = (days: string[]) => days.reduce((a, b) => (b > a ? b : a));
 type PlanItem = BillableItem & { name: string };
 type Line = PlannedInvoice['items'][number];
 
-/** A contract's plan, or why it cannot be billed. */
-type Planned = { customerId: string; invoices: PlannedInvoice[] } | { failure: AppError };
+/** A contract's plan, or why it cannot be billed; `coupons`: the contract coupons that served this period. */
+type Planned = { customerId: string; invoices: PlannedInvoice[]; coupons?: string[] } | { failure: AppError };
 
 /** A usage line waiting for its meter's aggregate: the contract's customer's usage over the period. */
 interface PendingUsage {
@@ -104,6 +106,31 @@ function groupBy<T, K, V>(rows: readonly T[], keyOf: (row: T) => K, valueOf: (ro
 }
 
 const usageWindow = (usage: Pick<PendingUsage, 'item' | 'from' | 'to'>) => `${usage.item.meterId}|${usage.from}|${usage.to}`;
+
+/**
+ * The contract's coupons that serve this period take their discount off the invoices (one line per plan
+ * item, so that taxes limited to plan items see their own items discounted): a percentage off each
+ * invoice; an amount off the invoices in order until it is used up. Returns the contract coupons that served.
+ */
+function applyCoupons(invoices: PlannedInvoice[], coupons: ActiveContractCoupon[]): string[] {
+  const served: string[] = [];
+  for (const { id, coupon: row, periods_used: periodsUsed } of coupons) {
+    const coupon: Coupon = { code: row.code, percentOff: row.percent_off, amountOff: row.amount_off, currency: row.currency, duration: row.duration, durationPeriods: row.duration_periods };
+    if (!servesAnotherPeriod(coupon, periodsUsed)) continue;
+    served.push(id);
+    let amountLeft = coupon.amountOff ?? undefined;
+    for (const invoice of invoices) {
+      const priced = invoice.items.map((line) => ({ planItemId: line.planItemId ?? null, amount: roundToMinor(toDecimal(line.quantity).times(line.price), invoice.currency).toFixed() }));
+      const discounts = discountsOf(priced, coupon, invoice.currency, amountLeft);
+      const what = coupon.percentOff !== null ? `${toDecimal(coupon.percentOff).toFixed()} % off` : `${formatAmount(coupon.amountOff!, invoice.currency)} ${invoice.currency} off`;
+      for (const discount of discounts) {
+        invoice.items.push({ planItemId: discount.planItemId ?? undefined, title: `Coupon ${coupon.code}`, description: what, quantity: '1', price: toDecimal(discount.amount).negated().toFixed(), fromDate: invoice.fromDate, toDate: invoice.toDate });
+      }
+      if (amountLeft !== undefined) amountLeft = toDecimal(amountLeft).minus(discounts.reduce((sum, discount) => sum.plus(discount.amount), new Decimal(0))).toFixed();
+    }
+  }
+  return served;
+}
 
 /** A failure no retry can mend (a meter gone, a price that cannot be priced): the contract fails alone. */
 function businessFailure(error: unknown): AppError | undefined {
@@ -206,6 +233,14 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
       }
     }
 
+    const couponsOf = groupBy(
+      await createCouponRepository(trx).onContracts(
+        organisationId,
+        contracts.map((contract) => contract.id),
+      ),
+      (row) => row.contract_id,
+      (row) => row,
+    );
     const failing = new Map<string, AppError>();
     const customerOf = new Map(contracts.map((contract) => [contract.id, contract.customerId]));
     const meters = new Map((await createMeterRepository(trx).findMany(organisationId, [...new Set(pending.map((usage) => usage.item.meterId!))])).map((meter) => [meter.id, meter]));
@@ -250,12 +285,15 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
         continue;
       }
       for (const invoice of invoices) {
-        const total = invoice.items.reduce((sum, line) => sum.plus(toDecimal(line.quantity).times(line.price)), new Decimal(0));
-        invoice.total = formatAmount(total, invoice.currency);
         invoice.fromDate = earliest(invoice.items.map((line) => line.fromDate));
         invoice.toDate = latest(invoice.items.map((line) => line.toDate));
       }
-      planned.set(contractId, { customerId: customerOf.get(contractId)!, invoices });
+      const served = invoices.length > 0 ? applyCoupons(invoices, couponsOf.get(contractId) ?? []) : [];
+      for (const invoice of invoices) {
+        const total = invoice.items.reduce((sum, line) => sum.plus(toDecimal(line.quantity).times(line.price)), new Decimal(0));
+        invoice.total = formatAmount(total, invoice.currency);
+      }
+      planned.set(contractId, { customerId: customerOf.get(contractId)!, invoices, coupons: served });
     }
     return planned;
   }
@@ -271,6 +309,7 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
       const planned = await planContracts(trx, input.organisationId, contractIds, input.billingDate);
       const outcomes = new Map<string, ContractOutcome>();
       const drafts: Array<{ contractId: string; customerId: string; invoice: PlannedInvoice; made: RunInvoice[] }> = [];
+      const served: string[] = [];
       for (const [contractId, plan] of planned) {
         if ('failure' in plan) {
           outcomes.set(contractId, failedOutcome(plan.failure));
@@ -281,6 +320,7 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
           const made: RunInvoice[] = [];
           outcomes.set(contractId, { status: 'billed', invoices: made });
           for (const invoice of plan.invoices) drafts.push({ contractId, customerId: plan.customerId, invoice, made });
+          served.push(...(plan.coupons ?? []));
         }
       }
       const invoiceIds = await createInvoiceRepository(trx).createMany(
@@ -303,6 +343,8 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
       // Under the contracts' locks nobody else can have claimed them: a mismatch is a bug, and rolls back.
       if (claimed !== periods.length) throw new Error(`${periods.length - claimed} of the page's periods were billed meanwhile`);
       await createInvoiceRunRepository(trx).recordOutcomes(input.organisationId, input.runId, [...outcomes].map(([contractId, outcome]) => ({ contractId, outcome })));
+      // Each coupon that discounted the contract's invoices has served one more period.
+      await createCouponRepository(trx).countPeriods(served);
       return outcomes;
     });
   }

@@ -7,6 +7,8 @@ export function createCreditNoteActivities(services: Services) {
     issueCreditNote: (input: CreditNoteStepInput) => creditNoteLifecycle.issue(input),
     voidCreditNote: (input: CreditNoteStepInput) => creditNoteLifecycle.void(input),
     undoCreditNote: (input: CreditNoteStepInput) => creditNoteLifecycle.undo(input),
+    /** E-mails an issued credit note; a mail server that is away is tried again. */
+    mailCreditNote: (input: { organisationId: string; creditNoteId: string }) => creditNoteLifecycle.mail(input),
   };
 }
 

@@ -194,7 +194,8 @@ export const invoiceStepActivities = proxyActivities<InvoiceActivities>(ACTIVITY
 /** The steps of an invoice Update and their undo, run inside the workflow task (see LOCAL_ACTIVITY_PROFILES). */
 export const invoiceStepLocalActivities = proxyLocalActivities<InvoiceActivities>(LOCAL_ACTIVITY_PROFILES.invoiceStep);
 /** A credit note's steps, like an invoice's: short transactions inside the workflow task that received the Update. */
-export const creditNoteStepLocalActivities = proxyLocalActivities<CreditNoteActivities>(LOCAL_ACTIVITY_PROFILES.invoiceStep);
+export const creditNoteStepLocalActivities = proxyLocalActivities<Omit<CreditNoteActivities, 'mailCreditNote'>>(LOCAL_ACTIVITY_PROFILES.invoiceStep);
+export const creditNoteMailActivities = proxyActivities<Pick<CreditNoteActivities, 'mailCreditNote'>>(ACTIVITY_PROFILES.emailSend);
 export const transitionActivities = proxyActivities<ContractActivities & RevenueActivities>(ACTIVITY_PROFILES.transition);
 export const ingestionActivities = proxyActivities<Pick<UsageActivities, 'ingestUsageChunk'>>(ACTIVITY_PROFILES.ingestion);
 export const ingestionLocalActivities = proxyLocalActivities<Pick<UsageActivities, 'ingestUsageChunk'>>(LOCAL_ACTIVITY_PROFILES.ingestion);

@@ -1,4 +1,9 @@
 import type { Knex } from 'knex';
+import type { Mailer } from '../../mail/mailer';
+import { renderMail, type MailTemplate } from '../../mail/templating';
+import { createContactGroupRepository } from '../contact-groups/contact-groups.repository';
+import { renderInvoicePdf } from '../invoices/invoice-pdf';
+import { loadCreditNoteDocument } from './credit-note-document';
 import { AppError, orNotFound } from '../../domain/errors';
 import { formatInvoiceNumber } from '../../domain/invoice-number';
 import { formatAmount, toDecimal } from '../../domain/money';
@@ -9,7 +14,7 @@ import { createPaymentRepository } from '../payments/payments.repository';
 import { syncInvoiceRevenue } from '../revenue/revenue.service';
 import { createWebhookRepository } from '../webhooks/webhooks.repository';
 import { createCreditNoteRepository, type CreditNoteChange, type CreditNoteRow } from './credit-notes.repository';
-import { toCreditNote } from './credit-notes.service';
+import { toCreditNote } from './credit-note-view';
 
 /** One step of a credit note's workflow; `stepId` is fixed by the workflow, so a retried step is a no-op. */
 export interface CreditNoteStepInput {
@@ -17,6 +22,13 @@ export interface CreditNoteStepInput {
   creditNoteId: string;
   stepId: string;
 }
+
+/** The message a credit note goes out with; its variables are HTML-escaped in the HTML part. */
+const CREDIT_NOTE_MAIL: MailTemplate = {
+  subject: 'Credit note {{number}} from {{sellerName}}',
+  html: '<p>Dear {{customerName}},</p><p>Please find attached credit note {{number}}, which credits {{total}} {{currency}} on invoice {{invoiceNumber}}.</p><p>Reason: {{reason}}</p>',
+  text: 'Dear {{customerName}},\n\nPlease find attached credit note {{number}}, which credits {{total}} {{currency}} on invoice {{invoiceNumber}}.\n\nReason: {{reason}}',
+};
 
 /** Invoices a credit note may credit: out to the customer, not cancelled. */
 const CREDITABLE = new Set(['raised', 'sent', 'paid']);
@@ -31,8 +43,8 @@ interface Step {
  * The steps of the credit note workflow, each one transaction: the invoice is locked first, then the
  * credit note (the order every writer of either keeps), and a step already applied returns at once.
  */
-export function createCreditNoteLifecycleService(deps: { db: Knex }) {
-  const { db } = deps;
+export function createCreditNoteLifecycleService(deps: { db: Knex; mailer: Mailer }) {
+  const { db, mailer } = deps;
 
   /** What a step changes, and the event it announces. */
   type Outcome = { change: Omit<CreditNoteChange, 'last_step_id'>; event?: 'credit_note.issued' | 'credit_note.voided' };
@@ -143,6 +155,37 @@ export function createCreditNoteLifecycleService(deps: { db: Knex }) {
   }
 
   return {
+    /**
+     * E-mails an issued credit note, its PDF attached, to every contact of the customer's contact groups.
+     * At least once: every attempt carries the same Message-ID, so that mail systems fold the copies. A
+     * note voided or undone meanwhile is not sent.
+     */
+    async mail(input: { organisationId: string; creditNoteId: string }): Promise<void> {
+      const note = orNotFound(await createCreditNoteRepository(db).find(input.organisationId, input.creditNoteId), 'Credit note');
+      if (note.status !== 'issued') return;
+      const recipients = await createContactGroupRepository(db).emailsOfCustomer(input.organisationId, note.customer_id);
+      if (recipients.length === 0) return;
+      const document = await loadCreditNoteDocument(db, input.organisationId, note.id);
+      const invoice = await createInvoiceRepository(db).findRow(input.organisationId, note.invoice_id);
+      const message = renderMail(CREDIT_NOTE_MAIL, {
+        number: note.number,
+        invoiceNumber: invoice?.number ?? '',
+        total: formatAmount(note.total, note.currency),
+        currency: note.currency,
+        reason: note.reason,
+        sellerName: document.seller?.name ?? '',
+        customerName: document.customer?.name ?? '',
+      });
+      await mailer.send({
+        to: recipients,
+        subject: message.subject,
+        html: message.html,
+        ...(message.text === null ? {} : { text: message.text }),
+        attachments: [{ filename: `${note.number}.pdf`, content: await renderInvoicePdf(document), contentType: 'application/pdf' }],
+        messageId: `<credit-note-${note.id}-${note.number}@billing>`,
+      });
+    },
+
     /** Number, settlement, revenue, `credit_note.issued`. */
     async issue(input: CreditNoteStepInput): Promise<void> {
       await inStep(input, async (step) => {

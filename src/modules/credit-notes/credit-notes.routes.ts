@@ -1,6 +1,7 @@
 import { pageOf } from '../../http/paging';
 import { defineRoute, requires, type Route } from '../../http/route';
 import { idParam } from '../../http/schemas';
+import { sendAsAttachment } from '../../http/download';
 import type { AppDeps } from '../../deps';
 import { createCreditNoteBody, creditNoteListQuery, creditNoteSchema } from './credit-notes.schemas';
 
@@ -41,6 +42,20 @@ export function creditNoteRoutes(deps: AppDeps): Route[] {
       params: idParam,
       response: creditNoteSchema,
       handler: async ({ params, auth }) => creditNotes.get(auth.organisationId, params.id),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/credit-notes/{id}/pdf',
+      summary: 'The credit note as a PDF document, laid out as its invoice in the organisation’s default template',
+      tag: TAG,
+      access: read,
+      params: idParam,
+      rawResponse: { contentType: 'application/pdf' },
+      handler: async ({ params, auth, res }) => {
+        const pdf = await creditNotes.pdf(auth.organisationId, params.id);
+        sendAsAttachment(res, 'application/pdf', pdf.filename);
+        res.send(pdf.content);
+      },
     }),
     defineRoute({
       method: 'post',

@@ -7,33 +7,12 @@ import type { Page, PageQuery } from '../../http/paging';
 import type { WorkflowServiceDeps } from '../../temporal/client';
 import { creditNoteWorkflow, issueCreditNoteUpdate, undoCreditNoteUpdate, voidCreditNoteUpdate } from '../../../workflows/credit-note.workflow';
 import { creditNoteWorkflowId, searchAttributes } from '../../../workflows/shared';
+import { renderInvoicePdf } from '../invoices/invoice-pdf';
 import { createInvoiceRepository } from '../invoices/invoices.repository';
-import { createCreditNoteRepository, type CreditNoteFilter, type CreditNoteRow, type CreditNoteWithItems } from './credit-notes.repository';
+import { loadCreditNoteDocument } from './credit-note-document';
+import { createCreditNoteRepository, type CreditNoteFilter, type CreditNoteRow } from './credit-notes.repository';
 import type { CreateCreditNoteBody, CreditNote } from './credit-notes.schemas';
-
-export function toCreditNote(row: CreditNoteWithItems): CreditNote {
-  const money = (value: string) => formatAmount(value, row.currency);
-  return {
-    id: row.id,
-    number: row.number,
-    invoiceId: row.invoice_id,
-    customerId: row.customer_id,
-    status: row.status,
-    reason: row.reason,
-    currency: row.currency,
-    subtotal: money(row.subtotal),
-    taxTotal: money(row.tax_total),
-    total: money(row.total),
-    refund: row.refund,
-    settlement: row.settlement,
-    refundPaymentId: row.refund_payment_id,
-    items: row.items.map((item) => ({ invoiceItemId: item.invoice_item_id, title: item.title, quantity: item.quantity === null ? null : toDecimal(item.quantity).toFixed(), amount: money(item.amount) })),
-    issuedAt: row.issued_at?.toISOString() ?? null,
-    voidedAt: row.voided_at?.toISOString() ?? null,
-    createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
-  };
-}
+import { toCreditNote } from './credit-note-view';
 
 /** Invoices a credit note may credit: out to the customer, not cancelled. */
 const CREDITABLE = new Set(['raised', 'sent', 'paid']);
@@ -116,6 +95,12 @@ export function createCreditNoteService(deps: WorkflowServiceDeps) {
         if (await notes.deleteDraft(organisationId, draft.id)) throw error;
       }
       return view(organisationId, draft.id);
+    },
+
+    /** The credit note as a PDF, with the file name it is offered under. */
+    async pdf(organisationId: string, id: string): Promise<{ filename: string; content: Buffer }> {
+      const document = await loadCreditNoteDocument(db, organisationId, id);
+      return { filename: `${document.number ?? id}.pdf`, content: await renderInvoicePdf(document) };
     },
 
     issue: (organisationId: string, id: string) => stepOn(organisationId, id, issueCreditNoteUpdate),

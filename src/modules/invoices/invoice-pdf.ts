@@ -19,6 +19,10 @@ export interface InvoiceTemplateBranding {
 }
 
 export interface InvoiceDocument {
+  /** The title, when the document is not an invoice (a credit note); else "Invoice {number}". */
+  heading?: string;
+  /** Lines under the dates (what a credit note credits, and why). */
+  notes?: string[];
   number: string | null;
   status: string;
   date: string;
@@ -30,7 +34,8 @@ export interface InvoiceDocument {
   customer: InvoiceParty | null;
   items: Array<{ title: string; description: string | null; quantity: string; price: string; amount: string }>;
   subtotal: string;
-  taxes: Array<{ name: string; rate: string; amount: string }>;
+  /** A tax without a rate (the tax a credit note credits) is shown by its name alone. */
+  taxes: Array<{ name: string; rate: string | null; amount: string }>;
   total: string;
   baseCurrency: string | null;
   baseTotal: string | null;
@@ -83,7 +88,8 @@ export function renderInvoicePdf(invoice: InvoiceDocument): Promise<Buffer> {
   const footer = template?.footerText?.trim() ? template.footerText : null;
   return new Promise((resolve, reject) => {
     // Footers are written once every page exists: the pages stay buffered until then.
-    const doc = new PDFDocument({ size: 'A4', margin: 50, info: { Title: `Invoice ${invoice.number ?? '(draft)'}` }, ...(footer ? { bufferPages: true } : {}) });
+    const heading = invoice.heading ?? (invoice.number ? `Invoice ${invoice.number}` : 'Draft invoice');
+    const doc = new PDFDocument({ size: 'A4', margin: 50, info: { Title: invoice.heading ?? `Invoice ${invoice.number ?? '(draft)'}` }, ...(footer ? { bufferPages: true } : {}) });
     const chunks: Buffer[] = [];
     doc.on('data', (chunk: Buffer) => chunks.push(chunk));
     doc.on('end', () => resolve(Buffer.concat(chunks)));
@@ -102,13 +108,14 @@ export function renderInvoicePdf(invoice: InvoiceDocument): Promise<Buffer> {
 
     accent(true);
     // Beside a logo, a long title wraps before it reaches the logo.
-    doc.font('Helvetica-Bold').fontSize(20).text(invoice.number ? `Invoice ${invoice.number}` : 'Draft invoice', template?.logo ? { width: 280 } : {});
+    doc.font('Helvetica-Bold').fontSize(20).text(heading, template?.logo ? { width: 280 } : {});
     accent(false);
     doc.font('Helvetica').fontSize(10).moveDown(0.5);
     doc.text(`Date: ${invoice.date}`);
     if (invoice.dueDate) doc.text(`Due: ${invoice.dueDate}`);
     if (invoice.fromDate || invoice.toDate) doc.text(`Period: ${invoice.fromDate ?? ''} to ${invoice.toDate ?? ''}`);
     doc.text(`Status: ${invoice.status}`);
+    for (const note of invoice.notes ?? []) doc.text(note);
 
     const partiesTop = Math.max(doc.y + 15, logoBottom + 10);
     party(doc, 'From', invoice.seller, 50, partiesTop);
@@ -147,7 +154,7 @@ export function renderInvoicePdf(invoice: InvoiceDocument): Promise<Buffer> {
       doc.moveDown(0.3);
     };
     total('Subtotal', invoice.subtotal);
-    for (const tax of invoice.taxes) total(`${tax.name} (${tax.rate}%)`, tax.amount);
+    for (const tax of invoice.taxes) total(tax.rate === null ? tax.name : `${tax.name} (${tax.rate}%)`, tax.amount);
     total(`Total ${invoice.currency}`, invoice.total, true);
     if (invoice.baseCurrency && invoice.baseTotal && invoice.baseCurrency !== invoice.currency) {
       total(`Total ${invoice.baseCurrency}`, invoice.baseTotal);

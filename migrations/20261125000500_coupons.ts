@@ -45,9 +45,18 @@ export async function up(knex: Knex): Promise<void> {
   // A coupon is on a contract once at a time.
   await knex.raw('CREATE UNIQUE INDEX contract_coupons_once ON contract_coupons (contract_id, coupon_id) WHERE removed_at IS NULL');
   await knex.raw('ALTER TABLE contract_coupons ADD CONSTRAINT contract_coupons_periods_check CHECK (periods_used >= 0)');
+
+  // A discount line names its coupon (a plain id: the line stays if the coupon goes), so that recomputing
+  // a draft's plan-derived lines keeps it.
+  await knex.schema.alterTable('invoice_items', (table) => {
+    table.text('coupon_id');
+  });
 }
 
 export async function down(knex: Knex): Promise<void> {
+  await knex.schema.alterTable('invoice_items', (table) => {
+    table.dropColumn('coupon_id');
+  });
   await knex.schema.dropTable('contract_coupons');
   await knex.schema.dropTable('coupons');
 }

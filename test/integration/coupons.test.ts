@@ -95,6 +95,23 @@ describe('coupons', () => {
     expect(second!.subtotal).toBe('150.00');
   });
 
+  it('when a run catches up three months with a once coupon, then only the first month of each item is discounted, and the coupon is spent', async () => {
+    await api.http().post('/coupons').set(admin()).send({ code: 'FIRSTMONTH', percentOff: '20', duration: 'once' }).expect(201);
+    const { contractId } = await contractFrom('2026-07-01');
+    await api.http().post(`/contracts/${contractId}/coupons`).set(system()).send({ code: 'FIRSTMONTH' }).expect(201);
+    const [invoice] = await run(contractId, '2026-09-01');
+    const fees = invoice!.items.filter((item) => item.title !== 'Coupon FIRSTMONTH');
+    expect(fees).toHaveLength(6);
+    const discounts = invoice!.items.filter((item) => item.title === 'Coupon FIRSTMONTH');
+    expect(discounts.map((item) => [item.amount, item.fromDate, item.toDate, item.couponId])).toEqual([
+      ['-20.00', '2026-07-01', '2026-07-31', expect.stringMatching(/^cpn_/)],
+      ['-10.00', '2026-07-01', '2026-07-31', expect.stringMatching(/^cpn_/)],
+    ]);
+    expect(invoice!.subtotal).toBe('420.00');
+    const after = await api.http().get(`/contracts/${contractId}/coupons`).set(system()).expect(200);
+    expect(after.body.data).toMatchObject([{ periodsUsed: 1, active: false }]);
+  });
+
   it('when a coupon is over its redemptions, expired, in another currency or applied twice, then 409; a SystemUser cannot create one', async () => {
     await api.http().post('/coupons').set(admin()).send({ code: 'ONLYONE', percentOff: 5, duration: 'forever', maxRedemptions: 1 }).expect(201);
     await api.http().post('/coupons').set(admin()).send({ code: 'OLD', percentOff: 5, duration: 'forever', expiresAt: '2020-01-01T00:00:00Z' }).expect(201);

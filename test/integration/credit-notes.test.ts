@@ -244,6 +244,9 @@ describe('customer credit', () => {
     const created = await api.http().post('/invoices').set(auth).send(invoiceBody(billing.contractPlanId)).expect(201);
     const raised = await api.http().post(`/invoices/${created.body.data.id}/raise`).set(auth).send({}).expect(200);
     expect(raised.body.data).toMatchObject({ total: '100.00', creditsApplied: '80.00', amountDue: '20.00' });
+    // What is owed is what ageing counts.
+    const ageing = await api.http().get('/collections').set(auth).expect(200);
+    expect(ageing.body.data.currencies).toMatchObject([{ currency: 'USD', total: '20.00', invoices: 1 }]);
     const over = await api.http().post(`/invoices/${created.body.data.id}/credit-notes`).set(auth).send({ reason: 'Too much while unpaid', amount: '20.01' });
     expect(over.status).toBe(409);
     expect(over.body.errors[0].message).toMatch(/owes 20\.00 USD/);
@@ -252,6 +255,11 @@ describe('customer credit', () => {
     expect(read.body.data.amountDue).toBe('0.00');
     await api.http().post(`/invoices/${created.body.data.id}/mark-paid`).set(auth).send({ paidDate: '2026-11-30' }).expect(200);
     expect(await api.db('payments').where({ invoice_id: created.body.data.id }).whereNull('deleted_at')).toEqual([]);
+    // Nothing was paid in money, so nothing can be paid back: the credit goes to the balance instead.
+    const refund = await api.http().post(`/invoices/${created.body.data.id}/credit-notes`).set(auth).send({ reason: 'Refund of credit', amount: '10', refund: true });
+    expect(refund.status).toBe(409);
+    expect(refund.body.errors[0].message).toMatch(/refund: false/);
+    await api.http().post(`/invoices/${created.body.data.id}/credit-notes`).set(auth).send({ reason: 'Back to the balance', amount: '10' }).expect(201);
   });
 
   it('when credit is granted and bought, then the ledger keeps a running balance in each currency', async () => {

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { calendarDay } from '../../db/dates';
 import { orNotFound } from '../../domain/errors';
-import { formatAmount, sumAmounts } from '../../domain/money';
+import { Decimal, formatAmount, sumAmounts } from '../../domain/money';
 import type { Mailer } from '../../mail/mailer';
 import type { ReminderInput, ReminderOutcome, ReminderPlan } from '../../../workflows/invoice-lifecycle.types';
 import { createContactGroupRepository } from '../contact-groups/contact-groups.repository';
@@ -9,7 +9,7 @@ import { renderTemplateOfKind } from '../email-templates/email-templates.service
 import { loadInvoiceDocument } from '../invoices/invoice-document';
 import { invoiceMailVariables } from '../invoices/invoice-mail';
 import { renderInvoicePdf } from '../invoices/invoice-pdf';
-import { AGEING_BUCKETS, createInvoiceRepository, type AgeingBucket, type InvoiceRow } from '../invoices/invoices.repository';
+import { AGEING_BUCKETS, amountDue, createInvoiceRepository, type AgeingBucket, type InvoiceRow } from '../invoices/invoices.repository';
 import { getOrganisationSettings } from '../organisation-settings/settings.repository';
 import { createWebhookRepository } from '../webhooks/webhooks.repository';
 
@@ -20,8 +20,8 @@ const todayUtc = () => new Date().toISOString().slice(0, 10);
 
 const daysBetween = (from: string, to: string) => Math.round((Date.parse(to) - Date.parse(from)) / DAY_MS);
 
-/** Raised or sent: the customer owes the invoice. */
-const isOwed = (row: InvoiceRow) => row.status === 'raised' || row.status === 'sent';
+/** Raised or sent, with something left to pay once credit and credit notes are counted: the customer owes it. */
+const isOwed = (row: InvoiceRow) => (row.status === 'raised' || row.status === 'sent') && new Decimal(amountDue(row) ?? '0').greaterThan(0);
 
 export interface CurrencyAgeing {
   currency: string;

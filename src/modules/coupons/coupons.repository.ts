@@ -118,10 +118,11 @@ export function createCouponRepository(db: Knex) {
       return (await db('contract_coupons').where({ organisation_id: organisationId, contract_id: contractId, id }).whereNull('removed_at').update({ removed_at: db.fn.now(), updated_at: db.fn.now() })) > 0;
     },
 
-    /** An invoice run served one more period with each of these. */
-    async countPeriods(ids: string[]): Promise<void> {
-      if (ids.length === 0) return;
-      await db('contract_coupons').whereIn('id', ids).update({ periods_used: db.raw('periods_used + 1'), updated_at: db.fn.now() });
+    /** An invoice run served these periods with each of these contract coupons. */
+    async countPeriods(served: Array<{ id: string; periods: number }>): Promise<void> {
+      for (const { id, periods } of served) {
+        await db('contract_coupons').where({ id }).update({ periods_used: db.raw('periods_used + ?', [periods]), updated_at: db.fn.now() });
+      }
     },
   };
 }

@@ -104,7 +104,8 @@ export function createCouponService(db: Knex) {
         if (contract.status === 'ended' || contract.status === 'terminated') throw AppError.conflict(`the contract is ${contract.status}`);
         const unlocked = await repository.findByCode(organisationId, code);
         if (!unlocked) throw AppError.validation('no coupon with this code', 'body.code');
-        const coupon = (await repository.lock(organisationId, unlocked.id))!;
+        const coupon = await repository.lock(organisationId, unlocked.id);
+        if (!coupon) throw AppError.validation('no coupon with this code', 'body.code');
         if (coupon.expires_at && coupon.expires_at.getTime() <= Date.now()) throw AppError.conflict(`the coupon ${code} expired at ${coupon.expires_at.toISOString()}`);
         if (coupon.max_redemptions !== null && coupon.redemptions >= coupon.max_redemptions) throw AppError.conflict(`the coupon ${code} was redeemed its ${coupon.max_redemptions} times`);
         if (coupon.currency !== null && coupon.currency !== contract.currency) throw AppError.conflict(`the coupon is in ${coupon.currency}, the contract in ${contract.currency}`);

@@ -33,6 +33,9 @@ const CREDIT_NOTE_MAIL: MailTemplate = {
 /** Invoices a credit note may credit: out to the customer, not cancelled. */
 const CREDITABLE = new Set(['raised', 'sent', 'paid']);
 
+/** What a credit note's step announces, with the note as it is after the step. */
+type CreditNoteEvent = 'credit_note.issued' | 'credit_note.voided' | 'credit_note.transition_undone';
+
 interface Step {
   trx: Knex;
   note: CreditNoteRow;
@@ -47,21 +50,28 @@ export function createCreditNoteLifecycleService(deps: { db: Knex; mailer: Maile
   const { db, mailer } = deps;
 
   /** What a step changes, and the event it announces. */
-  type Outcome = { change: Omit<CreditNoteChange, 'last_step_id'>; event?: 'credit_note.issued' | 'credit_note.voided' };
+  type Outcome = { change: Omit<CreditNoteChange, 'last_step_id'>; event: CreditNoteEvent };
 
   function inStep(input: CreditNoteStepInput, work: (step: Step) => Promise<Outcome>): Promise<void> {
     return db.transaction(async (trx) => {
       const notes = createCreditNoteRepository(trx);
       const unlocked = orNotFound(await notes.find(input.organisationId, input.creditNoteId), 'Credit note');
       const invoice = orNotFound(await createInvoiceRepository(trx).lock(input.organisationId, unlocked.invoice_id), 'Invoice');
-      const note = (await notes.lock(input.organisationId, input.creditNoteId))!;
+      // Gone since it was read (a draft whose request gave up): not found, which no retry mends.
+      const note = orNotFound(await notes.lock(input.organisationId, input.creditNoteId), 'Credit note');
       if (note.last_step_id === input.stepId) return;
       const { change, event } = await work({ trx, note, invoice });
       await notes.apply(note.id, { ...change, last_step_id: input.stepId });
       // Revenue is derived: the invoice's items less what issued credit notes credit on them.
       await syncInvoiceRevenue(trx, invoice, invoice.status);
-      if (event) await emit(trx, note, event);
+      await emit(trx, note, event);
     });
+  }
+
+  /** A note counts only on a raised, sent or paid invoice, and pays money back only on a paid one. */
+  function assertCreditable({ note, invoice }: Step): void {
+    if (!CREDITABLE.has(invoice.status)) throw AppError.conflict(`the invoice is ${invoice.status}: only a raised, sent or paid invoice can be credited`);
+    if (note.refund && invoice.status !== 'paid') throw AppError.conflict(`the invoice is ${invoice.status}: only a paid invoice can be refunded`);
   }
 
   /** A note that lowered what an unpaid invoice owed cannot stop counting once the invoice is paid. */
@@ -71,7 +81,7 @@ export function createCreditNoteLifecycleService(deps: { db: Knex; mailer: Maile
     }
   }
 
-  async function emit(trx: Knex, note: CreditNoteRow, type: 'credit_note.issued' | 'credit_note.voided'): Promise<void> {
+  async function emit(trx: Knex, note: CreditNoteRow, type: CreditNoteEvent): Promise<void> {
     const current = (await createCreditNoteRepository(trx).find(note.organisation_id, note.id))!;
     await createWebhookRepository(trx).emit(note.organisation_id, type, toCreditNote(current));
   }
@@ -94,6 +104,10 @@ export function createCreditNoteLifecycleService(deps: { db: Knex; mailer: Maile
     }
     if (note.refund) {
       const payments = createPaymentRepository(trx);
+      const refundable = await payments.refundable(note.organisation_id, invoice.id);
+      if (toDecimal(note.total).greaterThan(refundable)) {
+        throw AppError.conflict(`the invoice's payments less its refunds come to ${formatAmount(refundable, note.currency)} ${note.currency}, less than this refund of ${formatAmount(note.total, note.currency)}: credit the rest to the customer's balance (refund: false)`);
+      }
       if (note.refund_payment_id) {
         await payments.setDeleted(note.refund_payment_id, false);
         return { settlement: 'refund', refund_payment_id: note.refund_payment_id };
@@ -189,10 +203,9 @@ export function createCreditNoteLifecycleService(deps: { db: Knex; mailer: Maile
     /** Number, settlement, revenue, `credit_note.issued`. */
     async issue(input: CreditNoteStepInput): Promise<void> {
       await inStep(input, async (step) => {
-        const { note, invoice } = step;
+        const { note } = step;
         if (note.status !== 'draft') throw AppError.conflict(`the credit note is ${note.status}, not draft`);
-        if (!CREDITABLE.has(invoice.status)) throw AppError.conflict(`the invoice is ${invoice.status}: only a raised, sent or paid invoice can be credited`);
-        if (note.refund && invoice.status !== 'paid') throw AppError.conflict(`the invoice is ${invoice.status}: only a paid invoice can be refunded`);
+        assertCreditable(step);
         const numbering = await numberOf(step);
         const settlement = await settle({ ...step, note: { ...note, ...numbering } });
         return { change: { status: 'issued', issued_at: new Date(), voided_at: null, ...numbering, ...settlement }, event: 'credit_note.issued' };
@@ -221,13 +234,14 @@ export function createCreditNoteLifecycleService(deps: { db: Knex; mailer: Maile
         const { note } = step;
         if (note.status === 'draft') throw AppError.conflict('nothing to undo: the credit note is a draft');
         if (note.status === 'voided') {
+          assertCreditable(step);
           await assertRoomFor(step);
-          if (!note.issued_at) return { change: { status: 'draft', voided_at: null } };
-          return { change: { status: 'issued', voided_at: null, ...(await settle(step)) } };
+          if (!note.issued_at) return { change: { status: 'draft', voided_at: null }, event: 'credit_note.transition_undone' };
+          return { change: { status: 'issued', voided_at: null, ...(await settle(step)) }, event: 'credit_note.transition_undone' };
         }
         assertDueStillOpen(step);
         await unsettle(step, 'undone');
-        return { change: { status: 'draft', issued_at: null, settlement: null } };
+        return { change: { status: 'draft', issued_at: null, settlement: null }, event: 'credit_note.transition_undone' };
       });
     },
   };

@@ -10,18 +10,19 @@ export const BUILT_IN_TEMPLATES: Record<'invoice' | 'reminder', MailTemplate> = 
     html: [
       '<p>Hello{{#if customer.name}} {{customer.name}}{{/if}},</p>',
       '<p>Please find invoice <strong>{{invoice.number}}</strong> attached: {{invoice.total}} {{invoice.currency}} for {{invoice.periodFrom}} to {{invoice.periodTo}}{{#if invoice.dueDate}}, due on {{invoice.dueDate}}{{/if}}.</p>',
+      '{{#if invoice.partlySettled}}<p>After your credit and credit notes, {{invoice.amountDue}} {{invoice.currency}} is due.</p>{{/if}}',
       '<p>{{seller.name}}</p>',
     ].join('\n'),
-    text: 'Please find invoice {{invoice.number}} attached: {{invoice.total}} {{invoice.currency}} for {{invoice.periodFrom}} to {{invoice.periodTo}}.',
+    text: 'Please find invoice {{invoice.number}} attached: {{invoice.total}} {{invoice.currency}} for {{invoice.periodFrom}} to {{invoice.periodTo}}.{{#if invoice.partlySettled}} After your credit and credit notes, {{invoice.amountDue}} {{invoice.currency}} is due.{{/if}}',
   },
   reminder: {
     subject: 'Reminder: invoice {{invoice.number}} from {{seller.name}} is overdue',
     html: [
       '<p>Hello{{#if customer.name}} {{customer.name}}{{/if}},</p>',
-      '<p>Invoice <strong>{{invoice.number}}</strong> of {{invoice.date}} for {{invoice.total}} {{invoice.currency}} was due on {{invoice.dueDate}} and is {{daysOverdue}} days overdue. Please find it attached.</p>',
+      '<p>Invoice <strong>{{invoice.number}}</strong> of {{invoice.date}} for {{invoice.total}} {{invoice.currency}} was due on {{invoice.dueDate}} and is {{daysOverdue}} days overdue{{#if invoice.partlySettled}}: {{invoice.amountDue}} {{invoice.currency}} of it is still owed{{/if}}. Please find it attached.</p>',
       '<p>If you have paid it already, thank you, and please ignore this reminder.</p>',
       '<p>{{seller.name}}</p>',
     ].join('\n'),
-    text: 'Invoice {{invoice.number}} of {{invoice.date}} for {{invoice.total}} {{invoice.currency}} was due on {{invoice.dueDate}} and is {{daysOverdue}} days overdue. Please find it attached. If you have paid it already, thank you, and please ignore this reminder.',
+    text: 'Invoice {{invoice.number}} of {{invoice.date}} for {{invoice.total}} {{invoice.currency}} was due on {{invoice.dueDate}} and is {{daysOverdue}} days overdue{{#if invoice.partlySettled}}: {{invoice.amountDue}} {{invoice.currency}} of it is still owed{{/if}}. Please find it attached. If you have paid it already, thank you, and please ignore this reminder.',
   },
 };

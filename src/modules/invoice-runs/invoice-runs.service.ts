@@ -78,8 +78,8 @@ const latest = (days: string[]) => days.reduce((a, b) => (b > a ? b : a));
 type PlanItem = BillableItem & { name: string };
 type Line = PlannedInvoice['items'][number];
 
-/** A contract's plan, or why it cannot be billed; `coupons`: the contract coupons that served this period. */
-type Planned = { customerId: string; invoices: PlannedInvoice[]; coupons?: string[] } | { failure: AppError };
+/** A contract's plan, or why it cannot be billed; `coupons`: the contract coupons that served, and for how many periods. */
+type Planned = { customerId: string; invoices: PlannedInvoice[]; coupons?: Array<{ id: string; periods: number }> } | { failure: AppError };
 
 /** A usage line waiting for its meter's aggregate: the contract's customer's usage over the period. */
 interface PendingUsage {
@@ -107,27 +107,60 @@ function groupBy<T, K, V>(rows: readonly T[], keyOf: (row: T) => K, valueOf: (ro
 
 const usageWindow = (usage: Pick<PendingUsage, 'item' | 'from' | 'to'>) => `${usage.item.meterId}|${usage.from}|${usage.to}`;
 
+/** How many more billing periods a coupon serves after `periodsUsed`. */
+function periodsLeft(coupon: Coupon, periodsUsed: number): number {
+  if (coupon.duration === 'forever') return Number.POSITIVE_INFINITY;
+  return Math.max(0, (coupon.duration === 'once' ? 1 : (coupon.durationPeriods ?? 0)) - periodsUsed);
+}
+
 /**
- * The contract's coupons that serve this period take their discount off the invoices (one line per plan
- * item, so that taxes limited to plan items see their own items discounted): a percentage off each
- * invoice; an amount off the invoices in order until it is used up. Returns the contract coupons that served.
+ * The contract's coupons take their discount off the invoices a run makes for it, one discount line per
+ * plan item (so that a tax limited to some plan items sees its own items discounted). A coupon serves a
+ * number of billing periods: of each plan item, only the lines of its first periods still to serve are
+ * discounted (a run that catches up three months of a fee with a `once` coupon discounts the first), and
+ * the coupon has served as many periods as the item that took the most. A percentage comes off those
+ * lines; an amount, once per period served, is shared over them, invoice after invoice. Returns how many
+ * periods each contract coupon served.
  */
-function applyCoupons(invoices: PlannedInvoice[], coupons: ActiveContractCoupon[]): string[] {
-  const served: string[] = [];
-  for (const { id, coupon: row, periods_used: periodsUsed } of coupons) {
+function applyCoupons(invoices: PlannedInvoice[], coupons: ActiveContractCoupon[]): Array<{ id: string; periods: number }> {
+  const served: Array<{ id: string; periods: number }> = [];
+  for (const { id, coupon_id: couponId, coupon: row, periods_used: periodsUsed } of coupons) {
     const coupon: Coupon = { code: row.code, percentOff: row.percent_off, amountOff: row.amount_off, currency: row.currency, duration: row.duration, durationPeriods: row.duration_periods };
     if (!servesAnotherPeriod(coupon, periodsUsed)) continue;
-    served.push(id);
-    let amountLeft = coupon.amountOff ?? undefined;
-    for (const invoice of invoices) {
-      const priced = invoice.items.map((line) => ({ planItemId: line.planItemId ?? null, amount: roundToMinor(toDecimal(line.quantity).times(line.price), invoice.currency).toFixed() }));
+    const left = periodsLeft(coupon, periodsUsed);
+    // Each invoice's priced lines (those a run made: a line and its billed period share an index), and
+    // which of them fall in their plan item's first periods still to serve.
+    let periods = 0;
+    const eligible = invoices.map((invoice) => {
+      const lines = invoice.items.slice(0, invoice.periods.length).map((line, index) => ({ line, periodFrom: invoice.periods[index]!.from }));
+      const startsOf = new Map<string | undefined, string[]>();
+      for (const { line, periodFrom } of lines) startsOf.set(line.planItemId, [...new Set([...(startsOf.get(line.planItemId) ?? []), periodFrom])].sort());
+      for (const starts of startsOf.values()) periods = Math.max(periods, Math.min(starts.length, left));
+      return lines.filter(({ line, periodFrom }) => startsOf.get(line.planItemId)!.indexOf(periodFrom) < left).map(({ line }) => line);
+    });
+    if (periods === 0) continue;
+    served.push({ id, periods });
+    let amountLeft = coupon.amountOff === null ? undefined : toDecimal(coupon.amountOff).times(periods).toFixed();
+    invoices.forEach((invoice, index) => {
+      const lines = eligible[index]!;
+      const priced = lines.map((line) => ({ planItemId: line.planItemId ?? null, amount: roundToMinor(toDecimal(line.quantity).times(line.price), invoice.currency).toFixed() }));
       const discounts = discountsOf(priced, coupon, invoice.currency, amountLeft);
       const what = coupon.percentOff !== null ? `${toDecimal(coupon.percentOff).toFixed()} % off` : `${formatAmount(coupon.amountOff!, invoice.currency)} ${invoice.currency} off`;
       for (const discount of discounts) {
-        invoice.items.push({ planItemId: discount.planItemId ?? undefined, title: `Coupon ${coupon.code}`, description: what, quantity: '1', price: toDecimal(discount.amount).negated().toFixed(), fromDate: invoice.fromDate, toDate: invoice.toDate });
+        const of = lines.filter((line) => (line.planItemId ?? null) === discount.planItemId);
+        invoice.items.push({
+          planItemId: discount.planItemId ?? undefined,
+          title: `Coupon ${coupon.code}`,
+          description: what,
+          quantity: '1',
+          price: toDecimal(discount.amount).negated().toFixed(),
+          fromDate: earliest(of.map((line) => line.fromDate)),
+          toDate: latest(of.map((line) => line.toDate)),
+          couponId,
+        });
       }
       if (amountLeft !== undefined) amountLeft = toDecimal(amountLeft).minus(discounts.reduce((sum, discount) => sum.plus(discount.amount), new Decimal(0))).toFixed();
-    }
+    });
   }
   return served;
 }
@@ -309,7 +342,7 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
       const planned = await planContracts(trx, input.organisationId, contractIds, input.billingDate);
       const outcomes = new Map<string, ContractOutcome>();
       const drafts: Array<{ contractId: string; customerId: string; invoice: PlannedInvoice; made: RunInvoice[] }> = [];
-      const served: string[] = [];
+      const served: Array<{ id: string; periods: number }> = [];
       for (const [contractId, plan] of planned) {
         if ('failure' in plan) {
           outcomes.set(contractId, failedOutcome(plan.failure));

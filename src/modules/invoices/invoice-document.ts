@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { orNotFound } from '../../domain/errors';
+import { Decimal, formatAmount } from '../../domain/money';
 import { createAddressRepository, type Address } from '../addresses/addresses.repository';
 import { createCustomerRepository } from '../customers/customers.repository';
 import { createEntityRepository, type EntityRow, type EntityType } from '../entities/entities.repository';
@@ -33,6 +34,18 @@ export async function loadInvoiceDocument(db: Knex, organisationId: string, invo
     createInvoiceTemplateRepository(db).findDefaultBranding(organisationId),
   ]);
   const taxes = (invoice.data.taxes as InvoiceDocument['taxes'] | undefined) ?? [];
+  // An owed invoice that credit or credit notes partly settle shows them, and what is left due.
+  const owed = (invoice.status === 'raised' || invoice.status === 'sent') && invoice.total !== null && invoice.amountDue !== null && invoice.amountDue !== invoice.total;
+  const creditNotes = owed ? new Decimal(invoice.total!).minus(invoice.creditsApplied).minus(invoice.amountDue!) : new Decimal(0);
+  const settled = owed
+    ? {
+        lines: [
+          ...(new Decimal(invoice.creditsApplied).greaterThan(0) ? [{ label: 'Customer credit applied', amount: `-${invoice.creditsApplied}` }] : []),
+          ...(creditNotes.greaterThan(0) ? [{ label: 'Credit notes', amount: `-${formatAmount(creditNotes, invoice.currency)}` }] : []),
+        ],
+        amountDue: invoice.amountDue!,
+      }
+    : undefined;
   return {
     number: invoice.number,
     status: invoice.status,
@@ -49,6 +62,7 @@ export async function loadInvoiceDocument(db: Knex, organisationId: string, invo
     total: invoice.total ?? '',
     baseCurrency: invoice.baseCurrency,
     baseTotal: invoice.baseTotal,
+    ...(settled ? { settled } : {}),
     template,
   };
 }

@@ -16,6 +16,9 @@ export function invoiceMailVariables(document: InvoiceDocument, extra: Record<st
       currency: document.currency,
       subtotal: document.subtotal,
       total: document.total,
+      // What is left to pay once the customer's credit and credit notes are counted, and whether that differs from the total.
+      amountDue: document.settled?.amountDue ?? document.total,
+      partlySettled: document.settled !== undefined,
       baseCurrency: document.baseCurrency,
       baseTotal: document.baseTotal,
     },

@@ -39,6 +39,11 @@ export interface InvoiceDocument {
   total: string;
   baseCurrency: string | null;
   baseTotal: string | null;
+  /**
+   * What already settles part of the total (the customer's credit, credit notes), shown under it with
+   * the amount left due; absent when the whole total is due.
+   */
+  settled?: { lines: Array<{ label: string; amount: string }>; amountDue: string };
   /** Without one, the plain layout. */
   template?: InvoiceTemplateBranding | null;
 }
@@ -158,6 +163,10 @@ export function renderInvoicePdf(invoice: InvoiceDocument): Promise<Buffer> {
     total(`Total ${invoice.currency}`, invoice.total, true);
     if (invoice.baseCurrency && invoice.baseTotal && invoice.baseCurrency !== invoice.currency) {
       total(`Total ${invoice.baseCurrency}`, invoice.baseTotal);
+    }
+    if (invoice.settled) {
+      for (const line of invoice.settled.lines) total(line.label, line.amount);
+      total(`Amount due ${invoice.currency}`, invoice.settled.amountDue, true);
     }
     if (template?.legalText?.trim()) {
       doc.moveDown(1.5);

@@ -56,6 +56,8 @@ export interface InvoiceItemRow {
   amount: string | null;
   from_date: Date | null;
   to_date: Date | null;
+  /** Set on a discount line: the coupon that gave it. */
+  coupon_id: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -77,6 +79,7 @@ export function toInvoiceItem(row: InvoiceItemRow, currency: string) {
     amount: money(row.amount, currency),
     fromDate: day(row.from_date),
     toDate: day(row.to_date),
+    couponId: row.coupon_id,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   };
@@ -132,6 +135,8 @@ export interface NewInvoiceItem {
   price: string;
   fromDate?: string;
   toDate?: string;
+  /** A discount line: the coupon that gave it. */
+  couponId?: string;
 }
 
 export interface NewInvoice {
@@ -285,6 +290,7 @@ function itemRow(organisationId: string, invoiceId: string, item: NewInvoiceItem
     price: item.price,
     from_date: item.fromDate ?? null,
     to_date: item.toDate ?? null,
+    coupon_id: item.couponId ?? null,
   };
 }
 
@@ -313,6 +319,7 @@ const ITEM_COLUMNS = [
   ['price', 'numeric'],
   ['from_date', 'date'],
   ['to_date', 'date'],
+  ['coupon_id', 'text'],
 ] as const;
 
 /** Invoices, their items, transitions and number counters. `db` may be a transaction. */
@@ -471,8 +478,9 @@ export function createInvoiceRepository(db: Knex) {
     },
 
     /**
-     * What the organisation is owed on the calendar day `on`, by currency and ageing bucket: the totals of
-     * its raised and sent invoices. Not yet due (or due that day) is `current`.
+     * What the organisation is owed on the calendar day `on`, by currency and ageing bucket: what its raised
+     * and sent invoices still owe (total less the customer's credit applied and the credit notes that
+     * lowered it); invoices that owe nothing are left out. Not yet due (or due that day) is `current`.
      */
     async ageing(organisationId: string, on: string): Promise<AgeingRow[]> {
       const overdueDays = db.raw('(?::date - due_date)', [on]);
@@ -480,6 +488,7 @@ export function createInvoiceRepository(db: Knex) {
         .where({ organisation_id: organisationId })
         .whereNull('deleted_at')
         .whereIn('status', OWED)
+        .whereRaw('total - credits_applied - credited_due > 0')
         .groupBy('currency', 'bucket')
         .orderBy(['currency', 'bucket'])
         .select<AgeingRow[]>(
@@ -487,7 +496,7 @@ export function createInvoiceRepository(db: Knex) {
           db.raw(
             `CASE WHEN due_date IS NULL OR ${overdueDays} <= 0 THEN 'current' WHEN ${overdueDays} <= 30 THEN '1-30' WHEN ${overdueDays} <= 60 THEN '31-60' WHEN ${overdueDays} <= 90 THEN '61-90' ELSE '90+' END AS bucket`,
           ),
-          db.raw('sum(total)::text AS amount'),
+          db.raw('sum(total - credits_applied - credited_due)::text AS amount'),
           db.raw('count(*)::int AS invoices'),
         );
     },
@@ -541,9 +550,9 @@ export function createInvoiceRepository(db: Knex) {
       await db('invoice_items').where({ id }).update({ amount, updated_at: db.fn.now() });
     },
 
-    /** Hand-added items (no plan item) are kept; the plan-derived ones are replaced by `items`. */
+    /** Hand-added items (no plan item) and coupon discounts are kept; the plan-derived ones are replaced by `items`. */
     async replacePlanItems(organisationId: string, invoiceId: string, items: NewInvoiceItem[]): Promise<void> {
-      await db('invoice_items').where({ invoice_id: invoiceId }).whereNotNull('plan_item_id').delete();
+      await db('invoice_items').where({ invoice_id: invoiceId }).whereNotNull('plan_item_id').whereNull('coupon_id').delete();
       if (items.length) await db('invoice_items').insert(items.map((item) => itemRow(organisationId, invoiceId, item)));
     },
   };

@@ -61,6 +61,7 @@ export const invoiceItemSchema = z.object({
   amount: z.string().nullable().describe('quantity × price in the invoice currency, fixed at raise'),
   fromDate: z.string().nullable(),
   toDate: z.string().nullable(),
+  couponId: z.string().nullable().describe('set on a discount line: the coupon that gave it'),
   createdAt: z.string(),
   updatedAt: z.string(),
 });

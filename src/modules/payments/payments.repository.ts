@@ -107,6 +107,13 @@ export function createPaymentRepository(db: Knex) {
       });
     },
 
+    /** What can still be paid back on an invoice: its live payments less its live refunds (0 if none). */
+    async refundable(organisationId: string, invoiceId: string): Promise<string> {
+      const [row] = await live(organisationId).where({ invoice_id: invoiceId }).select<Array<{ amount: string | null }>>(db.raw('sum(amount)::text AS amount'));
+      const amount = row?.amount ?? '0';
+      return amount.startsWith('-') ? '0' : amount;
+    },
+
     /** The live payment recorded for an invoice (its refunds left out). */
     async findOfInvoice(organisationId: string, invoiceId: string): Promise<PaymentRow | undefined> {
       return live(organisationId).where({ invoice_id: invoiceId }).whereNull('credit_note_id').first();

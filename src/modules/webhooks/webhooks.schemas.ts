@@ -22,6 +22,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'payment.created',
   'credit_note.issued',
   'credit_note.voided',
+  'credit_note.transition_undone',
   'credits.granted',
   'usage.batch_processed',
   'webhook.test',

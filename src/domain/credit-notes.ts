@@ -16,6 +16,17 @@ import { allocate, Decimal, hasAtMostMinorUnits, roundToMinor, toDecimal } from 
  * and the total.
  */
 
+/**
+ * A credit note counts only against a raised, sent or paid invoice (one that went out and was not
+ * cancelled), and pays money back only on a paid one.
+ */
+export function assertCreditable(invoiceStatus: string, refund: boolean): void {
+  if (invoiceStatus !== 'raised' && invoiceStatus !== 'sent' && invoiceStatus !== 'paid') {
+    throw AppError.conflict(`the invoice is ${invoiceStatus}: only a raised, sent or paid invoice can be credited`);
+  }
+  if (refund && invoiceStatus !== 'paid') throw AppError.conflict(`the invoice is ${invoiceStatus}: only a paid invoice can be refunded`);
+}
+
 export interface CreditableInvoice {
   currency: string;
   subtotal: string;

@@ -23,6 +23,11 @@ export function sendAsAttachment(res: Response, contentType: string, filename: s
     .setHeader('Content-Disposition', `attachment; filename="${asciiFallback(filename)}"; filename*=${extValue(filename)}`);
 }
 
+/** A document rendered in memory (an invoice's or a credit note's PDF), sent as an attachment. */
+export function sendPdf(res: Response, pdf: { filename: string; content: Buffer }): void {
+  sendAsAttachment(res, 'application/pdf', pdf.filename).send(pdf.content);
+}
+
 /**
  * Streams a stored file as an attachment. `pipeline` closes the source (a file, an S3 body) when the client
  * goes away mid-download, so no connection is left open.

@@ -1,13 +1,7 @@
 import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
 import { createBillingFixture, invoiceBody, type BillingFixture } from './support/billing-fixtures';
+import { binary, mailWith, pdfText } from './support/read-back';
 import { recordHistory } from './support/record-history';
-import { execFileSync } from 'node:child_process';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { simpleParser, type ParsedMail } from 'mailparser';
-import { capturedMail } from './support/smtp-capture';
-import { waitFor } from './support/breakable-stack';
 
 let api: TestApi;
 let tenant: Tenant;
@@ -45,23 +39,6 @@ async function invoice(state: 'raised' | 'paid' = 'raised'): Promise<{ id: strin
   return { id, items: raised.body.data.items };
 }
 
-/** The text pdftotext reads from a PDF. */
-function pdfText(content: Buffer): string {
-  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'credit-note-')), 'document.pdf');
-  fs.writeFileSync(file, content);
-  return execFileSync('pdftotext', ['-layout', file, '-'], { encoding: 'utf8' });
-}
-
-/** The one captured message whose raw text holds `marker` (a Message-ID), parsed. */
-async function mailWith(marker: string): Promise<ParsedMail> {
-  const raw = await waitFor(async () => {
-    const found = capturedMail(process.env.TEST_MAIL_DIR!).filter((message) => message.includes(marker));
-    return found.length > 0 ? found : undefined;
-  }, 60_000);
-  expect(raw).toHaveLength(1);
-  return simpleParser(raw[0]!);
-}
-
 const credit = (invoiceId: string, body: object) => api.http().post(`/invoices/${invoiceId}/credit-notes`).set(system()).send(body);
 const payments = (invoiceId: string) => api.db('payments').where({ invoice_id: invoiceId }).whereNull('deleted_at').orderBy('created_at').select('amount', 'credit_note_id');
 const revenueTotal = async (invoiceId: string) =>
@@ -93,13 +70,7 @@ describe('credit notes', () => {
     await api.http().delete(`/payments/${res.body.data.refundPaymentId}`).set(system()).expect(409);
 
     // Its PDF, laid out as the invoice, and the e-mail that takes it to the customer's contacts.
-    const pdf = await api.http().get(`/credit-notes/${res.body.data.id}/pdf`).set(system()).buffer(true)
-      .parse((response, done) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () => done(null, Buffer.concat(chunks)));
-      })
-      .expect(200);
+    const pdf = await api.http().get(`/credit-notes/${res.body.data.id}/pdf`).set(system()).buffer(true).parse(binary).expect(200);
     expect(pdf.headers['content-type']).toBe('application/pdf');
     const text = pdfText(pdf.body as Buffer);
     expect(text).toContain(`Credit note ${res.body.data.number}`);

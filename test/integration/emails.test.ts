@@ -1,12 +1,8 @@
-import { execFileSync } from 'node:child_process';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { simpleParser, type ParsedMail } from 'mailparser';
 import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
 import { createBillingFixture, invoiceBody, type BillingFixture } from './support/billing-fixtures';
 import { waitFor } from './support/breakable-stack';
-import { capturedMail, REFUSED_DOMAIN } from './support/smtp-capture';
+import { mailWith, pdfText } from './support/read-back';
+import { REFUSED_DOMAIN } from './support/smtp-capture';
 
 let api: TestApi;
 let tenant: Tenant;
@@ -26,16 +22,6 @@ afterAll(() => api.close());
 const FORBIDDEN = { status: 'error', message: 'Forbidden', errors: [] };
 const DAY_MS = 24 * 60 * 60 * 1000;
 const daysAgo = (days: number) => new Date(Date.now() - days * DAY_MS).toISOString().slice(0, 10);
-
-/** The one captured message whose raw text holds `marker` (a Message-ID), parsed. */
-async function mailWith(marker: string): Promise<ParsedMail> {
-  const raw = await waitFor(async () => {
-    const found = capturedMail(process.env.TEST_MAIL_DIR!).filter((message) => message.includes(marker));
-    return found.length > 0 ? found : undefined;
-  }, 60_000);
-  expect(raw).toHaveLength(1);
-  return simpleParser(raw[0]!);
-}
 
 /** The e-mail once its workflow has settled it: sent or failed. */
 async function settled(id: string): Promise<Record<string, unknown>> {
@@ -140,9 +126,7 @@ describe('POST /emails', () => {
     expect(await settled(res.body.data.id)).toMatchObject({ status: 'sent', invoiceId });
     const mail = await mailWith(`email-${res.body.data.id}@billing`);
     expect(mail.attachments.map((file) => [file.filename, file.contentType])).toEqual([[`${number}.pdf`, 'application/pdf']]);
-    const pdf = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'email-pdf-')), 'attached.pdf');
-    fs.writeFileSync(pdf, mail.attachments[0]!.content);
-    expect(execFileSync('pdftotext', ['-layout', pdf, '-'], { encoding: 'utf8' })).toContain(`Invoice ${number}`);
+    expect(pdfText(mail.attachments[0]!.content)).toContain(`Invoice ${number}`);
   });
 
   it('when the mail server refuses the recipient for good, then the e-mail fails after one attempt with its answer', async () => {

@@ -1,14 +1,11 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import zlib from 'node:zlib';
 import jpeg from 'jpeg-js';
 import { PNG } from 'pngjs';
-import type { Response } from 'supertest';
 import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
 import { createBillingFixture, invoiceBody, type BillingFixture } from './support/billing-fixtures';
+import { binary, pdfFile } from './support/read-back';
 
 let api: TestApi;
 let tenant: Tenant;
@@ -47,12 +44,6 @@ function png(width: number, height: number): Buffer {
 function jpegOf(width: number, height: number): Buffer {
   return jpeg.encode({ data: PNG.sync.read(png(width, height)).data, width, height }, 90).data;
 }
-
-const binary = (response: Response, done: (error: Error | null, body: Buffer) => void) => {
-  const chunks: Buffer[] = [];
-  response.on('data', (chunk: Buffer) => chunks.push(chunk));
-  response.on('end', () => done(null, Buffer.concat(chunks)));
-};
 
 const create = (body: object, auth = admin) => api.http().post('/invoice-templates').set(auth).send(body);
 const uploadLogo = (id: string, content: Buffer, filename = 'logo.png', auth = admin) =>
@@ -279,8 +270,7 @@ describe('invoice PDF', () => {
     const res = await api.http().get(`/invoices/${invoiceId}/pdf`).set(bearer(organisation.systemToken)).buffer(true).parse(binary);
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toBe('application/pdf');
-    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'pdf-')), 'invoice.pdf');
-    fs.writeFileSync(file, res.body as Buffer);
+    const file = pdfFile(res.body as Buffer);
     const text = execFileSync('pdftotext', ['-layout', file, '-'], { encoding: 'utf8' });
     // pdfimages -list: two header lines, then one line per image: page num type width height ...
     const list = execFileSync('pdfimages', ['-list', file], { encoding: 'utf8' }).trim().split('\n').slice(2);

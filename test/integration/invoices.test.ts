@@ -1,9 +1,6 @@
-import { execFileSync } from 'node:child_process';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
 import { createBillingFixture, invoiceBody, type BillingFixture } from './support/billing-fixtures';
+import { binary, pdfText } from './support/read-back';
 import { recordHistory } from './support/record-history';
 import { capturedMail } from './support/smtp-capture';
 import { createServices, serviceDepsFrom } from '../../src/services';
@@ -253,16 +250,10 @@ describe('PDF', () => {
       { title: 'Premium support', quantity: 2, price: 49.5 },
     ]);
     const raised = await post(invoice.id, 'raise');
-    const res = await api.http().get(`/invoices/${invoice.id}/pdf`).set(auth()).buffer(true).parse((response, done) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => done(null, Buffer.concat(chunks)));
-    });
+    const res = await api.http().get(`/invoices/${invoice.id}/pdf`).set(auth()).buffer(true).parse(binary);
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toBe('application/pdf');
-    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'pdf-')), 'invoice.pdf');
-    fs.writeFileSync(file, res.body as Buffer);
-    const text = execFileSync('pdftotext', ['-layout', file, '-'], { encoding: 'utf8' });
+    const text = pdfText(res.body as Buffer);
     expect(text).toContain(raised.body.data.number);
     expect(text).toContain('Platform fee');
     expect(text).toContain('Premium support');

@@ -4,6 +4,7 @@ import { renderMail, type MailTemplate } from '../../mail/templating';
 import { createContactGroupRepository } from '../contact-groups/contact-groups.repository';
 import { renderInvoicePdf } from '../invoices/invoice-pdf';
 import { loadCreditNoteDocument } from './credit-note-document';
+import { assertCreditable } from '../../domain/credit-notes';
 import { AppError, orNotFound } from '../../domain/errors';
 import { formatInvoiceNumber } from '../../domain/invoice-number';
 import { formatAmount, toDecimal } from '../../domain/money';
@@ -29,9 +30,6 @@ const CREDIT_NOTE_MAIL: MailTemplate = {
   html: '<p>Dear {{customerName}},</p><p>Please find attached credit note {{number}}, which credits {{total}} {{currency}} on invoice {{invoiceNumber}}.</p><p>Reason: {{reason}}</p>',
   text: 'Dear {{customerName}},\n\nPlease find attached credit note {{number}}, which credits {{total}} {{currency}} on invoice {{invoiceNumber}}.\n\nReason: {{reason}}',
 };
-
-/** Invoices a credit note may credit: out to the customer, not cancelled. */
-const CREDITABLE = new Set(['raised', 'sent', 'paid']);
 
 /** What a credit note's step announces, with the note as it is after the step. */
 type CreditNoteEvent = 'credit_note.issued' | 'credit_note.voided' | 'credit_note.transition_undone';
@@ -66,12 +64,6 @@ export function createCreditNoteLifecycleService(deps: { db: Knex; mailer: Maile
       await syncInvoiceRevenue(trx, invoice, invoice.status);
       await emit(trx, note, event);
     });
-  }
-
-  /** A note counts only on a raised, sent or paid invoice, and pays money back only on a paid one. */
-  function assertCreditable({ note, invoice }: Step): void {
-    if (!CREDITABLE.has(invoice.status)) throw AppError.conflict(`the invoice is ${invoice.status}: only a raised, sent or paid invoice can be credited`);
-    if (note.refund && invoice.status !== 'paid') throw AppError.conflict(`the invoice is ${invoice.status}: only a paid invoice can be refunded`);
   }
 
   /** A note that lowered what an unpaid invoice owed cannot stop counting once the invoice is paid. */
@@ -157,9 +149,8 @@ export function createCreditNoteLifecycleService(deps: { db: Knex; mailer: Maile
   }
 
   /** A voided note counts again once undone: only if the invoice still has room for it. */
-  async function assertRoomFor({ trx, note }: Step): Promise<void> {
+  async function assertRoomFor({ trx, note, invoice }: Step): Promise<void> {
     const credited = await createCreditNoteRepository(trx).creditedSoFar(note.invoice_id);
-    const invoice = (await createInvoiceRepository(trx).findRow(note.organisation_id, note.invoice_id))!;
     const lines = (await createCreditNoteRepository(trx).find(note.organisation_id, note.id))!.items;
     const items = new Map((await createInvoiceRepository(trx).items(note.invoice_id)).map((item) => [item.id, item]));
     const overItem = lines.some((line) => toDecimal(credited.byItem.get(line.invoice_item_id) ?? '0').plus(line.amount).greaterThan(items.get(line.invoice_item_id)?.amount ?? '0'));
@@ -205,7 +196,7 @@ export function createCreditNoteLifecycleService(deps: { db: Knex; mailer: Maile
       await inStep(input, async (step) => {
         const { note } = step;
         if (note.status !== 'draft') throw AppError.conflict(`the credit note is ${note.status}, not draft`);
-        assertCreditable(step);
+        assertCreditable(step.invoice.status, step.note.refund);
         const numbering = await numberOf(step);
         const settlement = await settle({ ...step, note: { ...note, ...numbering } });
         return { change: { status: 'issued', issued_at: new Date(), voided_at: null, ...numbering, ...settlement }, event: 'credit_note.issued' };
@@ -234,7 +225,7 @@ export function createCreditNoteLifecycleService(deps: { db: Knex; mailer: Maile
         const { note } = step;
         if (note.status === 'draft') throw AppError.conflict('nothing to undo: the credit note is a draft');
         if (note.status === 'voided') {
-          assertCreditable(step);
+          assertCreditable(step.invoice.status, step.note.refund);
           await assertRoomFor(step);
           if (!note.issued_at) return { change: { status: 'draft', voided_at: null }, event: 'credit_note.transition_undone' };
           return { change: { status: 'issued', voided_at: null, ...(await settle(step)) }, event: 'credit_note.transition_undone' };

@@ -1,7 +1,7 @@
 import { pageOf } from '../../http/paging';
 import { defineRoute, requires, type Route } from '../../http/route';
 import { idParam } from '../../http/schemas';
-import { sendAsAttachment } from '../../http/download';
+import { sendPdf } from '../../http/download';
 import type { AppDeps } from '../../deps';
 import { createCreditNoteBody, creditNoteListQuery, creditNoteSchema } from './credit-notes.schemas';
 
@@ -51,11 +51,7 @@ export function creditNoteRoutes(deps: AppDeps): Route[] {
       access: read,
       params: idParam,
       rawResponse: { contentType: 'application/pdf' },
-      handler: async ({ params, auth, res }) => {
-        const pdf = await creditNotes.pdf(auth.organisationId, params.id);
-        sendAsAttachment(res, 'application/pdf', pdf.filename);
-        res.send(pdf.content);
-      },
+      handler: async ({ params, auth, res }) => sendPdf(res, await creditNotes.pdf(auth.organisationId, params.id)),
     }),
     defineRoute({
       method: 'post',

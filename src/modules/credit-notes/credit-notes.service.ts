@@ -1,6 +1,6 @@
 import { WithStartWorkflowOperation } from '@temporalio/client';
 import type { UpdateDefinition } from '@temporalio/common';
-import { planCreditNote } from '../../domain/credit-notes';
+import { assertCreditable, planCreditNote } from '../../domain/credit-notes';
 import { AppError, orNotFound } from '../../domain/errors';
 import { formatAmount, toDecimal } from '../../domain/money';
 import type { Page, PageQuery } from '../../http/paging';
@@ -13,9 +13,6 @@ import { loadCreditNoteDocument } from './credit-note-document';
 import { createCreditNoteRepository, type CreditNoteFilter, type CreditNoteRow } from './credit-notes.repository';
 import type { CreateCreditNoteBody, CreditNote } from './credit-notes.schemas';
 import { toCreditNote } from './credit-note-view';
-
-/** Invoices a credit note may credit: out to the customer, not cancelled. */
-const CREDITABLE = new Set(['raised', 'sent', 'paid']);
 
 /**
  * Credit notes: written as drafts in Postgres under the invoice's lock (so that what they credit never
@@ -63,8 +60,7 @@ export function createCreditNoteService(deps: WorkflowServiceDeps) {
       const draft = await db.transaction(async (trx) => {
         const invoices = createInvoiceRepository(trx);
         const invoice = orNotFound(await invoices.lock(organisationId, invoiceId), 'Invoice');
-        if (!CREDITABLE.has(invoice.status)) throw AppError.conflict(`the invoice is ${invoice.status}: only a raised, sent or paid invoice can be credited`);
-        if (body.refund && invoice.status !== 'paid') throw AppError.conflict(`the invoice is ${invoice.status}: only a paid invoice can be refunded`);
+        assertCreditable(invoice.status, body.refund ?? false);
         if (!invoice.customer_id) throw AppError.conflict('the invoice has no customer to credit');
         const items = await invoices.items(invoice.id);
         const credited = await createCreditNoteRepository(trx).creditedSoFar(invoice.id);

@@ -134,7 +134,8 @@ function applyCoupons(invoices: PlannedInvoice[], coupons: ActiveContractCoupon[
     const eligible = invoices.map((invoice) => {
       const lines = invoice.items.slice(0, invoice.periods.length).map((line, index) => ({ line, periodFrom: invoice.periods[index]!.from }));
       const startsOf = new Map<string | undefined, string[]>();
-      for (const { line, periodFrom } of lines) startsOf.set(line.planItemId, [...new Set([...(startsOf.get(line.planItemId) ?? []), periodFrom])].sort());
+      for (const { line, periodFrom } of lines) push(startsOf, line.planItemId, periodFrom);
+      for (const [item, starts] of startsOf) startsOf.set(item, [...new Set(starts)].sort());
       for (const starts of startsOf.values()) periods = Math.max(periods, Math.min(starts.length, left));
       return lines.filter(({ line, periodFrom }) => startsOf.get(line.planItemId)!.indexOf(periodFrom) < left).map(({ line }) => line);
     });

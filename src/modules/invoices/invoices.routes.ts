@@ -3,7 +3,7 @@ import type { AppDeps } from '../../deps';
 import { pageOf } from '../../http/paging';
 import { anyToken, defineRoute, requires, type Route } from '../../http/route';
 import { idParam, deleted, reference } from '../../http/schemas';
-import { sendAsAttachment } from '../../http/download';
+import { sendPdf } from '../../http/download';
 import {
   createInvoiceBody,
   invoiceItemInput,
@@ -111,11 +111,7 @@ export function invoiceRoutes(deps: AppDeps): Route[] {
       access: requires('InvoiceService:generateInvoicePdf'),
       params: idParam,
       rawResponse: { contentType: 'application/pdf' },
-      handler: async ({ params, auth, res }) => {
-        const pdf = await service.pdf(auth.organisationId, params.id);
-        sendAsAttachment(res, 'application/pdf', pdf.filename);
-        res.send(pdf.content);
-      },
+      handler: async ({ params, auth, res }) => sendPdf(res, await service.pdf(auth.organisationId, params.id)),
     }),
     defineRoute({
       method: 'post',

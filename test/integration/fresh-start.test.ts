@@ -91,6 +91,7 @@ function npmStart(env: Record<string, string>): Started {
 
 async function healthWithin(started: Started, port: number, timeoutMs: number): Promise<{ status: number; body: unknown }> {
   const deadline = Date.now() + timeoutMs;
+  let last: string | undefined;
   for (;;) {
     if (started.child.exitCode !== null || started.child.signalCode !== null) {
       throw new Error(`npm start exited (${started.child.exitCode ?? started.child.signalCode}):\n${started.output().slice(-4000)}`);
@@ -98,10 +99,12 @@ async function healthWithin(started: Started, port: number, timeoutMs: number): 
     try {
       const res = await fetch(`http://127.0.0.1:${port}/health`, { signal: AbortSignal.timeout(5_000) });
       if (res.status === 200) return { status: res.status, body: await res.json() };
-    } catch {
+      last = `${res.status} ${await res.text()}`;
+    } catch (error) {
       // not listening yet
+      last = String(error);
     }
-    if (Date.now() > deadline) throw new Error(`/health did not answer 200 within ${timeoutMs} ms:\n${started.output().slice(-4000)}`);
+    if (Date.now() > deadline) throw new Error(`/health did not answer 200 within ${timeoutMs} ms; its last answer: ${last ?? 'none'}\n${started.output().slice(-4000)}`);
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
 }

@@ -12,6 +12,7 @@ import { createCatalogService } from './modules/catalog/catalog.service';
 import { createCollectionsService } from './modules/collections/collections.service';
 import { createContactGroupService } from './modules/contact-groups/contact-groups.service';
 import { createContractLifecycleService } from './modules/contracts/contract-lifecycle.service';
+import { createPlanChangeLifecycleService } from './modules/contracts/plan-change-lifecycle.service';
 import { resolveContractPlan } from './modules/contracts/contract-plans.repository';
 import { createContractService } from './modules/contracts/contracts.service';
 import { createCustomerService } from './modules/customers/customers.service';
@@ -118,6 +119,7 @@ export function createServices(deps: ServiceDeps) {
     usageIngestion: createUsageIngestionService(db),
     billingPlans: createBillingPlanService(db),
     contractLifecycle: createContractLifecycleService(db),
+    planChangeLifecycle: createPlanChangeLifecycleService(db),
     // Objects and jobs
     objects: createObjectService(db),
     objectExports: createObjectExportService(deps),

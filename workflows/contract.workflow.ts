@@ -1,6 +1,7 @@
 import { condition, continueAsNew, defineQuery, defineUpdate, ParentClosePolicy, setHandler, startChild, workflowInfo } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { allowedContractActions, contractTransition, isFinal, type ContractAction, type ContractState } from '../src/domain/contract-state';
+import type { ContractActivities } from '../activities/contracts.activities';
 import { invoiceLifecycleWorkflow } from './invoice-lifecycle.workflow';
 import { conflict, idle, invoiceWorkflowId, Mutex, searchAttributes, transitionActivities as activities } from './shared';
 
@@ -19,7 +20,13 @@ export const contractActionUpdates: Record<ContractAction, ReturnType<typeof def
   terminate: defineUpdate<ContractView>('terminate'),
 };
 export const achieveMilestoneUpdate = defineUpdate<{ invoiceId: string }, [{ milestoneId: string }]>('achieveMilestone');
+/** A plan change and its undo: the change as recorded (see `PlanChange`). */
+export const changePlanUpdate = defineUpdate<PlanChange, [PlanChangeRequest]>('changePlan');
+export const undoPlanChangeUpdate = defineUpdate<PlanChange, [{ planChangeId: string }]>('undoPlanChange');
 export const contractQuery = defineQuery<ContractView>('contract');
+
+type PlanChange = Awaited<ReturnType<ContractActivities['changePlan']>>;
+export type PlanChangeRequest = Omit<Parameters<ContractActivities['changePlan']>[0], 'organisationId' | 'contractId'>;
 
 export interface ContractWorkflowInput {
   contractId: string;
@@ -83,6 +90,15 @@ export async function contractWorkflow(input: ContractWorkflowInput): Promise<Co
       },
     },
   );
+  // A plan change waits behind transitions and milestones, so that each sees the contract the last one left.
+  const open = () => {
+    if (isFinal(state)) throw conflict(`cannot change the plans of a contract that is ${state}`);
+  };
+  const owner = { organisationId: input.organisationId, contractId: input.contractId };
+  setHandler(changePlanUpdate, (request) => lock.runExclusive(() => activities.changePlan({ ...request, ...owner })), { validator: (_request: PlanChangeRequest) => open() });
+  setHandler(undoPlanChangeUpdate, ({ planChangeId }) => lock.runExclusive(() => activities.undoPlanChange({ planChangeId, ...owner })), {
+    validator: (_undo: { planChangeId: string }) => open(),
+  });
   setHandler(contractQuery, view);
 
   await condition(() => (isFinal(state) || workflowInfo().continueAsNewSuggested) && idle(lock));

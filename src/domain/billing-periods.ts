@@ -130,6 +130,11 @@ function firstDayOfMonth(monthIndex: number): number {
   return dayOf(Math.floor(monthIndex / 12), monthIndex % 12, 1);
 }
 
+/** The calendar day `n` days after `day` (before it, for a negative `n`). */
+export function addDays(day: string, n: number): string {
+  return isoOf(parseDay(day, 'day') + n);
+}
+
 // ---- periods
 
 const MONTHS: Record<Exclude<BillingPeriodKind, 'one_time'>, number> = { monthly: 1, quarterly: 3, yearly: 12 };
@@ -271,7 +276,7 @@ const billedKey = (planItemId: string, periodFrom: string) => `${planItemId}\u00
 const fees = new WeakMap<BillableItem, Map<string, Decimal>>();
 
 /** The fee of one whole period: the item priced for its own quantity (default 1), as milestones are. */
-function fullFee(item: BillableItem, currency: string): Decimal {
+export function fullFee(item: BillableItem, currency: string): Decimal {
   let byCurrency = fees.get(item);
   if (!byCurrency) fees.set(item, (byCurrency = new Map()));
   let fee = byCurrency.get(currency);

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { invoicesOfRun } from './support/billing-fixtures';
 import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
 
 let api: TestApi;
@@ -41,17 +42,8 @@ async function contractFrom(startDate: string): Promise<{ contractId: string; it
 
 /** Runs an invoice run for the contract on `billingDate` to its end; the invoices it made, raised. */
 async function run(contractId: string, billingDate: string): Promise<Array<Record<string, unknown> & { items: Array<Record<string, string>>; subtotal: string; taxTotal: string }>> {
-  const started = await api.http().post('/invoice-runs').set(system()).send({ billingDate, contractIds: [contractId] }).expect(201);
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const read = await api.http().get(`/invoice-runs/${started.body.data.id}`).set(system()).expect(200);
-    if (read.body.data.status !== 'running') break;
-    if (Date.now() > deadline) throw new Error('the run did not finish');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  const made = await api.http().get('/invoices').set(system()).query({ invoiceRunId: started.body.data.id }).expect(200);
   const raised = [];
-  for (const invoice of made.body.data.items) raised.push((await api.http().post(`/invoices/${invoice.id}/raise`).set(system()).send({}).expect(200)).body.data);
+  for (const invoice of await invoicesOfRun<{ id: string }>(api, tenant, contractId, billingDate)) raised.push((await api.http().post(`/invoices/${invoice.id}/raise`).set(system()).send({}).expect(200)).body.data);
   return raised;
 }
 

@@ -283,6 +283,28 @@ export function createContractRepository(db: Knex) {
       return db<ContractPlanRow>('contract_plans').where({ organisation_id: organisationId, contract_id: contractId, id: contractPlanId }).first();
     },
 
+    /** A plan change: the contract plan's new last day (null: open-ended again, after an undo). */
+    async setPlanEnd(contractPlanId: string, endDate: string | null): Promise<void> {
+      await db('contract_plans').where({ id: contractPlanId }).update({ end_date: endDate, updated_at: db.fn.now() });
+    },
+
+    /** A plan change: the contract plan that takes over. */
+    async addPlan(organisationId: string, contractId: string, plan: { planId: string; startDate: string; endDate: string | null }): Promise<string> {
+      const id = newId('cpl');
+      await db('contract_plans').insert({ id, organisation_id: organisationId, contract_id: contractId, plan_id: plan.planId, start_date: plan.startDate, end_date: plan.endDate });
+      return id;
+    },
+
+    /** An undone plan change: the contract plan it added, which nothing has billed. */
+    async deletePlan(contractPlanId: string): Promise<void> {
+      await db('contract_plans').where({ id: contractPlanId }).delete();
+    },
+
+    /** Whether the contract plan has milestones (achieved or not). */
+    async planHasMilestones(contractPlanId: string): Promise<boolean> {
+      return Boolean(await db('contract_milestones').where({ contract_plan_id: contractPlanId }).first('id'));
+    },
+
     /** Whether a contract bills the plan. */
     async planInUse(organisationId: string, planId: string): Promise<boolean> {
       return Boolean(await db('contract_plans').where({ organisation_id: organisationId, plan_id: planId }).first('id'));

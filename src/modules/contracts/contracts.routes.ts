@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { AppDeps } from '../../deps';
 import { CONTRACT_ACTIONS } from '../../domain/contract-state';
-import { pageOf } from '../../http/paging';
+import { pageOf, pageQuery } from '../../http/paging';
 import { defineRoute, requires, type Route } from '../../http/route';
 import { deletedSchema, idParam, deleted, reference } from '../../http/schemas';
 import {
@@ -10,6 +10,9 @@ import {
   createContractBody,
   createMilestoneBody,
   milestoneSchema,
+  planChangeBody,
+  planChangeParams,
+  planChangeSchema,
   taxBody,
   taxSchema,
   updateContractBody,
@@ -77,6 +80,50 @@ export function contractRoutes(deps: AppDeps): Route[] {
         handler: async ({ params, auth }) => service.transition(auth.organisationId, params.id, action),
       }),
     ),
+    defineRoute({
+      method: 'post',
+      path: '/contracts/{id}/plan-changes',
+      summary:
+        "Change one of the contract's plans from a date (or at its period's end): the old plan ends the day before, its in-advance fees for the days after are credited by the next invoice, and the new plan bills from the date",
+      tag: 'Contracts',
+      access: requires('ContractService:changePlan'),
+      params: idParam,
+      body: planChangeBody,
+      response: planChangeSchema,
+      successStatus: 201,
+      handler: async ({ params, body, auth }) => service.changePlan(auth.organisationId, params.id, body),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/contracts/{id}/plan-changes',
+      summary: "The contract's plan changes, newest first",
+      tag: 'Contracts',
+      access: requires('ContractService:getContractById'),
+      params: idParam,
+      query: pageQuery,
+      response: pageOf(planChangeSchema),
+      handler: async ({ params, query, auth }) => service.planChanges(auth.organisationId, params.id, query),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/contracts/{id}/plan-changes/{planChangeId}',
+      summary: 'One plan change, with what it credits and where',
+      tag: 'Contracts',
+      access: requires('ContractService:getContractById'),
+      params: planChangeParams,
+      response: planChangeSchema,
+      handler: async ({ params, auth }) => service.planChange(auth.organisationId, params.id, params.planChangeId),
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/contracts/{id}/plan-changes/{planChangeId}/undo',
+      summary: 'Undo a plan change that no invoice has credited yet: the old plan runs on as before (409 once invoiced)',
+      tag: 'Contracts',
+      access: requires('ContractService:changePlan'),
+      params: planChangeParams,
+      response: planChangeSchema,
+      handler: async ({ params, auth }) => service.undoPlanChange(auth.organisationId, params.id, params.planChangeId),
+    }),
     defineRoute({
       method: 'post',
       path: '/contracts/{contractId}/plans/{contractPlanId}/milestones',

@@ -87,3 +87,50 @@ export const taxSchema = z.object({
   appliesTo: z.union([z.literal('all'), z.array(z.string())]),
   ...timestamps,
 });
+
+export const planChangeBody = z.object({
+  fromContractPlanId: reference().describe('the contract plan to end: one of the contract’s plans that still serves on the effective date'),
+  toPlanId: reference().describe('the billing plan that takes over, in the contract’s currency'),
+  effectiveDate: z
+    .union([isoDate, z.literal('period_end')])
+    .describe('the first day on the new plan (the old one ends the day before), or "period_end": the day after the old plan’s current billing period'),
+  prorate: z
+    .boolean()
+    .default(true)
+    .describe(
+      'true (default): the old plan’s in-advance fees already billed for days from the effective date on are credited, by the day. false: the change must start a billing period of the old plan, so that nothing is prorated',
+    ),
+});
+
+export const planChangeCreditSchema = z.object({
+  planItemId: z.string(),
+  title: z.string(),
+  invoiceId: z.string().describe('the invoice that billed the fee'),
+  invoiceItemId: z.string(),
+  periodFrom: z.string(),
+  periodTo: z.string(),
+  from: z.string().describe('the first day credited'),
+  to: z.string().describe('the last day credited'),
+  days: z.number().int(),
+  periodDays: z.number().int(),
+  amount: z.string(),
+});
+
+export const planChangeSchema = z.object({
+  id: z.string(),
+  contractId: z.string(),
+  fromContractPlanId: z.string(),
+  toContractPlanId: z.string().nullable().describe('the contract plan the change created; null once undone'),
+  toPlanId: z.string(),
+  effectiveDate: z.string(),
+  prorate: z.boolean(),
+  status: z.enum(['pending', 'settled', 'undone']).describe('pending until the next invoice of the contract credits it; only a pending change can be undone'),
+  credits: z.array(planChangeCreditSchema).describe('the old plan’s in-advance fees that the days from the change on had paid for'),
+  settledInvoiceId: z.string().nullable().describe('the invoice whose lines credit the change'),
+  creditedToBalance: z.string().nullable().describe('what did not fit on that invoice, added to the customer’s credit balance'),
+  settledAt: z.string().nullable(),
+  undoneAt: z.string().nullable(),
+  ...timestamps,
+});
+
+export const planChangeParams = z.object({ id: reference(), planChangeId: reference() });

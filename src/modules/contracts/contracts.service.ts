@@ -8,13 +8,18 @@ import { createBillingPlanRepository } from '../billing-plans/billing-plans.repo
 import { createCustomerRepository } from '../customers/customers.repository';
 import {
   achieveMilestoneUpdate,
+  changePlanUpdate,
   contractActionUpdates,
   contractWorkflow,
+  undoPlanChangeUpdate,
 } from '../../../workflows/contract.workflow';
 import { contractWorkflowId, searchAttributes } from '../../../workflows/shared';
+import { newId } from '../../db/ids';
 import { createContractRepository, type Contract, type ContractTaxRecord, type Milestone } from './contracts.repository';
+import { createPlanChangeRepository, toPlanChange, type PlanChange } from './plan-changes.repository';
 
 type TaxInput = { name: string; rate: string; appliesTo: 'all' | string[] };
+type PlanChangeInput = { fromContractPlanId: string; toPlanId: string; effectiveDate: string; prorate: boolean };
 type MilestoneInput = { planItemId: string; name: string; amount?: string; percentage?: string; dueDate?: string };
 
 /** The contract's lifecycle runs in its workflow; every other field is plain data. */
@@ -22,6 +27,7 @@ export function createContractService(deps: WorkflowServiceDeps) {
   const contracts = createContractRepository(deps.db);
   const plans = createBillingPlanRepository(deps.db);
   const customers = createCustomerRepository(deps.db);
+  const planChanges = createPlanChangeRepository(deps.db);
   const { client, taskQueue } = deps.temporal;
 
   function startOptions(organisationId: string, contract: Contract) {
@@ -52,12 +58,16 @@ export function createContractService(deps: WorkflowServiceDeps) {
   async function achieveMilestone(organisationId: string, contractId: string, milestoneId: string): Promise<string> {
     const contract = await requireContract(organisationId, contractId);
     assertOpen(contract, 'achieve milestones of');
-    const startWorkflowOperation = new WithStartWorkflowOperation(contractWorkflow, { ...startOptions(organisationId, contract), workflowIdConflictPolicy: 'USE_EXISTING' });
     const { invoiceId } = await deps.temporal.bounded(
-      () => client.workflow.executeUpdateWithStart(achieveMilestoneUpdate, { args: [{ milestoneId }], startWorkflowOperation }),
+      () => client.workflow.executeUpdateWithStart(achieveMilestoneUpdate, { args: [{ milestoneId }], startWorkflowOperation: withStart(organisationId, contract) }),
       'update',
     );
     return invoiceId;
+  }
+
+  /** The contract's workflow, started if it is not running (a contract whose workflow ended goes on from Postgres). */
+  function withStart(organisationId: string, contract: Contract) {
+    return new WithStartWorkflowOperation(contractWorkflow, { ...startOptions(organisationId, contract), workflowIdConflictPolicy: 'USE_EXISTING' });
   }
 
   /** A tax applies to items of the contract's own plans: any other id is as unknown as a missing one. */
@@ -113,8 +123,7 @@ export function createContractService(deps: WorkflowServiceDeps) {
     async transition(organisationId: string, id: string, action: ContractAction): Promise<Contract> {
       const contract = await requireContract(organisationId, id);
       assertOpen(contract, action);
-      const startWorkflowOperation = new WithStartWorkflowOperation(contractWorkflow, { ...startOptions(organisationId, contract), workflowIdConflictPolicy: 'USE_EXISTING' });
-      await deps.temporal.bounded(() => client.workflow.executeUpdateWithStart(contractActionUpdates[action], { startWorkflowOperation }), 'update');
+      await deps.temporal.bounded(() => client.workflow.executeUpdateWithStart(contractActionUpdates[action], { startWorkflowOperation: withStart(organisationId, contract) }), 'update');
       return requireContract(organisationId, id);
     },
 
@@ -157,6 +166,34 @@ export function createContractService(deps: WorkflowServiceDeps) {
     async updateTax(organisationId: string, contractId: string, taxId: string, tax: TaxInput): Promise<ContractTaxRecord> {
       await assertTaxTargets(organisationId, await requireContract(organisationId, contractId), tax);
       return orNotFound(await contracts.updateTax(organisationId, contractId, taxId, tax), 'Contract tax');
+    },
+
+    /** Changes a plan of the contract through its workflow (see docs/adjustments.md, "Plan changes"). */
+    async changePlan(organisationId: string, contractId: string, input: PlanChangeInput): Promise<PlanChange> {
+      const contract = await requireContract(organisationId, contractId);
+      assertOpen(contract, 'change the plans of');
+      // The id is chosen here, so that the workflow's step, retried, finds the change it made.
+      const request = { planChangeId: newId('pch'), ...input };
+      return deps.temporal.bounded(() => client.workflow.executeUpdateWithStart(changePlanUpdate, { args: [request], startWorkflowOperation: withStart(organisationId, contract) }), 'update');
+    },
+
+    /** Undoes a change no invoice has credited yet. */
+    async undoPlanChange(organisationId: string, contractId: string, planChangeId: string): Promise<PlanChange> {
+      const contract = await requireContract(organisationId, contractId);
+      orNotFound(await planChanges.find(organisationId, contractId, planChangeId), 'Plan change');
+      assertOpen(contract, 'undo the plan changes of');
+      return deps.temporal.bounded(() => client.workflow.executeUpdateWithStart(undoPlanChangeUpdate, { args: [{ planChangeId }], startWorkflowOperation: withStart(organisationId, contract) }), 'update');
+    },
+
+    async planChanges(organisationId: string, contractId: string, paging: PageQuery): Promise<Page<PlanChange>> {
+      const contract = await requireContract(organisationId, contractId);
+      const page = await planChanges.list(organisationId, contractId, paging);
+      return { ...page, items: page.items.map((row) => toPlanChange(row, contract.currency)) };
+    },
+
+    async planChange(organisationId: string, contractId: string, planChangeId: string): Promise<PlanChange> {
+      const contract = await requireContract(organisationId, contractId);
+      return toPlanChange(orNotFound(await planChanges.find(organisationId, contractId, planChangeId), 'Plan change'), contract.currency);
     },
 
     async lifecycle(organisationId: string, id: string) {

@@ -14,6 +14,7 @@ import { getOrganisationSettings } from '../organisation-settings/settings.repos
 import { createPaymentRepository } from '../payments/payments.repository';
 import { syncInvoiceRevenue } from '../revenue/revenue.service';
 import { createWebhookRepository } from '../webhooks/webhooks.repository';
+import { creditedOf } from './credited';
 import { createCreditNoteRepository, type CreditNoteChange, type CreditNoteRow } from './credit-notes.repository';
 import { toCreditNote } from './credit-note-view';
 
@@ -150,7 +151,7 @@ export function createCreditNoteLifecycleService(deps: { db: Knex; mailer: Maile
 
   /** A voided note counts again once undone: only if the invoice still has room for it. */
   async function assertRoomFor({ trx, note, invoice }: Step): Promise<void> {
-    const credited = await createCreditNoteRepository(trx).creditedSoFar(note.invoice_id);
+    const credited = await creditedOf(trx, invoice);
     const lines = (await createCreditNoteRepository(trx).find(note.organisation_id, note.id))!.items;
     const items = new Map((await createInvoiceRepository(trx).items(note.invoice_id)).map((item) => [item.id, item]));
     const overItem = lines.some((line) => toDecimal(credited.byItem.get(line.invoice_item_id) ?? '0').plus(line.amount).greaterThan(items.get(line.invoice_item_id)?.amount ?? '0'));

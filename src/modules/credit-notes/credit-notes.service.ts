@@ -10,6 +10,7 @@ import { creditNoteWorkflowId, searchAttributes } from '../../../workflows/share
 import { renderInvoicePdf } from '../invoices/invoice-pdf';
 import { createInvoiceRepository } from '../invoices/invoices.repository';
 import { loadCreditNoteDocument } from './credit-note-document';
+import { creditedOf } from './credited';
 import { createCreditNoteRepository, type CreditNoteFilter, type CreditNoteRow } from './credit-notes.repository';
 import type { CreateCreditNoteBody, CreditNote } from './credit-notes.schemas';
 import { toCreditNote } from './credit-note-view';
@@ -63,7 +64,7 @@ export function createCreditNoteService(deps: WorkflowServiceDeps) {
         assertCreditable(invoice.status, body.refund ?? false);
         if (!invoice.customer_id) throw AppError.conflict('the invoice has no customer to credit');
         const items = await invoices.items(invoice.id);
-        const credited = await createCreditNoteRepository(trx).creditedSoFar(invoice.id);
+        const credited = await creditedOf(trx, invoice);
         const plan = planCreditNote(
           {
             currency: invoice.currency,

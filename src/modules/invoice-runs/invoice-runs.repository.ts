@@ -239,6 +239,15 @@ export function createInvoiceRunRepository(db: Knex) {
       return claimed.length;
     },
 
+    /** The periods billed for the contract plan: each with the invoice that billed it. */
+    async billedOf(contractPlanId: string): Promise<Array<BilledPeriod & { invoiceId: string }>> {
+      const rows = await db('billed_periods')
+        .where({ contract_plan_id: contractPlanId })
+        .orderBy('period_from')
+        .select<Array<{ plan_item_id: string; period_from: Date; period_to: Date; invoice_id: string }>>('plan_item_id', 'period_from', 'period_to', 'invoice_id');
+      return rows.map((row) => ({ contractPlanId, planItemId: row.plan_item_id, from: calendarDay(row.period_from), to: calendarDay(row.period_to), invoiceId: row.invoice_id }));
+    },
+
     /** The (plan item, period start) keys already billed for each of the contract plans. */
     async billedKeysOf(contractPlanIds: string[]): Promise<Array<{ contractPlanId: string; planItemId: string; from: string }>> {
       if (contractPlanIds.length === 0) return [];

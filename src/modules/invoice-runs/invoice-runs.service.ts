@@ -8,6 +8,8 @@ import { discountsOf, servesAnotherPeriod, type Coupon } from '../../domain/disc
 import { Decimal, formatAmount, roundToMinor, toDecimal } from '../../domain/money';
 import { createBillingPlanRepository } from '../billing-plans/billing-plans.repository';
 import { createContractRepository } from '../contracts/contracts.repository';
+import { createPlanChangeRepository, type PlanChangeRow } from '../contracts/plan-changes.repository';
+import { createCreditRepository } from '../credits/credits.repository';
 import { createCouponRepository, type ActiveContractCoupon } from '../coupons/coupons.repository';
 import { createEntityRepository } from '../entities/entities.repository';
 import { findEffectiveRate } from '../fx-rates/fx-rates.repository';
@@ -78,8 +80,20 @@ const latest = (days: string[]) => days.reduce((a, b) => (b > a ? b : a));
 type PlanItem = BillableItem & { name: string };
 type Line = PlannedInvoice['items'][number];
 
-/** A contract's plan, or why it cannot be billed; `coupons`: the contract coupons that served, and for how many periods. */
-type Planned = { customerId: string; invoices: PlannedInvoice[]; coupons?: Array<{ id: string; periods: number }> } | { failure: AppError };
+/** A plan change the contract's invoices credit: the invoice (by index) with its lines, and what did not fit on it. */
+interface CreditedChange {
+  id: string;
+  invoiceIndex: number;
+  toBalance: string | null;
+}
+
+/**
+ * A contract's plan, or why it cannot be billed; `coupons`: the contract coupons that served, and for how
+ * many periods; `planChanges`: the plan changes its invoices credit.
+ */
+type Planned =
+  | { customerId: string; invoices: PlannedInvoice[]; coupons?: Array<{ id: string; periods: number }>; planChanges?: CreditedChange[] }
+  | { failure: AppError };
 
 /** A usage line waiting for its meter's aggregate: the contract's customer's usage over the period. */
 interface PendingUsage {
@@ -164,6 +178,44 @@ function applyCoupons(invoices: PlannedInvoice[], coupons: ActiveContractCoupon[
     });
   }
   return served;
+}
+
+const lineAmount = (line: Line, currency: string) => roundToMinor(toDecimal(line.quantity).times(line.price), currency);
+
+/**
+ * The contract's plan changes still to settle are credited by the first invoices a run makes for it: each
+ * change's credits (the old plan's in-advance fees for the days from the change on) become lines on the
+ * invoice of the plan that took over, else of the plan it replaced, else the contract's first. A line never
+ * takes the invoice below zero: what does not fit goes to the customer's credit balance. Credits for a fee
+ * whose invoice was cancelled or deleted since are dropped (the fee is no longer owed).
+ */
+function creditPlanChanges(invoices: PlannedInvoice[], changes: PlanChangeRow[], cancelled: ReadonlySet<string>): CreditedChange[] {
+  if (invoices.length === 0) return [];
+  return changes.map((change) => {
+    const candidates = [change.to_contract_plan_id, change.from_contract_plan_id].map((id) => invoices.findIndex((invoice) => invoice.contractPlanId === id));
+    const invoiceIndex = candidates.find((index) => index >= 0) ?? 0;
+    const invoice = invoices[invoiceIndex]!;
+    let room = Decimal.max(0, invoice.items.reduce((sum, line) => sum.plus(lineAmount(line, invoice.currency)), new Decimal(0)));
+    let toBalance = new Decimal(0);
+    for (const credit of change.credits) {
+      if (cancelled.has(credit.invoiceId)) continue;
+      const onInvoice = Decimal.min(room, credit.amount);
+      room = room.minus(onInvoice);
+      toBalance = toBalance.plus(toDecimal(credit.amount).minus(onInvoice));
+      if (onInvoice.isZero()) continue;
+      invoice.items.push({
+        planItemId: credit.planItemId,
+        title: `Unused ${credit.title}`,
+        description: `${credit.from} to ${credit.to} (${credit.days} of ${credit.periodDays} days): plan changed from ${calendarDay(change.effective_date)}`,
+        quantity: '1',
+        price: onInvoice.negated().toFixed(),
+        fromDate: credit.from,
+        toDate: credit.to,
+        planChangeId: change.id,
+      });
+    }
+    return { id: change.id, invoiceIndex, toBalance: toBalance.isZero() ? null : formatAmount(toBalance, invoice.currency) };
+  });
 }
 
 /** A failure no retry can mend (a meter gone, a price that cannot be priced): the contract fails alone. */
@@ -275,6 +327,10 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
       (row) => row.contract_id,
       (row) => row,
     );
+    const changesOf = groupBy(await createPlanChangeRepository(trx).pendingOf(contracts.map((contract) => contract.id)), (row) => row.contract_id, (row) => row);
+    const creditedInvoices = [...new Set([...changesOf.values()].flat().flatMap((change) => change.credits.map((credit) => credit.invoiceId)))];
+    const standing = await createInvoiceRepository(trx).statusesOf(organisationId, creditedInvoices);
+    const cancelledInvoices = new Set(creditedInvoices.filter((id) => (standing.get(id) ?? 'cancelled') === 'cancelled'));
     const failing = new Map<string, AppError>();
     const customerOf = new Map(contracts.map((contract) => [contract.id, contract.customerId]));
     const meters = new Map((await createMeterRepository(trx).findMany(organisationId, [...new Set(pending.map((usage) => usage.item.meterId!))])).map((meter) => [meter.id, meter]));
@@ -323,11 +379,12 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
         invoice.toDate = latest(invoice.items.map((line) => line.toDate));
       }
       const served = invoices.length > 0 ? applyCoupons(invoices, couponsOf.get(contractId) ?? []) : [];
+      const planChanges = creditPlanChanges(invoices, changesOf.get(contractId) ?? [], cancelledInvoices);
       for (const invoice of invoices) {
         const total = invoice.items.reduce((sum, line) => sum.plus(toDecimal(line.quantity).times(line.price)), new Decimal(0));
         invoice.total = formatAmount(total, invoice.currency);
       }
-      planned.set(contractId, { customerId: customerOf.get(contractId)!, invoices, coupons: served });
+      planned.set(contractId, { customerId: customerOf.get(contractId)!, invoices, coupons: served, planChanges });
     }
     return planned;
   }
@@ -344,6 +401,7 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
       const outcomes = new Map<string, ContractOutcome>();
       const drafts: Array<{ contractId: string; customerId: string; invoice: PlannedInvoice; made: RunInvoice[] }> = [];
       const served: Array<{ id: string; periods: number }> = [];
+      const changes: Array<CreditedChange & { customerId: string; currency: string; draftIndex: number }> = [];
       for (const [contractId, plan] of planned) {
         if ('failure' in plan) {
           outcomes.set(contractId, failedOutcome(plan.failure));
@@ -353,6 +411,9 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
         } else {
           const made: RunInvoice[] = [];
           outcomes.set(contractId, { status: 'billed', invoices: made });
+          for (const change of plan.planChanges ?? []) {
+            changes.push({ ...change, customerId: plan.customerId, currency: plan.invoices[change.invoiceIndex]!.currency, draftIndex: drafts.length + change.invoiceIndex });
+          }
           for (const invoice of plan.invoices) drafts.push({ contractId, customerId: plan.customerId, invoice, made });
           served.push(...(plan.coupons ?? []));
         }
@@ -379,6 +440,20 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
       await createInvoiceRunRepository(trx).recordOutcomes(input.organisationId, input.runId, [...outcomes].map(([contractId, outcome]) => ({ contractId, outcome })));
       // Each coupon that discounted the contract's invoices has served one more period.
       await createCouponRepository(trx).countPeriods(served);
+      // The plan changes those invoices credit are settled; what did not fit on them is the customer's credit.
+      await createPlanChangeRepository(trx).settle(changes.map((change) => ({ id: change.id, invoiceId: invoiceIds[change.draftIndex]!, toBalance: change.toBalance })));
+      for (const change of changes) {
+        if (change.toBalance === null) continue;
+        await createCreditRepository(trx).append({
+          organisationId: input.organisationId,
+          customerId: change.customerId,
+          currency: change.currency,
+          kind: 'adjustment',
+          amount: change.toBalance,
+          reason: `plan change ${change.id}: unused fees beyond invoice ${invoiceIds[change.draftIndex]!}`,
+          invoiceId: invoiceIds[change.draftIndex]!,
+        });
+      }
       return outcomes;
     });
   }

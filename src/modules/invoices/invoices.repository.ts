@@ -58,6 +58,8 @@ export interface InvoiceItemRow {
   to_date: Date | null;
   /** Set on a discount line: the coupon that gave it. */
   coupon_id: string | null;
+  /** Set on a credit line for a plan change: the change it credits. */
+  plan_change_id: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -80,6 +82,7 @@ export function toInvoiceItem(row: InvoiceItemRow, currency: string) {
     fromDate: day(row.from_date),
     toDate: day(row.to_date),
     couponId: row.coupon_id,
+    planChangeId: row.plan_change_id,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   };
@@ -137,6 +140,8 @@ export interface NewInvoiceItem {
   toDate?: string;
   /** A discount line: the coupon that gave it. */
   couponId?: string;
+  /** A credit line for a plan change: the change it credits. */
+  planChangeId?: string;
 }
 
 export interface NewInvoice {
@@ -291,6 +296,7 @@ function itemRow(organisationId: string, invoiceId: string, item: NewInvoiceItem
     from_date: item.fromDate ?? null,
     to_date: item.toDate ?? null,
     coupon_id: item.couponId ?? null,
+    plan_change_id: item.planChangeId ?? null,
   };
 }
 
@@ -320,6 +326,7 @@ const ITEM_COLUMNS = [
   ['from_date', 'date'],
   ['to_date', 'date'],
   ['coupon_id', 'text'],
+  ['plan_change_id', 'text'],
 ] as const;
 
 /** Invoices, their items, transitions and number counters. `db` may be a transaction. */
@@ -537,6 +544,18 @@ export function createInvoiceRepository(db: Knex) {
       return db('invoice_items').where({ organisation_id: organisationId, id, ...(invoiceId ? { invoice_id: invoiceId } : {}) }).first();
     },
 
+    /** The status of each of the organisation's invoices among `ids` (deleted ones are left out). */
+    async statusesOf(organisationId: string, ids: string[]): Promise<Map<string, InvoiceState>> {
+      if (ids.length === 0) return new Map();
+      const rows = await db<InvoiceRow>('invoices').where({ organisation_id: organisationId }).whereIn('id', ids).whereNull('deleted_at').select('id', 'status');
+      return new Map(rows.map((row) => [row.id, row.status]));
+    },
+
+    /** Whether any invoice, live or deleted, bills the contract plan. */
+    async anyForContractPlan(contractPlanId: string): Promise<boolean> {
+      return Boolean(await db('invoices').where({ contract_plan_id: contractPlanId }).first('id'));
+    },
+
     async insertItem(organisationId: string, invoiceId: string, item: NewInvoiceItem): Promise<InvoiceItemRow> {
       const [row] = await db('invoice_items').insert(itemRow(organisationId, invoiceId, item)).returning<InvoiceItemRow[]>('*');
       return row!;
@@ -550,9 +569,9 @@ export function createInvoiceRepository(db: Knex) {
       await db('invoice_items').where({ id }).update({ amount, updated_at: db.fn.now() });
     },
 
-    /** Hand-added items (no plan item) and coupon discounts are kept; the plan-derived ones are replaced by `items`. */
+    /** Hand-added items (no plan item), coupon discounts and plan-change credits are kept; the plan-derived ones are replaced by `items`. */
     async replacePlanItems(organisationId: string, invoiceId: string, items: NewInvoiceItem[]): Promise<void> {
-      await db('invoice_items').where({ invoice_id: invoiceId }).whereNotNull('plan_item_id').whereNull('coupon_id').delete();
+      await db('invoice_items').where({ invoice_id: invoiceId }).whereNotNull('plan_item_id').whereNull('coupon_id').whereNull('plan_change_id').delete();
       if (items.length) await db('invoice_items').insert(items.map((item) => itemRow(organisationId, invoiceId, item)));
     },
   };

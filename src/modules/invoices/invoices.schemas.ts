@@ -62,6 +62,7 @@ export const invoiceItemSchema = z.object({
   fromDate: z.string().nullable(),
   toDate: z.string().nullable(),
   couponId: z.string().nullable().describe('set on a discount line: the coupon that gave it'),
+  planChangeId: z.string().nullable().describe('set on a credit line for a plan change: the change it credits (the old plan’s unused in-advance fee)'),
   createdAt: z.string(),
   updatedAt: z.string(),
 });

@@ -18,6 +18,8 @@ export const WEBHOOK_EVENT_TYPES = [
   'contract.resumed',
   'contract.ended',
   'contract.terminated',
+  'contract.plan_changed',
+  'contract.plan_change_undone',
   'milestone.achieved',
   'payment.created',
   'credit_note.issued',

@@ -62,3 +62,18 @@ export function invoiceBody(contractPlanId: string, items = [{ title: 'Platform 
     invoiceItems: items.map((item) => ({ ...item, description: `${item.title} for November`, fromDate: '2026-11-01', toDate: '2026-11-30' })),
   };
 }
+
+/** Runs an invoice run for one contract on `billingDate` to its end, through the API; the drafts it made. */
+export async function invoicesOfRun<T = Record<string, unknown>>(api: TestApi, tenant: Tenant, contractId: string, billingDate: string): Promise<T[]> {
+  const system = () => bearer(tenant.systemToken);
+  const started = await api.http().post('/invoice-runs').set(system()).send({ billingDate, contractIds: [contractId] }).expect(201);
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const read = await api.http().get(`/invoice-runs/${started.body.data.id}`).set(system()).expect(200);
+    if (read.body.data.status !== 'running') break;
+    if (Date.now() > deadline) throw new Error('the run did not finish');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const made = await api.http().get('/invoices').set(system()).query({ invoiceRunId: started.body.data.id }).expect(200);
+  return made.body.data.items as T[];
+}

@@ -1,0 +1,201 @@
+import type { Knex } from 'knex';
+import { addDays, billingTimingOf, fullFee, type BillableItem, type Suspension } from '../../domain/billing-periods';
+import { AppError, orNotFound } from '../../domain/errors';
+import { Decimal, roundToMinor, toDecimal } from '../../domain/money';
+import { assertChangeDate, periodEndChangeDate, startsPeriod, unusedFees, type BilledFee } from '../../domain/plan-changes';
+import { calendarDay } from '../../db/dates';
+import { createBillingPlanRepository } from '../billing-plans/billing-plans.repository';
+import { creditedOf } from '../credit-notes/credited';
+import { createInvoiceRunRepository } from '../invoice-runs/invoice-runs.repository';
+import { createInvoiceRepository } from '../invoices/invoices.repository';
+import { createWebhookRepository } from '../webhooks/webhooks.repository';
+import { createContractRepository, type Contract } from './contracts.repository';
+import { createPlanChangeRepository, toPlanChange, type PlanChange, type PlanChangeCredit } from './plan-changes.repository';
+
+export interface ChangePlanInput {
+  organisationId: string;
+  contractId: string;
+  /** Chosen before the step runs, so that a retried step finds the change it made. */
+  planChangeId: string;
+  fromContractPlanId: string;
+  toPlanId: string;
+  effectiveDate: string;
+  prorate: boolean;
+}
+
+export interface UndoPlanChangeInput {
+  organisationId: string;
+  contractId: string;
+  planChangeId: string;
+}
+
+type Trx = Knex.Transaction;
+
+/** A fee line billed in advance, with what the change needs to credit it. */
+type BilledLine = BilledFee & { planItemId: string; title: string; invoiceId: string; invoiceItemId: string };
+
+/**
+ * The old contract plan's in-advance fee lines, one per period billed: the lines of invoices not cancelled,
+ * each with what is left of it once credit notes and earlier changes have credited part of it.
+ */
+async function billedFeeLines(trx: Trx, organisationId: string, contract: Contract, contractPlanId: string, items: Map<string, BillableItem>): Promise<BilledLine[]> {
+  const periods = (await createInvoiceRunRepository(trx).billedOf(contractPlanId)).filter((period) => {
+    const item = items.get(period.planItemId);
+    return item !== undefined && !item.meterId && billingTimingOf(item) === 'in_advance';
+  });
+  const invoices = new Map((await createInvoiceRepository(trx).findMany(organisationId, [...new Set(periods.map((period) => period.invoiceId))])).map((invoice) => [invoice.id, invoice]));
+  const lines: BilledLine[] = [];
+  const credited = new Map<string, ReadonlyMap<string, string>>();
+  for (const period of periods) {
+    const invoice = invoices.get(period.invoiceId);
+    if (!invoice || invoice.status === 'cancelled') continue;
+    const line = invoice.items.find(
+      (item) => item.planItemId === period.planItemId && item.couponId === null && item.planChangeId === null && item.fromDate !== null && item.toDate !== null && item.fromDate >= period.from && item.toDate <= period.to,
+    );
+    if (!line) continue;
+    if (!credited.has(invoice.id)) {
+      const soFar = await creditedOf(trx, { id: invoice.id, contract_id: contract.id, currency: invoice.currency, subtotal: invoice.subtotal, total: invoice.total });
+      credited.set(invoice.id, soFar.byItem);
+    }
+    const charged = roundToMinor(toDecimal(line.quantity).times(line.price), contract.currency);
+    lines.push({
+      planItemId: period.planItemId,
+      title: line.title,
+      invoiceId: invoice.id,
+      invoiceItemId: line.id,
+      period: { from: period.from, to: period.to },
+      used: { from: line.fromDate!, to: line.toDate! },
+      fullAmount: fullFee(items.get(period.planItemId)!, contract.currency).toFixed(),
+      creditable: Decimal.max(0, charged.minus(credited.get(invoice.id)!.get(line.id) ?? '0')).toFixed(),
+    });
+  }
+  return lines;
+}
+
+/** The last day invoiced in arrears on the contract plan (its usage, its fees billed after the fact). */
+async function arrearsBilledThrough(trx: Trx, contractPlanId: string, endDate: string | null, items: Map<string, BillableItem>): Promise<string | null> {
+  let through: string | null = null;
+  for (const period of await createInvoiceRunRepository(trx).billedOf(contractPlanId)) {
+    const item = items.get(period.planItemId);
+    if (!item || billingTimingOf(item) !== 'in_arrears') continue;
+    const last = endDate !== null && endDate < period.to ? endDate : period.to;
+    if (through === null || last > through) through = last;
+  }
+  return through;
+}
+
+/**
+ * The steps of a plan change, run by the contract's workflow under its lock: each one transaction under the
+ * contract's row lock (which invoice runs take too), safe to retry.
+ */
+export function createPlanChangeLifecycleService(db: Knex) {
+  async function lockOpenContract(trx: Trx, organisationId: string, contractId: string): Promise<Contract> {
+    const contracts = createContractRepository(trx);
+    const status = orNotFound(await contracts.lockStatus(organisationId, contractId), 'Contract');
+    if (status === 'ended' || status === 'terminated') throw AppError.conflict(`cannot change the plans of a contract that is ${status}`);
+    return (await contracts.find(organisationId, contractId))!;
+  }
+
+  return {
+    /**
+     * Ends the old contract plan the day before the effective date and starts the new plan on it; the old
+     * plan's in-advance fees billed for days from then on are credited by the contract's next invoice.
+     * `contract.plan_changed`. A second call with the same id answers the change the first made.
+     */
+    async changePlan(input: ChangePlanInput): Promise<PlanChange> {
+      return db.transaction(async (trx) => {
+        const changes = createPlanChangeRepository(trx);
+        const done = await changes.find(input.organisationId, input.contractId, input.planChangeId);
+        const contract = await lockOpenContract(trx, input.organisationId, input.contractId);
+        if (done) return toPlanChange(done, contract.currency);
+        const from = contract.plans.find((plan) => plan.id === input.fromContractPlanId);
+        if (!from) throw AppError.notFound('Contract plan');
+        const plans = createBillingPlanRepository(trx);
+        const [oldPlan, newPlan] = await Promise.all([plans.find(input.organisationId, from.planId), plans.find(input.organisationId, input.toPlanId)]);
+        if (!newPlan) throw AppError.notFound('Billing plan');
+        if (newPlan.currency !== contract.currency) throw AppError.validation(`the plan is priced in ${newPlan.currency}, the contract in ${contract.currency}`, 'body.toPlanId');
+        const items = new Map((orNotFound(oldPlan, 'Billing plan').items as unknown as BillableItem[]).map((item) => [item.id, item]));
+
+        const schedule = { billingPeriod: oldPlan!.billingPeriod, billingAnchor: contract.billingAnchor, startDate: from.startDate };
+        const today = new Date().toISOString().slice(0, 10);
+        const effectiveDate = input.effectiveDate === 'period_end' ? periodEndChangeDate(schedule, today) : input.effectiveDate;
+        assertChangeDate(
+          { startDate: from.startDate, endDate: from.endDate, contractEndDate: contract.endDate, arrearsBilledThrough: await arrearsBilledThrough(trx, from.id, from.endDate, items) },
+          effectiveDate,
+        );
+        if (!input.prorate && !startsPeriod(schedule, effectiveDate)) {
+          throw AppError.validation(`without proration a change must start a billing period of the old plan (such as "period_end"); ${effectiveDate} falls within one`, 'body.prorate');
+        }
+
+        const suspensions: Suspension[] = (await createContractRepository(trx).suspensionsOf([contract.id])).map((row) => ({ from: calendarDay(row.from_date), to: row.to_date ? calendarDay(row.to_date) : null }));
+        const credits: PlanChangeCredit[] = unusedFees(await billedFeeLines(trx, input.organisationId, contract, from.id, items), effectiveDate, contract.currency, suspensions).map(
+          ({ fee, from: firstDay, to, amount, days, periodDays }) => ({
+            planItemId: fee.planItemId,
+            title: fee.title,
+            invoiceId: fee.invoiceId,
+            invoiceItemId: fee.invoiceItemId,
+            periodFrom: fee.period.from,
+            periodTo: fee.period.to,
+            from: firstDay,
+            to,
+            days,
+            periodDays,
+            amount,
+          }),
+        );
+
+        const contracts = createContractRepository(trx);
+        const toContractPlanId = await contracts.addPlan(input.organisationId, contract.id, { planId: newPlan.id, startDate: effectiveDate, endDate: from.endDate });
+        await contracts.setPlanEnd(from.id, addDays(effectiveDate, -1));
+        await changes.insert({
+          id: input.planChangeId,
+          organisationId: input.organisationId,
+          contractId: contract.id,
+          fromContractPlanId: from.id,
+          toContractPlanId,
+          toPlanId: newPlan.id,
+          effectiveDate,
+          previousEndDate: from.endDate,
+          prorate: input.prorate,
+          credits,
+        });
+        const change = toPlanChange((await changes.find(input.organisationId, contract.id, input.planChangeId))!, contract.currency);
+        await createWebhookRepository(trx).emit(input.organisationId, 'contract.plan_changed', { contract: await contracts.find(input.organisationId, contract.id), planChange: change });
+        return change;
+      });
+    },
+
+    /**
+     * Puts the contract back as it was before the change: the old plan's end restored, the new contract plan
+     * removed. Only while no invoice has credited the change (the next run's invoice settles it), and only
+     * the latest change of a chain. `contract.plan_change_undone`. Undoing an undone change does nothing.
+     */
+    async undoPlanChange(input: UndoPlanChangeInput): Promise<PlanChange> {
+      return db.transaction(async (trx) => {
+        const contract = await lockOpenContract(trx, input.organisationId, input.contractId);
+        const changes = createPlanChangeRepository(trx);
+        const change = orNotFound(await changes.lock(input.organisationId, input.contractId, input.planChangeId), 'Plan change');
+        if (change.status === 'undone') return toPlanChange(change, contract.currency);
+        if (change.status === 'settled') {
+          const by = change.settled_invoice_id ? `invoice ${change.settled_invoice_id}` : 'an invoice';
+          throw AppError.conflict(`${by} has credited the change: change the plan again instead`);
+        }
+        const added = change.to_contract_plan_id!;
+        const later = await changes.laterFrom(added);
+        if (later) throw AppError.conflict(`plan change ${later.id} changed the plan this one started: undo it first`);
+        const contracts = createContractRepository(trx);
+        if ((await contracts.planHasMilestones(added)) || (await createInvoiceRepository(trx).anyForContractPlan(added))) {
+          throw AppError.conflict('the new contract plan already has milestones or invoices of its own');
+        }
+        await changes.markUndone(change.id);
+        await contracts.deletePlan(added);
+        await contracts.setPlanEnd(change.from_contract_plan_id, change.previous_end_date ? calendarDay(change.previous_end_date) : null);
+        const undone = toPlanChange((await changes.find(input.organisationId, input.contractId, change.id))!, contract.currency);
+        await createWebhookRepository(trx).emit(input.organisationId, 'contract.plan_change_undone', { contract: await contracts.find(input.organisationId, contract.id), planChange: undone });
+        return undone;
+      });
+    },
+  };
+}
+
+export type PlanChangeLifecycleService = ReturnType<typeof createPlanChangeLifecycleService>;

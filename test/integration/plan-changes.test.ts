@@ -1,0 +1,193 @@
+import { randomUUID } from 'node:crypto';
+import { invoicesOfRun } from './support/billing-fixtures';
+import { createCustomerEntity } from './support/fixtures';
+import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
+
+let api: TestApi;
+let tenant: Tenant;
+
+beforeAll(async () => {
+  api = await startTestApi();
+  tenant = await createTenant(api, 'plan-changes');
+  // The contracts bill in euros: no FX rate needed.
+  await api.http().put('/organisation/settings').set(bearer(tenant.adminToken)).send({ baseCurrency: 'EUR' }).expect(200);
+});
+afterAll(() => api.close());
+
+const system = () => bearer(tenant.systemToken);
+const admin = () => bearer(tenant.adminToken);
+
+type Line = { id: string; title: string; description: string; planItemId: string; amount: string; fromDate: string; toDate: string; planChangeId: string | null };
+type Invoice = { id: string; ContractPlanId: string; subtotal: string; total: string; items: Line[] };
+
+interface WorkedExample {
+  contractId: string;
+  basicContractPlanId: string;
+  proPlanId: string;
+  entityId: string;
+  metric: string;
+}
+
+/**
+ * The worked example of docs/adjustments.md: Basic (fee 30.00 a month in advance, API calls 0.10 in arrears)
+ * from 1 January 2026, calendar months; Pro has a fee of 90.00 and API calls at 0.05. 100 calls on 5 January,
+ * 200 on 20 January.
+ */
+async function workedExample(): Promise<WorkedExample> {
+  const tag = randomUUID().slice(0, 8);
+  const { customerId, entityId } = await createCustomerEntity(api, tenant);
+  const metric = `api_calls_${tag}`;
+  const meter = await api.http().post('/meters').set(admin()).send({ name: `API calls ${tag}`, metric, aggregation: 'sum' }).expect(201);
+  const planOf = async (name: string, fee: string, perCall: string) =>
+    api
+      .http()
+      .post('/billing/plans')
+      .set(admin())
+      .send({
+        name: `${name} ${tag}`,
+        currency: 'EUR',
+        billingPeriod: 'monthly',
+        items: [
+          { name: `${name} fee`, pricingModel: 'flat', unitPrice: fee },
+          { name: 'API calls', pricingModel: 'per_unit', unitPrice: perCall, meterId: meter.body.data.id },
+        ],
+      })
+      .expect(201);
+  const basic = await planOf('Basic', '30', '0.10');
+  const pro = await planOf('Pro', '90', '0.05');
+  const contract = await api
+    .http()
+    .post('/contracts')
+    .set(system())
+    .send({ customerId, currency: 'EUR', startDate: '2026-01-01', plans: [{ planId: basic.body.data.id }] })
+    .expect(201);
+  await api.http().post(`/contracts/${contract.body.data.id}/activate`).set(system()).send({}).expect(200);
+  const events = [
+    { CustomerEntityId: entityId, metric, value: 100, timestamp: '2026-01-05T12:00:00Z' },
+    { CustomerEntityId: entityId, metric, value: 200, timestamp: '2026-01-20T12:00:00Z' },
+  ];
+  await api.http().post('/events/batch').set(system()).send({ events }).expect(200);
+  return { contractId: contract.body.data.id, basicContractPlanId: contract.body.data.plans[0].id, proPlanId: pro.body.data.id, entityId, metric };
+}
+
+const run = (contractId: string, billingDate: string) => invoicesOfRun<Invoice>(api, tenant, contractId, billingDate);
+/** Moves the worked example from Basic to Pro on 11 January. */
+const upgradeOn11January = (example: WorkedExample) =>
+  api
+    .http()
+    .post(`/contracts/${example.contractId}/plan-changes`)
+    .set(system())
+    .send({ fromContractPlanId: example.basicContractPlanId, toPlanId: example.proPlanId, effectiveDate: '2026-01-11' })
+    .expect(201);
+const raise = async (invoice: Invoice): Promise<Invoice> => (await api.http().post(`/invoices/${invoice.id}/raise`).set(system()).send({}).expect(200)).body.data;
+const lines = (invoice: Invoice) => invoice.items.map((line) => [line.title, line.fromDate, line.toDate, line.amount ?? null]);
+
+describe('plan changes', () => {
+  it('when the contract upgrades from Basic to Pro on 11 January, then February’s run bills exactly the worked amounts of docs/adjustments.md', async () => {
+    const example = await workedExample();
+    const [january] = await run(example.contractId, '2026-01-01');
+    const raisedJanuary = await raise(january!);
+    expect(lines(raisedJanuary)).toEqual([['Basic fee', '2026-01-01', '2026-01-31', '30.00']]);
+
+    const changed = await upgradeOn11January(example);
+    expect(changed.body.data).toMatchObject({
+      effectiveDate: '2026-01-11',
+      prorate: true,
+      status: 'pending',
+      credits: [{ title: 'Basic fee', invoiceId: january!.id, from: '2026-01-11', to: '2026-01-31', days: 21, periodDays: 31, amount: '20.32' }],
+    });
+    const contract = await api.http().get(`/contracts/${example.contractId}`).set(system()).expect(200);
+    expect(contract.body.data.plans.map((plan: { startDate: string; endDate: string | null }) => [plan.startDate, plan.endDate])).toEqual([
+      ['2026-01-01', '2026-01-10'],
+      ['2026-01-11', null],
+    ]);
+
+    const february = await run(example.contractId, '2026-02-01');
+    const onBasic = february.find((invoice) => invoice.ContractPlanId === example.basicContractPlanId)!;
+    const onPro = february.find((invoice) => invoice.ContractPlanId === changed.body.data.toContractPlanId)!;
+    // Usage up to the change on Basic's price: 100 calls × 0.10.
+    expect(lines(await raise(onBasic))).toEqual([['API calls', '2026-01-01', '2026-01-10', '10.00']]);
+    // From the change on, Pro: its fee for 21 of January's 31 days (90.00 − 29.03), February whole, 200 calls
+    // × 0.05, and Basic's fee for the same 21 days credited (30.00 − 9.68).
+    const pro = await raise(onPro);
+    expect(lines(pro)).toEqual([
+      ['Pro fee', '2026-01-11', '2026-01-31', '60.97'],
+      ['Pro fee', '2026-02-01', '2026-02-28', '90.00'],
+      ['API calls', '2026-01-11', '2026-01-31', '10.00'],
+      ['Unused Basic fee', '2026-01-11', '2026-01-31', '-20.32'],
+    ]);
+    expect(pro.subtotal).toBe('140.65');
+    // Day by day: Basic's 10 days cost 30.00 − 20.32 = 9.68 = 30 × 10 / 31 rounded; Pro's 21, 90 × 21 / 31 rounded.
+    expect(pro.items.find((line) => line.planChangeId !== null)!.planChangeId).toBe(changed.body.data.id);
+
+    const settled = await api.http().get(`/contracts/${example.contractId}/plan-changes/${changed.body.data.id}`).set(system()).expect(200);
+    expect(settled.body.data).toMatchObject({ status: 'settled', settledInvoiceId: onPro.id, creditedToBalance: null });
+    // Once invoiced, the change stays: 409, and the contract is unchanged.
+    const late = await api.http().post(`/contracts/${example.contractId}/plan-changes/${changed.body.data.id}/undo`).set(system()).send({});
+    expect(late.status).toBe(409);
+    // January's Basic fee has 9.68 left to credit: a credit note for more is refused, for exactly that is not.
+    const creditNote = (amount: string) =>
+      api.http().post(`/invoices/${january!.id}/credit-notes`).set(system()).send({ reason: 'Goodwill', items: [{ invoiceItemId: raisedJanuary.items[0]!.id, amount }] });
+    expect((await creditNote('9.69')).status).toBe(409);
+    expect((await creditNote('9.68')).status).toBe(201);
+    const events = await api.db('webhook_events').where({ organisation_id: tenant.organisationId, type: 'contract.plan_changed' }).whereRaw("payload->'data'->'planChange'->>'id' = ?", [changed.body.data.id]);
+    expect(events).toHaveLength(1);
+  });
+
+  it('when a change is undone before the next run, then that run bills as if it had never been made', async () => {
+    const example = await workedExample();
+    await raise((await run(example.contractId, '2026-01-01'))[0]!);
+    const changed = await upgradeOn11January(example);
+    const undone = await api.http().post(`/contracts/${example.contractId}/plan-changes/${changed.body.data.id}/undo`).set(system()).send({}).expect(200);
+    expect(undone.body.data).toMatchObject({ status: 'undone', toContractPlanId: null });
+    // Twice is the same answer.
+    await api.http().post(`/contracts/${example.contractId}/plan-changes/${changed.body.data.id}/undo`).set(system()).send({}).expect(200);
+
+    const contract = await api.http().get(`/contracts/${example.contractId}`).set(system()).expect(200);
+    expect(contract.body.data.plans.map((plan: { id: string; endDate: string | null }) => [plan.id, plan.endDate])).toEqual([[example.basicContractPlanId, null]]);
+    const february = await run(example.contractId, '2026-02-01');
+    expect(february).toHaveLength(1);
+    expect(lines(await raise(february[0]!))).toEqual([
+      ['Basic fee', '2026-02-01', '2026-02-28', '30.00'],
+      ['API calls', '2026-01-01', '2026-01-31', '30.00'],
+    ]);
+  });
+
+  it('when a change is asked that cannot hold, then 400 or 409 names why and nothing changes', async () => {
+    const example = await workedExample();
+    await run(example.contractId, '2026-01-01');
+    const post = (body: object) => api.http().post(`/contracts/${example.contractId}/plan-changes`).set(system()).send(body);
+    const base = { fromContractPlanId: example.basicContractPlanId, toPlanId: example.proPlanId };
+
+    const early = await post({ ...base, effectiveDate: '2026-01-01' });
+    expect([early.status, JSON.stringify(early.body)]).toEqual([400, expect.stringContaining('after the contract plan')]);
+    const midPeriod = await post({ ...base, effectiveDate: '2026-01-11', prorate: false });
+    expect([midPeriod.status, JSON.stringify(midPeriod.body)]).toEqual([400, expect.stringContaining('without proration')]);
+    expect((await post({ ...base, toPlanId: 'bpl_missing', effectiveDate: '2026-01-11' })).status).toBe(404);
+    expect((await post({ ...base, fromContractPlanId: 'cpl_missing', effectiveDate: '2026-01-11' })).status).toBe(404);
+
+    // Usage of January invoiced on Basic: the change can no longer reach back into January.
+    await run(example.contractId, '2026-02-01');
+    const reaching = await post({ ...base, effectiveDate: '2026-01-20' });
+    expect([reaching.status, JSON.stringify(reaching.body)]).toEqual([409, expect.stringContaining('from 2026-02-01')]);
+
+    const listed = await api.http().get(`/contracts/${example.contractId}/plan-changes`).set(system()).expect(200);
+    expect(listed.body.data.items).toEqual([]);
+    const contract = await api.http().get(`/contracts/${example.contractId}`).set(system()).expect(200);
+    expect(contract.body.data.plans).toHaveLength(1);
+  });
+
+  it('when a change takes effect at period end without proration, then it starts the next period and nothing is credited', async () => {
+    const example = await workedExample();
+    const changed = await api
+      .http()
+      .post(`/contracts/${example.contractId}/plan-changes`)
+      .set(system())
+      .send({ fromContractPlanId: example.basicContractPlanId, toPlanId: example.proPlanId, effectiveDate: 'period_end', prorate: false })
+      .expect(201);
+    // Calendar months: the day after the month that holds today.
+    const now = new Date();
+    const nextMonth = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString().slice(0, 10);
+    expect(changed.body.data).toMatchObject({ effectiveDate: nextMonth, prorate: false, credits: [] });
+  });
+});

@@ -1,0 +1,227 @@
+import fc from 'fast-check';
+import { addDays, dueOn, periodsOf, prorate, type BillingAnchor, type BillingPeriodKind, type ContractPlanTerms, type DayRange } from '../../src/domain/billing-periods';
+import { AppError } from '../../src/domain/errors';
+import { Decimal } from '../../src/domain/money';
+import { assertChangeDate, periodEndChangeDate, startsPeriod, unusedFees } from '../../src/domain/plan-changes';
+
+const DAY_MS = 86_400_000;
+const dayOf = (iso: string) => Date.parse(`${iso}T00:00:00Z`) / DAY_MS;
+const MINOR: Record<string, number> = { USD: 2, JPY: 0, KWD: 3 };
+
+describe('unusedFees', () => {
+  const january = { from: '2026-01-01', to: '2026-01-31' };
+
+  it('when Basic (30.00 a month) billed for January gives way to Pro on 11 January, then 21 of 31 days are credited: 30.00 − 9.68', () => {
+    const [credit] = unusedFees([{ period: january, used: january, fullAmount: '30', creditable: '30.00' }], '2026-01-11', 'USD');
+    expect(credit).toMatchObject({ from: '2026-01-11', to: '2026-01-31', days: 21, periodDays: 31, amount: '20.32' });
+    // What the line keeps is what a line for 1–10 January alone would have charged.
+    expect(new Decimal('30.00').minus(credit!.amount).toFixed(2)).toBe(prorate('30', 'USD', january, { from: '2026-01-01', to: '2026-01-10' }).amount);
+  });
+
+  it('when the line was billed for days after the change only, then all of it is credited; before, none', () => {
+    const february = { from: '2026-02-01', to: '2026-02-28' };
+    expect(unusedFees([{ period: february, used: february, fullAmount: '28', creditable: '28' }], '2026-01-20', 'USD').map((credit) => credit.amount)).toEqual(['28.00']);
+    expect(unusedFees([{ period: january, used: january, fullAmount: '31', creditable: '31' }], '2026-02-01', 'USD')).toEqual([]);
+  });
+
+  it('when credit notes have given back part of the line, then the credit never takes more than is left of it', () => {
+    const [credit] = unusedFees([{ period: january, used: january, fullAmount: '31', creditable: '5.00' }], '2026-01-11', 'USD');
+    expect(credit!.amount).toBe('5.00');
+    expect(unusedFees([{ period: january, used: january, fullAmount: '31', creditable: '0' }], '2026-01-11', 'USD')).toEqual([]);
+  });
+
+  it('when the unused days were suspended, then they were never charged, and are not credited', () => {
+    const billed = prorate('31', 'USD', january, january, [{ from: '2026-01-21', to: null }]);
+    expect(billed.amount).toBe('20.00');
+    const credits = unusedFees([{ period: january, used: january, fullAmount: '31', creditable: billed.amount }], '2026-01-11', 'USD', [{ from: '2026-01-21', to: null }]);
+    expect(credits.map((credit) => [credit.amount, credit.days])).toEqual([['10.00', 10]]);
+  });
+});
+
+describe('when a change may take effect', () => {
+  const monthly = { billingPeriod: 'monthly' as const, billingAnchor: 'calendar' as const, startDate: '2026-01-15' };
+
+  it('period_end is the day after the period that holds today, or after the first period before the start', () => {
+    expect(periodEndChangeDate(monthly, '2026-03-10')).toBe('2026-04-01');
+    expect(periodEndChangeDate(monthly, '2025-12-01')).toBe('2026-02-01');
+    expect(periodEndChangeDate({ ...monthly, billingAnchor: 'anniversary' }, '2026-03-10')).toBe('2026-03-15');
+    expect(() => periodEndChangeDate({ ...monthly, billingPeriod: 'one_time' }, '2026-03-10')).toThrow(AppError);
+  });
+
+  it('startsPeriod knows calendar and anniversary starts', () => {
+    expect(startsPeriod(monthly, '2026-02-01')).toBe(true);
+    expect(startsPeriod(monthly, '2026-02-15')).toBe(false);
+    expect(startsPeriod({ ...monthly, billingAnchor: 'anniversary' }, '2026-02-15')).toBe(true);
+  });
+
+  it('a change keeps a day of the old plan, starts before the contract ends, and never reaches back over usage invoiced', () => {
+    const bounds = { startDate: '2026-01-15', endDate: null, contractEndDate: '2026-12-31', arrearsBilledThrough: '2026-02-28' };
+    const refusal = (change: () => void) => {
+      try {
+        change();
+        return undefined;
+      } catch (error) {
+        return error instanceof AppError ? [error.kind, error.items.map((item) => item.message).join('; ')] : error;
+      }
+    };
+    expect(refusal(() => assertChangeDate(bounds, '2026-01-15'))).toEqual(['validation', "must be after the contract plan's start 2026-01-15"]);
+    expect(refusal(() => assertChangeDate(bounds, '2027-01-01'))).toEqual(['validation', "must not be after the contract's end 2026-12-31"]);
+    expect(refusal(() => assertChangeDate(bounds, '2026-02-28'))).toEqual(['conflict', "the plan's usage is invoiced through 2026-02-28: a change can take effect from 2026-03-01"]);
+    expect(refusal(() => assertChangeDate({ ...bounds, endDate: '2026-05-31' }, '2026-06-02'))).toEqual(['validation', 'the contract plan ends on 2026-05-31: a change takes effect by 2026-06-01']);
+    expect(refusal(() => assertChangeDate(bounds, '2026-03-01'))).toBeUndefined();
+  });
+});
+
+// ---- a model of a contract over a sequence of runs, plan changes, undos and credit notes
+
+interface Plan {
+  fee: string;
+  kind: Exclude<BillingPeriodKind, 'one_time'>;
+}
+
+interface ContractPlan {
+  plan: number;
+  start: string;
+  end: string | null;
+  billed: Array<{ planItemId: string; periodFrom: string }>;
+}
+
+interface Line {
+  contractPlan: ContractPlan;
+  period: DayRange;
+  used: DayRange;
+  charged: string;
+  /** Given back by credit notes, and by plan changes. */
+  notes: Decimal;
+  changes: Decimal;
+}
+
+type Action =
+  | { kind: 'run'; advance: number }
+  | { kind: 'change'; after: number; plan: number }
+  | { kind: 'undo' }
+  | { kind: 'note'; line: number; share: number };
+
+const action: fc.Arbitrary<Action> = fc.oneof(
+  fc.record({ kind: fc.constant('run' as const), advance: fc.integer({ min: 0, max: 70 }) }),
+  fc.record({ kind: fc.constant('change' as const), after: fc.integer({ min: 1, max: 150 }), plan: fc.nat(3) }),
+  fc.constant({ kind: 'undo' as const }),
+  fc.record({ kind: fc.constant('note' as const), line: fc.nat(30), share: fc.double({ min: 0.01, max: 1, noNaN: true }) }),
+);
+
+const amountFor = (currency: string) =>
+  fc.integer({ min: 1, max: 10_000_000 }).map((minor) => new Decimal(minor).times(new Decimal(10).pow(-MINOR[currency]!)).toFixed(MINOR[currency]!));
+
+const scenario = fc.constantFrom('USD', 'JPY', 'KWD').chain((currency) =>
+  fc.record({
+    currency: fc.constant(currency),
+    anchor: fc.constantFrom<BillingAnchor>('calendar', 'anniversary'),
+    start: fc.integer({ min: dayOf('2020-01-01'), max: dayOf('2030-12-31') }).map((day) => new Date(day * DAY_MS).toISOString().slice(0, 10)),
+    length: fc.integer({ min: 30, max: 500 }),
+    plans: fc.array(fc.record({ fee: amountFor(currency), kind: fc.constantFrom<Plan['kind']>('monthly', 'quarterly', 'yearly') }), { minLength: 4, maxLength: 4 }),
+    actions: fc.array(action, { maxLength: 25 }),
+  }),
+);
+
+/**
+ * Plays the scenario as the services do: runs bill what `dueOn` says is due; a change ends the contract
+ * plan the day before its date and credits `unusedFees` of the lines billed; an undo before the next run
+ * puts the plan back; a credit note gives back part of a line. Then a last run bills every day left.
+ */
+function play(s: { currency: string; anchor: BillingAnchor; start: string; length: number; plans: Plan[]; actions: Action[] }) {
+  const end = addDays(s.start, s.length - 1);
+  const contractPlans: ContractPlan[] = [{ plan: 0, start: s.start, end: null, billed: [] }];
+  const lines: Line[] = [];
+  let clock = s.start;
+  let pending: { from: ContractPlan; previousEnd: string | null; credits: Array<{ line: Line; amount: string }> } | null = null;
+  const terms = (cp: ContractPlan): ContractPlanTerms => ({ billingPeriod: s.plans[cp.plan]!.kind, billingAnchor: s.anchor, currency: s.currency, startDate: cp.start, endDate: cp.end, contractEndDate: end });
+  const runOn = (date: string) => {
+    let made = 0;
+    for (const cp of contractPlans) {
+      const item = { id: `fee-${cp.plan}`, pricingModel: 'flat' as const, unitPrice: s.plans[cp.plan]!.fee };
+      for (const due of dueOn(date, terms(cp), [item], cp.billed)) {
+        for (const period of due.periods) {
+          cp.billed.push({ planItemId: item.id, periodFrom: period.period.from });
+          lines.push({ contractPlan: cp, period: period.period, used: { from: period.from, to: period.to }, charged: period.fee!.amount, notes: new Decimal(0), changes: new Decimal(0) });
+          made += 1;
+        }
+      }
+    }
+    // The run's invoices credit the change: it can no longer be undone.
+    if (made > 0) pending = null;
+  };
+
+  for (const step of s.actions) {
+    const current = contractPlans[contractPlans.length - 1]!;
+    if (step.kind === 'run') {
+      clock = addDays(clock, step.advance) > end ? end : addDays(clock, step.advance);
+      runOn(clock);
+    } else if (step.kind === 'change') {
+      const effective = addDays(current.start, step.after);
+      if (effective > end) continue;
+      const billed = lines.filter((line) => line.contractPlan === current);
+      const credits = unusedFees(
+        billed.map((line) => ({ line, period: line.period, used: line.used, fullAmount: s.plans[current.plan]!.fee, creditable: new Decimal(line.charged).minus(line.notes).minus(line.changes).toFixed() })),
+        effective,
+        s.currency,
+      );
+      for (const credit of credits) credit.fee.line.changes = credit.fee.line.changes.plus(credit.amount);
+      pending = { from: current, previousEnd: current.end, credits: credits.map((credit) => ({ line: credit.fee.line, amount: credit.amount })) };
+      current.end = addDays(effective, -1);
+      contractPlans.push({ plan: step.plan, start: effective, end: null, billed: [] });
+    } else if (step.kind === 'undo') {
+      if (!pending) continue;
+      for (const credit of pending.credits) credit.line.changes = credit.line.changes.minus(credit.amount);
+      pending.from.end = pending.previousEnd;
+      contractPlans.pop();
+      pending = null;
+    } else if (lines.length > 0) {
+      const line = lines[step.line % lines.length]!;
+      const left = new Decimal(line.charged).minus(line.notes).minus(line.changes);
+      const note = left.times(step.share).toDecimalPlaces(MINOR[s.currency]!, Decimal.ROUND_DOWN);
+      if (note.greaterThan(0)) line.notes = line.notes.plus(note);
+    }
+  }
+  runOn(end);
+  return { contractPlans, lines, end };
+}
+
+describe('property: over any sequence of plan changes, undos and credit notes', () => {
+  it('each day of service is charged the price in force that day, to the minor unit per line; no line is credited beyond what it charged', () => {
+    fc.assert(
+      fc.property(scenario, (s) => {
+        const { contractPlans, lines, end } = play(s);
+        const minor = new Decimal(10).pow(-MINOR[s.currency]!);
+        const lastOf = (cp: ContractPlan) => (cp.end !== null && cp.end < end ? cp.end : end);
+        for (const line of lines) {
+          const cp = line.contractPlan;
+          const plan = s.plans[cp.plan]!;
+          const served = { from: line.used.from, to: line.used.to < lastOf(cp) ? line.used.to : lastOf(cp) };
+          const days = served.to >= served.from ? dayOf(served.to) - dayOf(served.from) + 1 : 0;
+          // What a line for the days the plan served, alone, charges.
+          const expected = days > 0 ? prorate(plan.fee, s.currency, line.period, served).amount : '0';
+          const kept = new Decimal(line.charged).minus(line.changes);
+          if (line.notes.isZero()) {
+            expect(kept.toFixed()).toBe(new Decimal(expected).toFixed());
+            // The price in force, day by day: the fee over the period's days, exactly, within a minor unit.
+            const periodDays = dayOf(line.period.to) - dayOf(line.period.from) + 1;
+            expect(kept.minus(new Decimal(plan.fee).times(days).dividedBy(periodDays)).abs().lessThanOrEqualTo(minor)).toBe(true);
+          } else {
+            // A credit note that left too little for the change's whole credit: the customer still pays no more.
+            expect(kept.minus(line.notes).lessThanOrEqualTo(expected)).toBe(true);
+          }
+          expect(line.changes.greaterThanOrEqualTo(0)).toBe(true);
+          expect(line.notes.plus(line.changes).lessThanOrEqualTo(line.charged)).toBe(true);
+        }
+        // Every day the contract ran is billed once, by the plan in force that day.
+        for (const cp of contractPlans) {
+          if (lastOf(cp) < cp.start) continue;
+          for (const period of periodsOf(s.plans[cp.plan]!.kind, s.anchor, cp.start, { from: cp.start, to: lastOf(cp) })) {
+            expect(lines.filter((line) => line.contractPlan === cp && line.period.from === period.from)).toHaveLength(1);
+          }
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+});

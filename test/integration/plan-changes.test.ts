@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { invoicesOfRun } from './support/billing-fixtures';
 import { createCustomerEntity } from './support/fixtures';
+import { recordHistory } from './support/record-history';
 import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
 
 let api: TestApi;
@@ -142,6 +143,7 @@ describe('plan changes', () => {
     expect(undone.body.data).toMatchObject({ status: 'undone', toContractPlanId: null });
     // Twice is the same answer.
     await api.http().post(`/contracts/${example.contractId}/plan-changes/${changed.body.data.id}/undo`).set(system()).send({}).expect(200);
+    await recordHistory(api, `contract:${example.contractId}`, 'contract-plan-change-and-undo');
 
     const contract = await api.http().get(`/contracts/${example.contractId}`).set(system()).expect(200);
     expect(contract.body.data.plans.map((plan: { id: string; endDate: string | null }) => [plan.id, plan.endDate])).toEqual([[example.basicContractPlanId, null]]);

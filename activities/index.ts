@@ -3,6 +3,7 @@ import type { Services } from '../src/services';
 import { reportingFailures } from './adapter';
 import { createContractActivities } from './contracts.activities';
 import { createCreditNoteActivities } from './credit-notes.activities';
+import { createCreditActivities } from './credits.activities';
 import { createEmailActivities } from './emails.activities';
 import { createExportActivities } from './export.activities';
 import { createInvoiceRunActivities } from './invoice-runs.activities';
@@ -31,6 +32,7 @@ export function createActivities(services: Services, drivers: WorkflowDrivers) {
     ...createWebhookActivities(services),
     ...createEmailActivities(services),
     ...createCreditNoteActivities(services),
+    ...createCreditActivities(services),
   });
 }
 

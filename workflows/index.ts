@@ -9,3 +9,4 @@ export { invoiceRunWorkflow } from './invoice-run.workflow';
 export { webhookDeliveryWorkflow } from './webhook-delivery.workflow';
 export { emailDeliveryWorkflow } from './email-delivery.workflow';
 export { creditNoteWorkflow } from './credit-note.workflow';
+export { creditExpiryWorkflow } from './credit-expiry.workflow';

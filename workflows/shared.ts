@@ -3,6 +3,7 @@ import type { Duration, SearchAttributePair } from '@temporalio/common';
 import { Mutex } from 'async-mutex';
 import type { ContractActivities } from '../activities/contracts.activities';
 import type { CreditNoteActivities } from '../activities/credit-notes.activities';
+import type { CreditActivities } from '../activities/credits.activities';
 import type { EmailActivities } from '../activities/emails.activities';
 import type { ExportActivities } from '../activities/export.activities';
 import type { InvoiceRunActivities } from '../activities/invoice-runs.activities';
@@ -27,6 +28,7 @@ export const invoiceRunWorkflowId = (runId: string) => `invoice-run:${runId}`;
 export const webhookDeliveryWorkflowId = (deliveryId: string, generation: number) => `webhook-delivery:${deliveryId}:${generation}`;
 export const emailWorkflowId = (emailId: string) => `email:${emailId}`;
 export const creditNoteWorkflowId = (creditNoteId: string) => `credit-note:${creditNoteId}`;
+export const creditExpiryWorkflowId = (lotId: string) => `credit-expiry:${lotId}`;
 /** One Temporal Schedule per organisation and schedule; the workflows it starts get this id plus the scheduled time. */
 export const invoiceRunScheduleId = (organisationId: string, scheduleId: string) => `invoice-run-schedule:${organisationId}:${scheduleId}`;
 
@@ -204,6 +206,7 @@ export const longExportActivities = proxyActivities<Pick<ExportActivities, 'expo
 export const billingActivities = proxyActivities<Pick<InvoiceRunActivities, 'billContracts' | 'advanceRunInvoices'>>(ACTIVITY_PROFILES.billing);
 export const webhookActivities = proxyActivities<WebhookActivities>(ACTIVITY_PROFILES.webhookAttempt);
 export const emailActivities = proxyActivities<Pick<EmailActivities, 'deliverEmail'>>(ACTIVITY_PROFILES.emailSend);
+export const creditActivities = proxyActivities<CreditActivities>(ACTIVITY_PROFILES.bookkeeping);
 export const bookkeepingActivities = proxyActivities<
   Pick<ExportActivities, 'finishJob'> &
     Pick<UsageActivities, 'completeUsageBatch' | 'failUsageBatch'> &

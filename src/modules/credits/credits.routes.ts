@@ -6,12 +6,12 @@ import { addCreditsBody, creditEntrySchema, creditsQuery, creditsSchema } from '
 const TAG = 'Credits';
 
 export function creditRoutes(deps: AppDeps): Route[] {
-  const { credits } = deps.services;
+  const { credits, creditGrants } = deps.services;
   return [
     defineRoute({
       method: 'get',
       path: '/customers/{id}/credits',
-      summary: "A customer's credit balance in each currency, and its ledger (grants, purchases, credit notes, consumption), newest first",
+      summary: "A customer's credit balance in each currency, the credit it is made of (with expiry), and its ledger (grants, purchases, credit notes, consumption, expiry), newest first",
       tag: TAG,
       access: requires('CreditService:getCredits'),
       params: idParam,
@@ -22,14 +22,14 @@ export function creditRoutes(deps: AppDeps): Route[] {
     defineRoute({
       method: 'post',
       path: '/customers/{id}/credits',
-      summary: 'Add credit to a customer: a grant, or a prepaid purchase',
+      summary: 'Add credit to a customer: a grant, or a prepaid purchase, expiring or not',
       tag: TAG,
       access: requires('CreditService:addCredits'),
       params: idParam,
       body: addCreditsBody,
       response: creditEntrySchema,
       successStatus: 201,
-      handler: async ({ params, body, auth }) => credits.add(auth.organisationId, params.id, body),
+      handler: async ({ params, body, auth }) => creditGrants.add(auth.organisationId, params.id, body),
     }),
   ];
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { pageOf, pageQuery } from '../../http/paging';
-import { decimal, freeText, isoCurrency } from '../../http/schemas';
+import { decimal, freeText, isoCurrency, isoDateTime } from '../../http/schemas';
 import { CREDIT_ENTRY_KINDS } from './credits.repository';
 
 export const addCreditsBody = z.object({
@@ -8,6 +8,7 @@ export const addCreditsBody = z.object({
   amount: decimal({ precision: 24, scale: 4, sign: 'positive' }).describe("> 0, with no more decimals than the currency's minor unit"),
   currency: isoCurrency,
   reason: freeText(1000).describe('Why the credit is added, as finance will read it in the ledger'),
+  expiresAt: isoDateTime.optional().describe('when what is left of this credit expires (in the future); none: it never expires'),
 });
 
 export type AddCreditsBody = z.output<typeof addCreditsBody>;
@@ -23,6 +24,7 @@ export const creditEntrySchema = z.object({
   reason: z.string().nullable(),
   creditNoteId: z.string().nullable(),
   invoiceId: z.string().nullable(),
+  expiresAt: z.string().nullable().describe('on credit added: when what is left of it expires'),
   createdAt: z.string(),
 });
 
@@ -31,6 +33,9 @@ export type CreditEntry = z.infer<typeof creditEntrySchema>;
 export const creditsSchema = z.object({
   customerId: z.string(),
   balances: z.array(z.object({ currency: z.string(), balance: z.string() })).describe('one per currency the customer ever had credit in'),
+  lots: z
+    .array(z.object({ id: z.string(), currency: z.string(), amount: z.string(), remaining: z.string(), expiresAt: z.string().nullable() }))
+    .describe('the credit added that is not spent yet, in the order invoices take it: the lot that expires first, first; lots that never expire, last'),
   ledger: pageOf(creditEntrySchema).describe('the entries, newest first'),
 });
 

@@ -1,8 +1,12 @@
 import type { Knex } from 'knex';
 import { currencyMinorUnits } from '../../domain/currencies';
 import { AppError, orNotFound } from '../../domain/errors';
-import { formatAmount, hasAtMostMinorUnits } from '../../domain/money';
+import { formatAmount, hasAtMostMinorUnits, toDecimal } from '../../domain/money';
+import { newId } from '../../db/ids';
 import type { PageQuery } from '../../http/paging';
+import type { WorkflowServiceDeps } from '../../temporal/client';
+import { creditExpiryWorkflow } from '../../../workflows/credit-expiry.workflow';
+import { creditExpiryWorkflowId, searchAttributes } from '../../../workflows/shared';
 import { createCustomerRepository } from '../customers/customers.repository';
 import { createWebhookRepository } from '../webhooks/webhooks.repository';
 import { createCreditRepository, type CreditEntryRow } from './credits.repository';
@@ -18,11 +22,19 @@ export function toCreditEntry(row: CreditEntryRow): CreditEntry {
     reason: row.reason,
     creditNoteId: row.credit_note_id,
     invoiceId: row.invoice_id,
+    expiresAt: row.expires_at?.toISOString() ?? null,
     createdAt: row.created_at.toISOString(),
   };
 }
 
-/** A customer's credit balances and their ledger. */
+export interface ExpireLotInput {
+  organisationId: string;
+  lotId: string;
+  /** The expiry the timer waited for (ISO instant): the lot expires if it is due by then. */
+  asOf: string;
+}
+
+/** A customer's credit balances, their lots and their ledger. */
 export function createCreditService(deps: { db: Knex }) {
   const { db } = deps;
 
@@ -35,28 +47,84 @@ export function createCreditService(deps: { db: Knex }) {
       await requireCustomer(organisationId, customerId);
       const credits = createCreditRepository(db);
       const balances = await credits.balances(organisationId, customerId);
+      const lots = await credits.openLots(organisationId, customerId);
       const ledger = await credits.entries(organisationId, customerId, filter, paging);
       return {
         customerId,
         balances: balances.map((row) => ({ currency: row.currency, balance: formatAmount(row.balance, row.currency) })),
+        lots: lots
+          .filter((lot) => !filter.currency || lot.currency === filter.currency)
+          .map((lot) => ({ id: lot.id, currency: lot.currency, amount: formatAmount(lot.amount, lot.currency), remaining: formatAmount(lot.remaining, lot.currency), expiresAt: lot.expires_at?.toISOString() ?? null })),
         ledger: { ...ledger, items: ledger.items.map(toCreditEntry) },
       };
     },
 
-    /** A grant or a paid purchase: one ledger entry, and `credits.granted` in the same transaction. */
-    async add(organisationId: string, customerId: string, input: AddCreditsBody): Promise<CreditEntry> {
+    /**
+     * A grant or a paid purchase: one ledger entry and its lot, and `credits.granted`, in one transaction.
+     * `lotId`: the lot's id, when its expiry was scheduled before.
+     */
+    async add(organisationId: string, customerId: string, input: AddCreditsBody, lotId?: string): Promise<CreditEntry> {
       if (!hasAtMostMinorUnits(input.amount, input.currency)) {
         throw AppError.validation(`${input.currency} amounts carry at most ${currencyMinorUnits(input.currency)} decimal places`, 'body.amount');
       }
       return db.transaction(async (trx) => {
         orNotFound(await createCustomerRepository(trx).findById(organisationId, customerId), 'Customer');
-        const row = await createCreditRepository(trx).append({ organisationId, customerId, currency: input.currency, kind: input.kind, amount: input.amount, reason: input.reason });
+        const row = await createCreditRepository(trx).append({
+          organisationId,
+          customerId,
+          currency: input.currency,
+          kind: input.kind,
+          amount: input.amount,
+          reason: input.reason,
+          expiresAt: input.expiresAt ? new Date(input.expiresAt) : null,
+          lotId,
+        });
         const entry = toCreditEntry(row);
         await createWebhookRepository(trx).emit(organisationId, 'credits.granted', { customerId, ...entry });
         return entry;
+      });
+    },
+
+    /** The step of a lot's expiry timer: what is left of it expires, with `credits.expired`. */
+    async expireLot(input: ExpireLotInput): Promise<{ expired: string }> {
+      return db.transaction(async (trx) => {
+        const entry = await createCreditRepository(trx).expire(input.organisationId, input.lotId, new Date(input.asOf));
+        if (!entry) return { expired: '0' };
+        await createWebhookRepository(trx).emit(input.organisationId, 'credits.expired', { customerId: entry.customer_id, ...toCreditEntry(entry) });
+        return { expired: formatAmount(toDecimal(entry.amount).negated(), entry.currency) };
       });
     },
   };
 }
 
 export type CreditService = ReturnType<typeof createCreditService>;
+
+/**
+ * Adding credit through the API: credit that expires has its timer started first (a workflow per lot,
+ * whose id the lot takes), so that a grant is never stored without the timer that will expire it. With
+ * Temporal away that is a 503 and nothing is stored; a timer whose grant was then not stored finds no lot
+ * and does nothing.
+ */
+export function createCreditGrantService(deps: WorkflowServiceDeps & { credits: CreditService }) {
+  const { client, taskQueue } = deps.temporal;
+  return {
+    async add(organisationId: string, customerId: string, input: AddCreditsBody): Promise<CreditEntry> {
+      if (!input.expiresAt) return deps.credits.add(organisationId, customerId, input);
+      if (Date.parse(input.expiresAt) <= Date.now()) throw AppError.validation('must be in the future', 'body.expiresAt');
+      orNotFound(await createCustomerRepository(deps.db).findById(organisationId, customerId), 'Customer');
+      const lotId = newId('clt');
+      await deps.temporal.bounded(() =>
+        client.workflow.start(creditExpiryWorkflow, {
+          workflowId: creditExpiryWorkflowId(lotId),
+          taskQueue,
+          args: [{ organisationId, lotId, expiresAt: new Date(input.expiresAt!).toISOString() }],
+          workflowIdConflictPolicy: 'USE_EXISTING',
+          ...searchAttributes({ organisationId, customerId }),
+        }),
+      );
+      return deps.credits.add(organisationId, customerId, input, lotId);
+    },
+  };
+}
+
+export type CreditGrantService = ReturnType<typeof createCreditGrantService>;

@@ -130,10 +130,10 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer }
     return taken;
   }
 
-  /** Gives credit an invoice consumed back to the customer's balance. */
+  /** Gives credit an invoice consumed back to the customer's balance, to the lots it came from (keeping their expiry). */
   async function returnCredits({ trx, invoices, invoice }: Step, amount: string | undefined, reason: string): Promise<void> {
     if (!invoice.customer_id || amount === undefined || new Decimal(amount).lessThanOrEqualTo(0)) return;
-    await createCreditRepository(trx).append({ organisationId: invoice.organisation_id, customerId: invoice.customer_id, currency: invoice.currency, kind: 'adjustment', amount, reason, invoiceId: invoice.id });
+    await createCreditRepository(trx).giveBack({ organisationId: invoice.organisation_id, customerId: invoice.customer_id, currency: invoice.currency, amount, reason, invoiceId: invoice.id });
     await invoices.setCreditsApplied(invoice.id, '0');
   }
 

@@ -26,6 +26,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'credit_note.voided',
   'credit_note.transition_undone',
   'credits.granted',
+  'credits.expired',
   'usage.batch_processed',
   'webhook.test',
 ] as const;

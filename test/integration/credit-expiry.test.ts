@@ -1,0 +1,145 @@
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker } from '@temporalio/worker';
+import { createCreditActivities } from '../../activities/credits.activities';
+import { newId } from '../../src/db/ids';
+import { createServices, serviceDepsFrom } from '../../src/services';
+import { creditExpiryWorkflow } from '../../workflows/credit-expiry.workflow';
+import { creditExpiryWorkflowId } from '../../workflows/shared';
+import { timeSkippingEnvironment } from '../workflow/support/environment';
+import { createBillingFixture, invoiceBody, type BillingFixture } from './support/billing-fixtures';
+import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
+
+let api: TestApi;
+let tenant: Tenant;
+
+beforeAll(async () => {
+  api = await startTestApi();
+  tenant = await createTenant(api, 'credit-expiry');
+});
+afterAll(() => api.close());
+
+const system = () => bearer(tenant.systemToken);
+const inDays = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString();
+
+type Lot = { id: string; amount: string; remaining: string; expiresAt: string | null };
+
+async function grant(fixture: BillingFixture, amount: string, expiresAt?: string) {
+  return api.http().post(`/customers/${fixture.customerId}/credits`).set(system()).send({ kind: 'grant', amount, currency: 'USD', reason: 'Welcome credit', expiresAt });
+}
+
+async function credits(fixture: BillingFixture): Promise<{ balances: Array<{ balance: string }>; lots: Lot[]; ledger: { items: Array<Record<string, unknown>> } }> {
+  return (await api.http().get(`/customers/${fixture.customerId}/credits`).set(system()).expect(200)).body.data;
+}
+
+/** A raised invoice of one line at `price`: the credit it took. */
+async function raiseInvoice(fixture: BillingFixture, price: number): Promise<{ id: string; creditsApplied: string }> {
+  const created = await api.http().post('/invoices').set(system()).send(invoiceBody(fixture.contractPlanId, [{ title: 'Platform fee', quantity: 1, price }])).expect(201);
+  return (await api.http().post(`/invoices/${created.body.data.id}/raise`).set(system()).send({}).expect(200)).body.data;
+}
+
+describe('credit that expires', () => {
+  it('when an invoice takes credit, then it takes the lot that expires first; undone, the credit goes back to the lots it came from', async () => {
+    const fixture = await createBillingFixture(api, tenant);
+    const never = await grant(fixture, '30');
+    expect(never.status).toBe(201);
+    const tenDays = inDays(10);
+    const fiveDays = inDays(5);
+    expect((await grant(fixture, '50', tenDays)).body.data).toMatchObject({ kind: 'grant', amount: '50.00', expiresAt: tenDays });
+    await grant(fixture, '20', fiveDays).then((res) => expect(res.status).toBe(201));
+
+    const invoice = await raiseInvoice(fixture, 60);
+    expect(invoice.creditsApplied).toBe('60.00');
+    const after = await credits(fixture);
+    expect(after.balances).toEqual([{ currency: 'USD', balance: '40.00' }]);
+    expect(after.lots.map((lot) => [lot.remaining, lot.expiresAt])).toEqual([
+      ['10.00', tenDays],
+      ['30.00', null],
+    ]);
+
+    await api.http().post(`/fsm/invoice/${invoice.id}/undo`).set(system()).send({}).expect(200);
+    const back = await credits(fixture);
+    expect(back.balances).toEqual([{ currency: 'USD', balance: '100.00' }]);
+    expect(back.lots.map((lot) => [lot.remaining, lot.expiresAt])).toEqual([
+      ['20.00', fiveDays],
+      ['50.00', tenDays],
+      ['30.00', null],
+    ]);
+    // Each expiring grant has its timer: a workflow per lot, sleeping until the expiry.
+    for (const lot of back.lots.filter((candidate) => candidate.expiresAt !== null)) {
+      const description = await api.temporal.client.workflow.getHandle(creditExpiryWorkflowId(lot.id)).describe();
+      expect(description.status.name).toBe('RUNNING');
+    }
+  });
+
+  it('when a lot is past its expiry and its timer has not fired yet, then the next invoice does not take it: it expires first', async () => {
+    const fixture = await createBillingFixture(api, tenant);
+    await grant(fixture, '40', inDays(1)).then((res) => expect(res.status).toBe(201));
+    const [lot] = (await credits(fixture)).lots;
+    // As if the timer were late (its worker down): the expiry has passed.
+    await api.db('credit_lots').where({ id: lot!.id }).update({ expires_at: new Date(Date.now() - 60_000) });
+
+    const invoice = await raiseInvoice(fixture, 100);
+    expect(invoice.creditsApplied).toBe('0.00');
+    const after = await credits(fixture);
+    expect(after.balances).toEqual([{ currency: 'USD', balance: '0.00' }]);
+    expect(after.ledger.items[0]).toMatchObject({ kind: 'expiry', amount: '-40.00', balanceAfter: '0.00' });
+  });
+
+  it('when the expiry is not in the future, or not an instant, then 400 names the field and nothing is added', async () => {
+    const fixture = await createBillingFixture(api, tenant);
+    for (const expiresAt of [inDays(-1), '2026-13-01T00:00:00Z']) {
+      const res = await grant(fixture, '10', expiresAt);
+      expect(res.status).toBe(400);
+      expect(JSON.stringify(res.body)).toContain('body.expiresAt');
+    }
+    expect((await credits(fixture)).balances).toEqual([]);
+  });
+});
+
+describe('credit expiry timers (time-skipping server)', () => {
+  let env: TestWorkflowEnvironment;
+
+  beforeAll(async () => {
+    env = await timeSkippingEnvironment();
+  });
+  afterAll(async () => {
+    await env?.teardown();
+  });
+
+  it('when 30 days pass on a grant of 40.00 of which an invoice took 15.00, then the 25.00 left expires once, with credits.expired', async () => {
+    const services = createServices(serviceDepsFrom(api.config, api.db));
+    const fixture = await createBillingFixture(api, tenant);
+    const lotId = newId('clt');
+    const expiresAt = inDays(30);
+    await services.credits.add(tenant.organisationId, fixture.customerId, { kind: 'grant', amount: '40', currency: 'USD', reason: 'Trial credit', expiresAt }, lotId);
+    expect((await raiseInvoice(fixture, 15)).creditsApplied).toBe('15.00');
+
+    const worker = await Worker.create({
+      connection: env.nativeConnection,
+      namespace: env.namespace ?? 'default',
+      taskQueue: 'credit-expiry',
+      workflowsPath: require.resolve('../../workflows'),
+      activities: createCreditActivities(services),
+    });
+    const input = { organisationId: tenant.organisationId, lotId, expiresAt };
+    const expire = (workflowId: string) => env.client.workflow.execute(creditExpiryWorkflow, { workflowId, taskQueue: 'credit-expiry', args: [input] });
+    const started = Date.now();
+    const [outcome, again] = await worker.runUntil(async () => [await expire(`credit-expiry:${lotId}`), await expire(`credit-expiry:${lotId}:again`)]);
+    expect(outcome).toEqual({ expired: '25.00' });
+    // Thirty days of timer, skipped: the server's clock moved, the test's barely did.
+    expect(Date.now() - started).toBeLessThan(60_000);
+    // A second timer for the same lot (a retried start) finds nothing left.
+    expect(again).toEqual({ expired: '0' });
+
+    const after = await credits(fixture);
+    expect(after.balances).toEqual([{ currency: 'USD', balance: '0.00' }]);
+    expect(after.lots).toEqual([]);
+    expect(after.ledger.items.map((entry) => [entry.kind, entry.amount, entry.balanceAfter])).toEqual([
+      ['expiry', '-25.00', '0.00'],
+      ['consumption', '-15.00', '25.00'],
+      ['grant', '40.00', '40.00'],
+    ]);
+    const events = await api.db('webhook_events').where({ organisation_id: tenant.organisationId, type: 'credits.expired' }).whereRaw("payload->'data'->>'customerId' = ?", [fixture.customerId]);
+    expect(events).toHaveLength(1);
+  });
+});

@@ -11,7 +11,8 @@ export async function up(knex: Knex): Promise<void> {
     table.text('id').primary();
     table.text('organisation_id').notNullable().references('organisations.id').onDelete('CASCADE');
     table.text('contract_id').notNullable().references('contracts.id').onDelete('CASCADE');
-    table.text('from_contract_plan_id').notNullable().references('contract_plans.id').onDelete('CASCADE');
+    // Null once the contract plan is gone: an earlier change that had created it was undone.
+    table.text('from_contract_plan_id').references('contract_plans.id').onDelete('SET NULL');
     // The contract plan the change created; null once an undo has removed it.
     table.text('to_contract_plan_id').references('contract_plans.id').onDelete('SET NULL');
     table.text('to_plan_id').notNullable().references('billing_plans.id');

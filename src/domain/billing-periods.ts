@@ -130,9 +130,11 @@ function firstDayOfMonth(monthIndex: number): number {
   return dayOf(Math.floor(monthIndex / 12), monthIndex % 12, 1);
 }
 
-/** The calendar day `n` days after `day` (before it, for a negative `n`). */
+/** The calendar day `n` days after `day` (before it, for a negative `n`), within the years 1 to 9999. */
 export function addDays(day: string, n: number): string {
-  return isoOf(parseDay(day, 'day') + n);
+  const iso = isoOf(parseDay(day, 'day') + n);
+  if (!ISO_DAY.test(iso) || iso < '0001-01-01') throw AppError.validation(`${n} days from ${day} falls outside the years 1 to 9999`);
+  return iso;
 }
 
 // ---- periods

@@ -43,6 +43,25 @@ export function drawFrom(lots: readonly CreditLot[], amount: string | Decimal): 
   return draws;
 }
 
+/**
+ * Takes `amount` from the `first` lots (in that order: the lots a credit went to, to take it back from
+ * them), then from the others in draw order.
+ */
+export function drawPreferring(lots: readonly CreditLot[], first: readonly string[], amount: string | Decimal): Draw[] {
+  const byId = new Map(lots.map((lot) => [lot.id, lot]));
+  const preferred = [...new Set(first)].map((id) => byId.get(id)).filter((lot): lot is CreditLot => lot !== undefined);
+  let wanted = toDecimal(amount);
+  const draws: Draw[] = [];
+  for (const lot of preferred) {
+    const taken = Decimal.min(wanted, lot.remaining);
+    if (taken.lessThanOrEqualTo(0)) continue;
+    draws.push({ lotId: lot.id, amount: taken.negated().toFixed() });
+    wanted = wanted.minus(taken);
+  }
+  const rest = lots.filter((lot) => !preferred.includes(lot));
+  return [...draws, ...drawFrom(rest, Decimal.max(wanted, 0))];
+}
+
 /** Per lot, what a set of entries (an invoice's takes and give-backs) still holds of it: taken less given back. */
 export function outstanding(entries: ReadonlyArray<readonly Draw[]>): Map<string, Decimal> {
   const held = new Map<string, Decimal>();

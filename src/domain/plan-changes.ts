@@ -5,7 +5,7 @@
  */
 import { addDays, periodsOf, prorate, type BillingAnchor, type BillingPeriodKind, type DayRange, type Suspension } from './billing-periods';
 import { AppError } from './errors';
-import { Decimal, formatAmount, toDecimal } from './money';
+import { Decimal, formatAmount, roundToMinor, toDecimal } from './money';
 
 /** A fee line an invoice has billed in advance. */
 export interface BilledFee {
@@ -15,8 +15,13 @@ export interface BilledFee {
   used: DayRange;
   /** The fee of the whole period. */
   fullAmount: string;
-  /** What the line charged, less what credit notes have given back of it already. */
+  /** What the line charged, less what credit notes and earlier changes have given back of it already. */
   creditable: string;
+  /**
+   * The share of the line the customer pays once the invoice's discounts on its plan item are taken off
+   * (a coupon), from 0 to 1; absent: 1.
+   */
+  paidShare?: string;
 }
 
 /** The part of a billed fee that the days from the change on had paid for. */
@@ -31,21 +36,24 @@ export interface UnusedFee<T extends BilledFee> {
 }
 
 /**
- * For each fee billed for days on or after `effectiveDate`, the part those days paid for: the fee prorated
- * by the same rule that billed it (the difference of `fee × days since the period's start / days in the
- * period`, rounded, at the part's two ends). What the line keeps and what is credited therefore add up to
- * exactly what it charged, and the days before the change cost what a line billed for them alone would
- * have. Never more than what is left of the line to credit.
+ * For each fee billed for days from `effectiveDate` through `lastDay` (the last day the plan serves now;
+ * null: open-ended), the part those days paid for: the fee prorated by the same rule that billed it (the
+ * difference of `fee × days since the period's start / days in the period`, rounded, at the part's two
+ * ends). What the line keeps and what is credited therefore add up to exactly what it charged, and the
+ * days before the change cost what a line billed for them alone would have. A discounted line gives back
+ * its paid share of that part. Never more than what is left of the line to credit.
  */
-export function unusedFees<T extends BilledFee>(fees: readonly T[], effectiveDate: string, currency: string, suspensions: readonly Suspension[] = []): Array<UnusedFee<T>> {
+export function unusedFees<T extends BilledFee>(fees: readonly T[], effectiveDate: string, currency: string, suspensions: readonly Suspension[] = [], lastDay: string | null = null): Array<UnusedFee<T>> {
   const credits: Array<UnusedFee<T>> = [];
   for (const fee of fees) {
     const from = fee.used.from > effectiveDate ? fee.used.from : effectiveDate;
-    if (from > fee.used.to) continue;
-    const part = prorate(fee.fullAmount, currency, fee.period, { from, to: fee.used.to }, suspensions);
-    const amount = Decimal.min(toDecimal(part.amount), toDecimal(fee.creditable));
+    const to = lastDay !== null && lastDay < fee.used.to ? lastDay : fee.used.to;
+    if (from > to) continue;
+    const part = prorate(fee.fullAmount, currency, fee.period, { from, to }, suspensions);
+    const paid = fee.paidShare === undefined ? toDecimal(part.amount) : roundToMinor(toDecimal(part.amount).times(fee.paidShare), currency);
+    const amount = Decimal.min(paid, toDecimal(fee.creditable));
     if (amount.lessThanOrEqualTo(0)) continue;
-    credits.push({ fee, from, to: fee.used.to, amount: formatAmount(amount, currency), days: part.days, periodDays: part.periodDays });
+    credits.push({ fee, from, to, amount: formatAmount(amount, currency), days: part.days, periodDays: part.periodDays });
   }
   return credits;
 }
@@ -88,16 +96,14 @@ export interface ChangeBounds {
 }
 
 /**
- * A change takes effect on a day the plan still serves, or the day after its last: the old plan keeps at
- * least one day, and the new one starts before the contract ends. Days already invoiced in arrears were
- * rated on the old plan's prices, so the change cannot reach back over them.
+ * A change takes effect on a day the plan still serves, after its first: the old plan keeps at least one
+ * day, the new one at least one, and the new one starts before the contract ends. Days already invoiced in
+ * arrears were rated on the old plan's prices, so the change cannot reach back over them.
  */
 export function assertChangeDate(bounds: ChangeBounds, effectiveDate: string): void {
   const field = 'body.effectiveDate';
   if (effectiveDate <= bounds.startDate) throw AppError.validation(`must be after the contract plan's start ${bounds.startDate}`, field);
-  if (bounds.endDate !== null && effectiveDate > addDays(bounds.endDate, 1)) {
-    throw AppError.validation(`the contract plan ends on ${bounds.endDate}: a change takes effect by ${addDays(bounds.endDate, 1)}`, field);
-  }
+  if (bounds.endDate !== null && effectiveDate > bounds.endDate) throw AppError.validation(`the contract plan ends on ${bounds.endDate}: a change takes effect by then`, field);
   if (bounds.contractEndDate !== null && effectiveDate > bounds.contractEndDate) throw AppError.validation(`must not be after the contract's end ${bounds.contractEndDate}`, field);
   if (bounds.arrearsBilledThrough !== null && effectiveDate <= bounds.arrearsBilledThrough) {
     throw AppError.conflict(`the plan's usage is invoiced through ${bounds.arrearsBilledThrough}: a change can take effect from ${addDays(bounds.arrearsBilledThrough, 1)}`);

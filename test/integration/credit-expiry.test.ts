@@ -83,6 +83,28 @@ describe('credit that expires', () => {
     const after = await credits(fixture);
     expect(after.balances).toEqual([{ currency: 'USD', balance: '0.00' }]);
     expect(after.ledger.items[0]).toMatchObject({ kind: 'expiry', amount: '-40.00', balanceAfter: '0.00' });
+    // Found by the raise rather than by its timer, the expiry is announced all the same.
+    const events = await api.db('webhook_events').where({ organisation_id: tenant.organisationId, type: 'credits.expired' }).whereRaw("payload->'data'->>'customerId' = ?", [fixture.customerId]);
+    expect(events.map((event) => event.payload.data.amount)).toEqual(['-40.00']);
+  });
+
+  it('when a credit note put on the balance is voided, then its credit is taken back from its own lot, not from credit that expires sooner', async () => {
+    const fixture = await createBillingFixture(api, tenant);
+    const soon = inDays(10);
+    await grant(fixture, '100', soon).then((res) => expect(res.status).toBe(201));
+    // The invoice's 50.00 is paid by the expiring credit; credited back in full, it becomes credit that never expires.
+    const invoice = await raiseInvoice(fixture, 50);
+    expect(invoice.creditsApplied).toBe('50.00');
+    await api.http().post(`/invoices/${invoice.id}/mark-paid`).set(system()).send({ paidDate: '2026-11-20' }).expect(200);
+    const note = await api.http().post(`/invoices/${invoice.id}/credit-notes`).set(system()).send({ reason: 'Goodwill', amount: '50' }).expect(201);
+    expect(note.body.data.settlement).toBe('balance');
+    expect((await credits(fixture)).lots.map((lot) => [lot.remaining, lot.expiresAt])).toEqual([
+      ['50.00', soon],
+      ['50.00', null],
+    ]);
+
+    await api.http().post(`/credit-notes/${note.body.data.id}/void`).set(bearer(tenant.adminToken)).send({}).expect(200);
+    expect((await credits(fixture)).lots.map((lot) => [lot.remaining, lot.expiresAt])).toEqual([['50.00', soon]]);
   });
 
   it('when the expiry is not in the future, or not an instant, then 400 names the field and nothing is added', async () => {

@@ -24,6 +24,7 @@ type Invoice = { id: string; ContractPlanId: string; subtotal: string; total: st
 interface WorkedExample {
   contractId: string;
   basicContractPlanId: string;
+  basicPlanId: string;
   proPlanId: string;
   entityId: string;
   metric: string;
@@ -34,7 +35,7 @@ interface WorkedExample {
  * from 1 January 2026, calendar months; Pro has a fee of 90.00 and API calls at 0.05. 100 calls on 5 January,
  * 200 on 20 January.
  */
-async function workedExample(): Promise<WorkedExample> {
+async function workedExample(options: { proFee?: string; startOn?: 'Basic' | 'Pro' } = {}): Promise<WorkedExample> {
   const tag = randomUUID().slice(0, 8);
   const { customerId, entityId } = await createCustomerEntity(api, tenant);
   const metric = `api_calls_${tag}`;
@@ -55,12 +56,13 @@ async function workedExample(): Promise<WorkedExample> {
       })
       .expect(201);
   const basic = await planOf('Basic', '30', '0.10');
-  const pro = await planOf('Pro', '90', '0.05');
+  const pro = await planOf('Pro', options.proFee ?? '90', '0.05');
+  const first = options.startOn === 'Pro' ? pro : basic;
   const contract = await api
     .http()
     .post('/contracts')
     .set(system())
-    .send({ customerId, currency: 'EUR', startDate: '2026-01-01', plans: [{ planId: basic.body.data.id }] })
+    .send({ customerId, currency: 'EUR', startDate: '2026-01-01', plans: [{ planId: first.body.data.id }] })
     .expect(201);
   await api.http().post(`/contracts/${contract.body.data.id}/activate`).set(system()).send({}).expect(200);
   const events = [
@@ -68,7 +70,8 @@ async function workedExample(): Promise<WorkedExample> {
     { CustomerEntityId: entityId, metric, value: 200, timestamp: '2026-01-20T12:00:00Z' },
   ];
   await api.http().post('/events/batch').set(system()).send({ events }).expect(200);
-  return { contractId: contract.body.data.id, basicContractPlanId: contract.body.data.plans[0].id, proPlanId: pro.body.data.id, entityId, metric };
+  // The first contract plan: Basic's, unless the contract starts on Pro.
+  return { contractId: contract.body.data.id, basicContractPlanId: contract.body.data.plans[0].id, basicPlanId: basic.body.data.id, proPlanId: pro.body.data.id, entityId, metric };
 }
 
 const run = (contractId: string, billingDate: string) => invoicesOfRun<Invoice>(api, tenant, contractId, billingDate);
@@ -126,6 +129,9 @@ describe('plan changes', () => {
     // Once invoiced, the change stays: 409, and the contract is unchanged.
     const late = await api.http().post(`/contracts/${example.contractId}/plan-changes/${changed.body.data.id}/undo`).set(system()).send({});
     expect(late.status).toBe(409);
+    // The January invoice cannot be cancelled now: its fee would be given back twice.
+    const cancel = await api.http().put(`/invoices/${january!.id}`).set(admin()).send({ status: 'cancelled' });
+    expect([cancel.status, JSON.stringify(cancel.body)]).toEqual([409, expect.stringContaining('a plan change credits')]);
     // January's Basic fee has 9.68 left to credit: a credit note for more is refused, for exactly that is not.
     const creditNote = (amount: string) =>
       api.http().post(`/invoices/${january!.id}/credit-notes`).set(system()).send({ reason: 'Goodwill', items: [{ invoiceItemId: raisedJanuary.items[0]!.id, amount }] });
@@ -168,6 +174,10 @@ describe('plan changes', () => {
     expect((await post({ ...base, toPlanId: 'bpl_missing', effectiveDate: '2026-01-11' })).status).toBe(404);
     expect((await post({ ...base, fromContractPlanId: 'cpl_missing', effectiveDate: '2026-01-11' })).status).toBe(404);
 
+    // January's fee is on a draft, whose lines may still change: nothing stable to credit yet.
+    const onDraft = await post({ ...base, effectiveDate: '2026-01-11' });
+    expect([onDraft.status, JSON.stringify(onDraft.body)]).toEqual([409, expect.stringContaining('still a draft')]);
+
     // Usage of January invoiced on Basic: the change can no longer reach back into January.
     await run(example.contractId, '2026-02-01');
     const reaching = await post({ ...base, effectiveDate: '2026-01-20' });
@@ -177,6 +187,60 @@ describe('plan changes', () => {
     expect(listed.body.data.items).toEqual([]);
     const contract = await api.http().get(`/contracts/${example.contractId}`).set(system()).expect(200);
     expect(contract.body.data.plans).toHaveLength(1);
+  });
+
+  it('when two changes are made from the same plan, then the second credits only the days the plan still served, and they are undone latest first', async () => {
+    const example = await workedExample();
+    await raise((await run(example.contractId, '2026-01-01'))[0]!);
+    const first = await upgradeOn11January(example);
+    expect(first.body.data.credits.map((credit: { from: string; to: string; amount: string }) => [credit.from, credit.to, credit.amount])).toEqual([['2026-01-11', '2026-01-31', '20.32']]);
+    // Basic now ends on 10 January: a change from it on 6 January credits 6–10 January alone.
+    const second = await api
+      .http()
+      .post(`/contracts/${example.contractId}/plan-changes`)
+      .set(system())
+      .send({ fromContractPlanId: example.basicContractPlanId, toPlanId: example.proPlanId, effectiveDate: '2026-01-06' })
+      .expect(201);
+    expect(second.body.data.credits.map((credit: { from: string; to: string; amount: string }) => [credit.from, credit.to, credit.amount])).toEqual([['2026-01-06', '2026-01-10', '4.84']]);
+    // The change after a plan's last day is refused: it would credit nothing and start a plan that never bills.
+    const afterEnd = await api
+      .http()
+      .post(`/contracts/${example.contractId}/plan-changes`)
+      .set(system())
+      .send({ fromContractPlanId: example.basicContractPlanId, toPlanId: example.proPlanId, effectiveDate: '2026-01-11' });
+    expect(afterEnd.status).toBe(400);
+
+    const undo = (id: string) => api.http().post(`/contracts/${example.contractId}/plan-changes/${id}/undo`).set(system()).send({});
+    const early = await undo(first.body.data.id);
+    expect([early.status, JSON.stringify(early.body)]).toEqual([409, expect.stringContaining(`${second.body.data.id} was made after this one`)]);
+    expect((await undo(second.body.data.id)).status).toBe(200);
+    expect((await undo(first.body.data.id)).status).toBe(200);
+    const contract = await api.http().get(`/contracts/${example.contractId}`).set(system()).expect(200);
+    expect(contract.body.data.plans.map((plan: { id: string; endDate: string | null }) => [plan.id, plan.endDate])).toEqual([[example.basicContractPlanId, null]]);
+  });
+
+  it('when a downgrade credits more than the next invoice holds, then the invoice goes to zero, taxes included, and the rest, with its tax, goes to the credit balance', async () => {
+    const example = await workedExample({ proFee: '900', startOn: 'Pro' });
+    await api.http().post(`/contracts/${example.contractId}/taxes`).set(admin()).send({ name: 'VAT', rate: '20', appliesTo: 'all' }).expect(201);
+    const [january] = await run(example.contractId, '2026-01-01');
+    expect((await raise(january!)).total).toBe('1080.00');
+    const changed = await api
+      .http()
+      .post(`/contracts/${example.contractId}/plan-changes`)
+      .set(system())
+      .send({ fromContractPlanId: example.basicContractPlanId, toPlanId: example.basicPlanId, effectiveDate: '2026-01-11' })
+      .expect(201);
+    // Pro's 900.00 for 21 of 31 days: 900.00 − round(900 × 10 / 31) = 900.00 − 290.32.
+    expect(changed.body.data.credits.map((credit: { amount: string }) => credit.amount)).toEqual(['609.68']);
+
+    const february = await run(example.contractId, '2026-02-01');
+    const onBasic = await raise(february.find((invoice) => invoice.ContractPlanId === changed.body.data.toContractPlanId)!);
+    // Basic 20.32 (11–31 Jan) + 30.00 (Feb) + 200 calls × 0.10 = 70.32; 70.31 of the credit fits, with VAT.
+    expect(lines(onBasic).at(-1)).toEqual(['Unused Pro fee', '2026-01-11', '2026-01-31', '-70.31']);
+    expect([onBasic.subtotal, onBasic.total]).toEqual(['0.01', '0.01']);
+    // The other 539.37 goes to the balance with the 20 % VAT January charged on it: 647.24.
+    const settled = await api.http().get(`/contracts/${example.contractId}/plan-changes/${changed.body.data.id}`).set(system()).expect(200);
+    expect(settled.body.data).toMatchObject({ status: 'settled', settledInvoiceId: onBasic.id, creditedToBalance: '647.24' });
   });
 
   it('when a change takes effect at period end without proration, then it starts the next period and nothing is credited', async () => {

@@ -30,6 +30,21 @@ describe('unusedFees', () => {
     expect(unusedFees([{ period: january, used: january, fullAmount: '31', creditable: '0' }], '2026-01-11', 'USD')).toEqual([]);
   });
 
+  it('when the plan already ends before the line does (an earlier change), then only the days it still serves are credited', () => {
+    // Changed once from 21 January (ending the plan on 20 January), then again from 11 January: the second
+    // change credits 11–20 January only, so that together the two credit 11–31 January once.
+    const first = unusedFees([{ period: january, used: january, fullAmount: '30', creditable: '30.00' }], '2026-01-21', 'USD');
+    const second = unusedFees([{ period: january, used: january, fullAmount: '30', creditable: new Decimal('30').minus(first[0]!.amount).toFixed() }], '2026-01-11', 'USD', [], '2026-01-20');
+    expect([first[0]!.amount, second[0]!.amount, second[0]!.to]).toEqual(['10.65', '9.67', '2026-01-20']);
+    expect(new Decimal(first[0]!.amount).plus(second[0]!.amount).toFixed(2)).toBe(unusedFees([{ period: january, used: january, fullAmount: '30', creditable: '30' }], '2026-01-11', 'USD')[0]!.amount);
+  });
+
+  it('when a coupon took 10 % off the line, then the credit is 90 % of the unused part, never the list price', () => {
+    const [credit] = unusedFees([{ period: january, used: january, fullAmount: '30', creditable: '27.00', paidShare: '0.9' }], '2026-01-11', 'USD');
+    expect(credit!.amount).toBe('18.29');
+    expect(unusedFees([{ period: january, used: january, fullAmount: '30', creditable: '0', paidShare: '0' }], '2026-01-11', 'USD')).toEqual([]);
+  });
+
   it('when the unused days were suspended, then they were never charged, and are not credited', () => {
     const billed = prorate('31', 'USD', january, january, [{ from: '2026-01-21', to: null }]);
     expect(billed.amount).toBe('20.00');
@@ -67,7 +82,8 @@ describe('when a change may take effect', () => {
     expect(refusal(() => assertChangeDate(bounds, '2026-01-15'))).toEqual(['validation', "must be after the contract plan's start 2026-01-15"]);
     expect(refusal(() => assertChangeDate(bounds, '2027-01-01'))).toEqual(['validation', "must not be after the contract's end 2026-12-31"]);
     expect(refusal(() => assertChangeDate(bounds, '2026-02-28'))).toEqual(['conflict', "the plan's usage is invoiced through 2026-02-28: a change can take effect from 2026-03-01"]);
-    expect(refusal(() => assertChangeDate({ ...bounds, endDate: '2026-05-31' }, '2026-06-02'))).toEqual(['validation', 'the contract plan ends on 2026-05-31: a change takes effect by 2026-06-01']);
+    expect(refusal(() => assertChangeDate({ ...bounds, endDate: '2026-05-31' }, '2026-06-01'))).toEqual(['validation', 'the contract plan ends on 2026-05-31: a change takes effect by then']);
+    expect(refusal(() => assertChangeDate({ ...bounds, endDate: '9999-12-31', contractEndDate: null }, '9999-12-31'))).toBeUndefined();
     expect(refusal(() => assertChangeDate(bounds, '2026-03-01'))).toBeUndefined();
   });
 });

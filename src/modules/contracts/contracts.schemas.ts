@@ -119,7 +119,7 @@ export const planChangeCreditSchema = z.object({
 export const planChangeSchema = z.object({
   id: z.string(),
   contractId: z.string(),
-  fromContractPlanId: z.string(),
+  fromContractPlanId: z.string().nullable().describe('the contract plan the change ended; null once an earlier change that had created it is undone'),
   toContractPlanId: z.string().nullable().describe('the contract plan the change created; null once undone'),
   toPlanId: z.string(),
   effectiveDate: z.string(),

@@ -7,7 +7,7 @@ import { calendarDay } from '../../db/dates';
 import { createBillingPlanRepository } from '../billing-plans/billing-plans.repository';
 import { creditedOf } from '../credit-notes/credited';
 import { createInvoiceRunRepository } from '../invoice-runs/invoice-runs.repository';
-import { createInvoiceRepository } from '../invoices/invoices.repository';
+import { createInvoiceRepository, type Invoice } from '../invoices/invoices.repository';
 import { createWebhookRepository } from '../webhooks/webhooks.repository';
 import { createContractRepository, type Contract } from './contracts.repository';
 import { createPlanChangeRepository, toPlanChange, type PlanChange, type PlanChangeCredit } from './plan-changes.repository';
@@ -34,21 +34,47 @@ type Trx = Knex.Transaction;
 /** A fee line billed in advance, with what the change needs to credit it. */
 type BilledLine = BilledFee & { planItemId: string; title: string; invoiceId: string; invoiceItemId: string };
 
+/** Per plan item of the invoice, the share of its lines paid once its coupon lines are taken off. */
+function paidShares(invoice: Invoice): Map<string, string> {
+  const gross = new Map<string, Decimal>();
+  const discount = new Map<string, Decimal>();
+  for (const item of invoice.items) {
+    if (item.planItemId === null || item.planChangeId !== null) continue;
+    const amount = roundToMinor(toDecimal(item.quantity).times(item.price), invoice.currency);
+    const sums = item.couponId === null ? gross : discount;
+    sums.set(item.planItemId, (sums.get(item.planItemId) ?? new Decimal(0)).plus(amount));
+  }
+  const shares = new Map<string, string>();
+  for (const [planItemId, off] of discount) {
+    const charged = gross.get(planItemId);
+    if (charged && charged.greaterThan(0)) shares.set(planItemId, Decimal.max(0, charged.plus(off)).dividedBy(charged).toFixed());
+  }
+  return shares;
+}
+
 /**
  * The old contract plan's in-advance fee lines, one per period billed: the lines of invoices not cancelled,
- * each with what is left of it once credit notes and earlier changes have credited part of it.
+ * each with what is left of it once credit notes and earlier changes have credited part of it, and the
+ * share of it paid after coupons. A fee billed by a draft stops the change: a draft's lines can still be
+ * recomputed or removed, so nothing stable is there to credit.
  */
 async function billedFeeLines(trx: Trx, organisationId: string, contract: Contract, contractPlanId: string, items: Map<string, BillableItem>): Promise<BilledLine[]> {
   const periods = (await createInvoiceRunRepository(trx).billedOf(contractPlanId)).filter((period) => {
     const item = items.get(period.planItemId);
     return item !== undefined && !item.meterId && billingTimingOf(item) === 'in_advance';
   });
-  const invoices = new Map((await createInvoiceRepository(trx).findMany(organisationId, [...new Set(periods.map((period) => period.invoiceId))])).map((invoice) => [invoice.id, invoice]));
+  // The invoices' row locks, which credit notes take too, so that a note written meanwhile and this change
+  // cannot both credit the same part of a line. In id order: two changes never wait on each other crosswise.
+  const invoiceIds = [...new Set(periods.map((period) => period.invoiceId))].sort();
+  for (const invoiceId of invoiceIds) await createInvoiceRepository(trx).lock(organisationId, invoiceId);
+  const invoices = new Map((await createInvoiceRepository(trx).findMany(organisationId, invoiceIds)).map((invoice) => [invoice.id, invoice]));
   const lines: BilledLine[] = [];
   const credited = new Map<string, ReadonlyMap<string, string>>();
+  const shares = new Map([...invoices.values()].map((invoice) => [invoice.id, paidShares(invoice)]));
   for (const period of periods) {
     const invoice = invoices.get(period.invoiceId);
     if (!invoice || invoice.status === 'cancelled') continue;
+    if (invoice.status === 'draft') throw AppError.conflict(`invoice ${invoice.id} billed the plan's fee and is still a draft: raise it (or delete it) before you change the plan`);
     const line = invoice.items.find(
       (item) => item.planItemId === period.planItemId && item.couponId === null && item.planChangeId === null && item.fromDate !== null && item.toDate !== null && item.fromDate >= period.from && item.toDate <= period.to,
     );
@@ -67,6 +93,7 @@ async function billedFeeLines(trx: Trx, organisationId: string, contract: Contra
       used: { from: line.fromDate!, to: line.toDate! },
       fullAmount: fullFee(items.get(period.planItemId)!, contract.currency).toFixed(),
       creditable: Decimal.max(0, charged.minus(credited.get(invoice.id)!.get(line.id) ?? '0')).toFixed(),
+      ...(shares.get(invoice.id)!.has(period.planItemId) ? { paidShare: shares.get(invoice.id)!.get(period.planItemId)! } : {}),
     });
   }
   return lines;
@@ -105,8 +132,9 @@ export function createPlanChangeLifecycleService(db: Knex) {
     async changePlan(input: ChangePlanInput): Promise<PlanChange> {
       return db.transaction(async (trx) => {
         const changes = createPlanChangeRepository(trx);
-        const done = await changes.find(input.organisationId, input.contractId, input.planChangeId);
         const contract = await lockOpenContract(trx, input.organisationId, input.contractId);
+        // Looked up under the lock: a retried step that waited behind its own first attempt finds its change.
+        const done = await changes.find(input.organisationId, input.contractId, input.planChangeId);
         if (done) return toPlanChange(done, contract.currency);
         const from = contract.plans.find((plan) => plan.id === input.fromContractPlanId);
         if (!from) throw AppError.notFound('Contract plan');
@@ -128,7 +156,7 @@ export function createPlanChangeLifecycleService(db: Knex) {
         }
 
         const suspensions: Suspension[] = (await createContractRepository(trx).suspensionsOf([contract.id])).map((row) => ({ from: calendarDay(row.from_date), to: row.to_date ? calendarDay(row.to_date) : null }));
-        const credits: PlanChangeCredit[] = unusedFees(await billedFeeLines(trx, input.organisationId, contract, from.id, items), effectiveDate, contract.currency, suspensions).map(
+        const credits: PlanChangeCredit[] = unusedFees(await billedFeeLines(trx, input.organisationId, contract, from.id, items), effectiveDate, contract.currency, suspensions, from.endDate).map(
           ({ fee, from: firstDay, to, amount, days, periodDays }) => ({
             planItemId: fee.planItemId,
             title: fee.title,
@@ -181,15 +209,17 @@ export function createPlanChangeLifecycleService(db: Knex) {
           throw AppError.conflict(`${by} has credited the change: change the plan again instead`);
         }
         const added = change.to_contract_plan_id!;
-        const later = await changes.laterFrom(added);
-        if (later) throw AppError.conflict(`plan change ${later.id} changed the plan this one started: undo it first`);
+        // Changes are undone latest first: an earlier one's undo would bring back days a later one gave away.
+        const latest = await changes.latestStanding(input.contractId);
+        if (latest && latest.id !== change.id) throw AppError.conflict(`plan change ${latest.id} was made after this one: undo it first`);
         const contracts = createContractRepository(trx);
         if ((await contracts.planHasMilestones(added)) || (await createInvoiceRepository(trx).anyForContractPlan(added))) {
           throw AppError.conflict('the new contract plan already has milestones or invoices of its own');
         }
         await changes.markUndone(change.id);
         await contracts.deletePlan(added);
-        await contracts.setPlanEnd(change.from_contract_plan_id, change.previous_end_date ? calendarDay(change.previous_end_date) : null);
+        // A standing change always has its old plan: only an earlier change, undone after it, could remove that.
+        if (change.from_contract_plan_id) await contracts.setPlanEnd(change.from_contract_plan_id, change.previous_end_date ? calendarDay(change.previous_end_date) : null);
         const undone = toPlanChange((await changes.find(input.organisationId, input.contractId, change.id))!, contract.currency);
         await createWebhookRepository(trx).emit(input.organisationId, 'contract.plan_change_undone', { contract: await contracts.find(input.organisationId, contract.id), planChange: undone });
         return undone;

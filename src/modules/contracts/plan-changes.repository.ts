@@ -29,7 +29,7 @@ export interface PlanChangeRow {
   id: string;
   organisation_id: string;
   contract_id: string;
-  from_contract_plan_id: string;
+  from_contract_plan_id: string | null;
   to_contract_plan_id: string | null;
   to_plan_id: string;
   effective_date: Date;
@@ -122,9 +122,9 @@ export function createPlanChangeRepository(db: Knex) {
       return db<PlanChangeRow>('plan_changes').whereIn('contract_id', contractIds).where({ status: 'pending' }).orderBy([{ column: 'created_at' }, { column: 'id' }]);
     },
 
-    /** A change, not undone, of the contract plan that an earlier change started. */
-    async laterFrom(contractPlanId: string): Promise<PlanChangeRow | undefined> {
-      return db<PlanChangeRow>('plan_changes').where({ from_contract_plan_id: contractPlanId }).whereNot({ status: 'undone' }).first();
+    /** The contract's latest change that is not undone. */
+    async latestStanding(contractId: string): Promise<PlanChangeRow | undefined> {
+      return db<PlanChangeRow>('plan_changes').where({ contract_id: contractId }).whereNot({ status: 'undone' }).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).first();
     },
 
     /** The credits of changes (not undone) that credit lines of the invoice: a credit note must leave them room. */

@@ -145,6 +145,7 @@ export function createCreditNoteLifecycleService(deps: { db: Knex; mailer: Maile
         reason: `credit note ${note.number} ${why}`,
         creditNoteId: note.id,
         invoiceId: note.invoice_id,
+        reverses: { creditNoteId: note.id },
       });
     }
   }

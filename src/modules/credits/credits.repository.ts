@@ -1,15 +1,15 @@
 import type { Knex } from 'knex';
 import { newId } from '../../db/ids';
 import { AppError } from '../../domain/errors';
-import { drawFrom, drawOrder, giveBack, outstanding, type CreditLot, type Draw } from '../../domain/credit-lots';
+import { drawFrom, drawOrder, drawPreferring, giveBack, outstanding, type CreditLot, type Draw } from '../../domain/credit-lots';
 import { Decimal, formatAmount, toDecimal } from '../../domain/money';
+import { createWebhookRepository } from '../webhooks/webhooks.repository';
+import type { CreditEntry, CreditEntryKind } from './credits.schemas';
 import { paginate, type Page, type PageQuery } from '../../http/paging';
 
 /** credit_balances.balance is NUMERIC(24,4): below 10^20. */
 const BALANCE_LIMIT = '1e20';
 
-export const CREDIT_ENTRY_KINDS = ['grant', 'purchase', 'consumption', 'expiry', 'credit_note', 'adjustment'] as const;
-export type CreditEntryKind = (typeof CREDIT_ENTRY_KINDS)[number];
 
 export interface CreditEntryRow {
   id: string;
@@ -28,6 +28,21 @@ export interface CreditEntryRow {
   created_at: Date;
 }
 
+export function toCreditEntry(row: CreditEntryRow): CreditEntry {
+  return {
+    id: row.id,
+    currency: row.currency,
+    kind: row.kind,
+    amount: formatAmount(row.amount, row.currency),
+    balanceAfter: formatAmount(row.balance_after, row.currency),
+    reason: row.reason,
+    creditNoteId: row.credit_note_id,
+    invoiceId: row.invoice_id,
+    expiresAt: row.expires_at?.toISOString() ?? null,
+    createdAt: row.created_at.toISOString(),
+  };
+}
+
 export interface NewCreditEntry {
   organisationId: string;
   customerId: string;
@@ -42,6 +57,11 @@ export interface NewCreditEntry {
   expiresAt?: Date | null;
   /** Credit added: the lot's id, when the caller chose it (a grant whose expiry was scheduled first). */
   lotId?: string;
+  /**
+   * Credit taken back: the entries whose credit it reverses (a credit note's, an invoice's given back), so
+   * that it is taken from the lots they added to first, whatever their expiry.
+   */
+  reverses?: { creditNoteId: string } | { invoiceId: string };
 }
 
 export interface CreditLotRow {
@@ -104,7 +124,10 @@ export function createCreditRepository(db: Knex) {
     return row!;
   }
 
-  /** Under the balance's lock: each lot expired by `asOf` and not spent gives up what is left of it (an `expiry` entry). */
+  /**
+   * Under the balance's lock: each lot expired by `asOf` and not spent gives up what is left of it (an
+   * `expiry` entry, and `credits.expired`), whether its timer or a take found it due.
+   */
   async function expireDue(key: BalanceKey, before: Decimal, asOf: Date, only?: string): Promise<{ balance: Decimal; expired: CreditEntryRow[] }> {
     const due = lots(key).where('remaining', '>', 0).where('expires_at', '<=', asOf).orderBy([{ column: 'expires_at' }, { column: 'id' }]);
     if (only) due.where({ id: only });
@@ -115,17 +138,27 @@ export function createCreditRepository(db: Knex) {
         { lotId: lot.id, amount: toDecimal(lot.remaining).negated().toFixed() },
       ]);
       await db('credit_lots').where({ id: lot.id }).update({ expired_at: db.fn.now() });
+      await createWebhookRepository(db).emit(key.organisation_id, 'credits.expired', { customerId: key.customer_id, ...toCreditEntry(entry) });
       balance = toDecimal(entry.balance_after);
       expired.push(entry);
     }
     return { balance, expired };
   }
 
+  /** The lots a credit note's credit, or an invoice's credit given back, went to, first to last. */
+  async function lotsAddedBy(key: BalanceKey, reverses: NonNullable<NewCreditEntry['reverses']>): Promise<string[]> {
+    const rows = db<CreditEntryRow>('credit_ledger').where(key).where('amount', '>', 0).whereNotNull('draws').orderBy([{ column: 'created_at' }, { column: 'id' }]);
+    if ('creditNoteId' in reverses) rows.where({ credit_note_id: reverses.creditNoteId });
+    else rows.where({ invoice_id: reverses.invoiceId, kind: 'adjustment' }).whereNull('credit_note_id');
+    return (await rows).flatMap((row) => (row.draws ?? []).filter((draw) => toDecimal(draw.amount).greaterThan(0)).map((draw) => draw.lotId));
+  }
+
   /** Under the balance's lock: takes `amount` from the lots that expire first (expired ones gone first). */
   async function take(key: BalanceKey, entry: Omit<NewCreditEntry, 'organisationId' | 'customerId' | 'currency'>): Promise<CreditEntryRow> {
     const { balance } = await expireDue(key, await lockBalance(key), new Date());
     const wanted = toDecimal(entry.amount).negated();
-    const draws = drawFrom((await lots(key).where('remaining', '>', 0)).map(asLot), wanted);
+    const open = (await lots(key).where('remaining', '>', 0)).map(asLot);
+    const draws = entry.reverses ? drawPreferring(open, await lotsAddedBy(key, entry.reverses), wanted) : drawFrom(open, wanted);
     // The lots hold the balance: fewer is a balance too low (the write refuses it), unless they disagree.
     const drawn = draws.reduce((sum, draw) => sum.minus(draw.amount), new Decimal(0));
     if (drawn.lessThan(wanted) && balance.greaterThanOrEqualTo(wanted)) throw new Error(`the ${key.currency} credit lots of customer ${key.customer_id} hold less than its balance`);
@@ -171,7 +204,13 @@ export function createCreditRepository(db: Knex) {
     async giveBack(entry: Omit<NewCreditEntry, 'kind' | 'expiresAt' | 'lotId'> & { invoiceId: string }): Promise<CreditEntryRow> {
       const key = keyOf(entry);
       const before = await lockBalance(key);
-      const entries = await db<CreditEntryRow>('credit_ledger').where({ ...key, invoice_id: entry.invoiceId }).whereNotNull('draws').orderBy([{ column: 'created_at' }, { column: 'id' }]);
+      // The invoice's own takes and give-backs: not the entries of its credit notes, which name it too.
+      const entries = await db<CreditEntryRow>('credit_ledger')
+        .where({ ...key, invoice_id: entry.invoiceId })
+        .whereIn('kind', ['consumption', 'adjustment'])
+        .whereNull('credit_note_id')
+        .whereNotNull('draws')
+        .orderBy([{ column: 'created_at' }, { column: 'id' }]);
       const draws = giveBack(outstanding(entries.map((row) => row.draws ?? [])), entry.amount);
       const rest = toDecimal(entry.amount).minus(draws.reduce((sum, draw) => sum.plus(draw.amount), new Decimal(0)));
       if (rest.greaterThan(0)) {

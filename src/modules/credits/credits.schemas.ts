@@ -1,14 +1,16 @@
 import { z } from 'zod';
 import { pageOf, pageQuery } from '../../http/paging';
 import { decimal, freeText, isoCurrency, isoDateTime } from '../../http/schemas';
-import { CREDIT_ENTRY_KINDS } from './credits.repository';
+
+export const CREDIT_ENTRY_KINDS = ['grant', 'purchase', 'consumption', 'expiry', 'credit_note', 'adjustment'] as const;
+export type CreditEntryKind = (typeof CREDIT_ENTRY_KINDS)[number];
 
 export const addCreditsBody = z.object({
   kind: z.enum(['grant', 'purchase']).describe('grant: given for free; purchase: prepaid credit the customer paid for'),
   amount: decimal({ precision: 24, scale: 4, sign: 'positive' }).describe("> 0, with no more decimals than the currency's minor unit"),
   currency: isoCurrency,
   reason: freeText(1000).describe('Why the credit is added, as finance will read it in the ledger'),
-  expiresAt: isoDateTime.optional().describe('when what is left of this credit expires (in the future); none: it never expires'),
+  expiresAt: isoDateTime.optional().describe('when what is left of this credit expires, at least a minute ahead; none: it never expires'),
 });
 
 export type AddCreditsBody = z.output<typeof addCreditsBody>;

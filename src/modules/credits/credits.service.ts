@@ -9,23 +9,8 @@ import { creditExpiryWorkflow } from '../../../workflows/credit-expiry.workflow'
 import { creditExpiryWorkflowId, searchAttributes } from '../../../workflows/shared';
 import { createCustomerRepository } from '../customers/customers.repository';
 import { createWebhookRepository } from '../webhooks/webhooks.repository';
-import { createCreditRepository, type CreditEntryRow } from './credits.repository';
+import { createCreditRepository, toCreditEntry } from './credits.repository';
 import type { AddCreditsBody, CreditEntry, Credits } from './credits.schemas';
-
-export function toCreditEntry(row: CreditEntryRow): CreditEntry {
-  return {
-    id: row.id,
-    currency: row.currency,
-    kind: row.kind,
-    amount: formatAmount(row.amount, row.currency),
-    balanceAfter: formatAmount(row.balance_after, row.currency),
-    reason: row.reason,
-    creditNoteId: row.credit_note_id,
-    invoiceId: row.invoice_id,
-    expiresAt: row.expires_at?.toISOString() ?? null,
-    createdAt: row.created_at.toISOString(),
-  };
-}
 
 export interface ExpireLotInput {
   organisationId: string;
@@ -90,7 +75,6 @@ export function createCreditService(deps: { db: Knex }) {
       return db.transaction(async (trx) => {
         const entry = await createCreditRepository(trx).expire(input.organisationId, input.lotId, new Date(input.asOf));
         if (!entry) return { expired: '0' };
-        await createWebhookRepository(trx).emit(input.organisationId, 'credits.expired', { customerId: entry.customer_id, ...toCreditEntry(entry) });
         return { expired: formatAmount(toDecimal(entry.amount).negated(), entry.currency) };
       });
     },
@@ -110,7 +94,8 @@ export function createCreditGrantService(deps: WorkflowServiceDeps & { credits: 
   return {
     async add(organisationId: string, customerId: string, input: AddCreditsBody): Promise<CreditEntry> {
       if (!input.expiresAt) return deps.credits.add(organisationId, customerId, input);
-      if (Date.parse(input.expiresAt) <= Date.now()) throw AppError.validation('must be in the future', 'body.expiresAt');
+      // A minute ahead at least, so that the timer cannot fire before the grant is stored.
+      if (Date.parse(input.expiresAt) < Date.now() + 60_000) throw AppError.validation('must be at least a minute ahead', 'body.expiresAt');
       orNotFound(await createCustomerRepository(deps.db).findById(organisationId, customerId), 'Customer');
       const lotId = newId('clt');
       await deps.temporal.bounded(() =>

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { calendarDay } from '../../db/dates';
+import { currencyMinorUnits } from '../../domain/currencies';
 import { newId } from '../../db/ids';
 import { deterministicDatabaseError } from '../../db/errors';
 import { dueOn, type BillableItem, type Suspension } from '../../domain/billing-periods';
@@ -7,6 +8,7 @@ import { AppError, DomainError } from '../../domain/errors';
 import { discountsOf, servesAnotherPeriod, type Coupon } from '../../domain/discounts';
 import { Decimal, formatAmount, roundToMinor, toDecimal } from '../../domain/money';
 import { createBillingPlanRepository } from '../billing-plans/billing-plans.repository';
+import { contractTaxesOf, type ContractTax } from '../contracts/contract-plans.repository';
 import { createContractRepository } from '../contracts/contracts.repository';
 import { createPlanChangeRepository, type PlanChangeRow } from '../contracts/plan-changes.repository';
 import { createCreditRepository } from '../credits/credits.repository';
@@ -182,26 +184,39 @@ function applyCoupons(invoices: PlannedInvoice[], coupons: ActiveContractCoupon[
 
 const lineAmount = (line: Line, currency: string) => roundToMinor(toDecimal(line.quantity).times(line.price), currency);
 
+/** Per plan item, the sum of the contract's tax rates (percent) that apply to its lines. */
+function taxRateOf(taxes: readonly ContractTax[], planItemId: string | undefined): Decimal {
+  return taxes.filter((tax) => tax.appliesTo === 'all' || (planItemId !== undefined && tax.appliesTo.includes(planItemId))).reduce((sum, tax) => sum.plus(tax.rate), new Decimal(0));
+}
+
+/** What the invoices a plan change credited charged with tax, per net unit: its credit to the balance comes back with its tax. */
+export type GrossRatios = ReadonlyMap<string, Decimal>;
+
 /**
  * The contract's plan changes still to settle are credited by the first invoices a run makes for it: each
  * change's credits (the old plan's in-advance fees for the days from the change on) become lines on the
- * invoice of the plan that took over, else of the plan it replaced, else the contract's first. A line never
- * takes the invoice below zero: what does not fit goes to the customer's credit balance. Credits for a fee
- * whose invoice was cancelled or deleted since are dropped (the fee is no longer owed).
+ * invoice of the plan that took over, else of the plan it replaced, else the contract's first. A line
+ * never takes the invoice below zero, taxes included (the contract's taxes apply to a credit line as to
+ * its plan item): what does not fit goes to the customer's credit balance, with the tax the fee's own
+ * invoice charged on it.
  */
-function creditPlanChanges(invoices: PlannedInvoice[], changes: PlanChangeRow[], cancelled: ReadonlySet<string>): CreditedChange[] {
+function creditPlanChanges(invoices: PlannedInvoice[], changes: PlanChangeRow[], taxes: readonly ContractTax[], grossRatios: GrossRatios): CreditedChange[] {
   if (invoices.length === 0) return [];
   return changes.map((change) => {
     const candidates = [change.to_contract_plan_id, change.from_contract_plan_id].map((id) => invoices.findIndex((invoice) => invoice.contractPlanId === id));
     const invoiceIndex = candidates.find((index) => index >= 0) ?? 0;
     const invoice = invoices[invoiceIndex]!;
-    let room = Decimal.max(0, invoice.items.reduce((sum, line) => sum.plus(lineAmount(line, invoice.currency)), new Decimal(0)));
+    const minor = new Decimal(10).pow(-currencyMinorUnits(invoice.currency));
+    const withTax = (amount: Decimal, planItemId: string | undefined) => amount.times(taxRateOf(taxes, planItemId).plus(100)).dividedBy(100);
+    // The invoice's total as its raise will compute it, less a minor unit per tax for the taxes' rounding.
+    let room = invoice.items.reduce((sum, line) => sum.plus(withTax(lineAmount(line, invoice.currency), line.planItemId)), new Decimal(0)).minus(minor.times(taxes.length));
     let toBalance = new Decimal(0);
     for (const credit of change.credits) {
-      if (cancelled.has(credit.invoiceId)) continue;
-      const onInvoice = Decimal.min(room, credit.amount);
-      room = room.minus(onInvoice);
-      toBalance = toBalance.plus(toDecimal(credit.amount).minus(onInvoice));
+      const fits = Decimal.max(0, room).times(100).dividedBy(taxRateOf(taxes, credit.planItemId).plus(100)).toDecimalPlaces(currencyMinorUnits(invoice.currency), Decimal.ROUND_DOWN);
+      const onInvoice = Decimal.min(fits, credit.amount);
+      room = room.minus(withTax(onInvoice, credit.planItemId));
+      const rest = toDecimal(credit.amount).minus(onInvoice);
+      if (rest.greaterThan(0)) toBalance = toBalance.plus(roundToMinor(rest.times(grossRatios.get(credit.invoiceId) ?? 1), invoice.currency));
       if (onInvoice.isZero()) continue;
       invoice.items.push({
         planItemId: credit.planItemId,
@@ -327,10 +342,16 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
       (row) => row.contract_id,
       (row) => row,
     );
+    // Plan changes to settle are rare: their contracts' taxes and the totals of the invoices they credit are read for them alone.
     const changesOf = groupBy(await createPlanChangeRepository(trx).pendingOf(contracts.map((contract) => contract.id)), (row) => row.contract_id, (row) => row);
+    const taxesOf = new Map<string, ContractTax[]>();
+    for (const contractId of changesOf.keys()) taxesOf.set(contractId, await contractTaxesOf(trx, organisationId, contractId));
     const creditedInvoices = [...new Set([...changesOf.values()].flat().flatMap((change) => change.credits.map((credit) => credit.invoiceId)))];
-    const standing = await createInvoiceRepository(trx).statusesOf(organisationId, creditedInvoices);
-    const cancelledInvoices = new Set(creditedInvoices.filter((id) => (standing.get(id) ?? 'cancelled') === 'cancelled'));
+    const grossRatios: GrossRatios = new Map(
+      (await createInvoiceRepository(trx).findMany(organisationId, creditedInvoices))
+        .filter((invoice) => invoice.subtotal !== null && invoice.total !== null && toDecimal(invoice.subtotal).greaterThan(0))
+        .map((invoice) => [invoice.id, toDecimal(invoice.total!).dividedBy(invoice.subtotal!)]),
+    );
     const failing = new Map<string, AppError>();
     const customerOf = new Map(contracts.map((contract) => [contract.id, contract.customerId]));
     const meters = new Map((await createMeterRepository(trx).findMany(organisationId, [...new Set(pending.map((usage) => usage.item.meterId!))])).map((meter) => [meter.id, meter]));
@@ -379,7 +400,7 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
         invoice.toDate = latest(invoice.items.map((line) => line.toDate));
       }
       const served = invoices.length > 0 ? applyCoupons(invoices, couponsOf.get(contractId) ?? []) : [];
-      const planChanges = creditPlanChanges(invoices, changesOf.get(contractId) ?? [], cancelledInvoices);
+      const planChanges = creditPlanChanges(invoices, changesOf.get(contractId) ?? [], taxesOf.get(contractId) ?? [], grossRatios);
       for (const invoice of invoices) {
         const total = invoice.items.reduce((sum, line) => sum.plus(toDecimal(line.quantity).times(line.price)), new Decimal(0));
         invoice.total = formatAmount(total, invoice.currency);
@@ -442,7 +463,9 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
       await createCouponRepository(trx).countPeriods(served);
       // The plan changes those invoices credit are settled; what did not fit on them is the customer's credit.
       await createPlanChangeRepository(trx).settle(changes.map((change) => ({ id: change.id, invoiceId: invoiceIds[change.draftIndex]!, toBalance: change.toBalance })));
-      for (const change of changes) {
+      // In one order of balances, so that two pages crediting the same customers never wait on each other crosswise.
+      const byBalance = (change: (typeof changes)[number]) => `${change.customerId}\u0000${change.currency}`;
+      for (const change of [...changes].sort((a, b) => (byBalance(a) < byBalance(b) ? -1 : byBalance(a) > byBalance(b) ? 1 : 0))) {
         if (change.toBalance === null) continue;
         await createCreditRepository(trx).append({
           organisationId: input.organisationId,

@@ -11,6 +11,7 @@ import { createCustomerRepository } from '../customers/customers.repository';
 import { renderTemplateOfKind } from '../email-templates/email-templates.service';
 import { getOrganisationSettings } from '../organisation-settings/settings.repository';
 import { createCreditNoteRepository, type CreditNoteSettlement } from '../credit-notes/credit-notes.repository';
+import { createPlanChangeRepository } from '../contracts/plan-changes.repository';
 import { createCreditRepository } from '../credits/credits.repository';
 import { createPaymentRepository } from '../payments/payments.repository';
 import { syncInvoiceRevenue } from '../revenue/revenue.service';
@@ -33,6 +34,17 @@ function repositoriesOf(trx: Knex) {
  */
 async function assertNoCreditNotes(step: { creditNotes: ReturnType<typeof createCreditNoteRepository>; invoice: InvoiceRow }, what: string, settlements?: CreditNoteSettlement[]): Promise<void> {
   if (await step.creditNotes.anyStanding(step.invoice.id, settlements)) throw AppError.conflict(`the invoice has credit notes that count; void them before you ${what}`);
+}
+
+/**
+ * Nor is an invoice whose fees a plan change credits (on a later invoice, or pending): cancelled, the fee
+ * would be given back twice; back to a draft, the line the credit names could change.
+ */
+async function assertNoPlanChangeCredits(step: { trx: Knex; invoice: InvoiceRow }, what: string): Promise<void> {
+  if (!step.invoice.contract_id) return;
+  if ((await createPlanChangeRepository(step.trx).creditsOnInvoice(step.invoice.contract_id, step.invoice.id)).size > 0) {
+    throw AppError.conflict(`a plan change credits this invoice's fees; you cannot ${what}`);
+  }
 }
 
 type Step = ReturnType<typeof repositoriesOf> & {
@@ -172,6 +184,7 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer }
     ),
     unraise: undo(async (step, transition) => {
       await assertNoCreditNotes(step, 'undo its raise');
+      await assertNoPlanChangeCredits(step, 'undo its raise');
       await returnCredits(step, transition.data.creditsApplied, `raise of invoice ${step.invoice.number} undone`);
       await step.setStatus({ status: transition.from_state, clear: 'raised_at', due_in_days: null });
     }),
@@ -246,6 +259,7 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer }
       async (step, input) => {
         const { invoice } = step;
         await assertNoCreditNotes(step, 'cancel it');
+        await assertNoPlanChangeCredits(step, 'cancel it');
         const payment = invoice.status === 'paid' ? await step.payments.findOfInvoice(invoice.organisation_id, invoice.id) : undefined;
         if (payment) await step.payments.setDeleted(payment.id, true);
         const creditsReturned = invoice.credits_applied;
@@ -261,7 +275,16 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer }
       const returned = transition.data.creditsReturned;
       if (step.invoice.customer_id && returned !== undefined && new Decimal(returned).greaterThan(0)) {
         const { organisation_id: organisationId, customer_id: customerId, currency, id: invoiceId } = step.invoice;
-        await createCreditRepository(step.trx).append({ organisationId, customerId, currency, kind: 'consumption', amount: new Decimal(returned).negated().toFixed(), reason: `invoice ${step.invoice.number} restored`, invoiceId });
+        await createCreditRepository(step.trx).append({
+          organisationId,
+          customerId,
+          currency,
+          kind: 'consumption',
+          amount: new Decimal(returned).negated().toFixed(),
+          reason: `invoice ${step.invoice.number} restored`,
+          invoiceId,
+          reverses: { invoiceId },
+        });
         await step.invoices.setCreditsApplied(invoiceId, returned);
       }
       await step.setStatus({ status: transition.from_state, clear: 'cancelled_at' });

@@ -544,13 +544,6 @@ export function createInvoiceRepository(db: Knex) {
       return db('invoice_items').where({ organisation_id: organisationId, id, ...(invoiceId ? { invoice_id: invoiceId } : {}) }).first();
     },
 
-    /** The status of each of the organisation's invoices among `ids` (deleted ones are left out). */
-    async statusesOf(organisationId: string, ids: string[]): Promise<Map<string, InvoiceState>> {
-      if (ids.length === 0) return new Map();
-      const rows = await db<InvoiceRow>('invoices').where({ organisation_id: organisationId }).whereIn('id', ids).whereNull('deleted_at').select('id', 'status');
-      return new Map(rows.map((row) => [row.id, row.status]));
-    },
-
     /** Whether any invoice, live or deleted, bills the contract plan. */
     async anyForContractPlan(contractPlanId: string): Promise<boolean> {
       return Boolean(await db('invoices').where({ contract_plan_id: contractPlanId }).first('id'));

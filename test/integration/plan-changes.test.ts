@@ -111,6 +111,10 @@ describe('plan changes', () => {
     const onPro = february.find((invoice) => invoice.ContractPlanId === changed.body.data.toContractPlanId)!;
     // Usage up to the change on Basic's price: 100 calls × 0.10.
     expect(lines(await raise(onBasic))).toEqual([['API calls', '2026-01-01', '2026-01-10', '10.00']]);
+    // The draft's credit line stays: deleted, the customer would lose the credit.
+    const creditLine = onPro.items.find((line) => line.planChangeId === changed.body.data.id)!;
+    const removal = await api.http().delete(`/invoices/${onPro.id}/items/${creditLine.id}`).set(system());
+    expect([removal.status, JSON.stringify(removal.body)]).toEqual([409, expect.stringContaining('credits plan change')]);
     // From the change on, Pro: its fee for 21 of January's 31 days (90.00 − 29.03), February whole, 200 calls
     // × 0.05, and Basic's fee for the same 21 days credited (30.00 − 9.68).
     const pro = await raise(onPro);

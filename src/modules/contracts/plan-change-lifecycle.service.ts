@@ -34,22 +34,22 @@ type Trx = Knex.Transaction;
 /** A fee line billed in advance, with what the change needs to credit it. */
 type BilledLine = BilledFee & { planItemId: string; title: string; invoiceId: string; invoiceItemId: string };
 
-/** Per plan item of the invoice, the share of its lines paid once its coupon lines are taken off. */
-function paidShares(invoice: Invoice): Map<string, string> {
-  const gross = new Map<string, Decimal>();
-  const discount = new Map<string, Decimal>();
-  for (const item of invoice.items) {
-    if (item.planItemId === null || item.planChangeId !== null) continue;
-    const amount = roundToMinor(toDecimal(item.quantity).times(item.price), invoice.currency);
-    const sums = item.couponId === null ? gross : discount;
-    sums.set(item.planItemId, (sums.get(item.planItemId) ?? new Decimal(0)).plus(amount));
+type InvoiceLine = Invoice['items'][number];
+
+/**
+ * The share of a fee line the customer pays once coupons are taken off: each coupon line of its plan item
+ * whose days cover the line took its discount off the fee lines it covers, in proportion to their amounts.
+ */
+function paidShareOf(invoice: Invoice, line: InvoiceLine): string | undefined {
+  const amountOf = (item: InvoiceLine) => roundToMinor(toDecimal(item.quantity).times(item.price), invoice.currency);
+  const covers = (outer: InvoiceLine, inner: InvoiceLine) => outer.fromDate !== null && outer.toDate !== null && inner.fromDate! >= outer.fromDate && inner.toDate! <= outer.toDate;
+  const fees = invoice.items.filter((item) => item.planItemId === line.planItemId && item.couponId === null && item.planChangeId === null && item.fromDate !== null && item.toDate !== null);
+  let share = new Decimal(1);
+  for (const coupon of invoice.items.filter((item) => item.planItemId === line.planItemId && item.couponId !== null && covers(item, line))) {
+    const base = fees.filter((fee) => covers(coupon, fee)).reduce((sum, fee) => sum.plus(amountOf(fee)), new Decimal(0));
+    if (base.greaterThan(0)) share = share.minus(amountOf(coupon).negated().dividedBy(base));
   }
-  const shares = new Map<string, string>();
-  for (const [planItemId, off] of discount) {
-    const charged = gross.get(planItemId);
-    if (charged && charged.greaterThan(0)) shares.set(planItemId, Decimal.max(0, charged.plus(off)).dividedBy(charged).toFixed());
-  }
-  return shares;
+  return share.equals(1) ? undefined : Decimal.max(0, share).toFixed();
 }
 
 /**
@@ -58,7 +58,7 @@ function paidShares(invoice: Invoice): Map<string, string> {
  * share of it paid after coupons. A fee billed by a draft stops the change: a draft's lines can still be
  * recomputed or removed, so nothing stable is there to credit.
  */
-async function billedFeeLines(trx: Trx, organisationId: string, contract: Contract, contractPlanId: string, items: Map<string, BillableItem>): Promise<BilledLine[]> {
+async function billedFeeLines(trx: Trx, organisationId: string, contract: Contract, contractPlanId: string, items: Map<string, BillableItem>, days: { from: string; to: string | null }): Promise<BilledLine[]> {
   const periods = (await createInvoiceRunRepository(trx).billedOf(contractPlanId)).filter((period) => {
     const item = items.get(period.planItemId);
     return item !== undefined && !item.meterId && billingTimingOf(item) === 'in_advance';
@@ -70,20 +70,21 @@ async function billedFeeLines(trx: Trx, organisationId: string, contract: Contra
   const invoices = new Map((await createInvoiceRepository(trx).findMany(organisationId, invoiceIds)).map((invoice) => [invoice.id, invoice]));
   const lines: BilledLine[] = [];
   const credited = new Map<string, ReadonlyMap<string, string>>();
-  const shares = new Map([...invoices.values()].map((invoice) => [invoice.id, paidShares(invoice)]));
   for (const period of periods) {
     const invoice = invoices.get(period.invoiceId);
     if (!invoice || invoice.status === 'cancelled') continue;
-    if (invoice.status === 'draft') throw AppError.conflict(`invoice ${invoice.id} billed the plan's fee and is still a draft: raise it (or delete it) before you change the plan`);
     const line = invoice.items.find(
       (item) => item.planItemId === period.planItemId && item.couponId === null && item.planChangeId === null && item.fromDate !== null && item.toDate !== null && item.fromDate >= period.from && item.toDate <= period.to,
     );
-    if (!line) continue;
+    // Only lines with days from the change on (through the plan's current last day) have anything to credit.
+    if (!line || line.toDate! < days.from || (days.to !== null && line.fromDate! > days.to)) continue;
+    if (invoice.status === 'draft') throw AppError.conflict(`invoice ${invoice.id} billed the plan's fee for days the change gives up and is still a draft: raise it first`);
     if (!credited.has(invoice.id)) {
       const soFar = await creditedOf(trx, { id: invoice.id, contract_id: contract.id, currency: invoice.currency, subtotal: invoice.subtotal, total: invoice.total });
       credited.set(invoice.id, soFar.byItem);
     }
     const charged = roundToMinor(toDecimal(line.quantity).times(line.price), contract.currency);
+    const paidShare = paidShareOf(invoice, line);
     lines.push({
       planItemId: period.planItemId,
       title: line.title,
@@ -93,7 +94,7 @@ async function billedFeeLines(trx: Trx, organisationId: string, contract: Contra
       used: { from: line.fromDate!, to: line.toDate! },
       fullAmount: fullFee(items.get(period.planItemId)!, contract.currency).toFixed(),
       creditable: Decimal.max(0, charged.minus(credited.get(invoice.id)!.get(line.id) ?? '0')).toFixed(),
-      ...(shares.get(invoice.id)!.has(period.planItemId) ? { paidShare: shares.get(invoice.id)!.get(period.planItemId)! } : {}),
+      ...(paidShare === undefined ? {} : { paidShare }),
     });
   }
   return lines;
@@ -156,7 +157,7 @@ export function createPlanChangeLifecycleService(db: Knex) {
         }
 
         const suspensions: Suspension[] = (await createContractRepository(trx).suspensionsOf([contract.id])).map((row) => ({ from: calendarDay(row.from_date), to: row.to_date ? calendarDay(row.to_date) : null }));
-        const credits: PlanChangeCredit[] = unusedFees(await billedFeeLines(trx, input.organisationId, contract, from.id, items), effectiveDate, contract.currency, suspensions, from.endDate).map(
+        const credits: PlanChangeCredit[] = unusedFees(await billedFeeLines(trx, input.organisationId, contract, from.id, items, { from: effectiveDate, to: from.endDate }), effectiveDate, contract.currency, suspensions, from.endDate).map(
           ({ fee, from: firstDay, to, amount, days, periodDays }) => ({
             planItemId: fee.planItemId,
             title: fee.title,

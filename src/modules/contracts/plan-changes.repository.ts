@@ -122,6 +122,11 @@ export function createPlanChangeRepository(db: Knex) {
       return db<PlanChangeRow>('plan_changes').whereIn('contract_id', contractIds).where({ status: 'pending' }).orderBy([{ column: 'created_at' }, { column: 'id' }]);
     },
 
+    /** The changes, not undone, that ended the contract plan. */
+    async standingFrom(contractPlanId: string): Promise<PlanChangeRow[]> {
+      return db<PlanChangeRow>('plan_changes').where({ from_contract_plan_id: contractPlanId }).whereNot({ status: 'undone' });
+    },
+
     /** The contract's latest change that is not undone. */
     async latestStanding(contractId: string): Promise<PlanChangeRow | undefined> {
       return db<PlanChangeRow>('plan_changes').where({ contract_id: contractId }).whereNot({ status: 'undone' }).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).first();

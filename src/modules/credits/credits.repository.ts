@@ -58,10 +58,10 @@ export interface NewCreditEntry {
   /** Credit added: the lot's id, when the caller chose it (a grant whose expiry was scheduled first). */
   lotId?: string;
   /**
-   * Credit taken back: the entries whose credit it reverses (a credit note's, an invoice's given back), so
-   * that it is taken from the lots they added to first, whatever their expiry.
+   * Credit taken back: the entries whose credit it reverses (a credit note's, one that gave an invoice's
+   * credit back), so that it is taken from the lots they added to first, whatever their expiry.
    */
-  reverses?: { creditNoteId: string } | { invoiceId: string };
+  reverses?: { creditNoteId: string } | { entryId: string };
 }
 
 export interface CreditLotRow {
@@ -145,11 +145,11 @@ export function createCreditRepository(db: Knex) {
     return { balance, expired };
   }
 
-  /** The lots a credit note's credit, or an invoice's credit given back, went to, first to last. */
+  /** The lots a credit note's credit, or one entry's credit given back, went to, first to last. */
   async function lotsAddedBy(key: BalanceKey, reverses: NonNullable<NewCreditEntry['reverses']>): Promise<string[]> {
     const rows = db<CreditEntryRow>('credit_ledger').where(key).where('amount', '>', 0).whereNotNull('draws').orderBy([{ column: 'created_at' }, { column: 'id' }]);
     if ('creditNoteId' in reverses) rows.where({ credit_note_id: reverses.creditNoteId });
-    else rows.where({ invoice_id: reverses.invoiceId, kind: 'adjustment' }).whereNull('credit_note_id');
+    else rows.where({ id: reverses.entryId });
     return (await rows).flatMap((row) => (row.draws ?? []).filter((draw) => toDecimal(draw.amount).greaterThan(0)).map((draw) => draw.lotId));
   }
 

@@ -189,18 +189,14 @@ function taxRateOf(taxes: readonly ContractTax[], planItemId: string | undefined
   return taxes.filter((tax) => tax.appliesTo === 'all' || (planItemId !== undefined && tax.appliesTo.includes(planItemId))).reduce((sum, tax) => sum.plus(tax.rate), new Decimal(0));
 }
 
-/** What the invoices a plan change credited charged with tax, per net unit: its credit to the balance comes back with its tax. */
-export type GrossRatios = ReadonlyMap<string, Decimal>;
-
 /**
  * The contract's plan changes still to settle are credited by the first invoices a run makes for it: each
  * change's credits (the old plan's in-advance fees for the days from the change on) become lines on the
  * invoice of the plan that took over, else of the plan it replaced, else the contract's first. A line
  * never takes the invoice below zero, taxes included (the contract's taxes apply to a credit line as to
- * its plan item): what does not fit goes to the customer's credit balance, with the tax the fee's own
- * invoice charged on it.
+ * its plan item): what does not fit goes to the customer's credit balance, with those taxes on it too.
  */
-function creditPlanChanges(invoices: PlannedInvoice[], changes: PlanChangeRow[], taxes: readonly ContractTax[], grossRatios: GrossRatios): CreditedChange[] {
+function creditPlanChanges(invoices: PlannedInvoice[], changes: PlanChangeRow[], taxes: readonly ContractTax[]): CreditedChange[] {
   if (invoices.length === 0) return [];
   return changes.map((change) => {
     const candidates = [change.to_contract_plan_id, change.from_contract_plan_id].map((id) => invoices.findIndex((invoice) => invoice.contractPlanId === id));
@@ -216,7 +212,7 @@ function creditPlanChanges(invoices: PlannedInvoice[], changes: PlanChangeRow[],
       const onInvoice = Decimal.min(fits, credit.amount);
       room = room.minus(withTax(onInvoice, credit.planItemId));
       const rest = toDecimal(credit.amount).minus(onInvoice);
-      if (rest.greaterThan(0)) toBalance = toBalance.plus(roundToMinor(rest.times(grossRatios.get(credit.invoiceId) ?? 1), invoice.currency));
+      if (rest.greaterThan(0)) toBalance = toBalance.plus(roundToMinor(withTax(rest, credit.planItemId), invoice.currency));
       if (onInvoice.isZero()) continue;
       invoice.items.push({
         planItemId: credit.planItemId,
@@ -342,16 +338,10 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
       (row) => row.contract_id,
       (row) => row,
     );
-    // Plan changes to settle are rare: their contracts' taxes and the totals of the invoices they credit are read for them alone.
+    // Plan changes to settle are rare: their contracts' taxes are read for them alone.
     const changesOf = groupBy(await createPlanChangeRepository(trx).pendingOf(contracts.map((contract) => contract.id)), (row) => row.contract_id, (row) => row);
     const taxesOf = new Map<string, ContractTax[]>();
     for (const contractId of changesOf.keys()) taxesOf.set(contractId, await contractTaxesOf(trx, organisationId, contractId));
-    const creditedInvoices = [...new Set([...changesOf.values()].flat().flatMap((change) => change.credits.map((credit) => credit.invoiceId)))];
-    const grossRatios: GrossRatios = new Map(
-      (await createInvoiceRepository(trx).findMany(organisationId, creditedInvoices))
-        .filter((invoice) => invoice.subtotal !== null && invoice.total !== null && toDecimal(invoice.subtotal).greaterThan(0))
-        .map((invoice) => [invoice.id, toDecimal(invoice.total!).dividedBy(invoice.subtotal!)]),
-    );
     const failing = new Map<string, AppError>();
     const customerOf = new Map(contracts.map((contract) => [contract.id, contract.customerId]));
     const meters = new Map((await createMeterRepository(trx).findMany(organisationId, [...new Set(pending.map((usage) => usage.item.meterId!))])).map((meter) => [meter.id, meter]));
@@ -400,7 +390,7 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
         invoice.toDate = latest(invoice.items.map((line) => line.toDate));
       }
       const served = invoices.length > 0 ? applyCoupons(invoices, couponsOf.get(contractId) ?? []) : [];
-      const planChanges = creditPlanChanges(invoices, changesOf.get(contractId) ?? [], taxesOf.get(contractId) ?? [], grossRatios);
+      const planChanges = creditPlanChanges(invoices, changesOf.get(contractId) ?? [], taxesOf.get(contractId) ?? []);
       for (const invoice of invoices) {
         const total = invoice.items.reduce((sum, line) => sum.plus(toDecimal(line.quantity).times(line.price)), new Decimal(0));
         invoice.total = formatAmount(total, invoice.currency);

@@ -94,8 +94,9 @@ export function createInvoiceItemService(db: Knex) {
     async delete(organisationId: string, invoiceId: string, itemId: string): Promise<void> {
       await locked(organisationId, invoiceId, 'Invoice item', async (trx, invoice) => {
         const items = createInvoiceRepository(trx);
-        orNotFound(await items.findItem(organisationId, itemId, invoiceId), 'Invoice item');
+        const found = orNotFound(await items.findItem(organisationId, itemId, invoiceId), 'Invoice item');
         assertDraft(invoice, 'Items can be deleted only while the invoice is a draft');
+        if (found.plan_change_id) throw AppError.conflict(`the item credits plan change ${found.plan_change_id}: removed, the customer would lose that credit`);
         await items.deleteItem(itemId);
       });
     },

@@ -21,7 +21,7 @@ import { invoiceMailVariables } from './invoice-mail';
 import { renderInvoicePdf } from './invoice-pdf';
 import { computeInvoiceTotals } from './invoice-totals';
 import { lifecycleSnapshot, type LifecycleSnapshot } from './invoice-snapshot';
-import { createInvoiceRepository, type InvoiceRow, type InvoiceStatusChange, type TransitionRow } from './invoices.repository';
+import { createInvoiceRepository, type InvoiceRepository, type InvoiceRow, type InvoiceStatusChange, type TransitionRow } from './invoices.repository';
 
 /** The repositories a step works with, all on the step's transaction. */
 function repositoriesOf(trx: Knex) {
@@ -38,13 +38,16 @@ async function assertNoCreditNotes(step: { creditNotes: ReturnType<typeof create
 
 /**
  * Nor is an invoice whose fees a plan change credits (on a later invoice, or pending): cancelled, the fee
- * would be given back twice; back to a draft, the line the credit names could change.
+ * would be given back twice; back to a draft, the line the credit names could change. And an invoice that
+ * holds a plan change's credit lines is not cancelled: the customer would lose the credit.
  */
-async function assertNoPlanChangeCredits(step: { trx: Knex; invoice: InvoiceRow }, what: string): Promise<void> {
+async function assertNoPlanChangeCredits(step: { trx: Knex; invoice: InvoiceRow; invoices: InvoiceRepository }, what: string, held = false): Promise<void> {
   if (!step.invoice.contract_id) return;
   if ((await createPlanChangeRepository(step.trx).creditsOnInvoice(step.invoice.contract_id, step.invoice.id)).size > 0) {
     throw AppError.conflict(`a plan change credits this invoice's fees; you cannot ${what}`);
   }
+  const holding = held ? (await step.invoices.items(step.invoice.id)).find((item) => item.plan_change_id !== null) : undefined;
+  if (holding) throw AppError.conflict(`the invoice credits plan change ${holding.plan_change_id}; you cannot ${what}`);
 }
 
 type Step = ReturnType<typeof repositoriesOf> & {
@@ -143,10 +146,11 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer }
   }
 
   /** Gives credit an invoice consumed back to the customer's balance, to the lots it came from (keeping their expiry). */
-  async function returnCredits({ trx, invoices, invoice }: Step, amount: string | undefined, reason: string): Promise<void> {
-    if (!invoice.customer_id || amount === undefined || new Decimal(amount).lessThanOrEqualTo(0)) return;
-    await createCreditRepository(trx).giveBack({ organisationId: invoice.organisation_id, customerId: invoice.customer_id, currency: invoice.currency, amount, reason, invoiceId: invoice.id });
+  async function returnCredits({ trx, invoices, invoice }: Step, amount: string | undefined, reason: string): Promise<string | undefined> {
+    if (!invoice.customer_id || amount === undefined || new Decimal(amount).lessThanOrEqualTo(0)) return undefined;
+    const entry = await createCreditRepository(trx).giveBack({ organisationId: invoice.organisation_id, customerId: invoice.customer_id, currency: invoice.currency, amount, reason, invoiceId: invoice.id });
     await invoices.setCreditsApplied(invoice.id, '0');
+    return entry.id;
   }
 
   /** Days from the invoice's date to its due date: the customer's terms, else the organisation's. */
@@ -259,17 +263,21 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer }
       async (step, input) => {
         const { invoice } = step;
         await assertNoCreditNotes(step, 'cancel it');
-        await assertNoPlanChangeCredits(step, 'cancel it');
+        await assertNoPlanChangeCredits(step, 'cancel it', true);
         const payment = invoice.status === 'paid' ? await step.payments.findOfInvoice(invoice.organisation_id, invoice.id) : undefined;
         if (payment) await step.payments.setDeleted(payment.id, true);
         const creditsReturned = invoice.credits_applied;
-        await returnCredits(step, creditsReturned, `invoice ${invoice.number} cancelled`);
+        const creditsReturnedEntryId = await returnCredits(step, creditsReturned, `invoice ${invoice.number} cancelled`);
         const comments = input.comments !== undefined ? { comments: input.comments } : {};
-        await step.complete('cancel', { stamp: 'cancelled_at', ...comments }, { ...(payment ? { reversedPaymentId: payment.id } : {}), creditsReturned });
+        await step.complete('cancel', { stamp: 'cancelled_at', ...comments }, { ...(payment ? { reversedPaymentId: payment.id } : {}), creditsReturned, ...(creditsReturnedEntryId ? { creditsReturnedEntryId } : {}) });
       },
       () => undefined,
     ),
     uncancel: undo(async (step, transition) => {
+      // A plan change made while it was cancelled left its fees out: restored, they would charge days the new plan bills.
+      const since = step.invoice.contract_plan_id ? await createPlanChangeRepository(step.trx).standingFrom(step.invoice.contract_plan_id) : [];
+      const overlapping = since.find((change) => calendarDay(change.effective_date) <= calendarDay(step.invoice.to_date ?? step.invoice.date));
+      if (overlapping) throw AppError.conflict(`plan change ${overlapping.id} took the plan over from ${calendarDay(overlapping.effective_date)}: the invoice's fees cannot come back`);
       if (transition.data.reversedPaymentId) await step.payments.setDeleted(transition.data.reversedPaymentId, false);
       // The credit it gave back is taken again, all of it (409 if the customer has spent it meanwhile).
       const returned = transition.data.creditsReturned;
@@ -283,7 +291,8 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer }
           amount: new Decimal(returned).negated().toFixed(),
           reason: `invoice ${step.invoice.number} restored`,
           invoiceId,
-          reverses: { invoiceId },
+          // From the lots the cancellation gave the credit back to.
+          ...(transition.data.creditsReturnedEntryId ? { reverses: { entryId: transition.data.creditsReturnedEntryId } } : {}),
         });
         await step.invoices.setCreditsApplied(invoiceId, returned);
       }

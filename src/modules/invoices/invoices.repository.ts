@@ -194,7 +194,7 @@ export interface TransitionRow {
   step: InvoiceStep;
   from_state: InvoiceState;
   to_state: InvoiceState;
-  data: { paymentId?: string; reversedPaymentId?: string; creditsApplied?: string; creditsReturned?: string };
+  data: { paymentId?: string; reversedPaymentId?: string; creditsApplied?: string; creditsReturned?: string; creditsReturnedEntryId?: string };
   undone_at: Date | null;
 }
 

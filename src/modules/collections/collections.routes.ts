@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { AppDeps } from '../../deps';
 import { defineRoute, requires, type Route } from '../../http/route';
+import { reference } from '../../http/schemas';
 
 const amount = z.string().describe('in the currency, to its minor unit');
 
@@ -25,11 +26,12 @@ export function collectionRoutes(deps: AppDeps): Route[] {
     defineRoute({
       method: 'get',
       path: '/collections',
-      summary: 'What customers owe: the totals of raised and sent invoices per currency, aged by days past their due date',
+      summary: 'What customers owe (all, or one): the totals of raised and sent invoices per currency, aged by days past their due date',
       tag: 'Collections',
       access: requires('InvoiceService:getInvoices'),
+      query: z.object({ customerId: reference().optional().describe('only this customer’s invoices') }),
       response: collectionsSchema,
-      handler: async ({ auth }) => collections.ageing(auth.organisationId),
+      handler: async ({ query, auth }) => collections.ageing(auth.organisationId, query),
     }),
   ];
 }

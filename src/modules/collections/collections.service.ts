@@ -46,10 +46,11 @@ export function createCollectionsService(deps: { db: Knex; mailer: Mailer }) {
 
   return {
     /** Totals of raised and sent invoices per currency, by days past their due date as of today (UTC). */
-    async ageing(organisationId: string): Promise<Collections> {
+    /** All customers' invoices, or one customer's. */
+    async ageing(organisationId: string, filter: { customerId?: string } = {}): Promise<Collections> {
       const asOf = todayUtc();
       const byCurrency = new Map<string, CurrencyAgeing>();
-      for (const row of await invoices.ageing(organisationId, asOf)) {
+      for (const row of await invoices.ageing(organisationId, asOf, filter.customerId)) {
         const entry = byCurrency.get(row.currency) ?? {
           currency: row.currency,
           total: formatAmount(0, row.currency),

@@ -167,6 +167,9 @@ export interface InvoiceFilter {
   invoiceRunId?: string;
   /** Only invoices that are (`is: true`) or are not overdue on the calendar day `on`. */
   overdue?: { is: boolean; on: string };
+  /** Only invoices dated within these days, both included. */
+  dateFrom?: string;
+  dateTo?: string;
 }
 
 /** Ageing buckets, by days past the due date. */
@@ -400,6 +403,8 @@ export function createInvoiceRepository(db: Knex) {
       if (filter.customerId) query.where('customer_id', filter.customerId);
       if (filter.contractPlanId) query.where('contract_plan_id', filter.contractPlanId);
       if (filter.invoiceRunId) query.where('invoice_run_id', filter.invoiceRunId);
+      if (filter.dateFrom) query.where('date', '>=', filter.dateFrom);
+      if (filter.dateTo) query.where('date', '<=', filter.dateTo);
       if (filter.overdue) {
         const { is, on } = filter.overdue;
         const overdue = (where: Knex.QueryBuilder) => where.whereIn('status', OWED).whereNotNull('due_date').where('due_date', '<', on);
@@ -489,10 +494,10 @@ export function createInvoiceRepository(db: Knex) {
      * and sent invoices still owe (total less the customer's credit applied and the credit notes that
      * lowered it); invoices that owe nothing are left out. Not yet due (or due that day) is `current`.
      */
-    async ageing(organisationId: string, on: string): Promise<AgeingRow[]> {
+    async ageing(organisationId: string, on: string, customerId?: string): Promise<AgeingRow[]> {
       const overdueDays = db.raw('(?::date - due_date)', [on]);
       return db('invoices')
-        .where({ organisation_id: organisationId })
+        .where({ organisation_id: organisationId, ...(customerId ? { customer_id: customerId } : {}) })
         .whereNull('deleted_at')
         .whereIn('status', OWED)
         .whereRaw('total - credits_applied - credited_due > 0')
@@ -542,6 +547,13 @@ export function createInvoiceRepository(db: Knex) {
 
     async findItem(organisationId: string, id: string, invoiceId?: string): Promise<InvoiceItemRow | undefined> {
       return db('invoice_items').where({ organisation_id: organisationId, id, ...(invoiceId ? { invoice_id: invoiceId } : {}) }).first();
+    },
+
+    /** The customer of each of the organisation's invoices among `ids`. */
+    async customersOf(organisationId: string, ids: string[]): Promise<Map<string, string | null>> {
+      if (ids.length === 0) return new Map();
+      const rows = await db<InvoiceRow>('invoices').where({ organisation_id: organisationId }).whereIn('id', ids).select('id', 'customer_id');
+      return new Map(rows.map((row) => [row.id, row.customer_id]));
     },
 
     /** Whether any invoice, live or deleted, bills the contract plan. */

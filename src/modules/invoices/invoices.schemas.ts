@@ -49,6 +49,8 @@ export const invoiceListQuery = pageQuery.extend({
     .describe('true: only invoices raised or sent whose due date is before today (UTC); false: all others')
     .transform((value) => value === 'true')
     .optional(),
+  dateFrom: isoDate.optional().describe("only invoices dated on or after this day (the invoice's date)"),
+  dateTo: isoDate.optional().describe('only invoices dated on or before this day'),
 });
 
 export const invoiceItemSchema = z.object({

@@ -65,6 +65,19 @@ export function createRevenueRepository(db: Knex) {
       });
     },
 
+    /**
+     * What counts as revenue (records recognised or collected, not reversed) of the months from `fromMonth`
+     * (a month's first day) through `to`, per invoice and currency.
+     */
+    async totalsByInvoice(organisationId: string, fromMonth: string, to: string): Promise<Array<{ invoice_id: string; currency: string; amount: string }>> {
+      return db('revenue_records')
+        .where({ organisation_id: organisationId })
+        .whereIn('status', ['recognised', 'collected'])
+        .whereBetween('period', [fromMonth, to])
+        .groupBy('invoice_id', 'currency')
+        .select<Array<{ invoice_id: string; currency: string; amount: string }>>('invoice_id', 'currency', db.raw('sum(amount)::text AS amount'));
+    },
+
     /** Replaces the scope's records with `records`. */
     async replace(scope: RevenueScope, records: NewRevenueRecord[]): Promise<void> {
       await scoped(scope).delete();

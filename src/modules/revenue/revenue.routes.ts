@@ -1,12 +1,22 @@
 import type { AppDeps } from '../../deps';
 import { pageOf } from '../../http/paging';
 import { defineRoute, requires, type Route } from '../../http/route';
-import { revenueListQuery, revenueSchema, syncRevenueBody, syncRevenueResult } from './revenue.schemas';
+import { revenueListQuery, revenueSchema, revenueSummaryQuery, revenueSummarySchema, syncRevenueBody, syncRevenueResult } from './revenue.schemas';
 
 export function revenueRoutes(deps: AppDeps): Route[] {
   const { revenue, revenueSync } = deps.services;
 
   return [
+    defineRoute({
+      method: 'get',
+      path: '/revenue/summary',
+      summary: 'Revenue of a span of months per currency (recognised or collected, not reversed), with the customers that brought the most',
+      tag: 'Revenue',
+      access: requires('JobService:create', 'RevenueService:getRevenue'),
+      query: revenueSummaryQuery,
+      response: revenueSummarySchema,
+      handler: async ({ query, auth }) => revenue.summary(auth.organisationId, query),
+    }),
     defineRoute({
       method: 'get',
       path: '/revenue',

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { pageQuery } from '../../http/paging';
-import { reference } from '../../http/schemas';
+import { isoDate, ordered, reference } from '../../http/schemas';
 
 export const revenueSchema = z.object({
   id: z.string(),
@@ -16,6 +16,30 @@ export const revenueSchema = z.object({
 });
 
 export const revenueListQuery = pageQuery.extend({ invoiceId: reference().optional() });
+
+export const revenueSummaryQuery = ordered(
+  z.object({
+    from: isoDate.describe('the first day: its whole month counts'),
+    to: isoDate.describe('the last day; not before from'),
+    top: z.coerce.number().int().min(1).max(100).default(10).describe('how many customers to rank per currency (1 to 100, default 10)'),
+  }),
+  'from',
+  'to',
+);
+
+export const revenueSummarySchema = z.object({
+  from: z.string().describe("the first day of from's month"),
+  to: z.string(),
+  currencies: z.array(
+    z.object({
+      currency: z.string(),
+      amount: z.string().describe('revenue recognised or collected in the months, not reversed'),
+      topCustomers: z.array(z.object({ customerId: z.string(), name: z.string(), amount: z.string() })).describe('the customers with the most revenue in the currency, most first'),
+    }),
+  ),
+});
+
+export type RevenueSummary = z.output<typeof revenueSummarySchema>;
 
 export const syncRevenueBody = z.object({ invoiceItemId: reference() });
 

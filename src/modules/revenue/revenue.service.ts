@@ -2,12 +2,14 @@ import type { Knex } from 'knex';
 import { calendarDay } from '../../db/dates';
 import { orNotFound } from '../../domain/errors';
 import type { InvoiceState } from '../../domain/invoice-state';
-import { toDecimal } from '../../domain/money';
+import { Decimal, formatAmount, toDecimal } from '../../domain/money';
 import { recogniseStraightLine } from '../../domain/revenue';
 import type { Page, PageQuery } from '../../http/paging';
 import { createCreditNoteRepository } from '../credit-notes/credit-notes.repository';
+import { createCustomerRepository } from '../customers/customers.repository';
 import { createInvoiceRepository, type InvoiceRow } from '../invoices/invoices.repository';
 import { createRevenueRepository, type NewRevenueRecord, type RevenueRecord, type RevenueStatus } from './revenue.repository';
+import type { RevenueSummary } from './revenue.schemas';
 
 const STATUS_BY_INVOICE: Partial<Record<InvoiceState, RevenueStatus>> = {
   raised: 'recognised',
@@ -66,6 +68,36 @@ export function createRevenueService(db: Knex) {
   return {
     async list(organisationId: string, filter: { invoiceId?: string }, paging: PageQuery): Promise<Page<RevenueRecord>> {
       return createRevenueRepository(db).list(organisationId, filter, paging);
+    },
+
+    /**
+     * Revenue of the months from `from`'s through `to`, per currency, with the customers that brought the
+     * most: what GET /revenue lists, summed (records recognised or collected, not reversed).
+     */
+    async summary(organisationId: string, query: { from: string; to: string; top: number }): Promise<RevenueSummary> {
+      const fromMonth = `${query.from.slice(0, 7)}-01`;
+      const rows = await createRevenueRepository(db).totalsByInvoice(organisationId, fromMonth, query.to);
+      const customerOf = await createInvoiceRepository(db).customersOf(organisationId, [...new Set(rows.map((row) => row.invoice_id))]);
+      const byCurrency = new Map<string, { amount: Decimal; customers: Map<string, Decimal> }>();
+      for (const row of rows) {
+        const entry = byCurrency.get(row.currency) ?? { amount: new Decimal(0), customers: new Map<string, Decimal>() };
+        entry.amount = entry.amount.plus(row.amount);
+        const customerId = customerOf.get(row.invoice_id);
+        if (customerId) entry.customers.set(customerId, (entry.customers.get(customerId) ?? new Decimal(0)).plus(row.amount));
+        byCurrency.set(row.currency, entry);
+      }
+      const customers = createCustomerRepository(db);
+      const currencies = [];
+      for (const [currency, entry] of [...byCurrency].sort(([a], [b]) => (a < b ? -1 : 1))) {
+        const ranked = [...entry.customers].sort(([idA, a], [idB, b]) => b.comparedTo(a) || (idA < idB ? -1 : 1)).slice(0, query.top);
+        const topCustomers = [];
+        for (const [customerId, amount] of ranked) {
+          const customer = await customers.findAnyById(organisationId, customerId);
+          topCustomers.push({ customerId, name: customer?.name ?? customerId, amount: formatAmount(amount, currency) });
+        }
+        currencies.push({ currency, amount: formatAmount(entry.amount, currency), topCustomers });
+      }
+      return { from: fromMonth, to: query.to, currencies };
     },
 
     /** Recomputes one item's revenue records from its invoice's current state, under the invoice's row lock. */

@@ -1,6 +1,8 @@
+import type { ChatbotAnswerService } from '../src/modules/chatbot/chatbot-answers.service';
 import type { InvoiceService } from '../src/modules/invoices/invoices.service';
 import type { Services } from '../src/services';
 import { reportingFailures } from './adapter';
+import { createChatbotActivities } from './chatbot.activities';
 import { createContractActivities } from './contracts.activities';
 import { createCreditNoteActivities } from './credit-notes.activities';
 import { createCreditActivities } from './credits.activities';
@@ -19,6 +21,8 @@ import { createWebhookActivities } from './webhooks.activities';
 /** Services that drive other workflows through the Temporal client. */
 export interface WorkflowDrivers {
   invoices: InvoiceService;
+  /** The chatbot answers with the services the API's routes use, some of which drive workflows. */
+  chatbot: ChatbotAnswerService;
 }
 
 export function createActivities(services: Services, drivers: WorkflowDrivers) {
@@ -33,6 +37,7 @@ export function createActivities(services: Services, drivers: WorkflowDrivers) {
     ...createEmailActivities(services),
     ...createCreditNoteActivities(services),
     ...createCreditActivities(services),
+    ...createChatbotActivities(drivers.chatbot),
   });
 }
 

@@ -45,6 +45,8 @@ const configSchema = z.object({
   LOGIN_MAX_FAILURES: z.coerce.number().int().min(1).default(10),
   LOGIN_FAILURE_WINDOW_SECONDS: z.coerce.number().int().min(1).default(900),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(6000),
+  // Questions to the chatbot a minute, per app or user.
+  CHATBOT_MESSAGES_PER_MINUTE: z.coerce.number().int().min(1).default(30),
   UPLOAD_LIMIT_BYTES: z.coerce.number().int().min(1024).default(10 * 1024 * 1024),
   BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(5 * 1024 * 1024),
   // Deepest nesting of arrays and objects a JSON body may have.

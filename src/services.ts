@@ -18,6 +18,7 @@ import { createContractService } from './modules/contracts/contracts.service';
 import { createCustomerService } from './modules/customers/customers.service';
 import { createCreditNoteLifecycleService } from './modules/credit-notes/credit-note-lifecycle.service';
 import { createCreditNoteService } from './modules/credit-notes/credit-notes.service';
+import { createChatbotService } from './modules/chatbot/chatbot.service';
 import { createCreditGrantService, createCreditService } from './modules/credits/credits.service';
 import { createCouponService } from './modules/coupons/coupons.service';
 import { createEmailTemplateService } from './modules/email-templates/email-templates.service';
@@ -148,6 +149,7 @@ export function createApiServices(deps: ServiceDeps & { temporal: TemporalHandle
     invoices: createInvoiceService(workflowDeps, resolveContractPlan),
     creditNotes: createCreditNoteService(workflowDeps),
     creditGrants: createCreditGrantService({ ...workflowDeps, credits: services.credits }),
+    chatbot: createChatbotService(workflowDeps),
     revenueSync: createRevenueSyncService(workflowDeps),
     contracts: createContractService(workflowDeps),
     usage: createUsageService(workflowDeps),

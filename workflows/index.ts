@@ -10,3 +10,4 @@ export { webhookDeliveryWorkflow } from './webhook-delivery.workflow';
 export { emailDeliveryWorkflow } from './email-delivery.workflow';
 export { creditNoteWorkflow } from './credit-note.workflow';
 export { creditExpiryWorkflow } from './credit-expiry.workflow';
+export { chatConversationWorkflow } from './chat.workflow';

@@ -1,6 +1,7 @@
 import { allHandlersFinished, proxyActivities, proxyLocalActivities, type ActivityOptions, type ApplicationFailure, type LocalActivityOptions } from '@temporalio/workflow';
 import type { Duration, SearchAttributePair } from '@temporalio/common';
 import { Mutex } from 'async-mutex';
+import type { ChatbotActivities } from '../activities/chatbot.activities';
 import type { ContractActivities } from '../activities/contracts.activities';
 import type { CreditNoteActivities } from '../activities/credit-notes.activities';
 import type { CreditActivities } from '../activities/credits.activities';
@@ -29,6 +30,7 @@ export const webhookDeliveryWorkflowId = (deliveryId: string, generation: number
 export const emailWorkflowId = (emailId: string) => `email:${emailId}`;
 export const creditNoteWorkflowId = (creditNoteId: string) => `credit-note:${creditNoteId}`;
 export const creditExpiryWorkflowId = (lotId: string) => `credit-expiry:${lotId}`;
+export const chatWorkflowId = (conversationId: string) => `chat:${conversationId}`;
 /** One Temporal Schedule per organisation and schedule; the workflows it starts get this id plus the scheduled time. */
 export const invoiceRunScheduleId = (organisationId: string, scheduleId: string) => `invoice-run-schedule:${organisationId}:${scheduleId}`;
 
@@ -207,6 +209,7 @@ export const billingActivities = proxyActivities<Pick<InvoiceRunActivities, 'bil
 export const webhookActivities = proxyActivities<WebhookActivities>(ACTIVITY_PROFILES.webhookAttempt);
 export const emailActivities = proxyActivities<Pick<EmailActivities, 'deliverEmail'>>(ACTIVITY_PROFILES.emailSend);
 export const creditActivities = proxyActivities<CreditActivities>(ACTIVITY_PROFILES.bookkeeping);
+export const chatbotActivities = proxyActivities<ChatbotActivities>(ACTIVITY_PROFILES.transition);
 export const bookkeepingActivities = proxyActivities<
   Pick<ExportActivities, 'finishJob'> &
     Pick<UsageActivities, 'completeUsageBatch' | 'failUsageBatch'> &

@@ -59,6 +59,11 @@ function authorize(route: Route): RequestHandler {
   };
 }
 
+/** At most `limit` requests a minute per caller (app or user), counted in `store` when given (shared by every API process). */
+export function subjectRateLimit(limit: number, store: Store | undefined): RequestHandler {
+  return perTokenRateLimit(limit, store);
+}
+
 function perTokenRateLimit(limit: number, store: Store | undefined): RequestHandler {
   return rateLimit({
     windowMs: 60_000,

@@ -33,6 +33,7 @@ import { emailTemplateRoutes } from './email-templates/email-templates.routes';
 import { emailRoutes } from './emails/emails.routes';
 import { creditNoteRoutes } from './credit-notes/credit-notes.routes';
 import { creditRoutes } from './credits/credits.routes';
+import { chatbotRoutes } from './chatbot/chatbot.routes';
 import { couponRoutes } from './coupons/coupons.routes';
 
 /** Every route of the API, in the order Express matches them. */
@@ -61,6 +62,7 @@ export function allRoutes(deps: AppDeps): Route[] {
     ...invoiceFileRoutes(deps),
     ...creditNoteRoutes(deps),
     ...creditRoutes(deps),
+    ...chatbotRoutes(deps),
     ...invoiceTemplateRoutes(deps),
     ...collectionRoutes(deps),
     ...invoiceRunRoutes(deps),

@@ -8,6 +8,9 @@ import { createActivities } from '../../activities';
 import type { Config } from '../config';
 import { createServices, serviceDepsFrom } from '../services';
 import { resolveContractPlan } from '../modules/contracts/contract-plans.repository';
+import { createChatbotAnswerService } from '../modules/chatbot/chatbot-answers.service';
+import { createContractService } from '../modules/contracts/contracts.service';
+import { createInvoiceRunControlService } from '../modules/invoice-runs/invoice-run-control.service';
 import { createInvoiceService } from '../modules/invoices/invoices.service';
 import { startWebhookDispatcher } from '../modules/webhooks/webhook-deliveries';
 import { connectionOptions, connectTemporal } from './client';
@@ -48,13 +51,24 @@ export async function createWorker(
   const temporal = await connectTemporal(deps.config, deps.temporalAddress);
   await ensureSearchAttributes(connection as unknown as Pick<Connection, 'operatorService'>, deps.config.TEMPORAL_NAMESPACE);
   const services = createServices(serviceDepsFrom(deps.config, deps.db));
+  const workflowDeps = { db: deps.db, temporal };
+  const invoices = createInvoiceService(workflowDeps, resolveContractPlan);
   const worker = await Worker.create({
     connection,
     namespace: deps.config.TEMPORAL_NAMESPACE,
     taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
     ...workflowCode(),
     activities: createActivities(services, {
-      invoices: createInvoiceService({ db: deps.db, temporal }, resolveContractPlan),
+      invoices,
+      chatbot: createChatbotAnswerService({
+        db: deps.db,
+        reads: {
+          ...services,
+          invoices,
+          contracts: createContractService(workflowDeps),
+          invoiceRuns: createInvoiceRunControlService({ ...workflowDeps, invoiceRuns: services.invoiceRuns }),
+        },
+      }),
     }),
     maxConcurrentActivityTaskExecutions: deps.config.WORKER_MAX_CONCURRENT_ACTIVITIES,
     // Let running activities finish on shutdown; what does not finish in time is retried elsewhere.

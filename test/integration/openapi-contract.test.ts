@@ -64,7 +64,7 @@ let workDir: string;
 
 beforeAll(async () => {
   // The per-token limit would answer most of the run with 429 and leave operations untested.
-  api = await startTestApi({ RATE_LIMIT_PER_MINUTE: '1000000' });
+  api = await startTestApi({ RATE_LIMIT_PER_MINUTE: '1000000', CHATBOT_MESSAGES_PER_MINUTE: '1000000' });
   tenant = await createTenant(api, 'contract');
   workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'schemathesis-'));
 });

@@ -36,3 +36,5 @@ export function createCustomerService(db: Knex) {
     },
   };
 }
+
+export type CustomerService = ReturnType<typeof createCustomerService>;

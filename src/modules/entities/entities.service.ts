@@ -66,3 +66,5 @@ export function createEntityService(db: Knex) {
     },
   };
 }
+
+export type EntityService = ReturnType<typeof createEntityService>;

@@ -74,3 +74,5 @@ export function createFxRateService(db: Knex) {
     },
   };
 }
+
+export type FxRateService = ReturnType<typeof createFxRateService>;

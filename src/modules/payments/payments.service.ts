@@ -164,3 +164,5 @@ export function createPaymentService(db: Knex) {
     },
   };
 }
+
+export type PaymentService = ReturnType<typeof createPaymentService>;

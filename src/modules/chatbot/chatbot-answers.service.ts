@@ -1,0 +1,103 @@
+import type { Knex } from 'knex';
+import { AppError } from '../../domain/errors';
+import type { Role } from '../../http/permissions';
+import type { ContractService } from '../contracts/contracts.service';
+import type { CustomerService } from '../customers/customers.service';
+import type { EntityService } from '../entities/entities.service';
+import type { MeterService } from '../meters/meters.service';
+import { EXAMPLES, readQuestion, type Directory, type Reading } from './builtin-engine';
+import { runQuery, type ChatAnswer, type ChatbotReads } from './chatbot-queries';
+import { createChatbotRepository } from './chatbot.repository';
+import type { ChatReply } from './chatbot.schemas';
+
+/** Where the engine finds the organisation's names: the same lists the API serves. */
+export interface DirectoryReads {
+  customers: Pick<CustomerService, 'list'>;
+  entities: Pick<EntityService, 'list'>;
+  meters: Pick<MeterService, 'list'>;
+  contracts: Pick<ContractService, 'list'>;
+}
+
+export interface AnswerInput {
+  organisationId: string;
+  role: Role;
+  conversationId: string;
+  /** The question's place in the conversation; its answer takes the next. */
+  seq: number;
+  text: string;
+}
+
+/** Names beyond this many of a kind are not recognised (the lists are read 100 at a time). */
+const NAMES_READ = 1000;
+
+async function allOf<T>(read: (page: number) => Promise<{ items: T[]; total: number }>): Promise<T[]> {
+  const items: T[] = [];
+  for (let page = 1; items.length < NAMES_READ; page += 1) {
+    const next = await read(page);
+    items.push(...next.items);
+    if (next.items.length === 0 || items.length >= next.total) break;
+  }
+  return items;
+}
+
+async function directoryOf(reads: DirectoryReads, organisationId: string): Promise<Directory> {
+  const paging = (page: number) => ({ page, limit: 100 });
+  const [customers, entities, meters, contracts] = await Promise.all([
+    allOf((page) => reads.customers.list(organisationId, paging(page))),
+    allOf((page) => reads.entities.list(organisationId, paging(page), { type: 'customer' })),
+    allOf((page) => reads.meters.list(organisationId, paging(page))),
+    allOf((page) => reads.contracts.list(organisationId, {}, paging(page))),
+  ]);
+  return {
+    customers: customers.map((customer) => ({ id: customer.id, name: customer.name })),
+    entities: entities.map((entity) => ({ id: entity.id, name: entity.name, customerId: entity.customerId ?? null })),
+    meters: meters.map((meter) => ({ id: meter.id, name: meter.name, metric: meter.metric })),
+    contracts: contracts.map((contract) => ({ id: contract.id, name: contract.name ?? `contract ${contract.id}`, customerId: contract.customerId })),
+  };
+}
+
+function helpText(missing?: string): string {
+  const lead = missing ? `I could not tell ${missing} from the question.` : 'I did not understand the question.';
+  return `${lead} I answer questions such as: ${EXAMPLES.map((example) => `"${example}"`).join(', ')}.`;
+}
+
+/** What the built-in engine answers: a query's answer, the candidates of an ambiguous name, or help. */
+async function answerOf(reads: ChatbotReads, input: AnswerInput, reading: Reading): Promise<ChatReply & { intent: string }> {
+  if (reading.kind === 'help') return { text: helpText(reading.missing), data: { examples: [...EXAMPLES] }, sources: [], intent: 'help' };
+  if (reading.kind === 'candidates') {
+    const names = reading.candidates.map((candidate) => candidate.name).join(', ');
+    return { text: `Several ${reading.what}s fit: ${names}. Which one do you mean?`, data: { candidates: reading.candidates }, sources: [], intent: 'candidates' };
+  }
+  try {
+    const answer: ChatAnswer = await runQuery(reads, { organisationId: input.organisationId, role: input.role }, reading.name, reading.input);
+    return { text: answer.text, data: (answer.data as Record<string, unknown> | null) ?? null, sources: answer.sources, intent: reading.name };
+  } catch (error) {
+    // What the caller may not see, or what is not there, is answered in words; a fault is retried.
+    if (error instanceof AppError && ['forbidden', 'not_found', 'conflict', 'validation'].includes(error.kind)) {
+      const why = error.kind === 'forbidden' ? 'Your role may not read that.' : (error.items[0]?.message ?? error.message);
+      return { text: why, data: null, sources: [], intent: reading.name };
+    }
+    throw error;
+  }
+}
+
+/**
+ * The worker's side of the chatbot: one turn of a conversation, answered by the built-in engine under the
+ * asker's organisation and role, and stored with its question once. A retried turn answers what it stored.
+ */
+export function createChatbotAnswerService(deps: { db: Knex; reads: ChatbotReads & DirectoryReads }) {
+  return {
+    async answer(input: AnswerInput): Promise<ChatReply> {
+      const stored = await createChatbotRepository(deps.db).answerAt(input.conversationId, input.seq + 1);
+      if (stored) return { text: stored.text, data: stored.data, sources: stored.sources };
+      const directory = await directoryOf(deps.reads, input.organisationId);
+      const reading = readQuestion(input.text, directory, new Date().toISOString().slice(0, 10));
+      const answer = await answerOf(deps.reads, input, reading);
+      await createChatbotRepository(deps.db).recordTurn(input.organisationId, input.conversationId, input.seq, input.text, answer);
+      const { intent: _intent, ...reply } = (await createChatbotRepository(deps.db).answerAt(input.conversationId, input.seq + 1)) ?? answer;
+      return reply;
+    },
+  };
+}
+
+export type ChatbotAnswerService = ReturnType<typeof createChatbotAnswerService>;

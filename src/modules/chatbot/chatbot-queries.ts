@@ -1,0 +1,221 @@
+import { z } from 'zod';
+import { AppError } from '../../domain/errors';
+import { roleAllows, type Action, type Role } from '../../http/permissions';
+import type { CollectionsService } from '../collections/collections.service';
+import type { ContractService } from '../contracts/contracts.service';
+import type { FxRateService } from '../fx-rates/fx-rates.service';
+import type { InvoiceRunControlService } from '../invoice-runs/invoice-run-control.service';
+import type { InvoiceService } from '../invoices/invoices.service';
+import type { MeterService } from '../meters/meters.service';
+import type { PaymentService } from '../payments/payments.service';
+import type { RevenueService } from '../revenue/revenue.service';
+
+/**
+ * The chatbot's read-only questions. Each one is answered by the services the API's own routes call, with
+ * the caller's organisation and role, and names the API paths that give the same figures. No question
+ * writes anything.
+ */
+export interface ChatbotReads {
+  invoices: Pick<InvoiceService, 'list'>;
+  collections: Pick<CollectionsService, 'ageing'>;
+  revenue: Pick<RevenueService, 'summary'>;
+  meters: Pick<MeterService, 'usage'>;
+  contracts: Pick<ContractService, 'requireContract'>;
+  payments: Pick<PaymentService, 'list'>;
+  fxRates: Pick<FxRateService, 'effective'>;
+  invoiceRuns: Pick<InvoiceRunControlService, 'list' | 'view' | 'upcoming'>;
+}
+
+/** Who asks: the answer is computed in their organisation, with their role's permissions. */
+export interface Asker {
+  organisationId: string;
+  role: Role;
+}
+
+/** An answer: its words, the figures behind them, and the API paths that give those figures. */
+export interface ChatAnswer {
+  text: string;
+  data: object | null;
+  sources: string[];
+}
+
+const day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'a calendar day YYYY-MM-DD');
+const id = z.string().min(1).max(200);
+const period = { from: day.describe('first day'), to: day.describe('last day') };
+
+const query = <I extends z.ZodObject>(definition: {
+  name: string;
+  description: string;
+  input: I;
+  actions: Action[];
+  run: (reads: ChatbotReads, asker: Asker, input: z.output<I>) => Promise<ChatAnswer>;
+}) => definition;
+
+const path = (base: string, params: Record<string, string | undefined>) => {
+  const search = new URLSearchParams(Object.entries(params).filter((entry): entry is [string, string] => entry[1] !== undefined));
+  return search.size > 0 ? `${base}?${search.toString()}` : base;
+};
+
+const list = <T>(items: T[], describe: (item: T) => string) => (items.length === 0 ? 'none' : items.map(describe).join('; '));
+
+export const CHATBOT_QUERIES = [
+  query({
+    name: 'outstanding_amount',
+    description: 'What one customer owes: the totals of its raised and sent invoices still due, per currency, aged by days past due',
+    input: z.object({ customerId: id, customerName: z.string().max(200).optional() }),
+    actions: ['InvoiceService:getInvoices'],
+    async run(reads, asker, input) {
+      const ageing = await reads.collections.ageing(asker.organisationId, { customerId: input.customerId });
+      const who = input.customerName ?? input.customerId;
+      const text =
+        ageing.currencies.length === 0
+          ? `${who} owes nothing.`
+          : `${who} owes ${list(ageing.currencies, (entry) => `${entry.total} ${entry.currency} on ${entry.invoices} invoice(s), ${entry.buckets.current} not yet due`)}.`;
+      return { text, data: ageing, sources: [path('/collections', { customerId: input.customerId })] };
+    },
+  }),
+  query({
+    name: 'overdue_invoices',
+    description: 'The overdue invoices (raised or sent, due date passed), of all customers or one, with the days each is past due',
+    input: z.object({ customerId: id.optional(), customerName: z.string().max(200).optional() }),
+    actions: ['InvoiceService:getInvoices'],
+    async run(reads, asker, input) {
+      const page = await reads.invoices.list(asker.organisationId, { overdue: true, ...(input.customerId ? { customerId: input.customerId } : {}) }, { page: 1, limit: 100 });
+      const today = Date.parse(new Date().toISOString().slice(0, 10));
+      const rows = page.items.map((invoice) => ({
+        id: invoice.id,
+        number: invoice.number,
+        customerId: invoice.customerId,
+        currency: invoice.currency,
+        amountDue: invoice.amountDue,
+        dueDate: invoice.dueDate,
+        daysOverdue: invoice.dueDate ? Math.round((today - Date.parse(invoice.dueDate)) / 86_400_000) : null,
+      }));
+      const scope = input.customerName ? ` of ${input.customerName}` : '';
+      const text = `${page.total} overdue invoice(s)${scope}: ${list(rows, (row) => `${row.number} ${row.amountDue} ${row.currency}, ${row.daysOverdue} days past due`)}.`;
+      return { text, data: { total: page.total, invoices: rows }, sources: [path('/invoices', { overdue: 'true', customerId: input.customerId })] };
+    },
+  }),
+  query({
+    name: 'invoices_by_status',
+    description: 'The invoices in one status (draft, raised, sent, paid, cancelled) dated within a period, with their count and totals per currency',
+    input: z.object({ status: z.enum(['draft', 'raised', 'sent', 'paid', 'cancelled']), ...period }),
+    actions: ['InvoiceService:getInvoices'],
+    async run(reads, asker, input) {
+      const page = await reads.invoices.list(asker.organisationId, { status: input.status, dateFrom: input.from, dateTo: input.to }, { page: 1, limit: 100 });
+      const totals = new Map<string, number>();
+      for (const invoice of page.items) if (invoice.total !== null) totals.set(invoice.currency, (totals.get(invoice.currency) ?? 0) + Math.round(Number(invoice.total) * 10_000));
+      const byCurrency = [...totals].map(([currency, tenThousandths]) => ({ currency, total: (tenThousandths / 10_000).toFixed(2) }));
+      const text = `${page.total} ${input.status} invoice(s) dated ${input.from} to ${input.to}${byCurrency.length ? `: ${list(byCurrency, (entry) => `${entry.total} ${entry.currency}`)}` : ''}.`;
+      return {
+        text,
+        data: { total: page.total, invoices: page.items.map((invoice) => ({ id: invoice.id, number: invoice.number, date: invoice.date, currency: invoice.currency, total: invoice.total })) },
+        sources: [path('/invoices', { status: input.status, dateFrom: input.from, dateTo: input.to })],
+      };
+    },
+  }),
+  query({
+    name: 'revenue',
+    description: 'Revenue of a period per currency (the months from the first day’s to the last day), recognised or collected, not reversed',
+    input: z.object(period),
+    actions: ['JobService:create', 'RevenueService:getRevenue'],
+    async run(reads, asker, input) {
+      const summary = await reads.revenue.summary(asker.organisationId, { from: input.from, to: input.to, top: 10 });
+      const text = `Revenue from ${summary.from} to ${summary.to}: ${list(summary.currencies, (entry) => `${entry.amount} ${entry.currency}`)}.`;
+      return {
+        text,
+        data: { from: summary.from, to: summary.to, currencies: summary.currencies.map(({ currency, amount }) => ({ currency, amount })) },
+        sources: [path('/revenue/summary', { from: input.from, to: input.to })],
+      };
+    },
+  }),
+  query({
+    name: 'top_customers',
+    description: 'The customers that brought the most revenue in a period, per currency',
+    input: z.object({ ...period, top: z.number().int().min(1).max(100).default(5) }),
+    actions: ['JobService:create', 'RevenueService:getRevenue'],
+    async run(reads, asker, input) {
+      const summary = await reads.revenue.summary(asker.organisationId, { from: input.from, to: input.to, top: input.top });
+      const text = `Top customers by revenue from ${summary.from} to ${summary.to}: ${list(summary.currencies, (entry) => `${entry.currency}: ${list(entry.topCustomers, (customer) => `${customer.name} ${customer.amount}`)}`)}.`;
+      return { text, data: summary, sources: [path('/revenue/summary', { from: input.from, to: input.to, top: String(input.top) })] };
+    },
+  }),
+  query({
+    name: 'usage',
+    description: "A meter's usage over a period, for one customer entity or all",
+    input: z.object({ meterId: id, meterName: z.string().max(200).optional(), customerEntityId: id.optional(), ...period }),
+    actions: ['MeterService:getMeters'],
+    async run(reads, asker, input) {
+      const from = `${input.from}T00:00:00.000Z`;
+      const next = new Date(`${input.to}T00:00:00.000Z`);
+      next.setUTCDate(next.getUTCDate() + 1);
+      const to = next.toISOString();
+      const usage = await reads.meters.usage(asker.organisationId, input.meterId, { customerEntityId: input.customerEntityId, from, to });
+      const text = `${input.meterName ?? input.meterId} from ${input.from} to ${input.to}${input.customerEntityId ? ` for entity ${input.customerEntityId}` : ''}: ${String((usage as { value?: unknown }).value ?? 0)}.`;
+      return { text, data: usage, sources: [path(`/meters/${input.meterId}/usage`, { customerEntityId: input.customerEntityId, from, to })] };
+    },
+  }),
+  query({
+    name: 'contract_status',
+    description: "A contract's status, plans and dates, and the invoices its next run would make (the upcoming invoice)",
+    input: z.object({ contractId: id }),
+    actions: ['ContractService:getContractById'],
+    async run(reads, asker, input) {
+      const contract = await reads.contracts.requireContract(asker.organisationId, input.contractId);
+      const upcoming = await reads.invoiceRuns.upcoming(asker.organisationId, input.contractId);
+      const next = upcoming.invoices.map((invoice) => ({ contractPlanId: invoice.contractPlanId, currency: invoice.currency, total: invoice.total }));
+      const text = `Contract ${contract.name ?? contract.id} is ${contract.status}, from ${contract.startDate}${contract.endDate ? ` to ${contract.endDate}` : ', open-ended'}, on ${contract.plans.length} plan(s). A run today would invoice ${list(next, (invoice) => `${invoice.total} ${invoice.currency}`)}.`;
+      return { text, data: { contract, upcoming }, sources: [`/contracts/${input.contractId}`, `/contracts/${input.contractId}/upcoming-invoice`] };
+    },
+  }),
+  query({
+    name: 'last_payment',
+    description: "A customer's most recent payment",
+    input: z.object({ customerId: id, customerName: z.string().max(200).optional() }),
+    actions: ['PaymentService:getPayments'],
+    async run(reads, asker, input) {
+      const page = await reads.payments.list(asker.organisationId, { page: 1, limit: 1 }, { customerId: input.customerId });
+      const payment = page.items[0];
+      const who = input.customerName ?? input.customerId;
+      const text = payment ? `${who}'s last payment: ${payment.amount} ${payment.currency} on ${payment.paidAt.slice(0, 10)}.` : `${who} has made no payment.`;
+      return { text, data: { payment: payment ?? null }, sources: [path('/payments', { customerId: input.customerId, limit: '1' })] };
+    },
+  }),
+  query({
+    name: 'fx_rate',
+    description: 'The exchange rate effective between two currencies on a day',
+    input: z.object({ from: z.string().regex(/^[A-Z]{3}$/), to: z.string().regex(/^[A-Z]{3}$/), date: day }),
+    actions: ['FxRateService:getFxRates'],
+    async run(reads, asker, input) {
+      const rate = await reads.fxRates.effective(asker.organisationId, input.from, input.to, input.date);
+      const text = `1 ${input.from} = ${rate.rate} ${input.to} on ${input.date} (rate effective from ${rate.effectiveDate}).`;
+      return { text, data: rate, sources: [path('/fx-rates/effective', { from: input.from, to: input.to, date: input.date })] };
+    },
+  }),
+  query({
+    name: 'invoice_run',
+    description: "An invoice run's result (the latest, or one by id): its status, progress, totals and failures",
+    input: z.object({ runId: id.optional() }),
+    actions: ['InvoiceRunService:getInvoiceRuns'],
+    async run(reads, asker, input) {
+      const runId = input.runId ?? (await reads.invoiceRuns.list(asker.organisationId, { page: 1, limit: 1 })).items[0]?.id;
+      if (!runId) return { text: 'No invoice run has been made yet.', data: null, sources: ['/invoice-runs'] };
+      const run = await reads.invoiceRuns.view(asker.organisationId, runId);
+      const text = `Invoice run ${run.id} for ${run.billingDate} is ${run.status}: ${run.progress.done} of ${run.progress.contracts} contract(s) done, ${run.progress.failed} failed; invoices total ${list(run.totals, (total) => `${total.amount} ${total.currency}`)}.`;
+      return { text, data: run, sources: [`/invoice-runs/${run.id}`] };
+    },
+  }),
+] as const;
+
+export type ChatbotQuery = (typeof CHATBOT_QUERIES)[number];
+export type ChatbotQueryName = ChatbotQuery['name'];
+
+/** Runs a question by its name, its input checked against its schema and the asker's role against its permissions. */
+export async function runQuery(reads: ChatbotReads, asker: Asker, name: string, input: unknown): Promise<ChatAnswer> {
+  const found = CHATBOT_QUERIES.find((candidate) => candidate.name === name);
+  if (!found) throw AppError.validation(`${name} is not a question the chatbot answers`);
+  if (!roleAllows(asker.role, found.actions)) throw new AppError('forbidden', 'Forbidden');
+  const parsed = found.input.safeParse(input);
+  if (!parsed.success) throw AppError.validation(`${name}: ${parsed.error.issues.map((issue) => `${issue.path.join('.')} ${issue.message}`).join('; ')}`);
+  return (found.run as (reads: ChatbotReads, asker: Asker, input: unknown) => Promise<ChatAnswer>)(reads, asker, parsed.data);
+}

@@ -1,0 +1,111 @@
+import type { Knex } from 'knex';
+import { newId } from '../../db/ids';
+import { paginate, type Page, type PageQuery } from '../../http/paging';
+import type { ChatMessage, ChatReply, Conversation } from './chatbot.schemas';
+
+interface ConversationRow {
+  id: string;
+  organisation_id: string;
+  started_by: string;
+  title: string;
+  messages: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+interface MessageRow {
+  id: string;
+  organisation_id: string;
+  conversation_id: string;
+  seq: number;
+  role: 'user' | 'assistant';
+  text: string;
+  data: Record<string, unknown> | null;
+  sources: string[];
+  intent: string | null;
+  created_at: Date;
+}
+
+const toConversation = (row: ConversationRow): Conversation => ({
+  id: row.id,
+  title: row.title,
+  messages: row.messages,
+  createdAt: row.created_at.toISOString(),
+  updatedAt: row.updated_at.toISOString(),
+});
+
+const toMessage = (row: MessageRow): ChatMessage => ({
+  id: row.id,
+  seq: row.seq,
+  role: row.role,
+  text: row.text,
+  data: row.data,
+  sources: row.sources,
+  intent: row.intent,
+  createdAt: row.created_at.toISOString(),
+});
+
+/** Chatbot conversations and their messages, per organisation. `db` may be a transaction. */
+export function createChatbotRepository(db: Knex) {
+  return {
+    async createConversation(organisationId: string, startedBy: string, title: string): Promise<Conversation> {
+      const [row] = await db('chatbot_conversations').insert({ id: newId('chat'), organisation_id: organisationId, started_by: startedBy, title }).returning<ConversationRow[]>('*');
+      return toConversation(row!);
+    },
+
+    async findConversation(organisationId: string, id: string): Promise<Conversation | undefined> {
+      const row = await db<ConversationRow>('chatbot_conversations').where({ organisation_id: organisationId, id }).first();
+      return row ? toConversation(row) : undefined;
+    },
+
+    async conversations(organisationId: string, paging: PageQuery): Promise<Page<Conversation>> {
+      return paginate<ConversationRow, Conversation>(db('chatbot_conversations').where({ organisation_id: organisationId }).select('*'), paging, {
+        searchColumns: ['title'],
+        orderBy: [
+          { column: 'updated_at', order: 'desc' },
+          { column: 'id', order: 'desc' },
+        ],
+        map: toConversation,
+      });
+    },
+
+    async messages(organisationId: string, conversationId: string, paging: PageQuery): Promise<Page<ChatMessage>> {
+      return paginate<MessageRow, ChatMessage>(db('chatbot_messages').where({ organisation_id: organisationId, conversation_id: conversationId }).select('*'), paging, {
+        searchColumns: ['text'],
+        orderBy: [{ column: 'seq', order: 'asc' }],
+        map: toMessage,
+      });
+    },
+
+    /** The answer stored at `seq`, if a turn already wrote it (a retried step). */
+    async answerAt(conversationId: string, seq: number): Promise<(ChatReply & { intent: string | null }) | undefined> {
+      const row = await db<MessageRow>('chatbot_messages').where({ conversation_id: conversationId, seq, role: 'assistant' }).first();
+      return row ? { text: row.text, data: row.data, sources: row.sources, intent: row.intent } : undefined;
+    },
+
+    /** One turn: the question at `seq` and its answer at `seq + 1`, written once. */
+    async recordTurn(organisationId: string, conversationId: string, seq: number, question: string, answer: ChatReply & { intent: string }): Promise<void> {
+      const inserted = await db('chatbot_messages')
+        .insert([
+          { id: newId('msg'), organisation_id: organisationId, conversation_id: conversationId, seq, role: 'user', text: question, data: null, sources: JSON.stringify([]), intent: null },
+          {
+            id: newId('msg'),
+            organisation_id: organisationId,
+            conversation_id: conversationId,
+            seq: seq + 1,
+            role: 'assistant',
+            text: answer.text,
+            data: answer.data === null ? null : JSON.stringify(answer.data),
+            sources: JSON.stringify(answer.sources),
+            intent: answer.intent,
+          },
+        ])
+        .onConflict(['conversation_id', 'seq'])
+        .ignore()
+        .returning('id');
+      if (inserted.length > 0) await db('chatbot_conversations').where({ id: conversationId }).update({ messages: db.raw('messages + ?', [inserted.length]), updated_at: db.fn.now() });
+    },
+  };
+}
+
+export type ChatbotRepository = ReturnType<typeof createChatbotRepository>;

@@ -1,0 +1,49 @@
+import { WithStartWorkflowOperation } from '@temporalio/client';
+import { orNotFound } from '../../domain/errors';
+import type { Page, PageQuery } from '../../http/paging';
+import type { AuthContext } from '../../http/route';
+import type { WorkflowServiceDeps } from '../../temporal/client';
+import { chatConversationWorkflow, chatMessageUpdate } from '../../../workflows/chat.workflow';
+import { chatWorkflowId, searchAttributes } from '../../../workflows/shared';
+import { createChatbotRepository } from './chatbot.repository';
+import type { ChatMessage, ChatReply, Conversation } from './chatbot.schemas';
+
+/** The API's side of the chatbot: a question goes to its conversation's workflow, which answers it. */
+export function createChatbotService(deps: WorkflowServiceDeps) {
+  const conversations = createChatbotRepository(deps.db);
+  const { client, taskQueue } = deps.temporal;
+
+  async function requireConversation(organisationId: string, id: string): Promise<Conversation> {
+    return orNotFound(await conversations.findConversation(organisationId, id), 'Conversation');
+  }
+
+  return {
+    /** Asks the question in the conversation (a new one without `conversationId`) and waits for its answer. */
+    async send(auth: AuthContext, body: { conversationId?: string; text: string }): Promise<{ conversationId: string; reply: ChatReply }> {
+      const conversation = body.conversationId
+        ? await requireConversation(auth.organisationId, body.conversationId)
+        : await conversations.createConversation(auth.organisationId, auth.subjectId, body.text.slice(0, 80));
+      const startWorkflowOperation = new WithStartWorkflowOperation(chatConversationWorkflow, {
+        workflowId: chatWorkflowId(conversation.id),
+        taskQueue,
+        // Picked up again after a pause: the turns Postgres holds.
+        args: [{ organisationId: auth.organisationId, conversationId: conversation.id, turns: Math.floor(conversation.messages / 2) }],
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        ...searchAttributes({ organisationId: auth.organisationId }),
+      });
+      const reply = await deps.temporal.bounded(() => client.workflow.executeUpdateWithStart(chatMessageUpdate, { args: [{ text: body.text, role: auth.role }], startWorkflowOperation }), 'update');
+      return { conversationId: conversation.id, reply };
+    },
+
+    async conversations(organisationId: string, paging: PageQuery): Promise<Page<Conversation>> {
+      return conversations.conversations(organisationId, paging);
+    },
+
+    async messages(organisationId: string, conversationId: string, paging: PageQuery): Promise<Page<ChatMessage>> {
+      await requireConversation(organisationId, conversationId);
+      return conversations.messages(organisationId, conversationId, paging);
+    },
+  };
+}
+
+export type ChatbotService = ReturnType<typeof createChatbotService>;

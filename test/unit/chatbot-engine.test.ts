@@ -1,0 +1,56 @@
+import { mentioned, periodOf, readQuestion, type Directory } from '../../src/modules/chatbot/builtin-engine';
+
+const TODAY = '2026-11-25';
+
+const directory: Directory = {
+  customers: [
+    { id: 'cus_acme', name: 'Acme Corporation' },
+    { id: 'cus_umbrella_inc', name: 'Umbrella Inc' },
+    { id: 'cus_umbrella_ltd', name: 'Umbrella Ltd' },
+  ],
+  meters: [{ id: 'mtr_api', name: 'API calls', metric: 'api_calls' }],
+  contracts: [{ id: 'con_acme', name: 'Acme platform', customerId: 'cus_acme' }],
+  entities: [{ id: 'ent_acme', name: 'Acme Corporation', customerId: 'cus_acme' }],
+};
+
+describe('the built-in engine', () => {
+  it('reads periods: period words, whole months, years, dates and "since"', () => {
+    expect(periodOf('revenue last month', TODAY)).toEqual({ from: '2026-10-01', to: '2026-10-31' });
+    expect(periodOf('this quarter', TODAY)).toEqual({ from: '2026-10-01', to: '2026-12-31' });
+    expect(periodOf('last quarter', TODAY)).toEqual({ from: '2026-07-01', to: '2026-09-30' });
+    expect(periodOf('paid invoices last year', TODAY)).toEqual({ from: '2025-01-01', to: '2025-12-31' });
+    expect(periodOf('in February', TODAY)).toEqual({ from: '2026-02-01', to: '2026-02-28' });
+    // A month without its year is the latest one not after today.
+    expect(periodOf('December', TODAY)).toEqual({ from: '2025-12-01', to: '2025-12-31' });
+    expect(periodOf('revenue in 2025', TODAY)).toEqual({ from: '2025-01-01', to: '2025-12-31' });
+    expect(periodOf('since 1 Oct', TODAY)).toEqual({ from: '2026-10-01', to: TODAY });
+    expect(periodOf('between 1 September 2026 and 15 October 2026', TODAY)).toEqual({ from: '2026-09-01', to: '2026-10-15' });
+    expect(periodOf('rate on 2026-10-15', TODAY)).toEqual({ from: '2026-10-15', to: '2026-10-15' });
+    expect(periodOf('how much does Acme owe', TODAY)).toBeUndefined();
+  });
+
+  it('matches a name written in full, else fuzzily, and never picks one of several that fit', () => {
+    expect(mentioned('How much does Acme Corporation owe?', directory.customers, false)).toEqual({ found: directory.customers[0] });
+    expect(mentioned("What is Acme's balance?", directory.customers, true)).toEqual({ found: directory.customers[0] });
+    expect(mentioned('How much does Acme owe?', directory.customers, false)).toEqual({ none: true });
+    expect(mentioned('What does Umbrella owe?', directory.customers, true)).toEqual({ ambiguous: [directory.customers[1], directory.customers[2]] });
+    expect(mentioned('What does Initech owe?', directory.customers, true)).toEqual({ none: true });
+  });
+
+  it('reads each kind of question into its query, and answers help when it cannot', () => {
+    expect(readQuestion('How much does Acme owe?', directory, TODAY)).toEqual({ kind: 'query', name: 'outstanding_amount', input: { customerId: 'cus_acme', customerName: 'Acme Corporation' } });
+    expect(readQuestion('What does Umbrella owe?', directory, TODAY)).toMatchObject({ kind: 'candidates', what: 'customer' });
+    expect(readQuestion('Which invoices are overdue?', directory, TODAY)).toEqual({ kind: 'query', name: 'overdue_invoices', input: {} });
+    expect(readQuestion('revenue last month', directory, TODAY)).toEqual({ kind: 'query', name: 'revenue', input: { from: '2026-10-01', to: '2026-10-31' } });
+    expect(readQuestion('top 3 customers this year', directory, TODAY)).toEqual({ kind: 'query', name: 'top_customers', input: { from: '2026-01-01', to: '2026-12-31', top: 3 } });
+    expect(readQuestion('API calls used by Acme Corporation in October 2026', directory, TODAY)).toEqual({
+      kind: 'query',
+      name: 'usage',
+      input: { meterId: 'mtr_api', meterName: 'API calls', customerEntityId: 'ent_acme', from: '2026-10-01', to: '2026-10-31' },
+    });
+    expect(readQuestion('When does the Acme platform contract renew?', directory, TODAY)).toEqual({ kind: 'query', name: 'contract_status', input: { contractId: 'con_acme' } });
+    expect(readQuestion('usd to eur rate', directory, TODAY)).toEqual({ kind: 'query', name: 'fx_rate', input: { from: 'USD', to: 'EUR', date: TODAY } });
+    expect(readQuestion('What is the weather like?', directory, TODAY)).toEqual({ kind: 'help' });
+    expect(readQuestion('How much does Initech owe?', directory, TODAY)).toEqual({ kind: 'help', missing: 'the customer' });
+  });
+});

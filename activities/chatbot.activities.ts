@@ -1,8 +1,9 @@
 import type { AnswerInput, ChatbotAnswerService } from '../src/modules/chatbot/chatbot-answers.service';
+import { withHeartbeat } from './adapter';
 
 export function createChatbotActivities(chatbot: ChatbotAnswerService) {
   return {
-    answerChatMessage: (input: AnswerInput) => chatbot.answer(input),
+    answerChatMessage: (input: AnswerInput) => withHeartbeat(() => chatbot.answer(input)),
   };
 }
 

@@ -12,8 +12,11 @@ export async function up(knex: Knex): Promise<void> {
     table.text('started_by').notNullable();
     table.text('title').notNullable();
     table.integer('messages').notNullable().defaultTo(0);
+    // The Idempotency-Key of the request that started it: a retry finds the same conversation.
+    table.text('start_key');
     table.timestamps(true, true);
     table.index(['organisation_id', 'updated_at']);
+    table.unique(['organisation_id', 'started_by', 'start_key']);
   });
 
   await knex.schema.createTable('chatbot_messages', (table) => {

@@ -96,8 +96,8 @@ function profile(timeouts: Pick<ActivityOptions, 'startToCloseTimeout' | 'heartb
 }
 
 /**
- * Short database transitions that heartbeat while they run (invoice steps and their undo): a dead worker
- * is noticed in 20 s. Backoff reaches its 10 s ceiling after ~15 s; 30 attempts span over four minutes.
+ * Short database transitions that heartbeat while they run (invoice steps and their undo, a chatbot turn):
+ * a dead worker is noticed in 20 s. Backoff reaches its 10 s ceiling after ~15 s; 30 attempts span over four minutes.
  */
 const invoiceStep = profile(
   { startToCloseTimeout: '1 minute', heartbeatTimeout: '20 seconds', scheduleToCloseTimeout: '10 minutes' },
@@ -209,7 +209,7 @@ export const billingActivities = proxyActivities<Pick<InvoiceRunActivities, 'bil
 export const webhookActivities = proxyActivities<WebhookActivities>(ACTIVITY_PROFILES.webhookAttempt);
 export const emailActivities = proxyActivities<Pick<EmailActivities, 'deliverEmail'>>(ACTIVITY_PROFILES.emailSend);
 export const creditActivities = proxyActivities<CreditActivities>(ACTIVITY_PROFILES.bookkeeping);
-export const chatbotActivities = proxyActivities<ChatbotActivities>(ACTIVITY_PROFILES.transition);
+export const chatbotActivities = proxyActivities<ChatbotActivities>(ACTIVITY_PROFILES.invoiceStep);
 export const bookkeepingActivities = proxyActivities<
   Pick<ExportActivities, 'finishJob'> &
     Pick<UsageActivities, 'completeUsageBatch' | 'failUsageBatch'> &

@@ -106,3 +106,41 @@ it('when the worker is killed in the middle of a credit note\'s issue, then the 
   const counter = await api.db('invoice_number_counters').where({ organisation_id: tenant.organisationId, series: 'credit_note' }).first('last_number');
   expect(counter.last_number).toBe(2);
 });
+
+it('when the worker is killed in the middle of a chatbot answer, then the question is answered once, in its place, and a retry with its key gets that answer', async () => {
+  const worker = await startWorker();
+  const auth = bearer(tenant.systemToken);
+  const first = await api.http().post('/chatbot/messages').set(auth).send({ text: 'Which invoices are overdue?' }).expect(200);
+  const conversationId = first.body.data.conversationId as string;
+  const ask = () => api.http().post('/chatbot/messages').set(auth).set('Idempotency-Key', `chat-${conversationId}`).send({ conversationId, text: 'What was revenue in October 2026?' });
+
+  // Hold the conversation's row: the answer is read and written but for this lock, inside its transaction.
+  const blocker = await api.db.transaction();
+  await blocker('chatbot_conversations').where({ id: conversationId }).forUpdate().first();
+  const asking = ask().then((res) => res);
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const waiting = await api.db.raw("SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query ILIKE '%chatbot_conversations%'");
+    if (waiting.rows[0].n > 0) break;
+    if (Date.now() > deadline) throw new Error('no answer reached the conversation lock');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  worker.kill('SIGKILL');
+  await blocker.commit();
+  await startWorker();
+
+  // A 503 (the Update outlived its wait) leaves the question to its Update; the same key waits for its answer.
+  let res = await asking;
+  for (let attempt = 0; res.status === 503 && attempt < 5; attempt += 1) res = await ask();
+  expect(res.status).toBe(200);
+  expect(res.body.data.reply.sources).toEqual(['/revenue/summary?from=2026-10-01&to=2026-10-31']);
+  const messages = await api.db('chatbot_messages').where({ conversation_id: conversationId }).orderBy('seq').select('seq', 'role');
+  expect(messages).toEqual([
+    { seq: 1, role: 'user' },
+    { seq: 2, role: 'assistant' },
+    { seq: 3, role: 'user' },
+    { seq: 4, role: 'assistant' },
+  ]);
+  const conversation = await api.db('chatbot_conversations').where({ id: conversationId }).first('messages');
+  expect(conversation.messages).toBe(4);
+});

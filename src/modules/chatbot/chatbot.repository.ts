@@ -48,9 +48,12 @@ const toMessage = (row: MessageRow): ChatMessage => ({
 /** Chatbot conversations and their messages, per organisation. `db` may be a transaction. */
 export function createChatbotRepository(db: Knex) {
   return {
-    async createConversation(organisationId: string, startedBy: string, title: string): Promise<Conversation> {
-      const [row] = await db('chatbot_conversations').insert({ id: newId('chat'), organisation_id: organisationId, started_by: startedBy, title }).returning<ConversationRow[]>('*');
-      return toConversation(row!);
+    /** A new conversation; with `startKey`, the one a request of that key already started, if any. */
+    async createConversation(organisationId: string, startedBy: string, title: string, startKey?: string): Promise<Conversation> {
+      const key = { organisation_id: organisationId, started_by: startedBy, start_key: startKey ?? null };
+      const [row] = await db('chatbot_conversations').insert({ id: newId('chat'), ...key, title }).onConflict(['organisation_id', 'started_by', 'start_key']).ignore().returning<ConversationRow[]>('*');
+      // Nothing inserted: a request with the same key started it before.
+      return toConversation(row ?? (await db<ConversationRow>('chatbot_conversations').where(key).first())!);
     },
 
     async findConversation(organisationId: string, id: string): Promise<Conversation | undefined> {
@@ -83,27 +86,36 @@ export function createChatbotRepository(db: Knex) {
       return row ? { text: row.text, data: row.data, sources: row.sources, intent: row.intent } : undefined;
     },
 
-    /** One turn: the question at `seq` and its answer at `seq + 1`, written once. */
+    /** The turns a conversation has taken: its last answer's place, halved. */
+    async turnsOf(conversationId: string): Promise<number> {
+      const row = await db('chatbot_messages').where({ conversation_id: conversationId }).max<{ last: number | null }>('seq as last').first();
+      return Math.floor((row?.last ?? 0) / 2);
+    },
+
+    /** One turn: the question at `seq` and its answer at `seq + 1`, written once, with the conversation's count, in one transaction. */
     async recordTurn(organisationId: string, conversationId: string, seq: number, question: string, answer: ChatReply & { intent: string }): Promise<void> {
-      const inserted = await db('chatbot_messages')
-        .insert([
-          { id: newId('msg'), organisation_id: organisationId, conversation_id: conversationId, seq, role: 'user', text: question, data: null, sources: JSON.stringify([]), intent: null },
-          {
-            id: newId('msg'),
-            organisation_id: organisationId,
-            conversation_id: conversationId,
-            seq: seq + 1,
-            role: 'assistant',
-            text: answer.text,
-            data: answer.data === null ? null : JSON.stringify(answer.data),
-            sources: JSON.stringify(answer.sources),
-            intent: answer.intent,
-          },
-        ])
-        .onConflict(['conversation_id', 'seq'])
-        .ignore()
-        .returning('id');
-      if (inserted.length > 0) await db('chatbot_conversations').where({ id: conversationId }).update({ messages: db.raw('messages + ?', [inserted.length]), updated_at: db.fn.now() });
+      await db.transaction(async (trx) => {
+        await trx('chatbot_conversations').where({ id: conversationId }).forUpdate().first('id');
+        const inserted = await trx('chatbot_messages')
+          .insert([
+            { id: newId('msg'), organisation_id: organisationId, conversation_id: conversationId, seq, role: 'user', text: question, data: null, sources: JSON.stringify([]), intent: null },
+            {
+              id: newId('msg'),
+              organisation_id: organisationId,
+              conversation_id: conversationId,
+              seq: seq + 1,
+              role: 'assistant',
+              text: answer.text,
+              data: answer.data === null ? null : JSON.stringify(answer.data),
+              sources: JSON.stringify(answer.sources),
+              intent: answer.intent,
+            },
+          ])
+          .onConflict(['conversation_id', 'seq'])
+          .ignore()
+          .returning('id');
+        if (inserted.length > 0) await trx('chatbot_conversations').where({ id: conversationId }).update({ messages: trx.raw('messages + ?', [inserted.length]), updated_at: trx.fn.now() });
+      });
     },
   };
 }

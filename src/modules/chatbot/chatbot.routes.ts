@@ -21,7 +21,7 @@ export function chatbotRoutes(deps: AppDeps): Route[] {
       before: [perAsker],
       body: sendMessageBody,
       response: sendMessageResponse,
-      handler: async ({ body, auth }) => chatbot.send(auth, body),
+      handler: async ({ body, auth, req }) => chatbot.send(auth, body, req.header('Idempotency-Key') ?? undefined),
     }),
     defineRoute({
       method: 'get',

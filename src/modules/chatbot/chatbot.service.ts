@@ -19,19 +19,27 @@ export function createChatbotService(deps: WorkflowServiceDeps) {
 
   return {
     /** Asks the question in the conversation (a new one without `conversationId`) and waits for its answer. */
-    async send(auth: AuthContext, body: { conversationId?: string; text: string }): Promise<{ conversationId: string; reply: ChatReply }> {
+    /**
+     * With an idempotency key, the question is one Update of that id: a retry (after a 503, say) waits for
+     * the same answer instead of asking again.
+     */
+    async send(auth: AuthContext, body: { conversationId?: string; text: string }, idempotencyKey?: string): Promise<{ conversationId: string; reply: ChatReply }> {
       const conversation = body.conversationId
         ? await requireConversation(auth.organisationId, body.conversationId)
-        : await conversations.createConversation(auth.organisationId, auth.subjectId, body.text.slice(0, 80));
+        : await conversations.createConversation(auth.organisationId, auth.subjectId, body.text.slice(0, 80), idempotencyKey);
       const startWorkflowOperation = new WithStartWorkflowOperation(chatConversationWorkflow, {
         workflowId: chatWorkflowId(conversation.id),
         taskQueue,
         // Picked up again after a pause: the turns Postgres holds.
-        args: [{ organisationId: auth.organisationId, conversationId: conversation.id, turns: Math.floor(conversation.messages / 2) }],
+        args: [{ organisationId: auth.organisationId, conversationId: conversation.id, turns: await conversations.turnsOf(conversation.id) }],
         workflowIdConflictPolicy: 'USE_EXISTING',
         ...searchAttributes({ organisationId: auth.organisationId }),
       });
-      const reply = await deps.temporal.bounded(() => client.workflow.executeUpdateWithStart(chatMessageUpdate, { args: [{ text: body.text, role: auth.role }], startWorkflowOperation }), 'update');
+      const updateId = idempotencyKey ? `question:${auth.subjectId}:${idempotencyKey}` : undefined;
+      const reply = await deps.temporal.bounded(
+        () => client.workflow.executeUpdateWithStart(chatMessageUpdate, { args: [{ text: body.text, role: auth.role }], startWorkflowOperation, ...(updateId ? { updateId } : {}) }),
+        'update',
+      );
       return { conversationId: conversation.id, reply };
     },
 

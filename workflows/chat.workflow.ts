@@ -30,7 +30,7 @@ export async function chatConversationWorkflow(input: ChatWorkflowInput): Promis
   const lock = new Mutex();
   setHandler(chatMessageUpdate, (message) =>
     lock.runExclusive(async () => {
-      const reply = await chatbotActivities.answerChatMessage({ organisationId: input.organisationId, conversationId: input.conversationId, seq: turns * 2 + 1, ...message });
+      const reply = await chatbotActivities.answerChatMessage({ organisationId: input.organisationId, conversationId: input.conversationId, seq: turns * 2 + 1, text: message.text, role: message.role });
       turns += 1;
       return reply;
     }),

@@ -96,8 +96,8 @@ function profile(timeouts: Pick<ActivityOptions, 'startToCloseTimeout' | 'heartb
 }
 
 /**
- * Short database transitions that heartbeat while they run (invoice steps and their undo, a chatbot turn):
- * a dead worker is noticed in 20 s. Backoff reaches its 10 s ceiling after ~15 s; 30 attempts span over four minutes.
+ * Short database transitions that heartbeat while they run (invoice steps and their undo): a dead worker
+ * is noticed in 20 s. Backoff reaches its 10 s ceiling after ~15 s; 30 attempts span over four minutes.
  */
 const invoiceStep = profile(
   { startToCloseTimeout: '1 minute', heartbeatTimeout: '20 seconds', scheduleToCloseTimeout: '10 minutes' },
@@ -156,7 +156,16 @@ const emailSend = profile(
   { firstRetry: '5 seconds', longestWait: '10 minutes', attempts: 12 },
 );
 
-export const ACTIVITY_PROFILES = { invoiceStep, transition, ingestion, longExport, bookkeeping, billing, webhookAttempt, emailSend } as const satisfies Record<string, ActivityOptions>;
+/**
+ * One chatbot answer: reads and one write, heartbeating. It gives up within two minutes, so that a question
+ * that cannot be answered does not hold its conversation's later questions for long.
+ */
+const chatTurn = profile(
+  { startToCloseTimeout: '30 seconds', heartbeatTimeout: '10 seconds', scheduleToCloseTimeout: '2 minutes' },
+  { firstRetry: '500 milliseconds', longestWait: '5 seconds', attempts: 10 },
+);
+
+export const ACTIVITY_PROFILES = { invoiceStep, transition, ingestion, longExport, bookkeeping, billing, webhookAttempt, emailSend, chatTurn } as const satisfies Record<string, ActivityOptions>;
 
 /**
  * Local activities: run by the worker that runs the workflow task, inside that task, so that a short step
@@ -209,7 +218,7 @@ export const billingActivities = proxyActivities<Pick<InvoiceRunActivities, 'bil
 export const webhookActivities = proxyActivities<WebhookActivities>(ACTIVITY_PROFILES.webhookAttempt);
 export const emailActivities = proxyActivities<Pick<EmailActivities, 'deliverEmail'>>(ACTIVITY_PROFILES.emailSend);
 export const creditActivities = proxyActivities<CreditActivities>(ACTIVITY_PROFILES.bookkeeping);
-export const chatbotActivities = proxyActivities<ChatbotActivities>(ACTIVITY_PROFILES.invoiceStep);
+export const chatbotActivities = proxyActivities<ChatbotActivities>(ACTIVITY_PROFILES.chatTurn);
 export const bookkeepingActivities = proxyActivities<
   Pick<ExportActivities, 'finishJob'> &
     Pick<UsageActivities, 'completeUsageBatch' | 'failUsageBatch'> &

@@ -7,6 +7,8 @@ const directory: Directory = {
     { id: 'cus_acme', name: 'Acme Corporation' },
     { id: 'cus_umbrella_inc', name: 'Umbrella Inc' },
     { id: 'cus_umbrella_ltd', name: 'Umbrella Ltd' },
+    { id: 'cus_balance', name: 'Balance Partners' },
+    { id: 'cus_northwind', name: 'Northwind Traders' },
   ],
   meters: [{ id: 'mtr_api', name: 'API calls', metric: 'api_calls' }],
   contracts: [{ id: 'con_acme', name: 'Acme platform', customerId: 'cus_acme' }],
@@ -27,6 +29,12 @@ describe('the built-in engine', () => {
     expect(periodOf('between 1 September 2026 and 15 October 2026', TODAY)).toEqual({ from: '2026-09-01', to: '2026-10-15' });
     expect(periodOf('rate on 2026-10-15', TODAY)).toEqual({ from: '2026-10-15', to: '2026-10-15' });
     expect(periodOf('how much does Acme owe', TODAY)).toBeUndefined();
+    expect(periodOf('revenue in October last year', TODAY)).toEqual({ from: '2025-10-01', to: '2025-10-31' });
+    expect(periodOf('revenue for March this year', TODAY)).toEqual({ from: '2026-03-01', to: '2026-03-31' });
+    expect(periodOf('revenue in Q3 2026', TODAY)).toEqual({ from: '2026-07-01', to: '2026-09-30' });
+    expect(periodOf('revenue from January to March 2026', TODAY)).toEqual({ from: '2026-01-01', to: '2026-03-31' });
+    expect(periodOf('revenue for the year 2025', TODAY)).toEqual({ from: '2025-01-01', to: '2025-12-31' });
+    expect(periodOf('October 0050', TODAY)).toEqual({ from: '0050-10-01', to: '0050-10-31' });
   });
 
   it('matches a name written in full, else fuzzily, and never picks one of several that fit', () => {
@@ -35,6 +43,11 @@ describe('the built-in engine', () => {
     expect(mentioned('How much does Acme owe?', directory.customers, false)).toEqual({ none: true });
     expect(mentioned('What does Umbrella owe?', directory.customers, true)).toEqual({ ambiguous: [directory.customers[1], directory.customers[2]] });
     expect(mentioned('What does Initech owe?', directory.customers, true)).toEqual({ none: true });
+    // Question words are never read as a name, and a look-alike is offered, never taken.
+    expect(mentioned('What is the outstanding balance of Hooli?', directory.customers, true)).toEqual({ none: true });
+    expect(mentioned('How much does Northwood owe?', directory.customers, true)).toMatchObject({ ambiguous: [directory.customers[4]] });
+    // With names left unread, even a good fuzzy match is only offered.
+    expect(mentioned("What is Acme's balance?", directory.customers, true, () => [], false)).toEqual({ ambiguous: [directory.customers[0]] });
   });
 
   it('reads each kind of question into its query, and answers help when it cannot', () => {
@@ -49,7 +62,14 @@ describe('the built-in engine', () => {
       input: { meterId: 'mtr_api', meterName: 'API calls', customerEntityId: 'ent_acme', from: '2026-10-01', to: '2026-10-31' },
     });
     expect(readQuestion('When does the Acme platform contract renew?', directory, TODAY)).toEqual({ kind: 'query', name: 'contract_status', input: { contractId: 'con_acme' } });
-    expect(readQuestion('usd to eur rate', directory, TODAY)).toEqual({ kind: 'query', name: 'fx_rate', input: { from: 'USD', to: 'EUR', date: TODAY } });
+    expect(readQuestion('USD to EUR rate', directory, TODAY)).toEqual({ kind: 'query', name: 'fx_rate', input: { from: 'USD', to: 'EUR', date: TODAY } });
+    expect(readQuestion('Show all exchange rates between EUR and USD', directory, TODAY)).toMatchObject({ name: 'fx_rate', input: { from: 'EUR', to: 'USD' } });
+    expect(readQuestion('What is the tax rate?', directory, TODAY)).toEqual({ kind: 'help' });
+    // A customer the question names is never dropped: the answer is about it, or asks which one.
+    expect(readQuestion('API calls used by Acme in October 2026', directory, TODAY)).toMatchObject({ name: 'usage', input: { customerEntityId: 'ent_acme' } });
+    expect(readQuestion('Which invoices of Acme are overdue?', directory, TODAY)).toMatchObject({ name: 'overdue_invoices', input: { customerId: 'cus_acme' } });
+    expect(readQuestion('Which of Acme Corporation invoices are paid this year?', directory, TODAY)).toMatchObject({ name: 'invoices_by_status', input: { status: 'paid', customerId: 'cus_acme' } });
+    expect(readQuestion('What revenue did Acme Corporation bring last month?', directory, TODAY)).toMatchObject({ kind: 'help' });
     expect(readQuestion('What is the weather like?', directory, TODAY)).toEqual({ kind: 'help' });
     expect(readQuestion('How much does Initech owe?', directory, TODAY)).toEqual({ kind: 'help', missing: 'the customer' });
   });

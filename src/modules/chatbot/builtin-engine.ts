@@ -22,6 +22,8 @@ export interface Directory {
   contracts: Array<Named & { customerId: string }>;
   /** Customer entities, each with its customer. */
   entities: Array<Named & { customerId: string | null }>;
+  /** false: some names were not read (too many), so that no fuzzy match is taken for sure. */
+  complete?: boolean;
 }
 
 export type Reading =
@@ -51,7 +53,12 @@ interface Period {
 }
 
 const iso = (date: Date) => date.toISOString().slice(0, 10);
-const utc = (year: number, month0: number, day: number) => new Date(Date.UTC(year, month0, day));
+/** A UTC day; unlike Date.UTC, years 0 to 99 stay themselves. */
+function utc(year: number, month0: number, day: number): Date {
+  const date = new Date(0);
+  date.setUTCFullYear(year, month0, day);
+  return date;
+}
 const monthSpan = (year: number, month0: number): Period => ({ from: iso(utc(year, month0, 1)), to: iso(utc(year, month0 + 1, 0)) });
 const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
 const MONTH_WORD = /\b(january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)\b(?:\s+(\d{4}))?/;
@@ -63,6 +70,25 @@ export function periodOf(text: string, today: string): Period | undefined {
   const year = now.getUTCFullYear();
   const month = now.getUTCMonth();
   const quarter = Math.floor(month / 3) * 3;
+  const named = MONTH_WORD.exec(lower);
+  const monthOf = (match: RegExpExecArray) => MONTHS.indexOf(match[1]!.slice(0, 3));
+  // A month with "last year" or "this year": that month of that year.
+  if (named && !named[2] && /\b(last|this) year\b/.test(lower)) return monthSpan(/\blast year\b/.test(lower) ? year - 1 : year, monthOf(named));
+  // From one month to another ("from January to March 2026").
+  const range = /\b(?:from\s+)?(january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)\b(?:\s+(\d{4}))?\s+(?:to|until|through|-)\s+(january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)\b(?:\s+(\d{4}))?/.exec(lower);
+  if (range) {
+    const endYear = range[4] ? Number(range[4]) : year;
+    const first = MONTHS.indexOf(range[1]!.slice(0, 3));
+    const last = MONTHS.indexOf(range[3]!.slice(0, 3));
+    const startYear = range[2] ? Number(range[2]) : first <= last ? endYear : endYear - 1;
+    return { from: monthSpan(startYear, first).from, to: monthSpan(endYear, last).to };
+  }
+  const quarterOf = /\bq([1-4])(?:\s+(\d{4}))?\b/.exec(lower);
+  if (quarterOf) {
+    const start = (Number(quarterOf[1]) - 1) * 3;
+    const inYear = quarterOf[2] ? Number(quarterOf[2]) : year;
+    return { from: iso(utc(inYear, start, 1)), to: iso(utc(inYear, start + 3, 0)) };
+  }
   if (/\blast month\b/.test(lower)) return monthSpan(year, month - 1);
   if (/\bthis month\b/.test(lower)) return monthSpan(year, month);
   if (/\blast quarter\b/.test(lower)) return { from: iso(utc(year, quarter - 3, 1)), to: iso(utc(year, quarter, 0)) };
@@ -77,14 +103,13 @@ export function periodOf(text: string, today: string): Period | undefined {
   const dates = chrono.parse(text, now, { forwardDate: false }).filter((result) => result.start.isCertain('day'));
   if (dates.length >= 2) return { from: iso(dates[0]!.start.date()), to: iso(dates[1]!.start.date()) };
   if (dates.length === 1 && dates[0]!.end) return { from: iso(dates[0]!.start.date()), to: iso(dates[0]!.end.date()) };
-  const named = MONTH_WORD.exec(lower);
   if (named) {
-    const month0 = MONTHS.indexOf(named[1]!.slice(0, 3));
+    const month0 = monthOf(named);
     // A month without its year is the latest one not after today.
     const inYear = named[2] ? Number(named[2]) : month0 <= month ? year : year - 1;
     return monthSpan(inYear, month0);
   }
-  const yearOnly = /\b(?:in|for|during)\s+(\d{4})\b/.exec(lower);
+  const yearOnly = /\b(?:in|for|during|year)\s+(\d{4})\b/.exec(lower);
   if (yearOnly) return { from: `${yearOnly[1]}-01-01`, to: `${yearOnly[1]}-12-31` };
   if (dates.length === 1) return { from: iso(dates[0]!.start.date()), to: iso(dates[0]!.start.date()) };
   return undefined;
@@ -93,16 +118,30 @@ export function periodOf(text: string, today: string): Period | undefined {
 // ---- names
 
 const normal = (text: string) => ` ${text.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim()} `;
-const STOP = new Set(['the', 'a', 'an', 'of', 'for', 'to', 'in', 'on', 'did', 'does', 'do', 'is', 'was', 'what', 'how', 'much', 'many', 'when', 'which', 'last', 'this', 'month', 'year', 'owe', 'owes', 'use', 'used', 'invoice', 'invoices', 'payment', 'contract', 's', 'and', 'our', 'we', 'me', 'show', 'us', 'has', 'have', 'with', 'by', 'from', 'api', 'calls']);
+/** The words questions are made of: never read as (part of) a name. */
+const STOP = new Set(
+  (
+    'the a an of for to in on at did does do is are was were be what how much many when which who whom whose last this next month year quarter week day today ' +
+    'owe owes owed use used usage consumed consumption invoice invoices payment payments paid pay contract contracts plan plans s and or our we me my show us has have with by from since between until ' +
+    'outstanding balance amount amounts due overdue past late unpaid receivable revenue income earned earnings turnover sales top biggest largest best customer customers total ' +
+    'status renew renewal upcoming recent latest most tell give list all any there their its it status rate rates exchange run runs result draft raised sent cancelled canceled'
+  ).split(' '),
+);
+/** A fuzzy match this good (Fuse.js score, 0 exact) is taken; a weaker one is only offered as a candidate. */
+const SURE = 0.15;
 
 type Match<T> = { found: T } | { ambiguous: T[] } | { none: true };
 
+/** Runs of words a fuzzy match looks at: the first 40 words of the question, question words left out. */
+const MAX_WORDS = 40;
+
 /**
  * The item the text names. In full, word for word (the longest name wins; two of the same length are
- * ambiguous); else, when `fuzzy`, by Fuse.js over the text's runs of one to four words, every item scoring
- * within 0.1 of the best being a candidate.
+ * ambiguous). Else, when `fuzzy`, by Fuse.js over the text's runs of one to four words that are not only
+ * question words: the best match is taken only if it is near-exact and alone; every item within 0.1 of the
+ * best is otherwise a candidate. `complete: false` (the names were not all read) never takes a fuzzy match.
  */
-export function mentioned<T extends Named>(text: string, items: readonly T[], fuzzy: boolean, extra: (item: T) => string[] = () => []): Match<T> {
+export function mentioned<T extends Named>(text: string, items: readonly T[], fuzzy: boolean, extra: (item: T) => string[] = () => [], complete = true): Match<T> {
   const body = normal(text);
   const names = (item: T) => [item.name, ...extra(item)].map(normal).filter((name) => name.trim().length > 0);
   const exact = items.map((item) => ({ item, length: Math.max(0, ...names(item).filter((name) => body.includes(name)).map((name) => name.length)) })).filter((hit) => hit.length > 0);
@@ -112,13 +151,14 @@ export function mentioned<T extends Named>(text: string, items: readonly T[], fu
     return best.length === 1 ? { found: best[0]! } : { ambiguous: best };
   }
   if (!fuzzy || items.length === 0) return { none: true };
-  const words = body.trim().split(' ').filter((word) => word.length > 0);
-  const runs: string[] = [];
+  const words = body.trim().split(' ').filter((word) => word.length > 0).slice(0, MAX_WORDS);
+  const runs = new Set<string>();
   for (let size = 1; size <= 4; size += 1) {
     for (let i = 0; i + size <= words.length; i += 1) {
       const run = words.slice(i, i + size);
-      if (run.every((word) => STOP.has(word)) || run.join('').length < 3) continue;
-      runs.push(run.join(' '));
+      // A run starts and ends with a word of the name: question words around it are not part of it.
+      if (STOP.has(run[0]!) || STOP.has(run[run.length - 1]!) || run.join('').length < 3) continue;
+      runs.add(run.join(' '));
     }
   }
   const fuse = new Fuse(
@@ -132,7 +172,7 @@ export function mentioned<T extends Named>(text: string, items: readonly T[], fu
   if (scores.size === 0) return { none: true };
   const best = Math.min(...scores.values());
   const close = [...scores].filter(([, score]) => score <= best + 0.1).map(([item]) => item);
-  return close.length === 1 ? { found: close[0]! } : { ambiguous: close };
+  return close.length === 1 && best <= SURE && complete ? { found: close[0]! } : { ambiguous: close };
 }
 
 // ---- questions
@@ -142,44 +182,47 @@ const has = (text: string, pattern: RegExp) => pattern.test(text.toLowerCase());
 /** Reads a question. `today` is the day (UTC) periods are counted from. */
 export function readQuestion(text: string, directory: Directory, today: string): Reading {
   const period = periodOf(text, today);
-  const customer = (required: boolean) => mentioned(text, directory.customers, required);
+  const complete = directory.complete !== false;
+  const customer = () => mentioned(text, directory.customers, true, () => [], complete);
 
   /** A query that names one customer (required), or asks which one. */
   const forCustomer = (name: ChatbotQueryName, extra: Record<string, unknown> = {}): Reading => {
-    const match = customer(true);
+    const match = customer();
     if ('found' in match) return { kind: 'query', name, input: { customerId: match.found.id, customerName: match.found.name, ...extra } };
     if ('ambiguous' in match) return { kind: 'candidates', what: 'customer', candidates: match.ambiguous };
     return { kind: 'help', missing: 'the customer' };
   };
+  /** A query about all customers, or about the one the question names. */
+  const forAnyCustomer = (name: ChatbotQueryName, input: Record<string, unknown>): Reading => {
+    const match = customer();
+    if ('ambiguous' in match) return { kind: 'candidates', what: 'customer', candidates: match.ambiguous };
+    return { kind: 'query', name, input: 'found' in match ? { ...input, customerId: match.found.id, customerName: match.found.name } : input };
+  };
 
-  if (has(text, /\b(fx|exchange|rate|convert)\b/)) {
-    const codes = [...new Set((text.match(/\b[a-zA-Z]{3}\b/g) ?? []).map((code) => code.toUpperCase()).filter((code) => isCurrency(code)))];
-    if (codes.length >= 2) return { kind: 'query', name: 'fx_rate', input: { from: codes[0], to: codes[1], date: period?.from ?? today } };
-    return { kind: 'help', missing: 'two currencies' };
+  // Currency codes are written in capitals: "EUR to USD", "EUR/USD".
+  const codes = [...new Set((text.match(/\b[A-Z]{3}\b/g) ?? []).filter((code) => isCurrency(code)))];
+  if (codes.length >= 2 && has(text, /\b(fx|exchange|rates?|convert|conversion)\b/)) {
+    return { kind: 'query', name: 'fx_rate', input: { from: codes[0], to: codes[1], date: period?.from ?? today } };
   }
   if (has(text, /\b(invoice|billing)\s+runs?\b|\b(last|latest)\s+run\b|\brun_[0-9a-z]+/)) {
     const runId = /\brun_[0-9a-z]+\b/i.exec(text)?.[0];
     return { kind: 'query', name: 'invoice_run', input: runId ? { runId } : {} };
   }
   if (has(text, /\b(usage|used|use|consumed|consumption)\b/)) {
-    const meter = mentioned(text, directory.meters, true, (item) => [item.metric.replace(/_/g, ' ')]);
+    const meter = mentioned(text, directory.meters, true, (item) => [item.metric.replace(/_/g, ' ')], complete);
     if ('ambiguous' in meter) return { kind: 'candidates', what: 'meter', candidates: meter.ambiguous };
     if ('none' in meter) return { kind: 'help', missing: 'the meter' };
     if (!period) return { kind: 'help', missing: 'the period' };
     const input: Record<string, unknown> = { meterId: meter.found.id, meterName: meter.found.name, ...period };
     const entity = mentioned(text, directory.entities, false);
-    if ('found' in entity) input.customerEntityId = entity.found.id;
-    else {
-      const who = customer(false);
-      if ('ambiguous' in who) return { kind: 'candidates', what: 'customer', candidates: who.ambiguous };
-      if ('found' in who) {
-        const own = directory.entities.filter((candidate) => candidate.customerId === who.found.id);
-        if (own.length > 1) return { kind: 'candidates', what: 'entity', candidates: own };
-        if (own.length === 1) input.customerEntityId = own[0]!.id;
-        else return { kind: 'help', missing: `an entity of ${who.found.name}` };
-      }
-    }
-    return { kind: 'query', name: 'usage', input };
+    if ('found' in entity) return { kind: 'query', name: 'usage', input: { ...input, customerEntityId: entity.found.id } };
+    const who = customer();
+    if ('ambiguous' in who) return { kind: 'candidates', what: 'customer', candidates: who.ambiguous };
+    if ('none' in who) return { kind: 'query', name: 'usage', input };
+    const own = directory.entities.filter((candidate) => candidate.customerId === who.found.id);
+    if (own.length > 1) return { kind: 'candidates', what: 'entity', candidates: own };
+    if (own.length === 0) return { kind: 'help', missing: `an entity of ${who.found.name}` };
+    return { kind: 'query', name: 'usage', input: { ...input, customerEntityId: own[0]!.id } };
   }
   if (has(text, /\btop\b.*\bcustomers?\b|\b(biggest|largest|best)\s+customers?\b|\bcustomers?\b.*\bby revenue\b/)) {
     const top = Number(/\btop\s+(\d{1,3})\b/i.exec(text)?.[1] ?? 5);
@@ -187,27 +230,26 @@ export function readQuestion(text: string, directory: Directory, today: string):
     return { kind: 'query', name: 'top_customers', input: { ...span, top: Math.min(Math.max(top, 1), 100) } };
   }
   if (has(text, /\b(revenue|income|earned|earnings|turnover|sales)\b/)) {
+    // Revenue is the organisation's: one customer's is not a question the engine answers.
+    if ('found' in customer()) return { kind: 'help', missing: 'revenue of one customer (ask for the top customers instead)' };
     return { kind: 'query', name: 'revenue', input: { ...(period ?? periodOf('this month', today)!) } };
   }
   if (has(text, /\bpayments?\b|\bpaid us\b|\bdid .+ pay\b/) && has(text, /\b(last|latest|most recent|recent|when)\b/)) return forCustomer('last_payment');
-  if (has(text, /\b(overdue|past due|late)\b/)) {
-    const who = customer(false);
-    if ('ambiguous' in who) return { kind: 'candidates', what: 'customer', candidates: who.ambiguous };
-    return { kind: 'query', name: 'overdue_invoices', input: 'found' in who ? { customerId: who.found.id, customerName: who.found.name } : {} };
-  }
+  if (has(text, /\b(overdue|past due|late)\b/)) return forAnyCustomer('overdue_invoices', {});
   const status = /\b(draft|raised|sent|paid|cancelled|canceled)\b/i.exec(text)?.[1]?.toLowerCase().replace('canceled', 'cancelled');
-  if (status && has(text, /\binvoices?\b/)) return { kind: 'query', name: 'invoices_by_status', input: { status, ...(period ?? periodOf('this year', today)!) } };
+  if (status && has(text, /\binvoices?\b/)) return forAnyCustomer('invoices_by_status', { status, ...(period ?? periodOf('this year', today)!) });
   if (has(text, /\b(owe|owes|owed|outstanding|unpaid|balance|receivable)\b/)) return forCustomer('outstanding_amount');
   if (has(text, /\b(contract|contracts|renew|renews|renewal|subscription|upcoming invoice|next invoice|plan)\b/)) {
-    const named = mentioned(text, directory.contracts, false);
+    const who = customer();
+    if ('ambiguous' in who) return { kind: 'candidates', what: 'customer', candidates: who.ambiguous };
+    // The named customer's contracts, else every contract, by the names written in the question.
+    const among = 'found' in who ? directory.contracts.filter((contract) => contract.customerId === who.found.id) : directory.contracts;
+    const named = mentioned(text, among, false);
     if ('found' in named) return { kind: 'query', name: 'contract_status', input: { contractId: named.found.id } };
     if ('ambiguous' in named) return { kind: 'candidates', what: 'contract', candidates: named.ambiguous };
-    const who = customer(true);
-    if ('ambiguous' in who) return { kind: 'candidates', what: 'customer', candidates: who.ambiguous };
-    if ('none' in who) return { kind: 'help', missing: 'the contract or its customer' };
-    const theirs = directory.contracts.filter((contract) => contract.customerId === who.found.id);
-    if (theirs.length === 1) return { kind: 'query', name: 'contract_status', input: { contractId: theirs[0]!.id } };
-    if (theirs.length > 1) return { kind: 'candidates', what: 'contract', candidates: theirs };
+    if (!('found' in who)) return { kind: 'help', missing: 'the contract or its customer' };
+    if (among.length === 1) return { kind: 'query', name: 'contract_status', input: { contractId: among[0]!.id } };
+    if (among.length > 1) return { kind: 'candidates', what: 'contract', candidates: among };
     return { kind: 'help', missing: `a contract of ${who.found.name}` };
   }
   return { kind: 'help' };

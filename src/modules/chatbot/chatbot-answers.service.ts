@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { deterministicDatabaseError } from '../../db/errors';
 import { AppError } from '../../domain/errors';
 import type { Role } from '../../http/permissions';
 import type { ContractService } from '../contracts/contracts.service';
@@ -30,14 +31,17 @@ export interface AnswerInput {
 /** Names beyond this many of a kind are not recognised (the lists are read 100 at a time). */
 const NAMES_READ = 1000;
 
-async function allOf<T>(read: (page: number) => Promise<{ items: T[]; total: number }>): Promise<T[]> {
+/** The names of one kind, and whether they are all there. */
+async function allOf<T>(read: (page: number) => Promise<{ items: T[]; total: number }>): Promise<{ items: T[]; complete: boolean }> {
   const items: T[] = [];
+  let total = 0;
   for (let page = 1; items.length < NAMES_READ; page += 1) {
     const next = await read(page);
     items.push(...next.items);
+    total = next.total;
     if (next.items.length === 0 || items.length >= next.total) break;
   }
-  return items;
+  return { items, complete: items.length >= total };
 }
 
 async function directoryOf(reads: DirectoryReads, organisationId: string): Promise<Directory> {
@@ -49,10 +53,11 @@ async function directoryOf(reads: DirectoryReads, organisationId: string): Promi
     allOf((page) => reads.contracts.list(organisationId, {}, paging(page))),
   ]);
   return {
-    customers: customers.map((customer) => ({ id: customer.id, name: customer.name })),
-    entities: entities.map((entity) => ({ id: entity.id, name: entity.name, customerId: entity.customerId ?? null })),
-    meters: meters.map((meter) => ({ id: meter.id, name: meter.name, metric: meter.metric })),
-    contracts: contracts.map((contract) => ({ id: contract.id, name: contract.name ?? `contract ${contract.id}`, customerId: contract.customerId })),
+    customers: customers.items.map((customer) => ({ id: customer.id, name: customer.name })),
+    entities: entities.items.map((entity) => ({ id: entity.id, name: entity.name, customerId: entity.customerId ?? null })),
+    meters: meters.items.map((meter) => ({ id: meter.id, name: meter.name, metric: meter.metric })),
+    contracts: contracts.items.map((contract) => ({ id: contract.id, name: contract.name ?? `contract ${contract.id}`, customerId: contract.customerId })),
+    complete: [customers, entities, meters, contracts].every((kind) => kind.complete),
   };
 }
 
@@ -72,9 +77,10 @@ async function answerOf(reads: ChatbotReads, input: AnswerInput, reading: Readin
     const answer: ChatAnswer = await runQuery(reads, { organisationId: input.organisationId, role: input.role }, reading.name, reading.input);
     return { text: answer.text, data: (answer.data as Record<string, unknown> | null) ?? null, sources: answer.sources, intent: reading.name };
   } catch (error) {
-    // What the caller may not see, or what is not there, is answered in words; a fault is retried.
-    if (error instanceof AppError && ['forbidden', 'not_found', 'conflict', 'validation'].includes(error.kind)) {
-      const why = error.kind === 'forbidden' ? 'Your role may not read that.' : (error.items[0]?.message ?? error.message);
+    // What the caller may not see, what is not there, or a value Postgres cannot hold is answered in words; a fault is retried.
+    const known = error instanceof AppError ? error : deterministicDatabaseError(error);
+    if (known && ['forbidden', 'not_found', 'conflict', 'validation'].includes(known.kind)) {
+      const why = known.kind === 'forbidden' ? 'Your role may not read that.' : (known.items[0]?.message ?? known.message);
       return { text: why, data: null, sources: [], intent: reading.name };
     }
     throw error;
@@ -91,7 +97,13 @@ export function createChatbotAnswerService(deps: { db: Knex; reads: ChatbotReads
       const stored = await createChatbotRepository(deps.db).answerAt(input.conversationId, input.seq + 1);
       if (stored) return { text: stored.text, data: stored.data, sources: stored.sources };
       const directory = await directoryOf(deps.reads, input.organisationId);
-      const reading = readQuestion(input.text, directory, new Date().toISOString().slice(0, 10));
+      let reading: Reading;
+      try {
+        reading = readQuestion(input.text, directory, new Date().toISOString().slice(0, 10));
+      } catch {
+        // A date no calendar holds (a year past 9999, say): the question cannot be read.
+        reading = { kind: 'help', missing: 'the dates' };
+      }
       const answer = await answerOf(deps.reads, input, reading);
       await createChatbotRepository(deps.db).recordTurn(input.organisationId, input.conversationId, input.seq, input.text, answer);
       const { intent: _intent, ...reply } = (await createChatbotRepository(deps.db).answerAt(input.conversationId, input.seq + 1)) ?? answer;

@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { AppError } from '../../domain/errors';
+import { Decimal, formatAmount } from '../../domain/money';
+import { isoDate } from '../../http/schemas';
 import { roleAllows, type Action, type Role } from '../../http/permissions';
 import type { CollectionsService } from '../collections/collections.service';
 import type { ContractService } from '../contracts/contracts.service';
@@ -39,7 +41,7 @@ export interface ChatAnswer {
   sources: string[];
 }
 
-const day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'a calendar day YYYY-MM-DD');
+const day = isoDate;
 const id = z.string().min(1).max(200);
 const period = { from: day.describe('first day'), to: day.describe('last day') };
 
@@ -91,26 +93,35 @@ export const CHATBOT_QUERIES = [
         dueDate: invoice.dueDate,
         daysOverdue: invoice.dueDate ? Math.round((today - Date.parse(invoice.dueDate)) / 86_400_000) : null,
       }));
-      const scope = input.customerName ? ` of ${input.customerName}` : '';
+      const scope = input.customerName ? ` of ${input.customerName}` : ' of all customers';
       const text = `${page.total} overdue invoice(s)${scope}: ${list(rows, (row) => `${row.number} ${row.amountDue} ${row.currency}, ${row.daysOverdue} days past due`)}.`;
       return { text, data: { total: page.total, invoices: rows }, sources: [path('/invoices', { overdue: 'true', customerId: input.customerId })] };
     },
   }),
   query({
     name: 'invoices_by_status',
-    description: 'The invoices in one status (draft, raised, sent, paid, cancelled) dated within a period, with their count and totals per currency',
-    input: z.object({ status: z.enum(['draft', 'raised', 'sent', 'paid', 'cancelled']), ...period }),
+    description: 'The invoices in one status (draft, raised, sent, paid, cancelled) dated within a period, of all customers or one, with their count and totals per currency',
+    input: z.object({ status: z.enum(['draft', 'raised', 'sent', 'paid', 'cancelled']), ...period, customerId: id.optional(), customerName: z.string().max(200).optional() }),
     actions: ['InvoiceService:getInvoices'],
     async run(reads, asker, input) {
-      const page = await reads.invoices.list(asker.organisationId, { status: input.status, dateFrom: input.from, dateTo: input.to }, { page: 1, limit: 100 });
-      const totals = new Map<string, number>();
-      for (const invoice of page.items) if (invoice.total !== null) totals.set(invoice.currency, (totals.get(invoice.currency) ?? 0) + Math.round(Number(invoice.total) * 10_000));
-      const byCurrency = [...totals].map(([currency, tenThousandths]) => ({ currency, total: (tenThousandths / 10_000).toFixed(2) }));
-      const text = `${page.total} ${input.status} invoice(s) dated ${input.from} to ${input.to}${byCurrency.length ? `: ${list(byCurrency, (entry) => `${entry.total} ${entry.currency}`)}` : ''}.`;
+      const filter = { status: input.status, dateFrom: input.from, dateTo: input.to, ...(input.customerId ? { customerId: input.customerId } : {}) };
+      // Every page, so that the totals are of all the invoices; the rows shown are the first 100.
+      const first = await reads.invoices.list(asker.organisationId, filter, { page: 1, limit: 100 });
+      const invoices = [...first.items];
+      for (let page = 2; invoices.length < first.total && page <= 100; page += 1) invoices.push(...(await reads.invoices.list(asker.organisationId, filter, { page, limit: 100 })).items);
+      const totals = new Map<string, Decimal>();
+      for (const invoice of invoices) if (invoice.total !== null) totals.set(invoice.currency, (totals.get(invoice.currency) ?? new Decimal(0)).plus(invoice.total));
+      const byCurrency = [...totals].map(([currency, total]) => ({ currency, total: formatAmount(total, currency) }));
+      const scope = input.customerName ? ` of ${input.customerName}` : '';
+      const text = `${first.total} ${input.status} invoice(s)${scope} dated ${input.from} to ${input.to}${byCurrency.length ? `: ${list(byCurrency, (entry) => `${entry.total} ${entry.currency}`)}` : ''}.`;
       return {
         text,
-        data: { total: page.total, invoices: page.items.map((invoice) => ({ id: invoice.id, number: invoice.number, date: invoice.date, currency: invoice.currency, total: invoice.total })) },
-        sources: [path('/invoices', { status: input.status, dateFrom: input.from, dateTo: input.to })],
+        data: {
+          total: first.total,
+          totals: byCurrency,
+          invoices: first.items.map((invoice) => ({ id: invoice.id, number: invoice.number, date: invoice.date, currency: invoice.currency, total: invoice.total })),
+        },
+        sources: [path('/invoices', { status: input.status, dateFrom: input.from, dateTo: input.to, customerId: input.customerId })],
       };
     },
   }),
@@ -217,5 +228,9 @@ export async function runQuery(reads: ChatbotReads, asker: Asker, name: string, 
   if (!roleAllows(asker.role, found.actions)) throw new AppError('forbidden', 'Forbidden');
   const parsed = found.input.safeParse(input);
   if (!parsed.success) throw AppError.validation(`${name}: ${parsed.error.issues.map((issue) => `${issue.path.join('.')} ${issue.message}`).join('; ')}`);
+  const span = parsed.data as { from?: unknown; to?: unknown };
+  if (typeof span.from === 'string' && typeof span.to === 'string' && /^\d{4}-/.test(span.from) && span.to < span.from) {
+    throw AppError.validation(`the period ends (${span.to}) before it starts (${span.from})`);
+  }
   return (found.run as (reads: ChatbotReads, asker: Asker, input: unknown) => Promise<ChatAnswer>)(reads, asker, parsed.data);
 }

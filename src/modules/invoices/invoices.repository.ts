@@ -551,9 +551,13 @@ export function createInvoiceRepository(db: Knex) {
 
     /** The customer of each of the organisation's invoices among `ids`. */
     async customersOf(organisationId: string, ids: string[]): Promise<Map<string, string | null>> {
-      if (ids.length === 0) return new Map();
-      const rows = await db<InvoiceRow>('invoices').where({ organisation_id: organisationId }).whereIn('id', ids).select('id', 'customer_id');
-      return new Map(rows.map((row) => [row.id, row.customer_id]));
+      const customers = new Map<string, string | null>();
+      // In slices, well below Postgres's 65,535 parameters a statement.
+      for (let i = 0; i < ids.length; i += 10_000) {
+        const rows = await db<InvoiceRow>('invoices').where({ organisation_id: organisationId }).whereIn('id', ids.slice(i, i + 10_000)).select('id', 'customer_id');
+        for (const row of rows) customers.set(row.id, row.customer_id);
+      }
+      return customers;
     },
 
     /** Whether any invoice, live or deleted, bills the contract plan. */

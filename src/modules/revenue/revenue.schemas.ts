@@ -19,8 +19,8 @@ export const revenueListQuery = pageQuery.extend({ invoiceId: reference().option
 
 export const revenueSummaryQuery = ordered(
   z.object({
-    from: isoDate.describe('the first day: its whole month counts'),
-    to: isoDate.describe('the last day; not before from'),
+    from: isoDate.describe('a day of the first month (revenue is recognised by month)'),
+    to: isoDate.describe('a day of the last month; not before from'),
     top: z.coerce.number().int().min(1).max(100).default(10).describe('how many customers to rank per currency (1 to 100, default 10)'),
   }),
   'from',
@@ -29,7 +29,7 @@ export const revenueSummaryQuery = ordered(
 
 export const revenueSummarySchema = z.object({
   from: z.string().describe("the first day of from's month"),
-  to: z.string(),
+  to: z.string().describe("the last day of to's month"),
   currencies: z.array(
     z.object({
       currency: z.string(),

@@ -76,6 +76,9 @@ export function createRevenueService(db: Knex) {
      */
     async summary(organisationId: string, query: { from: string; to: string; top: number }): Promise<RevenueSummary> {
       const fromMonth = `${query.from.slice(0, 7)}-01`;
+      // Revenue is recognised by month: whole months count, `to`'s included.
+      const toMonthEnd = new Date(`${query.to.slice(0, 7)}-01T00:00:00Z`);
+      toMonthEnd.setUTCMonth(toMonthEnd.getUTCMonth() + 1, 0);
       const rows = await createRevenueRepository(db).totalsByInvoice(organisationId, fromMonth, query.to);
       const customerOf = await createInvoiceRepository(db).customersOf(organisationId, [...new Set(rows.map((row) => row.invoice_id))]);
       const byCurrency = new Map<string, { amount: Decimal; customers: Map<string, Decimal> }>();
@@ -97,7 +100,7 @@ export function createRevenueService(db: Knex) {
         }
         currencies.push({ currency, amount: formatAmount(entry.amount, currency), topCustomers });
       }
-      return { from: fromMonth, to: query.to, currencies };
+      return { from: fromMonth, to: toMonthEnd.toISOString().slice(0, 10), currencies };
     },
 
     /** Recomputes one item's revenue records from its invoice's current state, under the invoice's row lock. */

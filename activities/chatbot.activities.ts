@@ -1,9 +1,14 @@
-import type { AnswerInput, ChatbotAnswerService } from '../src/modules/chatbot/chatbot-answers.service';
+import type { AnswerInput, ChatbotAnswerService, ModelStepInput, ModelTurnInput, ToolCallInput } from '../src/modules/chatbot/chatbot-answers.service';
 import { withHeartbeat } from './adapter';
 
 export function createChatbotActivities(chatbot: ChatbotAnswerService) {
   return {
+    /** A turn of the built-in engine, whole. */
     answerChatMessage: (input: AnswerInput) => withHeartbeat(() => chatbot.answer(input)),
+    /** The model engine: one call to the model, one tool call, the turn stored. */
+    chatModelStep: (input: ModelStepInput) => withHeartbeat(() => chatbot.modelStep(input)),
+    chatToolCall: (input: ToolCallInput) => withHeartbeat(() => chatbot.runTool(input)),
+    recordChatTurn: (input: ModelTurnInput) => withHeartbeat(() => chatbot.recordModelTurn(input)),
   };
 }
 

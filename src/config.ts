@@ -47,6 +47,10 @@ const configSchema = z.object({
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(6000),
   // Questions to the chatbot a minute, per app or user.
   CHATBOT_MESSAGES_PER_MINUTE: z.coerce.number().int().min(1).default(30),
+  // The chatbot's language model, opt-in: an OpenAI-compatible server's base URL (…/v1) and model name; both set, the model answers.
+  CHATBOT_LLM_BASE_URL: z.string().url().optional(),
+  CHATBOT_LLM_MODEL: z.string().min(1).max(200).optional(),
+  CHATBOT_LLM_API_KEY: z.string().min(1).optional(),
   UPLOAD_LIMIT_BYTES: z.coerce.number().int().min(1024).default(10 * 1024 * 1024),
   BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(5 * 1024 * 1024),
   // Deepest nesting of arrays and objects a JSON body may have.

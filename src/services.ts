@@ -18,6 +18,7 @@ import { createContractService } from './modules/contracts/contracts.service';
 import { createCustomerService } from './modules/customers/customers.service';
 import { createCreditNoteLifecycleService } from './modules/credit-notes/credit-note-lifecycle.service';
 import { createCreditNoteService } from './modules/credit-notes/credit-notes.service';
+import type { ModelSettings } from './modules/chatbot/model-engine';
 import { createChatbotService } from './modules/chatbot/chatbot.service';
 import { createCreditGrantService, createCreditService } from './modules/credits/credits.service';
 import { createCouponService } from './modules/coupons/coupons.service';
@@ -73,6 +74,8 @@ export interface ServiceDeps {
   invoiceRunPaging: InvoiceRunPaging;
   /** Where webhooks may be sent. */
   webhookPolicy: DestinationPolicy;
+  /** The chatbot's language model, when one is configured: the model engine answers then. */
+  chatbotModel?: ModelSettings;
 }
 
 /** The dependencies of the services as the configuration sets them up. */
@@ -86,6 +89,9 @@ export function serviceDepsFrom(config: Config, db: Knex): ServiceDeps {
     refreshTokenTtlDays: config.REFRESH_TOKEN_TTL_DAYS,
     invoiceRunPaging: { pageSize: config.INVOICE_RUN_PAGE_SIZE, pagesInFlight: config.INVOICE_RUN_PAGES_IN_FLIGHT },
     webhookPolicy: destinationPolicy(config),
+    ...(config.CHATBOT_LLM_BASE_URL && config.CHATBOT_LLM_MODEL
+      ? { chatbotModel: { baseUrl: config.CHATBOT_LLM_BASE_URL, model: config.CHATBOT_LLM_MODEL, ...(config.CHATBOT_LLM_API_KEY ? { apiKey: config.CHATBOT_LLM_API_KEY } : {}) } }
+      : {}),
   };
 }
 
@@ -149,7 +155,7 @@ export function createApiServices(deps: ServiceDeps & { temporal: TemporalHandle
     invoices: createInvoiceService(workflowDeps, resolveContractPlan),
     creditNotes: createCreditNoteService(workflowDeps),
     creditGrants: createCreditGrantService({ ...workflowDeps, credits: services.credits }),
-    chatbot: createChatbotService(workflowDeps),
+    chatbot: createChatbotService({ ...workflowDeps, engine: deps.chatbotModel ? 'model' : 'builtin' }),
     revenueSync: createRevenueSyncService(workflowDeps),
     contracts: createContractService(workflowDeps),
     usage: createUsageService(workflowDeps),

@@ -4,9 +4,19 @@ import { chatbotActivities, idle, Mutex } from './shared';
 
 type AnswerInput = Parameters<ChatbotActivities['answerChatMessage']>[0];
 type ChatReply = Awaited<ReturnType<ChatbotActivities['answerChatMessage']>>;
+type ToolStep = Parameters<ChatbotActivities['chatModelStep']>[0]['steps'][number];
 
-/** A question: its words and the asker's role, under which it is answered. Stored in histories: never rename. */
-export const chatMessageUpdate = defineUpdate<ChatReply, [Pick<AnswerInput, 'text' | 'role'>]>('message');
+/** Which engine answers: the built-in one (absent), or a language model. */
+export type ChatEngine = 'builtin' | 'model';
+
+/**
+ * A question: its words, the asker's role, under which it is answered, and the engine that answers it.
+ * Stored in histories: never rename.
+ */
+export const chatMessageUpdate = defineUpdate<ChatReply, [Pick<AnswerInput, 'text' | 'role'> & { engine?: ChatEngine }]>('message');
+
+/** Calls to the model one question may take (each may ask for tools) before the turn gives up. */
+const MODEL_STEPS = 6;
 
 export interface ChatWorkflowInput {
   organisationId: string;
@@ -28,9 +38,34 @@ const IDLE = '1 hour';
 export async function chatConversationWorkflow(input: ChatWorkflowInput): Promise<number> {
   let turns = input.turns;
   const lock = new Mutex();
+  const where = () => ({ organisationId: input.organisationId, conversationId: input.conversationId, seq: turns * 2 + 1 });
+
+  /**
+   * The model engine: the model proposes tool calls, each run as its own activity under the asker's role,
+   * until it answers. The answer's figures and sources are the tools' results. A worker that dies between
+   * two calls resumes from the history: no tool runs twice, and the turn is stored once.
+   */
+  async function askModel(text: string, role: AnswerInput['role']): Promise<ChatReply> {
+    const steps: ToolStep[] = [];
+    let answer: string | undefined;
+    for (let call = 0; call < MODEL_STEPS && answer === undefined; call += 1) {
+      const step = await chatbotActivities.chatModelStep({ ...where(), text, steps });
+      if (step.kind === 'text') answer = step.text;
+      else for (const proposed of step.calls) steps.push({ ...proposed, result: await chatbotActivities.chatToolCall({ organisationId: input.organisationId, role, name: proposed.name, input: proposed.input }) });
+    }
+    // The figures: what the tools found (a refusal, or a name that fits none or several, has none).
+    const results = steps.flatMap((step) => ('error' in step.result || step.result.data === null ? [] : [{ tool: step.name, input: step.input, data: step.result.data }]));
+    const sources = [...new Set(steps.flatMap((step) => ('error' in step.result ? [] : step.result.sources)))];
+    const reply = { text: answer ?? 'I could not finish answering this question; please ask it in simpler words.', data: { results }, sources };
+    return chatbotActivities.recordChatTurn({ ...where(), text, reply, intent: 'model' });
+  }
+
   setHandler(chatMessageUpdate, (message) =>
     lock.runExclusive(async () => {
-      const reply = await chatbotActivities.answerChatMessage({ organisationId: input.organisationId, conversationId: input.conversationId, seq: turns * 2 + 1, text: message.text, role: message.role });
+      const reply =
+        message.engine === 'model'
+          ? await askModel(message.text, message.role)
+          : await chatbotActivities.answerChatMessage({ ...where(), text: message.text, role: message.role });
       turns += 1;
       return reply;
     }),

@@ -50,7 +50,8 @@ export async function createWorker(
   // A client of its own, for the activities that drive other workflows (an invoice run raising its drafts).
   const temporal = await connectTemporal(deps.config, deps.temporalAddress);
   await ensureSearchAttributes(connection as unknown as Pick<Connection, 'operatorService'>, deps.config.TEMPORAL_NAMESPACE);
-  const services = createServices(serviceDepsFrom(deps.config, deps.db));
+  const serviceDeps = serviceDepsFrom(deps.config, deps.db);
+  const services = createServices(serviceDeps);
   const workflowDeps = { db: deps.db, temporal };
   const invoices = createInvoiceService(workflowDeps, resolveContractPlan);
   const worker = await Worker.create({
@@ -62,6 +63,7 @@ export async function createWorker(
       invoices,
       chatbot: createChatbotAnswerService({
         db: deps.db,
+        ...(serviceDeps.chatbotModel ? { model: serviceDeps.chatbotModel } : {}),
         reads: {
           ...services,
           invoices,

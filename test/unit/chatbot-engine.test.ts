@@ -51,7 +51,7 @@ describe('the built-in engine', () => {
   });
 
   it('reads each kind of question into its query, and answers help when it cannot', () => {
-    expect(readQuestion('How much does Acme owe?', directory, TODAY)).toEqual({ kind: 'query', name: 'outstanding_amount', input: { customerId: 'cus_acme', customerName: 'Acme Corporation' } });
+    expect(readQuestion('How much does Acme owe?', directory, TODAY)).toEqual({ kind: 'query', name: 'outstanding_amount', input: { customer: 'cus_acme' } });
     expect(readQuestion('What does Umbrella owe?', directory, TODAY)).toMatchObject({ kind: 'candidates', what: 'customer' });
     expect(readQuestion('Which invoices are overdue?', directory, TODAY)).toEqual({ kind: 'query', name: 'overdue_invoices', input: {} });
     expect(readQuestion('revenue last month', directory, TODAY)).toEqual({ kind: 'query', name: 'revenue', input: { from: '2026-10-01', to: '2026-10-31' } });
@@ -59,16 +59,16 @@ describe('the built-in engine', () => {
     expect(readQuestion('API calls used by Acme Corporation in October 2026', directory, TODAY)).toEqual({
       kind: 'query',
       name: 'usage',
-      input: { meterId: 'mtr_api', meterName: 'API calls', customerEntityId: 'ent_acme', from: '2026-10-01', to: '2026-10-31' },
+      input: { meter: 'mtr_api', entity: 'ent_acme', from: '2026-10-01', to: '2026-10-31' },
     });
-    expect(readQuestion('When does the Acme platform contract renew?', directory, TODAY)).toEqual({ kind: 'query', name: 'contract_status', input: { contractId: 'con_acme' } });
+    expect(readQuestion('When does the Acme platform contract renew?', directory, TODAY)).toEqual({ kind: 'query', name: 'contract_status', input: { contract: 'con_acme' } });
     expect(readQuestion('USD to EUR rate', directory, TODAY)).toEqual({ kind: 'query', name: 'fx_rate', input: { from: 'USD', to: 'EUR', date: TODAY } });
     expect(readQuestion('Show all exchange rates between EUR and USD', directory, TODAY)).toMatchObject({ name: 'fx_rate', input: { from: 'EUR', to: 'USD' } });
     expect(readQuestion('What is the tax rate?', directory, TODAY)).toEqual({ kind: 'help' });
     // A customer the question names is never dropped: the answer is about it, or asks which one.
-    expect(readQuestion('API calls used by Acme in October 2026', directory, TODAY)).toMatchObject({ name: 'usage', input: { customerEntityId: 'ent_acme' } });
-    expect(readQuestion('Which invoices of Acme are overdue?', directory, TODAY)).toMatchObject({ name: 'overdue_invoices', input: { customerId: 'cus_acme' } });
-    expect(readQuestion('Which of Acme Corporation invoices are paid this year?', directory, TODAY)).toMatchObject({ name: 'invoices_by_status', input: { status: 'paid', customerId: 'cus_acme' } });
+    expect(readQuestion('API calls used by Acme in October 2026', directory, TODAY)).toMatchObject({ name: 'usage', input: { entity: 'ent_acme' } });
+    expect(readQuestion('Which invoices of Acme are overdue?', directory, TODAY)).toMatchObject({ name: 'overdue_invoices', input: { customer: 'cus_acme' } });
+    expect(readQuestion('Which of Acme Corporation invoices are paid this year?', directory, TODAY)).toMatchObject({ name: 'invoices_by_status', input: { status: 'paid', customer: 'cus_acme' } });
     expect(readQuestion('What revenue did Acme Corporation bring last month?', directory, TODAY)).toMatchObject({ kind: 'help' });
     expect(readQuestion('What is the weather like?', directory, TODAY)).toEqual({ kind: 'help' });
     expect(readQuestion('How much does Initech owe?', directory, TODAY)).toEqual({ kind: 'help', missing: 'the customer' });

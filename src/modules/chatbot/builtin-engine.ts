@@ -188,7 +188,7 @@ export function readQuestion(text: string, directory: Directory, today: string):
   /** A query that names one customer (required), or asks which one. */
   const forCustomer = (name: ChatbotQueryName, extra: Record<string, unknown> = {}): Reading => {
     const match = customer();
-    if ('found' in match) return { kind: 'query', name, input: { customerId: match.found.id, customerName: match.found.name, ...extra } };
+    if ('found' in match) return { kind: 'query', name, input: { customer: match.found.id, ...extra } };
     if ('ambiguous' in match) return { kind: 'candidates', what: 'customer', candidates: match.ambiguous };
     return { kind: 'help', missing: 'the customer' };
   };
@@ -196,7 +196,7 @@ export function readQuestion(text: string, directory: Directory, today: string):
   const forAnyCustomer = (name: ChatbotQueryName, input: Record<string, unknown>): Reading => {
     const match = customer();
     if ('ambiguous' in match) return { kind: 'candidates', what: 'customer', candidates: match.ambiguous };
-    return { kind: 'query', name, input: 'found' in match ? { ...input, customerId: match.found.id, customerName: match.found.name } : input };
+    return { kind: 'query', name, input: 'found' in match ? { ...input, customer: match.found.id } : input };
   };
 
   // Currency codes are written in capitals: "EUR to USD", "EUR/USD".
@@ -213,16 +213,16 @@ export function readQuestion(text: string, directory: Directory, today: string):
     if ('ambiguous' in meter) return { kind: 'candidates', what: 'meter', candidates: meter.ambiguous };
     if ('none' in meter) return { kind: 'help', missing: 'the meter' };
     if (!period) return { kind: 'help', missing: 'the period' };
-    const input: Record<string, unknown> = { meterId: meter.found.id, meterName: meter.found.name, ...period };
+    const input: Record<string, unknown> = { meter: meter.found.id, ...period };
     const entity = mentioned(text, directory.entities, false);
-    if ('found' in entity) return { kind: 'query', name: 'usage', input: { ...input, customerEntityId: entity.found.id } };
+    if ('found' in entity) return { kind: 'query', name: 'usage', input: { ...input, entity: entity.found.id } };
     const who = customer();
     if ('ambiguous' in who) return { kind: 'candidates', what: 'customer', candidates: who.ambiguous };
     if ('none' in who) return { kind: 'query', name: 'usage', input };
     const own = directory.entities.filter((candidate) => candidate.customerId === who.found.id);
     if (own.length > 1) return { kind: 'candidates', what: 'entity', candidates: own };
     if (own.length === 0) return { kind: 'help', missing: `an entity of ${who.found.name}` };
-    return { kind: 'query', name: 'usage', input: { ...input, customerEntityId: own[0]!.id } };
+    return { kind: 'query', name: 'usage', input: { ...input, entity: own[0]!.id } };
   }
   if (has(text, /\btop\b.*\bcustomers?\b|\b(biggest|largest|best)\s+customers?\b|\bcustomers?\b.*\bby revenue\b/)) {
     const top = Number(/\btop\s+(\d{1,3})\b/i.exec(text)?.[1] ?? 5);
@@ -245,10 +245,10 @@ export function readQuestion(text: string, directory: Directory, today: string):
     // The named customer's contracts, else every contract, by the names written in the question.
     const among = 'found' in who ? directory.contracts.filter((contract) => contract.customerId === who.found.id) : directory.contracts;
     const named = mentioned(text, among, false);
-    if ('found' in named) return { kind: 'query', name: 'contract_status', input: { contractId: named.found.id } };
+    if ('found' in named) return { kind: 'query', name: 'contract_status', input: { contract: named.found.id } };
     if ('ambiguous' in named) return { kind: 'candidates', what: 'contract', candidates: named.ambiguous };
     if (!('found' in who)) return { kind: 'help', missing: 'the contract or its customer' };
-    if (among.length === 1) return { kind: 'query', name: 'contract_status', input: { contractId: among[0]!.id } };
+    if (among.length === 1) return { kind: 'query', name: 'contract_status', input: { contract: among[0]!.id } };
     if (among.length > 1) return { kind: 'candidates', what: 'contract', candidates: among };
     return { kind: 'help', missing: `a contract of ${who.found.name}` };
   }

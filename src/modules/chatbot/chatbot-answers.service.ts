@@ -7,7 +7,8 @@ import type { CustomerService } from '../customers/customers.service';
 import type { EntityService } from '../entities/entities.service';
 import type { MeterService } from '../meters/meters.service';
 import { EXAMPLES, readQuestion, type Directory, type Reading } from './builtin-engine';
-import { runQuery, type ChatAnswer, type ChatbotReads } from './chatbot-queries';
+import { CHATBOT_QUERIES, runQuery, type ChatAnswer, type ChatbotReads } from './chatbot-queries';
+import { callModel, type ModelSettings, type ModelStep, type ToolStep } from './model-engine';
 import { createChatbotRepository } from './chatbot.repository';
 import type { ChatReply } from './chatbot.schemas';
 
@@ -17,6 +18,31 @@ export interface DirectoryReads {
   entities: Pick<EntityService, 'list'>;
   meters: Pick<MeterService, 'list'>;
   contracts: Pick<ContractService, 'list'>;
+}
+
+/** A turn of the model engine: the question, where it goes, and the tool calls made so far. */
+export interface ModelStepInput {
+  organisationId: string;
+  conversationId: string;
+  seq: number;
+  text: string;
+  steps: ToolStep[];
+}
+
+export interface ToolCallInput {
+  organisationId: string;
+  role: Role;
+  name: string;
+  input: unknown;
+}
+
+export interface ModelTurnInput {
+  organisationId: string;
+  conversationId: string;
+  seq: number;
+  text: string;
+  reply: ChatReply;
+  intent: string;
 }
 
 export interface AnswerInput {
@@ -67,14 +93,14 @@ function helpText(missing?: string): string {
 }
 
 /** What the built-in engine answers: a query's answer, the candidates of an ambiguous name, or help. */
-async function answerOf(reads: ChatbotReads, input: AnswerInput, reading: Reading): Promise<ChatReply & { intent: string }> {
+async function answerOf(reads: ChatbotReads, input: AnswerInput, reading: Reading, directory: Directory): Promise<ChatReply & { intent: string }> {
   if (reading.kind === 'help') return { text: helpText(reading.missing), data: { examples: [...EXAMPLES] }, sources: [], intent: 'help' };
   if (reading.kind === 'candidates') {
     const names = reading.candidates.map((candidate) => candidate.name).join(', ');
     return { text: `Several ${reading.what}s fit: ${names}. Which one do you mean?`, data: { candidates: reading.candidates }, sources: [], intent: 'candidates' };
   }
   try {
-    const answer: ChatAnswer = await runQuery(reads, { organisationId: input.organisationId, role: input.role }, reading.name, reading.input);
+    const answer: ChatAnswer = await runQuery(reads, { organisationId: input.organisationId, role: input.role }, reading.name, reading.input, directory);
     return { text: answer.text, data: (answer.data as Record<string, unknown> | null) ?? null, sources: answer.sources, intent: reading.name };
   } catch (error) {
     // What the caller may not see, what is not there, or a value Postgres cannot hold is answered in words; a fault is retried.
@@ -91,8 +117,42 @@ async function answerOf(reads: ChatbotReads, input: AnswerInput, reading: Readin
  * The worker's side of the chatbot: one turn of a conversation, answered by the built-in engine under the
  * asker's organisation and role, and stored with its question once. A retried turn answers what it stored.
  */
-export function createChatbotAnswerService(deps: { db: Knex; reads: ChatbotReads & DirectoryReads }) {
+export function createChatbotAnswerService(deps: { db: Knex; reads: ChatbotReads & DirectoryReads; model?: ModelSettings }) {
   return {
+    /** One call to the language model, with the conversation's last turns and this turn's tool results. */
+    async modelStep(input: ModelStepInput): Promise<ModelStep> {
+      if (!deps.model) throw AppError.conflict('the chatbot asks a language model, but this worker has none configured (CHATBOT_LLM_BASE_URL, CHATBOT_LLM_MODEL)');
+      const past = await createChatbotRepository(deps.db).pastTurns(input.conversationId, input.seq, 10);
+      return callModel(deps.model, past, input.text, input.steps, new Date().toISOString().slice(0, 10));
+    },
+
+    /**
+     * A tool call the model proposed, run as the built-in engine runs a question: only the chatbot's
+     * read-only queries, in the asker's organisation and with the asker's role. Anything else is refused,
+     * and the refusal goes back to the model as the call's result.
+     */
+    async runTool(input: ToolCallInput): Promise<ToolStep['result']> {
+      if (!CHATBOT_QUERIES.some((query) => query.name === input.name)) return { error: `${input.name} is not one of the chatbot's questions: it only reads, with the tools it was given` };
+      try {
+        const answer = await runQuery(deps.reads, { organisationId: input.organisationId, role: input.role }, input.name, input.input, await directoryOf(deps.reads, input.organisationId));
+        return { text: answer.text, data: answer.data, sources: answer.sources };
+      } catch (error) {
+        const known = error instanceof AppError ? error : deterministicDatabaseError(error);
+        if (known && ['forbidden', 'not_found', 'conflict', 'validation'].includes(known.kind)) {
+          return { error: known.kind === 'forbidden' ? 'Your role may not read that.' : (known.items[0]?.message ?? known.message) };
+        }
+        throw error;
+      }
+    },
+
+    /** Stores a model turn's question and answer once; a retry answers what was stored. */
+    async recordModelTurn(input: ModelTurnInput): Promise<ChatReply> {
+      const repository = createChatbotRepository(deps.db);
+      await repository.recordTurn(input.organisationId, input.conversationId, input.seq, input.text, { ...input.reply, intent: input.intent });
+      const { intent: _intent, ...reply } = (await repository.answerAt(input.conversationId, input.seq + 1)) ?? { ...input.reply, intent: input.intent };
+      return reply;
+    },
+
     async answer(input: AnswerInput): Promise<ChatReply> {
       const stored = await createChatbotRepository(deps.db).answerAt(input.conversationId, input.seq + 1);
       if (stored) return { text: stored.text, data: stored.data, sources: stored.sources };
@@ -100,11 +160,12 @@ export function createChatbotAnswerService(deps: { db: Knex; reads: ChatbotReads
       let reading: Reading;
       try {
         reading = readQuestion(input.text, directory, new Date().toISOString().slice(0, 10));
-      } catch {
-        // A date no calendar holds (a year past 9999, say): the question cannot be read.
+      } catch (error) {
+        // A date no calendar holds (a year past 9999, say): the question cannot be read. Anything else is a fault.
+        if (!(error instanceof RangeError || error instanceof AppError)) throw error;
         reading = { kind: 'help', missing: 'the dates' };
       }
-      const answer = await answerOf(deps.reads, input, reading);
+      const answer = await answerOf(deps.reads, input, reading, directory);
       await createChatbotRepository(deps.db).recordTurn(input.organisationId, input.conversationId, input.seq, input.text, answer);
       const { intent: _intent, ...reply } = (await createChatbotRepository(deps.db).answerAt(input.conversationId, input.seq + 1)) ?? answer;
       return reply;

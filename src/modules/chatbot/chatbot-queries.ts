@@ -11,6 +11,7 @@ import type { InvoiceService } from '../invoices/invoices.service';
 import type { MeterService } from '../meters/meters.service';
 import type { PaymentService } from '../payments/payments.service';
 import type { RevenueService } from '../revenue/revenue.service';
+import { mentioned, type Directory, type Named } from './builtin-engine';
 
 /**
  * The chatbot's read-only questions. Each one is answered by the services the API's own routes call, with
@@ -45,13 +46,50 @@ const day = isoDate;
 const id = z.string().min(1).max(200);
 const period = { from: day.describe('first day'), to: day.describe('last day') };
 
+/** An answer instead of the query's: a name that fits several, or none. */
+class Unresolved extends Error {
+  constructor(readonly answer: ChatAnswer) {
+    super(answer.text);
+  }
+}
+
+/** Finds what a question names: by id, by its name as written, else by a near-exact fuzzy match alone. */
+export interface Finder {
+  customer(value: string): Named;
+  meter(value: string): Named;
+  entity(value: string): Named & { customerId: string | null };
+  contract(value: string): Named & { customerId: string };
+}
+
+function finderOf(directory: Directory): Finder {
+  const find = <T extends Named>(items: readonly T[], what: string, value: string, extra?: (item: T) => string[]): T => {
+    const exact = items.find((item) => item.id === value) ?? items.find((item) => item.name.toLowerCase() === value.trim().toLowerCase());
+    if (exact) return exact;
+    const match = mentioned(value, items, true, extra, directory.complete !== false);
+    if ('found' in match) return match.found;
+    if ('ambiguous' in match) {
+      const candidates = match.ambiguous.map(({ id, name }) => ({ id, name }));
+      throw new Unresolved({ text: `Several ${what}s fit "${value}": ${candidates.map((candidate) => candidate.name).join(', ')}. Which one do you mean?`, data: { candidates }, sources: [] });
+    }
+    throw new Unresolved({ text: `No ${what} is named "${value}".`, data: null, sources: [] });
+  };
+  return {
+    customer: (value) => find(directory.customers, 'customer', value),
+    meter: (value) => find(directory.meters, 'meter', value, (item) => [item.metric.replace(/_/g, ' ')]),
+    entity: (value) => find(directory.entities, 'entity', value),
+    contract: (value) => find(directory.contracts, 'contract', value),
+  };
+}
+
 const query = <I extends z.ZodObject>(definition: {
   name: string;
   description: string;
   input: I;
   actions: Action[];
-  run: (reads: ChatbotReads, asker: Asker, input: z.output<I>) => Promise<ChatAnswer>;
+  run: (reads: ChatbotReads, asker: Asker, input: z.output<I>, find: Finder) => Promise<ChatAnswer>;
 }) => definition;
+
+const named = (what: string) => z.string().min(1).max(200).describe(`the ${what}: its id, or its name`);
 
 const path = (base: string, params: Record<string, string | undefined>) => {
   const search = new URLSearchParams(Object.entries(params).filter((entry): entry is [string, string] => entry[1] !== undefined));
@@ -64,25 +102,27 @@ export const CHATBOT_QUERIES = [
   query({
     name: 'outstanding_amount',
     description: 'What one customer owes: the totals of its raised and sent invoices still due, per currency, aged by days past due',
-    input: z.object({ customerId: id, customerName: z.string().max(200).optional() }),
+    input: z.object({ customer: named('customer') }),
     actions: ['InvoiceService:getInvoices'],
-    async run(reads, asker, input) {
-      const ageing = await reads.collections.ageing(asker.organisationId, { customerId: input.customerId });
-      const who = input.customerName ?? input.customerId;
+    async run(reads, asker, input, find) {
+      const customer = find.customer(input.customer);
+      const ageing = await reads.collections.ageing(asker.organisationId, { customerId: customer.id });
+      const who = customer.name;
       const text =
         ageing.currencies.length === 0
           ? `${who} owes nothing.`
           : `${who} owes ${list(ageing.currencies, (entry) => `${entry.total} ${entry.currency} on ${entry.invoices} invoice(s), ${entry.buckets.current} not yet due`)}.`;
-      return { text, data: ageing, sources: [path('/collections', { customerId: input.customerId })] };
+      return { text, data: ageing, sources: [path('/collections', { customerId: customer.id })] };
     },
   }),
   query({
     name: 'overdue_invoices',
     description: 'The overdue invoices (raised or sent, due date passed), of all customers or one, with the days each is past due',
-    input: z.object({ customerId: id.optional(), customerName: z.string().max(200).optional() }),
+    input: z.object({ customer: named('customer').optional() }),
     actions: ['InvoiceService:getInvoices'],
-    async run(reads, asker, input) {
-      const page = await reads.invoices.list(asker.organisationId, { overdue: true, ...(input.customerId ? { customerId: input.customerId } : {}) }, { page: 1, limit: 100 });
+    async run(reads, asker, input, find) {
+      const customer = input.customer === undefined ? undefined : find.customer(input.customer);
+      const page = await reads.invoices.list(asker.organisationId, { overdue: true, ...(customer ? { customerId: customer.id } : {}) }, { page: 1, limit: 100 });
       const today = Date.parse(new Date().toISOString().slice(0, 10));
       const rows = page.items.map((invoice) => ({
         id: invoice.id,
@@ -93,18 +133,19 @@ export const CHATBOT_QUERIES = [
         dueDate: invoice.dueDate,
         daysOverdue: invoice.dueDate ? Math.round((today - Date.parse(invoice.dueDate)) / 86_400_000) : null,
       }));
-      const scope = input.customerName ? ` of ${input.customerName}` : ' of all customers';
+      const scope = customer ? ` of ${customer.name}` : ' of all customers';
       const text = `${page.total} overdue invoice(s)${scope}: ${list(rows, (row) => `${row.number} ${row.amountDue} ${row.currency}, ${row.daysOverdue} days past due`)}.`;
-      return { text, data: { total: page.total, invoices: rows }, sources: [path('/invoices', { overdue: 'true', customerId: input.customerId })] };
+      return { text, data: { total: page.total, invoices: rows }, sources: [path('/invoices', { overdue: 'true', customerId: customer?.id })] };
     },
   }),
   query({
     name: 'invoices_by_status',
     description: 'The invoices in one status (draft, raised, sent, paid, cancelled) dated within a period, of all customers or one, with their count and totals per currency',
-    input: z.object({ status: z.enum(['draft', 'raised', 'sent', 'paid', 'cancelled']), ...period, customerId: id.optional(), customerName: z.string().max(200).optional() }),
+    input: z.object({ status: z.enum(['draft', 'raised', 'sent', 'paid', 'cancelled']), ...period, customer: named('customer').optional() }),
     actions: ['InvoiceService:getInvoices'],
-    async run(reads, asker, input) {
-      const filter = { status: input.status, dateFrom: input.from, dateTo: input.to, ...(input.customerId ? { customerId: input.customerId } : {}) };
+    async run(reads, asker, input, find) {
+      const customer = input.customer === undefined ? undefined : find.customer(input.customer);
+      const filter = { status: input.status, dateFrom: input.from, dateTo: input.to, ...(customer ? { customerId: customer.id } : {}) };
       // Every page, so that the totals are of all the invoices; the rows shown are the first 100.
       const first = await reads.invoices.list(asker.organisationId, filter, { page: 1, limit: 100 });
       const invoices = [...first.items];
@@ -112,7 +153,7 @@ export const CHATBOT_QUERIES = [
       const totals = new Map<string, Decimal>();
       for (const invoice of invoices) if (invoice.total !== null) totals.set(invoice.currency, (totals.get(invoice.currency) ?? new Decimal(0)).plus(invoice.total));
       const byCurrency = [...totals].map(([currency, total]) => ({ currency, total: formatAmount(total, currency) }));
-      const scope = input.customerName ? ` of ${input.customerName}` : '';
+      const scope = customer ? ` of ${customer.name}` : '';
       const text = `${first.total} ${input.status} invoice(s)${scope} dated ${input.from} to ${input.to}${byCurrency.length ? `: ${list(byCurrency, (entry) => `${entry.total} ${entry.currency}`)}` : ''}.`;
       return {
         text,
@@ -121,7 +162,7 @@ export const CHATBOT_QUERIES = [
           totals: byCurrency,
           invoices: first.items.map((invoice) => ({ id: invoice.id, number: invoice.number, date: invoice.date, currency: invoice.currency, total: invoice.total })),
         },
-        sources: [path('/invoices', { status: input.status, dateFrom: input.from, dateTo: input.to, customerId: input.customerId })],
+        sources: [path('/invoices', { status: input.status, dateFrom: input.from, dateTo: input.to, customerId: customer?.id })],
       };
     },
   }),
@@ -154,42 +195,46 @@ export const CHATBOT_QUERIES = [
   query({
     name: 'usage',
     description: "A meter's usage over a period, for one customer entity or all",
-    input: z.object({ meterId: id, meterName: z.string().max(200).optional(), customerEntityId: id.optional(), ...period }),
+    input: z.object({ meter: named('meter'), entity: named('customer entity').optional(), ...period }),
     actions: ['MeterService:getMeters'],
-    async run(reads, asker, input) {
+    async run(reads, asker, input, find) {
+      const meter = find.meter(input.meter);
+      const entity = input.entity === undefined ? undefined : find.entity(input.entity);
       const from = `${input.from}T00:00:00.000Z`;
       const next = new Date(`${input.to}T00:00:00.000Z`);
       next.setUTCDate(next.getUTCDate() + 1);
       const to = next.toISOString();
-      const usage = await reads.meters.usage(asker.organisationId, input.meterId, { customerEntityId: input.customerEntityId, from, to });
-      const text = `${input.meterName ?? input.meterId} from ${input.from} to ${input.to}${input.customerEntityId ? ` for entity ${input.customerEntityId}` : ''}: ${String((usage as { value?: unknown }).value ?? 0)}.`;
-      return { text, data: usage, sources: [path(`/meters/${input.meterId}/usage`, { customerEntityId: input.customerEntityId, from, to })] };
+      const usage = await reads.meters.usage(asker.organisationId, meter.id, { customerEntityId: entity?.id, from, to });
+      const text = `${meter.name} from ${input.from} to ${input.to}${entity ? ` for ${entity.name}` : ' for all customers'}: ${String((usage as { value?: unknown }).value ?? 0)}.`;
+      return { text, data: usage, sources: [path(`/meters/${meter.id}/usage`, { customerEntityId: entity?.id, from, to })] };
     },
   }),
   query({
     name: 'contract_status',
     description: "A contract's status, plans and dates, and the invoices its next run would make (the upcoming invoice)",
-    input: z.object({ contractId: id }),
+    input: z.object({ contract: named('contract') }),
     actions: ['ContractService:getContractById'],
-    async run(reads, asker, input) {
-      const contract = await reads.contracts.requireContract(asker.organisationId, input.contractId);
-      const upcoming = await reads.invoiceRuns.upcoming(asker.organisationId, input.contractId);
+    async run(reads, asker, input, find) {
+      const contractId = find.contract(input.contract).id;
+      const contract = await reads.contracts.requireContract(asker.organisationId, contractId);
+      const upcoming = await reads.invoiceRuns.upcoming(asker.organisationId, contractId);
       const next = upcoming.invoices.map((invoice) => ({ contractPlanId: invoice.contractPlanId, currency: invoice.currency, total: invoice.total }));
       const text = `Contract ${contract.name ?? contract.id} is ${contract.status}, from ${contract.startDate}${contract.endDate ? ` to ${contract.endDate}` : ', open-ended'}, on ${contract.plans.length} plan(s). A run today would invoice ${list(next, (invoice) => `${invoice.total} ${invoice.currency}`)}.`;
-      return { text, data: { contract, upcoming }, sources: [`/contracts/${input.contractId}`, `/contracts/${input.contractId}/upcoming-invoice`] };
+      return { text, data: { contract, upcoming }, sources: [`/contracts/${contractId}`, `/contracts/${contractId}/upcoming-invoice`] };
     },
   }),
   query({
     name: 'last_payment',
     description: "A customer's most recent payment",
-    input: z.object({ customerId: id, customerName: z.string().max(200).optional() }),
+    input: z.object({ customer: named('customer') }),
     actions: ['PaymentService:getPayments'],
-    async run(reads, asker, input) {
-      const page = await reads.payments.list(asker.organisationId, { page: 1, limit: 1 }, { customerId: input.customerId });
+    async run(reads, asker, input, find) {
+      const customer = find.customer(input.customer);
+      const page = await reads.payments.list(asker.organisationId, { page: 1, limit: 1 }, { customerId: customer.id });
       const payment = page.items[0];
-      const who = input.customerName ?? input.customerId;
+      const who = customer.name;
       const text = payment ? `${who}'s last payment: ${payment.amount} ${payment.currency} on ${payment.paidAt.slice(0, 10)}.` : `${who} has made no payment.`;
-      return { text, data: { payment: payment ?? null }, sources: [path('/payments', { customerId: input.customerId, limit: '1' })] };
+      return { text, data: { payment: payment ?? null }, sources: [path('/payments', { customerId: customer.id, limit: '1' })] };
     },
   }),
   query({
@@ -221,8 +266,11 @@ export const CHATBOT_QUERIES = [
 export type ChatbotQuery = (typeof CHATBOT_QUERIES)[number];
 export type ChatbotQueryName = ChatbotQuery['name'];
 
-/** Runs a question by its name, its input checked against its schema and the asker's role against its permissions. */
-export async function runQuery(reads: ChatbotReads, asker: Asker, name: string, input: unknown): Promise<ChatAnswer> {
+/**
+ * Runs a question by its name, its input checked against its schema and the asker's role against its
+ * permissions, its names found in the asker's organisation (`directory`) alone.
+ */
+export async function runQuery(reads: ChatbotReads, asker: Asker, name: string, input: unknown, directory: Directory): Promise<ChatAnswer> {
   const found = CHATBOT_QUERIES.find((candidate) => candidate.name === name);
   if (!found) throw AppError.validation(`${name} is not a question the chatbot answers`);
   if (!roleAllows(asker.role, found.actions)) throw new AppError('forbidden', 'Forbidden');
@@ -232,5 +280,10 @@ export async function runQuery(reads: ChatbotReads, asker: Asker, name: string, 
   if (typeof span.from === 'string' && typeof span.to === 'string' && /^\d{4}-/.test(span.from) && span.to < span.from) {
     throw AppError.validation(`the period ends (${span.to}) before it starts (${span.from})`);
   }
-  return (found.run as (reads: ChatbotReads, asker: Asker, input: unknown) => Promise<ChatAnswer>)(reads, asker, parsed.data);
+  try {
+    return await (found.run as (reads: ChatbotReads, asker: Asker, input: unknown, find: Finder) => Promise<ChatAnswer>)(reads, asker, parsed.data, finderOf(directory));
+  } catch (error) {
+    if (error instanceof Unresolved) return error.answer;
+    throw error;
+  }
 }

@@ -80,6 +80,18 @@ export function createChatbotRepository(db: Knex) {
       });
     },
 
+    /** The conversation's last turns before `seq`, oldest first: what a language model reads for context. */
+    async pastTurns(conversationId: string, seq: number, turns: number): Promise<Array<{ question: string; answer: string }>> {
+      const rows = await db<MessageRow>('chatbot_messages').where({ conversation_id: conversationId }).where('seq', '<', seq).orderBy('seq', 'desc').limit(turns * 2).select('seq', 'role', 'text');
+      const bySeq = new Map(rows.map((row) => [row.seq, row]));
+      const past: Array<{ question: string; answer: string }> = [];
+      for (const row of [...rows].reverse()) {
+        const answer = bySeq.get(row.seq + 1);
+        if (row.role === 'user' && answer) past.push({ question: row.text, answer: answer.text });
+      }
+      return past;
+    },
+
     /** The answer stored at `seq`, if a turn already wrote it (a retried step). */
     async answerAt(conversationId: string, seq: number): Promise<(ChatReply & { intent: string | null }) | undefined> {
       const row = await db<MessageRow>('chatbot_messages').where({ conversation_id: conversationId, seq, role: 'assistant' }).first();

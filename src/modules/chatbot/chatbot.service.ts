@@ -3,13 +3,13 @@ import { orNotFound } from '../../domain/errors';
 import type { Page, PageQuery } from '../../http/paging';
 import type { AuthContext } from '../../http/route';
 import type { WorkflowServiceDeps } from '../../temporal/client';
-import { chatConversationWorkflow, chatMessageUpdate } from '../../../workflows/chat.workflow';
+import { chatConversationWorkflow, chatMessageUpdate, type ChatEngine } from '../../../workflows/chat.workflow';
 import { chatWorkflowId, searchAttributes } from '../../../workflows/shared';
 import { createChatbotRepository } from './chatbot.repository';
 import type { ChatMessage, ChatReply, Conversation } from './chatbot.schemas';
 
 /** The API's side of the chatbot: a question goes to its conversation's workflow, which answers it. */
-export function createChatbotService(deps: WorkflowServiceDeps) {
+export function createChatbotService(deps: WorkflowServiceDeps & { engine: ChatEngine }) {
   const conversations = createChatbotRepository(deps.db);
   const { client, taskQueue } = deps.temporal;
 
@@ -37,7 +37,7 @@ export function createChatbotService(deps: WorkflowServiceDeps) {
       });
       const updateId = idempotencyKey ? `question:${auth.subjectId}:${idempotencyKey}` : undefined;
       const reply = await deps.temporal.bounded(
-        () => client.workflow.executeUpdateWithStart(chatMessageUpdate, { args: [{ text: body.text, role: auth.role }], startWorkflowOperation, ...(updateId ? { updateId } : {}) }),
+        () => client.workflow.executeUpdateWithStart(chatMessageUpdate, { args: [{ text: body.text, role: auth.role, ...(deps.engine === 'model' ? { engine: 'model' as const } : {}) }], startWorkflowOperation, ...(updateId ? { updateId } : {}) }),
         'update',
       );
       return { conversationId: conversation.id, reply };

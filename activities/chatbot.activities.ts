@@ -1,4 +1,5 @@
 import type { AnswerInput, ChatbotAnswerService, ModelStepInput, ModelTurnInput, ToolCallInput } from '../src/modules/chatbot/chatbot-answers.service';
+import { Context } from '@temporalio/activity';
 import { withHeartbeat } from './adapter';
 
 export function createChatbotActivities(chatbot: ChatbotAnswerService) {
@@ -6,7 +7,8 @@ export function createChatbotActivities(chatbot: ChatbotAnswerService) {
     /** A turn of the built-in engine, whole. */
     answerChatMessage: (input: AnswerInput) => withHeartbeat(() => chatbot.answer(input)),
     /** The model engine: one call to the model, one tool call, the turn stored. */
-    chatModelStep: (input: ModelStepInput) => withHeartbeat(() => chatbot.modelStep(input)),
+    // Cancelled (a timeout, the worker shutting down): the request to the model is aborted too.
+    chatModelStep: (input: ModelStepInput) => withHeartbeat(() => chatbot.modelStep(input, Context.current().cancellationSignal)),
     chatToolCall: (input: ToolCallInput) => withHeartbeat(() => chatbot.runTool(input)),
     recordChatTurn: (input: ModelTurnInput) => withHeartbeat(() => chatbot.recordModelTurn(input)),
   };

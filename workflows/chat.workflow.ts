@@ -1,6 +1,6 @@
 import { condition, continueAsNew, defineUpdate, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { ChatbotActivities } from '../activities/chatbot.activities';
-import { chatbotActivities, idle, Mutex } from './shared';
+import { chatbotActivities, idle, modelActivities, Mutex } from './shared';
 
 type AnswerInput = Parameters<ChatbotActivities['answerChatMessage']>[0];
 type ChatReply = Awaited<ReturnType<ChatbotActivities['answerChatMessage']>>;
@@ -49,9 +49,12 @@ export async function chatConversationWorkflow(input: ChatWorkflowInput): Promis
     const steps: ToolStep[] = [];
     let answer: string | undefined;
     for (let call = 0; call < MODEL_STEPS && answer === undefined; call += 1) {
-      const step = await chatbotActivities.chatModelStep({ ...where(), text, steps });
+      const step = await modelActivities.chatModelStep({ ...where(), text, steps });
       if (step.kind === 'text') answer = step.text;
-      else for (const proposed of step.calls) steps.push({ ...proposed, result: await chatbotActivities.chatToolCall({ organisationId: input.organisationId, role, name: proposed.name, input: proposed.input }) });
+      // On the last step the model would never read the results: its calls are not run.
+      else if (call < MODEL_STEPS - 1) {
+        for (const proposed of step.calls) steps.push({ ...proposed, result: await chatbotActivities.chatToolCall({ organisationId: input.organisationId, role, name: proposed.name, input: proposed.input }) });
+      }
     }
     // The figures: what the tools found (a refusal, or a name that fits none or several, has none).
     const results = steps.flatMap((step) => ('error' in step.result || step.result.data === null ? [] : [{ tool: step.name, input: step.input, data: step.result.data }]));

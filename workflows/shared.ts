@@ -165,7 +165,16 @@ const chatTurn = profile(
   { firstRetry: '500 milliseconds', longestWait: '5 seconds', attempts: 10 },
 );
 
-export const ACTIVITY_PROFILES = { invoiceStep, transition, ingestion, longExport, bookkeeping, billing, webhookAttempt, emailSend, chatTurn } as const satisfies Record<string, ActivityOptions>;
+/**
+ * One call to a language model: slower than a database step (a model on a CPU may take a minute), so two
+ * minutes an attempt, heartbeating, and three attempts at most; a refusal (4xx) is not retried.
+ */
+const modelCall = profile(
+  { startToCloseTimeout: '2 minutes', heartbeatTimeout: '10 seconds', scheduleToCloseTimeout: '6 minutes' },
+  { firstRetry: '1 second', longestWait: '10 seconds', attempts: 3 },
+);
+
+export const ACTIVITY_PROFILES = { invoiceStep, transition, ingestion, longExport, bookkeeping, billing, webhookAttempt, emailSend, chatTurn, modelCall } as const satisfies Record<string, ActivityOptions>;
 
 /**
  * Local activities: run by the worker that runs the workflow task, inside that task, so that a short step
@@ -218,7 +227,8 @@ export const billingActivities = proxyActivities<Pick<InvoiceRunActivities, 'bil
 export const webhookActivities = proxyActivities<WebhookActivities>(ACTIVITY_PROFILES.webhookAttempt);
 export const emailActivities = proxyActivities<Pick<EmailActivities, 'deliverEmail'>>(ACTIVITY_PROFILES.emailSend);
 export const creditActivities = proxyActivities<CreditActivities>(ACTIVITY_PROFILES.bookkeeping);
-export const chatbotActivities = proxyActivities<ChatbotActivities>(ACTIVITY_PROFILES.chatTurn);
+export const chatbotActivities = proxyActivities<Omit<ChatbotActivities, 'chatModelStep'>>(ACTIVITY_PROFILES.chatTurn);
+export const modelActivities = proxyActivities<Pick<ChatbotActivities, 'chatModelStep'>>(ACTIVITY_PROFILES.modelCall);
 export const bookkeepingActivities = proxyActivities<
   Pick<ExportActivities, 'finishJob'> &
     Pick<UsageActivities, 'completeUsageBatch' | 'failUsageBatch'> &

@@ -14,7 +14,7 @@ import { spawnWorker, waitForWorker } from './support/worker-process';
  * retried call gets the same answer. A worker of this suite's own (on its own queue) runs the model calls.
  */
 type Message = { role: string; content: unknown; tool_calls?: Array<{ id: string; function: { name: string; arguments: string } }> };
-type Script = (toolResults: number) => { content?: string; calls?: Array<{ name: string; args: object }> };
+type Script = (toolResults: number) => { content?: string; calls?: Array<{ name: string; args: object }>; status?: number };
 
 interface ScriptedServer {
   url: string;
@@ -45,6 +45,12 @@ async function startScriptedServer(): Promise<ScriptedServer> {
         return;
       }
       const step = script(toolResults);
+      if (step.status) {
+        res.statusCode = step.status;
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ error: { message: 'model "scripted" not found, try pulling it first', type: 'invalid_request_error' } }));
+        return;
+      }
       const message = step.calls
         ? { role: 'assistant', content: null, tool_calls: step.calls.map((call, i) => ({ id: `call_${toolResults}_${i}`, type: 'function', function: { name: call.name, arguments: JSON.stringify(call.args) } })) }
         : { role: 'assistant', content: step.content };
@@ -153,6 +159,14 @@ describe('the model engine', () => {
     // Nothing was written, and nothing of the other organisation came back.
     expect(await api.db('invoices').where({ organisation_id: tenant.organisationId }).count<{ count: string }[]>('* as count')).toEqual(invoicesBefore);
     expect(JSON.stringify(model.requests)).not.toContain('Hooli');
+  });
+
+  it('when the model server refuses the call (an unknown model), then the question answers 409 with its reason, at once', async () => {
+    model.play(() => ({ status: 404 }));
+    const res = await ask('How much does Acme owe?');
+    expect(res.status).toBe(409);
+    expect(JSON.stringify(res.body)).toContain('the language model refused the question (404)');
+    expect(model.requests).toHaveLength(1);
   });
 
   it('when the worker is killed between two tool calls, then the reply completes once and no tool runs twice', async () => {

@@ -120,10 +120,10 @@ async function answerOf(reads: ChatbotReads, input: AnswerInput, reading: Readin
 export function createChatbotAnswerService(deps: { db: Knex; reads: ChatbotReads & DirectoryReads; model?: ModelSettings }) {
   return {
     /** One call to the language model, with the conversation's last turns and this turn's tool results. */
-    async modelStep(input: ModelStepInput): Promise<ModelStep> {
+    async modelStep(input: ModelStepInput, abortSignal?: AbortSignal): Promise<ModelStep> {
       if (!deps.model) throw AppError.conflict('the chatbot asks a language model, but this worker has none configured (CHATBOT_LLM_BASE_URL, CHATBOT_LLM_MODEL)');
       const past = await createChatbotRepository(deps.db).pastTurns(input.conversationId, input.seq, 10);
-      return callModel(deps.model, past, input.text, input.steps, new Date().toISOString().slice(0, 10));
+      return callModel(deps.model, past, input.text, input.steps, new Date().toISOString().slice(0, 10), abortSignal);
     },
 
     /**

@@ -62,16 +62,26 @@ export interface Finder {
 }
 
 function finderOf(directory: Directory): Finder {
+  const complete = directory.complete !== false;
+  const candidatesOf = (what: string, value: string, items: readonly Named[]) => {
+    const candidates = items.map(({ id, name }) => ({ id, name }));
+    return new Unresolved({ text: `Several ${what}s fit "${value}": ${candidates.map((candidate) => candidate.name).join(', ')}. Which one do you mean?`, data: { candidates }, sources: [] });
+  };
   const find = <T extends Named>(items: readonly T[], what: string, value: string, extra?: (item: T) => string[]): T => {
-    const exact = items.find((item) => item.id === value) ?? items.find((item) => item.name.toLowerCase() === value.trim().toLowerCase());
-    if (exact) return exact;
-    const match = mentioned(value, items, true, extra, directory.complete !== false);
+    const byId = items.find((item) => item.id === value);
+    if (byId) return byId;
+    // Names need not be unique: two of the same name are candidates, never a pick.
+    const sameName = items.filter((item) => item.name.toLowerCase() === value.trim().toLowerCase());
+    if (sameName.length === 1) return sameName[0]!;
+    if (sameName.length > 1) throw candidatesOf(what, value, sameName);
+    const match = mentioned(value, items, true, extra, complete);
     if ('found' in match) return match.found;
-    if ('ambiguous' in match) {
-      const candidates = match.ambiguous.map(({ id, name }) => ({ id, name }));
-      throw new Unresolved({ text: `Several ${what}s fit "${value}": ${candidates.map((candidate) => candidate.name).join(', ')}. Which one do you mean?`, data: { candidates }, sources: [] });
-    }
-    throw new Unresolved({ text: `No ${what} is named "${value}".`, data: null, sources: [] });
+    if ('ambiguous' in match) throw candidatesOf(what, value, match.ambiguous);
+    throw new Unresolved({
+      text: complete ? `No ${what} is named "${value}".` : `No ${what} named "${value}" is among the first 1,000 names read; ask with its exact name as written.`,
+      data: null,
+      sources: [],
+    });
   };
   return {
     customer: (value) => find(directory.customers, 'customer', value),

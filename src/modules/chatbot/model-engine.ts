@@ -6,7 +6,7 @@
  * goes back to the model as data, and the answer's figures are the tools' results.
  */
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
-import { generateText, jsonSchema, tool, type ModelMessage } from 'ai';
+import { APICallError, generateText, jsonSchema, tool, type ModelMessage } from 'ai';
 import { z } from 'zod';
 import { AppError } from '../../domain/errors';
 import { CHATBOT_QUERIES } from './chatbot-queries';
@@ -67,19 +67,41 @@ function messagesOf(past: readonly PastTurn[], question: string, steps: readonly
   return messages;
 }
 
-/** One call to the model. A server that cannot be reached or answers an error is a fault, retried by the activity. */
-export async function callModel(settings: ModelSettings, past: readonly PastTurn[], question: string, steps: readonly ToolStep[], today: string): Promise<ModelStep> {
+/** Tool calls one answer of the model may ask for; more are not run. */
+const CALLS_PER_STEP = 5;
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * One call to the model. A refusal (a 4xx: an unknown model, a bad key) is a conflict, never retried; a
+ * server that cannot be reached, times out or fails (5xx) is unavailable, retried within the activity's bound.
+ */
+export async function callModel(settings: ModelSettings, past: readonly PastTurn[], question: string, steps: readonly ToolStep[], today: string, abortSignal?: AbortSignal): Promise<ModelStep> {
   const provider = createOpenAICompatible({ name: 'chatbot', baseURL: settings.baseUrl, ...(settings.apiKey ? { apiKey: settings.apiKey } : {}) });
-  const result = await generateText({
-    model: provider.chatModel(settings.model),
-    system: SYSTEM.replace('{today}', today),
-    messages: messagesOf(past, question, steps),
-    tools: chatbotTools(),
-    maxRetries: 0,
-  });
+  const tools = chatbotTools();
+  const ask = () =>
+    generateText({
+      model: provider.chatModel(settings.model),
+      system: SYSTEM.replace('{today}', today),
+      messages: messagesOf(past, question, steps),
+      tools,
+      maxRetries: 0,
+      ...(abortSignal ? { abortSignal } : {}),
+    });
+  let result: Awaited<ReturnType<typeof ask>>;
+  try {
+    result = await ask();
+  } catch (error) {
+    if (APICallError.isInstance(error) && !error.isRetryable) throw AppError.conflict(`the language model refused the question (${error.statusCode ?? 'no status'}): ${error.message}`);
+    throw AppError.unavailable(`the language model did not answer: ${error instanceof Error ? error.message : String(error)}`);
+  }
   if (result.toolCalls.length > 0) {
-    // Every call is returned, known tools or not: the server refuses an unknown one itself.
-    return { kind: 'tools', calls: result.toolCalls.map((call) => ({ callId: call.toolCallId, name: call.toolName, input: call.input })) };
+    // Known tools or not, the server runs or refuses each call itself. Arguments that are not an object
+    // (malformed JSON) go back as {}, as servers expect, and the query refuses them.
+    return {
+      kind: 'tools',
+      calls: result.toolCalls.slice(0, CALLS_PER_STEP).map((call) => ({ callId: call.toolCallId, name: call.toolName, input: isPlainObject(call.input) ? call.input : {} })),
+    };
   }
   if (!result.text) throw AppError.unavailable('the language model gave neither an answer nor a tool call');
   return { kind: 'text', text: result.text };

@@ -61,10 +61,6 @@ function authorize(route: Route): RequestHandler {
 
 /** At most `limit` requests a minute per caller (app or user), counted in `store` when given (shared by every API process). */
 export function subjectRateLimit(limit: number, store: Store | undefined): RequestHandler {
-  return perTokenRateLimit(limit, store);
-}
-
-function perTokenRateLimit(limit: number, store: Store | undefined): RequestHandler {
   return rateLimit({
     windowMs: 60_000,
     limit,
@@ -126,7 +122,7 @@ function handle(route: Route, validateResponses: boolean): RequestHandler {
 
 export function buildRouter(routes: readonly Route[], options: RouterOptions): Router {
   const router = Router();
-  const rateLimiter = perTokenRateLimit(options.rateLimitPerMinute, options.rateLimitStore);
+  const rateLimiter = subjectRateLimit(options.rateLimitPerMinute, options.rateLimitStore);
   const seen = new Set<string>();
   for (const route of routes) {
     const key = `${route.method.toUpperCase()} ${route.path}`;

@@ -118,6 +118,14 @@ async function answerOf(reads: ChatbotReads, input: AnswerInput, reading: Readin
  * asker's organisation and role, and stored with its question once. A retried turn answers what it stored.
  */
 export function createChatbotAnswerService(deps: { db: Knex; reads: ChatbotReads & DirectoryReads; model?: ModelSettings }) {
+  /** A turn's question and answer, stored once: what is stored is the answer, whichever attempt wrote it. */
+  async function storeTurn(input: ModelTurnInput): Promise<ChatReply> {
+    const repository = createChatbotRepository(deps.db);
+    await repository.recordTurn(input.organisationId, input.conversationId, input.seq, input.text, { ...input.reply, intent: input.intent });
+    const { intent: _intent, ...reply } = (await repository.answerAt(input.conversationId, input.seq + 1)) ?? { ...input.reply, intent: input.intent };
+    return reply;
+  }
+
   return {
     /** One call to the language model, with the conversation's last turns and this turn's tool results. */
     async modelStep(input: ModelStepInput, abortSignal?: AbortSignal): Promise<ModelStep> {
@@ -146,12 +154,7 @@ export function createChatbotAnswerService(deps: { db: Knex; reads: ChatbotReads
     },
 
     /** Stores a model turn's question and answer once; a retry answers what was stored. */
-    async recordModelTurn(input: ModelTurnInput): Promise<ChatReply> {
-      const repository = createChatbotRepository(deps.db);
-      await repository.recordTurn(input.organisationId, input.conversationId, input.seq, input.text, { ...input.reply, intent: input.intent });
-      const { intent: _intent, ...reply } = (await repository.answerAt(input.conversationId, input.seq + 1)) ?? { ...input.reply, intent: input.intent };
-      return reply;
-    },
+    recordModelTurn: storeTurn,
 
     async answer(input: AnswerInput): Promise<ChatReply> {
       const stored = await createChatbotRepository(deps.db).answerAt(input.conversationId, input.seq + 1);
@@ -165,10 +168,8 @@ export function createChatbotAnswerService(deps: { db: Knex; reads: ChatbotReads
         if (!(error instanceof RangeError || error instanceof AppError)) throw error;
         reading = { kind: 'help', missing: 'the dates' };
       }
-      const answer = await answerOf(deps.reads, input, reading, directory);
-      await createChatbotRepository(deps.db).recordTurn(input.organisationId, input.conversationId, input.seq, input.text, answer);
-      const { intent: _intent, ...reply } = (await createChatbotRepository(deps.db).answerAt(input.conversationId, input.seq + 1)) ?? answer;
-      return reply;
+      const { intent, ...reply } = await answerOf(deps.reads, input, reading, directory);
+      return storeTurn({ ...input, reply, intent });
     },
   };
 }

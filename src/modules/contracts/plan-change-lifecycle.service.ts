@@ -58,8 +58,10 @@ function paidShareOf(invoice: Invoice, line: InvoiceLine): string | undefined {
  * share of it paid after coupons. A fee billed by a draft stops the change: a draft's lines can still be
  * recomputed or removed, so nothing stable is there to credit.
  */
-async function billedFeeLines(trx: Trx, organisationId: string, contract: Contract, contractPlanId: string, items: Map<string, BillableItem>, days: { from: string; to: string | null }): Promise<BilledLine[]> {
-  const periods = (await createInvoiceRunRepository(trx).billedOf(contractPlanId)).filter((period) => {
+type Billed = Awaited<ReturnType<ReturnType<typeof createInvoiceRunRepository>['billedOf']>>;
+
+async function billedFeeLines(trx: Trx, organisationId: string, contract: Contract, billed: Billed, items: Map<string, BillableItem>, days: { from: string; to: string | null }): Promise<BilledLine[]> {
+  const periods = billed.filter((period) => {
     const item = items.get(period.planItemId);
     return item !== undefined && !item.meterId && billingTimingOf(item) === 'in_advance';
   });
@@ -101,9 +103,9 @@ async function billedFeeLines(trx: Trx, organisationId: string, contract: Contra
 }
 
 /** The last day invoiced in arrears on the contract plan (its usage, its fees billed after the fact). */
-async function arrearsBilledThrough(trx: Trx, contractPlanId: string, endDate: string | null, items: Map<string, BillableItem>): Promise<string | null> {
+function arrearsBilledThrough(billed: Billed, endDate: string | null, items: Map<string, BillableItem>): string | null {
   let through: string | null = null;
-  for (const period of await createInvoiceRunRepository(trx).billedOf(contractPlanId)) {
+  for (const period of billed) {
     const item = items.get(period.planItemId);
     if (!item || billingTimingOf(item) !== 'in_arrears') continue;
     const last = endDate !== null && endDate < period.to ? endDate : period.to;
@@ -148,8 +150,10 @@ export function createPlanChangeLifecycleService(db: Knex) {
         const schedule = { billingPeriod: oldPlan!.billingPeriod, billingAnchor: contract.billingAnchor, startDate: from.startDate };
         const today = new Date().toISOString().slice(0, 10);
         const effectiveDate = input.effectiveDate === 'period_end' ? periodEndChangeDate(schedule, today) : input.effectiveDate;
+        // The periods billed for the old plan, read once: what was invoiced in arrears, and the fees to credit.
+        const billed = await createInvoiceRunRepository(trx).billedOf(from.id);
         assertChangeDate(
-          { startDate: from.startDate, endDate: from.endDate, contractEndDate: contract.endDate, arrearsBilledThrough: await arrearsBilledThrough(trx, from.id, from.endDate, items) },
+          { startDate: from.startDate, endDate: from.endDate, contractEndDate: contract.endDate, arrearsBilledThrough: arrearsBilledThrough(billed, from.endDate, items) },
           effectiveDate,
         );
         if (!input.prorate && !startsPeriod(schedule, effectiveDate)) {
@@ -157,7 +161,7 @@ export function createPlanChangeLifecycleService(db: Knex) {
         }
 
         const suspensions: Suspension[] = (await createContractRepository(trx).suspensionsOf([contract.id])).map((row) => ({ from: calendarDay(row.from_date), to: row.to_date ? calendarDay(row.to_date) : null }));
-        const credits: PlanChangeCredit[] = unusedFees(await billedFeeLines(trx, input.organisationId, contract, from.id, items, { from: effectiveDate, to: from.endDate }), effectiveDate, contract.currency, suspensions, from.endDate).map(
+        const credits: PlanChangeCredit[] = unusedFees(await billedFeeLines(trx, input.organisationId, contract, billed, items, { from: effectiveDate, to: from.endDate }), effectiveDate, contract.currency, suspensions, from.endDate).map(
           ({ fee, from: firstDay, to, amount, days, periodDays }) => ({
             planItemId: fee.planItemId,
             title: fee.title,

@@ -6,6 +6,9 @@ import { SEARCH_ATTRIBUTES } from '../../../workflows/search-attributes';
 
 export const TASK_QUEUE = 'workflow-tests';
 
+/** How long a file's server and worker may take to start or stop. */
+const SETUP_TIMEOUT_MS = 120_000;
+
 /** Finds a binary in Python's scripts folder before PATH: a PATH entry may be a version manager's shim. */
 function binary(name: 'temporal' | 'temporal-test-server', explicit: string | undefined): string {
   const found = findTemporalBinary(name, explicit, '') ?? findTemporalBinary(name, undefined, process.env.PATH ?? '');
@@ -78,13 +81,14 @@ export async function startWorker(env: TestWorkflowEnvironment, activities: obje
 export function useWorkflowEnvironment(createEnvironment: () => Promise<TestWorkflowEnvironment>, activities: object): () => TestWorkflowEnvironment {
   let env: TestWorkflowEnvironment | undefined;
   let worker: { stop: () => Promise<void> } | undefined;
+  // Starting a server and bundling the workflows takes seconds, more while the rest of the suite runs beside it.
   beforeAll(async () => {
     env = await createEnvironment();
     worker = await startWorker(env, activities);
-  });
+  }, SETUP_TIMEOUT_MS);
   afterAll(async () => {
     await worker?.stop();
     await env?.teardown();
-  });
+  }, SETUP_TIMEOUT_MS);
   return () => env!;
 }

@@ -93,11 +93,12 @@ beforeAll(async () => {
   await api.http().post(`/invoices/${globex.body.data.id}/mark-paid`).set(system()).send({ paidDate: '2026-10-25' }).expect(200);
   await api.http().post('/fx-rates').set(system()).send({ fromCurrency: 'EUR', toCurrency: 'USD', rate: '1.08', effectiveDate: '2026-09-01' }).expect(201);
   await api.http().post('/fx-rates').set(system()).send({ fromCurrency: 'USD', toCurrency: 'EUR', rate: '0.92', effectiveDate: '2026-09-01' }).expect(201);
+  await api.http().post('/fx-rates').set(system()).send({ fromCurrency: 'EUR', toCurrency: 'USD', rate: '1.1', effectiveDate: '2026-10-10' }).expect(201);
 });
 afterAll(() => api.close());
 
 /** Each question, three ways, and what the API itself says the figures are. */
-const TABLE: Array<{ intent: string; phrasings: string[]; expected: () => Promise<(data: Record<string, unknown>) => void> }> = [
+const TABLE: Array<{ intent: string; phrasings: string[]; expected: (phrasing: string) => Promise<(data: Record<string, unknown>) => void> }> = [
   {
     intent: 'outstanding_amount',
     phrasings: ['How much does Acme Corporation owe?', "What is Acme's outstanding balance?", 'outstanding amount for acme corporation'],
@@ -120,14 +121,18 @@ const TABLE: Array<{ intent: string; phrasings: string[]; expected: () => Promis
   {
     intent: 'invoices_by_status',
     phrasings: ['Paid invoices in October 2026', 'Which invoices were raised in October 2026?', 'raised invoices between 1 October 2026 and 31 October 2026'],
-    expected: async () => {
-      const paid = await get('/invoices?status=paid&dateFrom=2026-10-01&dateTo=2026-10-31&limit=100');
-      const raised = await get('/invoices?status=raised&dateFrom=2026-10-01&dateTo=2026-10-31&limit=100');
-      const ids = (page: { items: Array<{ id: string }> }) => page.items.map((invoice) => invoice.id).sort();
+    expected: async (phrasing) => {
+      const status = phrasing.startsWith('Paid') ? 'paid' : 'raised';
+      const page = await get(`/invoices?status=${status}&dateFrom=2026-10-01&dateTo=2026-10-31&limit=100`);
+      const items = page.items as Array<{ id: string; currency: string; total: string }>;
+      // Totals per currency, in minor units (every seeded invoice is in US dollars).
+      const cents = new Map<string, number>();
+      for (const invoice of items) cents.set(invoice.currency, (cents.get(invoice.currency) ?? 0) + Math.round(Number(invoice.total) * 100));
       return (data) => {
-        const rows = (data.invoices as Array<{ id: string }>).map((row) => row.id).sort();
-        expect([ids(paid), ids(raised)]).toContainEqual(rows);
-        expect(data.total).toBe(rows.length);
+        expect(items.length).toBeGreaterThan(0);
+        expect(data.total).toBe(page.total);
+        expect((data.invoices as Array<{ id: string }>).map((row) => row.id).sort()).toEqual(items.map((invoice) => invoice.id).sort());
+        expect(data.totals).toEqual([...cents].map(([currency, amount]) => ({ currency, total: (amount / 100).toFixed(2) })));
       };
     },
   },
@@ -175,8 +180,11 @@ const TABLE: Array<{ intent: string; phrasings: string[]; expected: () => Promis
   {
     intent: 'fx_rate',
     phrasings: ['EUR to USD exchange rate on 1 October 2026', 'What was the EUR/USD rate on 2026-10-15?', 'Exchange rate from EUR to USD on 2 Oct 2026'],
-    expected: async () => {
-      const rate = await get('/fx-rates/effective?from=EUR&to=USD&date=2026-10-01');
+    expected: async (phrasing) => {
+      // Two rates are seeded, from 1 September and from 10 October: the date asked decides which one answers.
+      const date = phrasing.includes('2026-10-15') ? '2026-10-15' : phrasing.includes('2 Oct') ? '2026-10-02' : '2026-10-01';
+      const rate = await get(`/fx-rates/effective?from=EUR&to=USD&date=${date}`);
+      expect(rate.effectiveDate).toBe(date === '2026-10-15' ? '2026-10-10' : '2026-09-01');
       return (data) => expect([data.rate, data.effectiveDate]).toEqual([rate.rate, rate.effectiveDate]);
     },
   },
@@ -193,11 +201,11 @@ const TABLE: Array<{ intent: string; phrasings: string[]; expected: () => Promis
 describe('the built-in engine', () => {
   it.each(TABLE.flatMap((row) => row.phrasings.map((phrasing) => [row.intent, phrasing] as const)))('%s: "%s" answers with the figures the API gives', async (intent, phrasing) => {
     const row = TABLE.find((candidate) => candidate.intent === intent)!;
-    const check = await row.expected();
+    const check = await row.expected(phrasing);
     const { conversationId, reply } = await ask(phrasing);
     expect(reply.sources.length).toBeGreaterThan(0);
     check(reply.data!);
-    // Every source is a path of this API that answers 200 to the asker, with the same figures.
+    // Every source is a path of this API that the asker may read (the figures were compared above).
     for (const source of reply.sources) await get(source);
     const messages = await get(`/chatbot/conversations/${conversationId}/messages`);
     expect(messages.items.map((message: { role: string; intent: string | null }) => [message.role, message.intent])).toEqual([
@@ -263,6 +271,24 @@ describe('tenants and limits', () => {
       expect((await send(asker.adminToken)).status).toBe(200);
     } finally {
       await limited.close();
+    }
+  });
+
+  it('when the conversations and their messages are read by pages, then the pages split them without overlap, and a caller without a token gets 401', async () => {
+    const first = await ask('Which invoices are overdue?');
+    await ask('What was revenue in October 2026?', system(), first.conversationId);
+    const firstPage = await get(`/chatbot/conversations/${first.conversationId}/messages?limit=3`);
+    const secondPage = await get(`/chatbot/conversations/${first.conversationId}/messages?limit=3&page=2`);
+    expect([firstPage.total, firstPage.items.length, secondPage.items.length]).toEqual([4, 3, 1]);
+    expect([...firstPage.items, ...secondPage.items].map((message: { seq: number }) => message.seq)).toEqual([1, 2, 3, 4]);
+    const conversations = await get('/chatbot/conversations?limit=1');
+    expect(conversations.items).toHaveLength(1);
+    expect(conversations.total).toBeGreaterThan(1);
+    const next = await get('/chatbot/conversations?limit=1&page=2');
+    expect(next.items[0].id).not.toBe(conversations.items[0].id);
+    for (const request of [api.http().get('/chatbot/conversations'), api.http().post('/chatbot/messages').send({ text: 'Which invoices are overdue?' })]) {
+      const res = await request;
+      expect([res.status, res.body.status]).toEqual([401, 'error']);
     }
   });
 

@@ -107,6 +107,26 @@ describe('credit that expires', () => {
     expect((await credits(fixture)).lots.map((lot) => [lot.remaining, lot.expiresAt])).toEqual([['50.00', soon]]);
   });
 
+  it('when an expiring grant reaches its expiry on the running stack, then its own timer expires what is left, once', async () => {
+    const fixture = await createBillingFixture(api, tenant);
+    // The earliest expiry a grant may have is a minute ahead: this test waits for it on the real server.
+    const expiresAt = new Date(Date.now() + 65_000).toISOString();
+    await grant(fixture, '12.5', expiresAt).then((res) => expect(res.status).toBe(201));
+    const [lot] = (await credits(fixture)).lots;
+    const outcome = await api.temporal.client.workflow.getHandle(creditExpiryWorkflowId(lot!.id)).result();
+    expect(outcome).toEqual({ expired: '12.50' });
+    expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(expiresAt));
+
+    const after = await credits(fixture);
+    expect(after.balances).toEqual([{ currency: 'USD', balance: '0.00' }]);
+    expect(after.ledger.items.map((entry) => [entry.kind, entry.amount, entry.balanceAfter])).toEqual([
+      ['expiry', '-12.50', '0.00'],
+      ['grant', '12.50', '12.50'],
+    ]);
+    const events = await api.db('webhook_events').where({ organisation_id: tenant.organisationId, type: 'credits.expired' }).whereRaw("payload->'data'->>'customerId' = ?", [fixture.customerId]);
+    expect(events.map((event) => event.payload.data.amount)).toEqual(['-12.50']);
+  });
+
   it('when the expiry is not in the future, or not an instant, then 400 names the field and nothing is added', async () => {
     const fixture = await createBillingFixture(api, tenant);
     for (const expiresAt of [inDays(-1), '2026-13-01T00:00:00Z']) {

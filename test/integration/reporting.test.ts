@@ -78,5 +78,8 @@ describe('reading what finance asks about', () => {
       ['2026-10-05', '250.00'],
       ['2026-10-20', '400.00'],
     ]);
+    const backwards = await api.http().get('/invoices').query({ dateFrom: '2026-10-31', dateTo: '2026-10-01' }).set(system());
+    expect(backwards.status).toBe(400);
+    expect(backwards.body.errors).toEqual([expect.objectContaining({ path: 'query.dateTo' })]);
   });
 });

@@ -39,19 +39,23 @@ export const updateInvoiceStatusBody = z.discriminatedUnion('status', [
 
 export const markPaidBody = z.object({ paidDate });
 
-export const invoiceListQuery = pageQuery.extend({
-  status: z.enum(['draft', 'raised', 'sent', 'paid', 'cancelled']).optional(),
-  customerId: reference().optional(),
-  contractPlanId: reference().optional(),
-  invoiceRunId: reference().optional().describe('only the invoices this invoice run made'),
-  overdue: z
-    .enum(['true', 'false'])
-    .describe('true: only invoices raised or sent whose due date is before today (UTC); false: all others')
-    .transform((value) => value === 'true')
-    .optional(),
-  dateFrom: isoDate.optional().describe("only invoices dated on or after this day (the invoice's date)"),
-  dateTo: isoDate.optional().describe('only invoices dated on or before this day'),
-});
+export const invoiceListQuery = ordered(
+  pageQuery.extend({
+    status: z.enum(['draft', 'raised', 'sent', 'paid', 'cancelled']).optional(),
+    customerId: reference().optional(),
+    contractPlanId: reference().optional(),
+    invoiceRunId: reference().optional().describe('only the invoices this invoice run made'),
+    overdue: z
+      .enum(['true', 'false'])
+      .describe('true: only invoices raised or sent whose due date is before today (UTC); false: all others')
+      .transform((value) => value === 'true')
+      .optional(),
+    dateFrom: isoDate.optional().describe("only invoices dated on or after this day (the invoice's date)"),
+    dateTo: isoDate.optional().describe('only invoices dated on or before this day; not before dateFrom'),
+  }),
+  'dateFrom',
+  'dateTo',
+);
 
 export const invoiceItemSchema = z.object({
   id: z.string(),

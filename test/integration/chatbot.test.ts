@@ -274,7 +274,7 @@ describe('tenants and limits', () => {
     }
   });
 
-  it('when the conversations and their messages are read by pages, then the pages split them without overlap, and a caller without a token gets 401', async () => {
+  it('when the conversations and their messages are read by pages, then the pages split them without overlap, a conversation without an answer is not listed, and a caller without a token gets 401', async () => {
     const first = await ask('Which invoices are overdue?');
     await ask('What was revenue in October 2026?', system(), first.conversationId);
     const firstPage = await get(`/chatbot/conversations/${first.conversationId}/messages?limit=3`);
@@ -286,6 +286,12 @@ describe('tenants and limits', () => {
     expect(conversations.total).toBeGreaterThan(1);
     const next = await get('/chatbot/conversations?limit=1&page=2');
     expect(next.items[0].id).not.toBe(conversations.items[0].id);
+    // A conversation whose first question got no answer (Temporal down, a 503) holds no turn: it is not listed.
+    const unanswered = 'chat_unanswered_' + randomUUID().slice(0, 8);
+    await api.db('chatbot_conversations').insert({ id: unanswered, organisation_id: tenant.organisationId, started_by: 'app', title: 'Which invoices are overdue?' });
+    const all = await get('/chatbot/conversations?limit=100');
+    expect(all.items.map((item: { id: string }) => item.id)).not.toContain(unanswered);
+    expect(all.items.map((item: { id: string }) => item.id)).toContain(first.conversationId);
     for (const request of [api.http().get('/chatbot/conversations'), api.http().post('/chatbot/messages').send({ text: 'Which invoices are overdue?' })]) {
       const res = await request;
       expect([res.status, res.body.status]).toEqual([401, 'error']);

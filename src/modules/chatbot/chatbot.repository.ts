@@ -61,8 +61,9 @@ export function createChatbotRepository(db: Knex) {
       return row ? toConversation(row) : undefined;
     },
 
+    /** The conversations that hold a turn: a first question that got no answer (a 503) lists nothing. */
     async conversations(organisationId: string, paging: PageQuery): Promise<Page<Conversation>> {
-      return paginate<ConversationRow, Conversation>(db('chatbot_conversations').where({ organisation_id: organisationId }).select('*'), paging, {
+      return paginate<ConversationRow, Conversation>(db('chatbot_conversations').where({ organisation_id: organisationId }).where('messages', '>', 0).select('*'), paging, {
         searchColumns: ['title'],
         orderBy: [
           { column: 'updated_at', order: 'desc' },

@@ -26,7 +26,7 @@ export function chatbotRoutes(deps: AppDeps): Route[] {
     defineRoute({
       method: 'get',
       path: '/chatbot/conversations',
-      summary: "The organisation's chatbot conversations, the latest first",
+      summary: "The organisation's chatbot conversations that hold an answer, the latest first",
       tag: TAG,
       access: requires('ChatbotService:sendMessage'),
       query: conversationsQuery,

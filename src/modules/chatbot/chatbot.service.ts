@@ -18,8 +18,8 @@ export function createChatbotService(deps: WorkflowServiceDeps & { engine: ChatE
   }
 
   return {
-    /** Asks the question in the conversation (a new one without `conversationId`) and waits for its answer. */
     /**
+     * Asks the question in the conversation (a new one without `conversationId`) and waits for its answer.
      * With an idempotency key, the question is one Update of that id: a retry (after a 503, say) waits for
      * the same answer instead of asking again.
      */

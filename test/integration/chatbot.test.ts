@@ -97,6 +97,20 @@ beforeAll(async () => {
 });
 afterAll(() => api.close());
 
+/** The status each phrasing of the invoices question names. */
+const STATUS_ASKED: Record<string, string> = {
+  'Paid invoices in October 2026': 'paid',
+  'Which invoices were raised in October 2026?': 'raised',
+  'raised invoices between 1 October 2026 and 31 October 2026': 'raised',
+};
+
+/** The day each phrasing of the FX question names; two rates are seeded (from 1 September and from 10 October), so the day decides. */
+const FX_DATE_ASKED: Record<string, string> = {
+  'EUR to USD exchange rate on 1 October 2026': '2026-10-01',
+  'What was the EUR/USD rate on 2026-10-15?': '2026-10-15',
+  'Exchange rate from EUR to USD on 2 Oct 2026': '2026-10-02',
+};
+
 /** Each question, three ways, and what the API itself says the figures are. */
 const TABLE: Array<{ intent: string; phrasings: string[]; expected: (phrasing: string) => Promise<(data: Record<string, unknown>) => void> }> = [
   {
@@ -120,10 +134,9 @@ const TABLE: Array<{ intent: string; phrasings: string[]; expected: (phrasing: s
   },
   {
     intent: 'invoices_by_status',
-    phrasings: ['Paid invoices in October 2026', 'Which invoices were raised in October 2026?', 'raised invoices between 1 October 2026 and 31 October 2026'],
+    phrasings: Object.keys(STATUS_ASKED),
     expected: async (phrasing) => {
-      const status = phrasing.startsWith('Paid') ? 'paid' : 'raised';
-      const page = await get(`/invoices?status=${status}&dateFrom=2026-10-01&dateTo=2026-10-31&limit=100`);
+      const page = await get(`/invoices?status=${STATUS_ASKED[phrasing]}&dateFrom=2026-10-01&dateTo=2026-10-31&limit=100`);
       const items = page.items as Array<{ id: string; currency: string; total: string }>;
       // Totals per currency, in minor units (every seeded invoice is in US dollars).
       const cents = new Map<string, number>();
@@ -179,10 +192,9 @@ const TABLE: Array<{ intent: string; phrasings: string[]; expected: (phrasing: s
   },
   {
     intent: 'fx_rate',
-    phrasings: ['EUR to USD exchange rate on 1 October 2026', 'What was the EUR/USD rate on 2026-10-15?', 'Exchange rate from EUR to USD on 2 Oct 2026'],
+    phrasings: Object.keys(FX_DATE_ASKED),
     expected: async (phrasing) => {
-      // Two rates are seeded, from 1 September and from 10 October: the date asked decides which one answers.
-      const date = phrasing.includes('2026-10-15') ? '2026-10-15' : phrasing.includes('2 Oct') ? '2026-10-02' : '2026-10-01';
+      const date = FX_DATE_ASKED[phrasing]!;
       const rate = await get(`/fx-rates/effective?from=EUR&to=USD&date=${date}`);
       expect(rate.effectiveDate).toBe(date === '2026-10-15' ? '2026-10-10' : '2026-09-01');
       return (data) => expect([data.rate, data.effectiveDate]).toEqual([rate.rate, rate.effectiveDate]);

@@ -111,7 +111,7 @@ async function seedContracts(db: Knex, organisationId: string, catalog: Catalog,
   const period = { from_date: MONTH.from, to_date: MONTH.to };
   await write('invoices', november.map((b) => ({ ...org, ...period, id: b.invoiceId, customer_id: b.customerId, contract_id: b.contractId, contract_plan_id: b.contractPlanId, currency: 'USD', date: MONTH.from })));
   await write('invoice_items', november.map((b) => ({ ...org, ...period, id: newId('itm'), invoice_id: b.invoiceId, plan_item_id: catalog.feeItemId, title: 'Platform fee', quantity: '1', price: FEE })));
-  await write('billed_periods', november.map((b) => ({ ...org, contract_plan_id: b.contractPlanId, plan_item_id: catalog.feeItemId, period_from: MONTH.from, period_to: MONTH.to, invoice_id: b.invoiceId })));
+  await write('charges', november.map((b) => ({ ...org, id: newId('chg'), contract_id: b.contractId, contract_plan_id: b.contractPlanId, plan_item_id: catalog.feeItemId, kind: 'fee', from_date: MONTH.from, to_date: MONTH.to, period_from: MONTH.from, period_to: MONTH.to, amount: FEE, invoice_id: b.invoiceId })));
 
   // Event n goes to entity n mod count at a time that walks through the month, so every entity's
   // events are spread over November and over the table's pages.

@@ -102,6 +102,7 @@ export function serviceDepsFrom(config: Config, db: Knex): ServiceDeps {
 export function createServices(deps: ServiceDeps) {
   const { db } = deps;
   const attributes = createAttributeService(db);
+  const invoiceRuns = createInvoiceRunService(db, deps.invoiceRunPaging);
   return {
     // Reference data
     addresses: createAddressService(db),
@@ -113,14 +114,14 @@ export function createServices(deps: ServiceDeps) {
     payments: createPaymentService(db),
     revenue: createRevenueService(db),
     // Invoices
-    invoiceItems: createInvoiceItemService(db),
+    invoiceItems: createInvoiceItemService(db, (trx, draft) => invoiceRuns.repriceDraft(trx, draft)),
     invoiceFiles: createInvoiceFileService(deps),
     invoiceLifecycle: createInvoiceLifecycleService(deps),
     creditNoteLifecycle: createCreditNoteLifecycleService(deps),
     credits: createCreditService(deps),
     coupons: createCouponService(db),
     collections: createCollectionsService(deps),
-    invoiceRuns: createInvoiceRunService(db, deps.invoiceRunPaging),
+    invoiceRuns,
     // Usage, plans and contracts
     meters: createMeterService(db),
     usageIngestion: createUsageIngestionService(db),

@@ -24,30 +24,12 @@ export interface Suspension {
   to: string | null;
 }
 
-/** What the schedule of one contract plan depends on. All end dates are the last day served. */
-export interface ContractPlanTerms {
-  billingPeriod: BillingPeriodKind;
-  billingAnchor: BillingAnchor;
-  /** The currency the fees are billed in: proration rounds to its minor unit. */
-  currency: string;
-  startDate: string;
-  endDate: string | null;
-  contractEndDate?: string | null;
-  terminationDate?: string | null;
-}
-
 /** A plan item as the billing run sees it: priced like any plan item, plus its meter and timing. */
 export interface BillableItem extends PricedPlanItem {
   id: string;
   meterId?: string | null;
   /** Absent: `in_arrears` for an item with a meter, `in_advance` otherwise. */
   billingTiming?: BillingTiming | null;
-}
-
-/** The key of a period already billed: the plan item and the first day of the whole period. */
-export interface BilledPeriod {
-  planItemId: string;
-  periodFrom: string;
 }
 
 export interface Proration {
@@ -58,28 +40,13 @@ export interface Proration {
   periodDays: number;
 }
 
-/** One period due. `from`..`to` are the days used (the period clipped to the active span). */
-export interface DuePeriod extends DayRange {
-  /** The whole period; `period.from` is the key to record as billed. */
-  period: DayRange;
-  /** Fee items only: the fee of a whole period and the part billed. Usage items are rated by the caller. */
-  fee?: Proration & { fullAmount: string };
-}
-
-export interface DueItem {
-  planItemId: string;
-  /** `usage` for an item with a meter: its usage over each window is rated with the pricing engine. */
-  kind: 'fee' | 'usage';
-  timing: BillingTiming;
-  periods: DuePeriod[];
-}
-
 // ---- calendar days as day numbers (days since 1970-01-01), so that ranges are plain integer intervals
 
 const DAY_MS = 86_400_000;
 const ISO_DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
 
-interface Days {
+/** A range of day numbers, both ends included. */
+export interface Days {
   from: number;
   to: number;
 }
@@ -94,7 +61,8 @@ function dayOf(year: number, month0: number, day: number): number {
 /** Day numbers already written out: an invoice run converts the same few days for every contract. */
 const isoDays = new Map<number, string>();
 
-function isoOf(day: number): string {
+/** The calendar day of a day number. */
+export function isoOf(day: number): string {
   let iso = isoDays.get(day);
   if (iso === undefined) {
     iso = new Date(day * DAY_MS).toISOString().slice(0, 10);
@@ -103,7 +71,8 @@ function isoOf(day: number): string {
   return iso;
 }
 
-function parseDay(value: string, field: string): number {
+/** The day number of a calendar day `YYYY-MM-DD`; anything else is a validation error naming `field`. */
+export function parseDay(value: string, field: string): number {
   const match = ISO_DAY.exec(value);
   const day = match ? dayOf(Number(match[1]), Number(match[2]) - 1, Number(match[3])) : NaN;
   if (Number.isNaN(day) || isoOf(day) !== value) throw AppError.validation(`${field} must be a calendar day YYYY-MM-DD, not ${value}`);
@@ -164,7 +133,8 @@ function anniversaryPeriod(anchor: number, months: number, day: number): Days {
   return { from: anniversaryStart(anchor, months, k), to: anniversaryStart(anchor, months, k + 1) - 1 };
 }
 
-function periodsBetween(kind: BillingPeriodKind, anchor: BillingAnchor, anchorDay: number, span: Days): Days[] {
+/** The whole periods of the kind that share a day with `span`, in order (see `periodsOf`). */
+export function periodsBetween(kind: BillingPeriodKind, anchor: BillingAnchor, anchorDay: number, span: Days): Days[] {
   if (kind === 'one_time') return anchorDay >= span.from && anchorDay <= span.to ? [{ from: anchorDay, to: anchorDay }] : [];
   const months = MONTHS[kind];
   const containing = (day: number) => (anchor === 'calendar' ? calendarPeriod(months, day) : anniversaryPeriod(anchorDay, months, day));
@@ -185,7 +155,7 @@ export function periodsOf(kind: BillingPeriodKind, anchor: BillingAnchor, anchor
 // ---- proration
 
 /** `amount × k / n` in minor units, rounded half-up (away from zero), in exact integer arithmetic. */
-function shareInMinorUnits(amount: Decimal, k: number, n: number, minorUnits: number): bigint {
+export function shareInMinorUnits(amount: Decimal, k: number, n: number, minorUnits: number): bigint {
   const places = amount.decimalPlaces();
   const numerator = BigInt(amount.times(new Decimal(10).pow(places)).toFixed(0)) * BigInt(k) * 10n ** BigInt(minorUnits);
   const denominator = BigInt(n) * 10n ** BigInt(places);
@@ -197,7 +167,7 @@ function shareInMinorUnits(amount: Decimal, k: number, n: number, minorUnits: nu
 
 const OPEN_END = Number.POSITIVE_INFINITY;
 
-function parseSuspensions(suspensions: readonly Suspension[]): Days[] {
+export function parseSuspensions(suspensions: readonly Suspension[]): Days[] {
   return suspensions
     .map((suspension, i) => {
       const from = parseDay(suspension.from, `suspensions[${i}].from`);
@@ -209,7 +179,7 @@ function parseSuspensions(suspensions: readonly Suspension[]): Days[] {
 }
 
 /** The runs of `range` that no suspension covers (suspensions sorted by start; they may overlap). */
-function unsuspendedRuns(range: Days, suspensions: readonly Days[]): Days[] {
+export function unsuspendedRuns(range: Days, suspensions: readonly Days[]): Days[] {
   const runs: Days[] = [];
   let cursor = range.from;
   for (const suspension of suspensions) {
@@ -251,28 +221,12 @@ export function prorate(amount: number | string | Decimal, currency: string, per
   return prorateDays(toDecimal(amount), currency, parseRange(period, 'period'), parseRange(used, 'used'), parseSuspensions(suspensions));
 }
 
-// ---- what is due on a billing date
+// ---- fees
 
 /** The item's timing: its own, or `in_arrears` for an item with a meter and `in_advance` for any other. */
 export function billingTimingOf(item: Pick<BillableItem, 'meterId' | 'billingTiming'>): BillingTiming {
   return item.billingTiming ?? (item.meterId ? 'in_arrears' : 'in_advance');
 }
-
-/**
- * The days a contract plan is billed for: from its start to the earliest of its own end, the contract's
- * end and the contract's termination (each the last day served); `to: null` is open-ended, and `null`
- * means no day at all (the contract ended before this plan started).
- */
-export function activeSpan(terms: ContractPlanTerms): { from: string; to: string | null } | null {
-  const ends = [terms.endDate, terms.contractEndDate, terms.terminationDate].filter((end): end is string => typeof end === 'string');
-  ends.forEach((end) => parseDay(end, 'end date'));
-  parseDay(terms.startDate, 'startDate');
-  const to = ends.length > 0 ? ends.reduce((a, b) => (b < a ? b : a)) : null;
-  if (to !== null && to < terms.startDate) return null;
-  return { from: terms.startDate, to };
-}
-
-const billedKey = (planItemId: string, periodFrom: string) => `${planItemId}\u0000${periodFrom}`;
 
 /** Fees already priced, per item and currency: an invoice run prices the same plan items for many contracts. */
 const fees = new WeakMap<BillableItem, Map<string, Decimal>>();
@@ -284,54 +238,4 @@ export function fullFee(item: BillableItem, currency: string): Decimal {
   let fee = byCurrency.get(currency);
   if (fee === undefined) byCurrency.set(currency, (fee = toDecimal(priceItem(item, item.quantity ?? 1, currency).amount)));
   return fee;
-}
-
-/**
- * What one contract plan owes on `billingDate`: for each item, every period not yet `billed` whose days
- * used start on or before the billing date (`in_advance`) or ended before it (`in_arrears`). Fee items
- * carry their prorated amount, and a fee period with no day left to bill (all suspended) is not due;
- * a `one_time` fee is its full amount, whatever the suspensions. Items with nothing due are left out.
- */
-export function dueOn(
-  billingDate: string,
-  contractPlan: ContractPlanTerms,
-  items: readonly BillableItem[],
-  billed: Iterable<BilledPeriod>,
-  suspensions: readonly Suspension[] = [],
-): DueItem[] {
-  const date = parseDay(billingDate, 'billingDate');
-  const span = activeSpan(contractPlan);
-  const suspended = parseSuspensions(suspensions);
-  if (!span) return [];
-  const start = parseDay(span.from, 'startDate');
-  const end = span.to === null ? OPEN_END : parseDay(span.to, 'end date');
-  const done = new Set([...billed].map((key) => billedKey(key.planItemId, key.periodFrom)));
-  const due: DueItem[] = [];
-  for (const item of items) {
-    const timing = billingTimingOf(item);
-    const kind = item.meterId ? 'usage' : 'fee';
-    if (kind === 'usage' && timing === 'in_advance') throw AppError.validation(`plan item ${item.id} has a meter: its usage can only be billed in arrears`);
-    // The last day a due period's days used may reach (in advance) or must have ended by (in arrears).
-    const last = Math.min(end, timing === 'in_advance' ? date : date - 1);
-    if (last < start) continue;
-    const fee = kind === 'fee' ? fullFee(item, contractPlan.currency) : undefined;
-    const periods: DuePeriod[] = [];
-    for (const period of periodsBetween(contractPlan.billingPeriod, contractPlan.billingAnchor, start, { from: start, to: last })) {
-      const used = { from: Math.max(period.from, start), to: Math.min(period.to, end) };
-      if (timing === 'in_arrears' && used.to > last) continue;
-      if (done.has(billedKey(item.id, isoOf(period.from)))) continue;
-      const duePeriod: DuePeriod = { ...toRange(used), period: toRange(period) };
-      if (fee) {
-        const proration =
-          contractPlan.billingPeriod === 'one_time'
-            ? { amount: fee.toFixed(currencyMinorUnits(contractPlan.currency)), days: 1, periodDays: 1 }
-            : prorateDays(fee, contractPlan.currency, period, used, suspended);
-        if (proration.days === 0) continue;
-        duePeriod.fee = { ...proration, fullAmount: fee.toFixed(currencyMinorUnits(contractPlan.currency)) };
-      }
-      periods.push(duePeriod);
-    }
-    if (periods.length > 0) due.push({ planItemId: item.id, kind, timing, periods });
-  }
-  return due;
 }

@@ -68,5 +68,5 @@ it('when the worker is killed in the middle of a run of 200 contracts, then the 
   const perPlan = await api.db('invoices').where({ organisation_id: tenant.organisationId }).groupBy('contract_plan_id').select('contract_plan_id').count({ n: '*' });
   expect(perPlan).toHaveLength(CONTRACTS);
   expect(perPlan.every((row) => Number(row.n) === 1)).toBe(true);
-  expect(await api.db('billed_periods').where({ organisation_id: tenant.organisationId }).count({ n: '*' })).toEqual([{ n: String(CONTRACTS) }]);
+  expect(await api.db('charges').where({ organisation_id: tenant.organisationId }).count({ n: '*' })).toEqual([{ n: String(CONTRACTS) }]);
 });

@@ -154,7 +154,7 @@ describe('invoice runs', () => {
       { title: 'Seat fee', amount: '160.00', from: '2026-10-16', to: '2026-10-31' },
       { title: 'Seat fee', amount: '310.00', from: '2026-11-01', to: '2026-11-30' },
     ]);
-    expect(await api.db('billed_periods').where({ contract_plan_id: example.contractPlanId }).count({ n: '*' })).toEqual([{ n: '3' }]);
+    expect(await api.db('charges').where({ contract_plan_id: example.contractPlanId }).count({ n: '*' })).toEqual([{ n: '3' }]);
   });
 
   it('when a run is a dry run, then it shows the invoices it would make and stores none; the upcoming invoice says the same', async () => {
@@ -163,7 +163,7 @@ describe('invoice runs', () => {
     expect(dry).toMatchObject({ status: 'completed', dryRun: true, invoicesCreated: 0, totals: [{ currency: 'USD', amount: '520.00' }] });
     expect((dry.invoices as Array<{ invoiceId: string | null }>).map((invoice) => invoice.invoiceId)).toEqual([null]);
     expect(await linesOf(example.contractId)).toEqual([]);
-    expect(await api.db('billed_periods').where({ contract_plan_id: example.contractPlanId }).count({ n: '*' })).toEqual([{ n: '0' }]);
+    expect(await api.db('charges').where({ contract_plan_id: example.contractPlanId }).count({ n: '*' })).toEqual([{ n: '0' }]);
 
     const upcoming = await api.http().get(`/contracts/${example.contractId}/upcoming-invoice`).query({ date: '2026-11-01' }).set(system()).expect(200);
     expect(upcoming.body.data.invoices).toEqual([expect.objectContaining({ contractPlanId: example.contractPlanId, currency: 'USD', total: '520.00', fromDate: '2026-10-16', toDate: '2026-11-30' })]);

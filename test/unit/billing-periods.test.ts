@@ -1,18 +1,5 @@
 import fc from 'fast-check';
-import {
-  activeSpan,
-  dueOn,
-  periodsOf,
-  prorate,
-  type BillableItem,
-  type BillingAnchor,
-  type BillingPeriodKind,
-  type BilledPeriod,
-  type ContractPlanTerms,
-  type DayRange,
-  type DueItem,
-  type Suspension,
-} from '../../src/domain/billing-periods';
+import { periodsOf, prorate, type BillingAnchor, type BillingPeriodKind, type DayRange, type Suspension } from '../../src/domain/billing-periods';
 import { AppError } from '../../src/domain/errors';
 import { Decimal } from '../../src/domain/money';
 
@@ -30,63 +17,6 @@ const recurring = fc.constantFrom<Exclude<BillingPeriodKind, 'one_time'>>('month
 const anchor = fc.constantFrom<BillingAnchor>('calendar', 'anniversary');
 const MONTHS = { monthly: 1, quarterly: 3, yearly: 12 } as const;
 
-const seatFee: BillableItem = { id: 'seat', pricingModel: 'flat', unitPrice: '310' };
-const apiCalls: BillableItem = { id: 'api', pricingModel: 'per_unit', unitPrice: '0.5', meterId: 'mtr_api' };
-const monthlyFrom = (startDate: string, more: Partial<ContractPlanTerms> = {}): ContractPlanTerms => ({
-  billingPeriod: 'monthly',
-  billingAnchor: 'calendar',
-  currency: 'USD',
-  startDate,
-  endDate: null,
-  ...more,
-});
-const keysOf = (due: DueItem[]): BilledPeriod[] => due.flatMap((item) => item.periods.map((period) => ({ planItemId: item.planItemId, periodFrom: period.period.from })));
-
-describe('dueOn: the worked example', () => {
-  const plan = monthlyFrom('2026-10-16');
-
-  it('when a monthly plan starts on 16 October, then the seat fee is prorated 16/31 on that day and usage waits for the month to end', () => {
-    expect(dueOn('2026-10-16', plan, [seatFee, apiCalls], [])).toEqual([
-      {
-        planItemId: 'seat',
-        kind: 'fee',
-        timing: 'in_advance',
-        periods: [
-          {
-            from: '2026-10-16',
-            to: '2026-10-31',
-            period: { from: '2026-10-01', to: '2026-10-31' },
-            fee: { fullAmount: '310.00', amount: '160.00', days: 16, periodDays: 31 },
-          },
-        ],
-      },
-    ]);
-  });
-
-  it('when 1 November comes with October billed, then November is billed in full and October usage over the days used', () => {
-    const billed = [{ planItemId: 'seat', periodFrom: '2026-10-01' }];
-    const due = dueOn('2026-11-01', plan, [seatFee, apiCalls], billed);
-    expect(due).toEqual([
-      {
-        planItemId: 'seat',
-        kind: 'fee',
-        timing: 'in_advance',
-        periods: [{ from: '2026-11-01', to: '2026-11-30', period: { from: '2026-11-01', to: '2026-11-30' }, fee: { fullAmount: '310.00', amount: '310.00', days: 30, periodDays: 30 } }],
-      },
-      { planItemId: 'api', kind: 'usage', timing: 'in_arrears', periods: [{ from: '2026-10-16', to: '2026-10-31', period: { from: '2026-10-01', to: '2026-10-31' } }] },
-    ]);
-    expect(dueOn('2026-11-01', plan, [seatFee, apiCalls], [...billed, ...keysOf(due)])).toEqual([]);
-  });
-
-  it('when the run is late, then every period due so far comes at once, and nothing before the plan starts', () => {
-    expect(dueOn('2026-10-15', plan, [seatFee, apiCalls], [])).toEqual([]);
-    const due = dueOn('2027-01-10', plan, [seatFee, apiCalls], []);
-    expect(due.map((item) => [item.planItemId, item.periods.map((period) => `${period.from}..${period.to}`)])).toEqual([
-      ['seat', ['2026-10-16..2026-10-31', '2026-11-01..2026-11-30', '2026-12-01..2026-12-31', '2027-01-01..2027-01-31']],
-      ['api', ['2026-10-16..2026-10-31', '2026-11-01..2026-11-30', '2026-12-01..2026-12-31']],
-    ]);
-  });
-});
 
 describe('periods by hand', () => {
   it('when the anchor is the 31st, then each start clamps to its month from the anchor day, never cumulatively', () => {
@@ -112,19 +42,8 @@ describe('periods by hand', () => {
     ]);
   });
 
-  it('when a plan is one-time, then its only period is its start day, billed in full on it whatever the suspensions', () => {
+  it('when a plan is one-time, then its only period is its start day', () => {
     expect(periodsOf('one_time', 'calendar', '2026-10-16', { from: '2026-10-01', to: '2026-12-31' })).toEqual([{ from: '2026-10-16', to: '2026-10-16' }]);
-    const plan = monthlyFrom('2026-10-16', { billingPeriod: 'one_time' });
-    const due = dueOn('2026-10-16', plan, [seatFee, apiCalls], [], [{ from: '2026-10-16', to: null }]);
-    expect(due).toEqual([
-      {
-        planItemId: 'seat',
-        kind: 'fee',
-        timing: 'in_advance',
-        periods: [{ from: '2026-10-16', to: '2026-10-16', period: { from: '2026-10-16', to: '2026-10-16' }, fee: { fullAmount: '310.00', amount: '310.00', days: 1, periodDays: 1 } }],
-      },
-    ]);
-    expect(dueOn('2026-10-17', plan, [seatFee, apiCalls], keysOf(due)).map((item) => [item.planItemId, item.periods.map((p) => p.from)])).toEqual([['api', ['2026-10-16']]]);
   });
 
   it('when a date is not a calendar day or a span is reversed, then it is refused as a validation error', () => {
@@ -138,13 +57,11 @@ describe('periods by hand', () => {
     };
     expect(problemOf(() => periodsOf('monthly', 'calendar', '2026-02-30', { from: '2026-01-01', to: '2026-01-31' }))).toBe('anchorDate must be a calendar day YYYY-MM-DD, not 2026-02-30');
     expect(problemOf(() => periodsOf('monthly', 'calendar', '2026-01-01', { from: '2026-02-01', to: '2026-01-31' }))).toBe('span ends before it starts');
-    expect(problemOf(() => dueOn('26-11-01', monthlyFrom('2026-10-16'), [seatFee], []))).toBe('billingDate must be a calendar day YYYY-MM-DD, not 26-11-01');
-    expect(problemOf(() => dueOn('2026-11-01', monthlyFrom('2026-10-16'), [seatFee], [], [{ from: '2026-11-02', to: '2026-11-01' }]))).toBe('suspensions[0] ends before it starts');
-    expect(problemOf(() => dueOn('2026-11-01', monthlyFrom('2026-10-16'), [{ ...apiCalls, billingTiming: 'in_advance' }], []))).toBe('plan item api has a meter: its usage can only be billed in arrears');
+    expect(problemOf(() => prorate('1', 'USD', { from: '2026-11-01', to: '2026-11-30' }, { from: '2026-11-01', to: '2026-11-30' }, [{ from: '2026-11-02', to: '2026-11-01' }]))).toBe('suspensions[0] ends before it starts');
   });
 });
 
-describe('proration and the active span by hand', () => {
+describe('proration by hand', () => {
   it('when a part does not divide evenly, then it rounds half-up from the period start and the rest of the period gets what remains', () => {
     const period = { from: '2026-11-01', to: '2026-11-02' };
     expect(prorate('0.05', 'USD', period, { from: '2026-11-01', to: '2026-11-01' }).amount).toBe('0.03');
@@ -158,32 +75,6 @@ describe('proration and the active span by hand', () => {
     expect(prorate('300', 'USD', november, november, [{ from: '2026-11-11', to: '2026-11-20' }])).toEqual({ amount: '200.00', days: 20, periodDays: 30 });
     expect(prorate('300', 'USD', november, { from: '2026-10-01', to: '2026-11-05' }, [{ from: '2026-11-04', to: null }])).toEqual({ amount: '30.00', days: 3, periodDays: 30 });
 
-    const plan = monthlyFrom('2026-10-01');
-    const billed = [{ planItemId: 'seat', periodFrom: '2026-10-01' }];
-    expect(dueOn('2026-11-01', plan, [seatFee], billed, [{ from: '2026-10-20', to: null }])).toEqual([]);
-    const resumed = dueOn('2026-12-01', plan, [seatFee], billed, [{ from: '2026-10-20', to: '2026-11-15' }]);
-    expect(resumed[0]!.periods.map((p) => [p.from, p.fee!.amount])).toEqual([
-      ['2026-11-01', '155.00'],
-      ['2026-12-01', '310.00'],
-    ]);
-  });
-
-  it('when the plan, the contract and a termination each end it, then the earliest end wins, and a plan never started bills nothing', () => {
-    expect(activeSpan(monthlyFrom('2026-10-16'))).toEqual({ from: '2026-10-16', to: null });
-    expect(activeSpan(monthlyFrom('2026-10-16', { endDate: '2027-10-15', contractEndDate: '2027-06-30', terminationDate: '2027-01-10' }))).toEqual({ from: '2026-10-16', to: '2027-01-10' });
-    const terminatedFirst = monthlyFrom('2026-10-16', { terminationDate: '2026-10-15' });
-    expect(activeSpan(terminatedFirst)).toBeNull();
-    expect(dueOn('2027-01-01', terminatedFirst, [seatFee, apiCalls], [])).toEqual([]);
-
-    const terminated = monthlyFrom('2026-10-16', { terminationDate: '2026-11-10' });
-    const due = dueOn('2026-11-11', terminated, [seatFee, apiCalls], [{ planItemId: 'seat', periodFrom: '2026-10-01' }]);
-    expect(due.map((item) => item.periods.map((p) => [item.planItemId, p.from, p.to, p.fee?.amount]))).toEqual([
-      [['seat', '2026-11-01', '2026-11-10', '103.33']],
-      [
-        ['api', '2026-10-16', '2026-10-31', undefined],
-        ['api', '2026-11-01', '2026-11-10', undefined],
-      ],
-    ]);
   });
 });
 
@@ -263,76 +154,6 @@ describe('proration, for any amount and any split of a period', () => {
         const head = prorate(fee, code, whole, parts[0]!, []);
         expect(head.amount).toBe(new Decimal(fee).times(head.days).dividedBy(n).toDecimalPlaces(MINOR[code]!, Decimal.ROUND_HALF_UP).toFixed(MINOR[code]!));
       }),
-    );
-  });
-});
-
-describe('dueOn over consecutive billing dates', () => {
-  const items: BillableItem[] = [
-    { id: 'advance', pricingModel: 'flat', unitPrice: '99.99' },
-    { id: 'arrears', pricingModel: 'flat', unitPrice: '1000', quantity: '3', billingTiming: 'in_arrears' },
-    { id: 'usage', pricingModel: 'per_unit', unitPrice: '0.01', meterId: 'mtr_1' },
-  ];
-  const terms = fc.record({
-    billingPeriod: fc.constantFrom<BillingPeriodKind>('monthly', 'quarterly', 'yearly', 'one_time'),
-    billingAnchor: anchor,
-    currency: fc.constantFrom('USD', 'JPY', 'KWD'),
-    startDate: fc.integer({ min: dayOf('2020-01-01'), max: dayOf('2030-12-31') }).map(isoOf),
-    endAfter: fc.option(fc.integer({ min: 0, max: 800 })),
-    terminateAfter: fc.option(fc.integer({ min: -5, max: 800 })),
-  });
-  const gaps = fc.array(fc.integer({ min: 1, max: 45 }), { minLength: 1, maxLength: 60 });
-  const pauses = fc.array(fc.tuple(fc.integer({ min: -30, max: 800 }), fc.integer({ min: 0, max: 120 }), fc.boolean()), { maxLength: 2 });
-
-  it('bills every (item, period) with a day to bill exactly once, on the first billing date it is due, whatever the gaps between runs', () => {
-    fc.assert(
-      fc.property(terms, gaps, pauses, ({ endAfter, terminateAfter, ...t }, steps, paused) => {
-        const plan: ContractPlanTerms = {
-          ...t,
-          endDate: endAfter === null ? null : addDays(t.startDate, endAfter),
-          terminationDate: terminateAfter === null ? null : addDays(t.startDate, terminateAfter),
-        };
-        const suspensions: Suspension[] = paused.map(([start, length, open]) => ({ from: addDays(t.startDate, start), to: open ? null : addDays(t.startDate, start + length) }));
-        const dates = steps.reduce<string[]>((list, gap) => [...list, addDays(list.at(-1)!, gap)], [addDays(t.startDate, -10)]);
-
-        const billedOn = new Map<string, string>();
-        const billed: BilledPeriod[] = [];
-        for (const date of dates) {
-          for (const item of dueOn(date, plan, items, billed, suspensions)) {
-            for (const period of item.periods) {
-              const key = `${item.planItemId} ${period.period.from}`;
-              expect(billedOn.has(key)).toBe(false);
-              billedOn.set(key, date);
-              billed.push({ planItemId: item.planItemId, periodFrom: period.period.from });
-              expect(period.period.from <= period.from && period.to <= period.period.to).toBe(true);
-              if (period.fee && plan.billingPeriod !== 'one_time') {
-                expect(period.fee).toEqual({ ...prorate(period.fee.fullAmount, plan.currency, period.period, period, suspensions), fullAmount: period.fee.fullAmount });
-              }
-            }
-          }
-        }
-
-        // What should have been billed, and when: from the periods of the active span, independently.
-        const span = activeSpan(plan);
-        const expected = new Map<string, string>();
-        const last = dates.at(-1)!;
-        if (span) {
-          const horizon = span.to ?? last;
-          const periods = horizon < span.from ? [] : periodsOf(plan.billingPeriod, plan.billingAnchor, plan.startDate, { from: span.from, to: horizon });
-          for (const item of items) {
-            for (const period of periods) {
-              const used = { from: period.from > span.from ? period.from : span.from, to: span.to === null || period.to < span.to ? period.to : span.to };
-              const isFee = !item.meterId;
-              if (isFee && plan.billingPeriod !== 'one_time' && prorate(1, 'USD', period, used, suspensions).days === 0) continue;
-              const inAdvance = item.id === 'advance';
-              const first = dates.find((date) => (inAdvance ? used.from <= date : used.to < date));
-              if (first) expected.set(`${item.id} ${period.from}`, first);
-            }
-          }
-        }
-        expect(new Map([...billedOn].sort())).toEqual(new Map([...expected].sort()));
-      }),
-      { numRuns: 150 },
     );
   });
 });

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
-import { addDays, dueOn, periodsOf, prorate, type BillingAnchor, type BillingPeriodKind, type ContractPlanTerms, type DayRange } from '../../src/domain/billing-periods';
+import { addDays, periodsOf, prorate, type BillingAnchor, type BillingPeriodKind, type DayRange } from '../../src/domain/billing-periods';
+import { feesDue, type FeeCharged, type RatingTerms } from '../../src/domain/rating';
 import { AppError } from '../../src/domain/errors';
 import { Decimal } from '../../src/domain/money';
 import { assertChangeDate, periodEndChangeDate, startsPeriod, unusedFees } from '../../src/domain/plan-changes';
@@ -99,7 +100,7 @@ interface ContractPlan {
   plan: number;
   start: string;
   end: string | null;
-  billed: Array<{ planItemId: string; periodFrom: string }>;
+  billed: FeeCharged[];
 }
 
 interface Line {
@@ -140,7 +141,7 @@ const scenario = fc.constantFrom('USD', 'JPY', 'KWD').chain((currency) =>
 );
 
 /**
- * Plays the scenario as the services do: runs bill what `dueOn` says is due; a change ends the contract
+ * Plays the scenario as the services do: runs bill what the rating engine says is due; a change ends the contract
  * plan the day before its date and credits `unusedFees` of the lines billed; an undo before the next run
  * puts the plan back; a credit note gives back part of a line. Then a last run bills every day left.
  */
@@ -150,17 +151,22 @@ function play(s: { currency: string; anchor: BillingAnchor; start: string; lengt
   const lines: Line[] = [];
   let clock = s.start;
   let pending: { from: ContractPlan; previousEnd: string | null; credits: Array<{ line: Line; amount: string }> } | null = null;
-  const terms = (cp: ContractPlan): ContractPlanTerms => ({ billingPeriod: s.plans[cp.plan]!.kind, billingAnchor: s.anchor, currency: s.currency, startDate: cp.start, endDate: cp.end, contractEndDate: end });
+  const terms = (cp: ContractPlan): RatingTerms => ({
+    currency: s.currency,
+    anchor: s.anchor,
+    startDate: cp.start,
+    endDate: cp.end !== null && cp.end < end ? cp.end : end,
+    periods: [{ effectiveFrom: null, billingPeriod: s.plans[cp.plan]!.kind }],
+    items: [{ id: `fee-${cp.plan}`, name: 'Fee', pricingModel: 'flat', unitPrice: s.plans[cp.plan]!.fee, effectiveFrom: null, effectiveTo: null }],
+    suspensions: [],
+  });
   const runOn = (date: string) => {
     let made = 0;
     for (const cp of contractPlans) {
-      const item = { id: `fee-${cp.plan}`, pricingModel: 'flat' as const, unitPrice: s.plans[cp.plan]!.fee };
-      for (const due of dueOn(date, terms(cp), [item], cp.billed)) {
-        for (const period of due.periods) {
-          cp.billed.push({ planItemId: item.id, periodFrom: period.period.from });
-          lines.push({ contractPlan: cp, period: period.period, used: { from: period.from, to: period.to }, charged: period.fee!.amount, notes: new Decimal(0), changes: new Decimal(0) });
-          made += 1;
-        }
+      for (const { line, charges } of feesDue(terms(cp), { fees: cp.billed, usage: [] }, date)) {
+        cp.billed.push(...charges);
+        lines.push({ contractPlan: cp, period: charges[0]!.period, used: { from: line.fromDate, to: line.toDate }, charged: line.price, notes: new Decimal(0), changes: new Decimal(0) });
+        made += 1;
       }
     }
     // The run's invoices credit the change: it can no longer be undone.

@@ -1,5 +1,7 @@
 import type { Knex } from 'knex';
+import { calendarDay } from '../../db/dates';
 import { newId } from '../../db/ids';
+import type { PeriodVersion } from '../../domain/rating';
 import { toDecimal } from '../../domain/money';
 import { paginate, type Page, type PageQuery } from '../../http/paging';
 import type { z } from 'zod';
@@ -32,6 +34,8 @@ export interface PlanItemRow {
   package_size: string | null;
   meter_id: string | null;
   billing_timing: 'in_advance' | 'in_arrears';
+  effective_from: Date | null;
+  effective_to: Date | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -51,6 +55,8 @@ export function toPlanItem(row: PlanItemRow): PlanItem {
     packageSize: plain(row.package_size),
     meterId: row.meter_id,
     billingTiming: row.billing_timing,
+    effectiveFrom: row.effective_from ? calendarDay(row.effective_from) : null,
+    effectiveTo: row.effective_to ? calendarDay(row.effective_to) : null,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   };
@@ -68,8 +74,9 @@ function toPlan(row: PlanRow, items: PlanItemRow[]): Plan {
   };
 }
 
-function itemRow(organisationId: string, planId: string, item: PlanItemInput) {
+function itemRow(organisationId: string, planId: string, item: PlanItemInput, effectiveFrom: string | null = null) {
   return {
+    effective_from: effectiveFrom,
     id: newId('pli'),
     organisation_id: organisationId,
     plan_id: planId,
@@ -99,6 +106,7 @@ export function createBillingPlanRepository(db: Knex) {
           .insert({ id: newId('pln'), organisation_id: organisationId, name: plan.name, currency: plan.currency, billing_period: plan.billingPeriod })
           .returning<PlanRow[]>('*');
         const items = plan.items.length ? await trx('billing_plan_items').insert(plan.items.map((item) => itemRow(organisationId, row!.id, item))).returning<PlanItemRow[]>('*') : [];
+        await trx('billing_plan_periods').insert({ plan_id: row!.id, effective_from: null, billing_period: plan.billingPeriod });
         return toPlan(row!, items);
       });
     },
@@ -122,11 +130,35 @@ export function createBillingPlanRepository(db: Knex) {
       return { ...page, items: page.items.map((row) => toPlan(row, items.filter((item) => item.plan_id === row.id))) };
     },
 
-    async update(organisationId: string, id: string, changes: { name?: string; billingPeriod?: Plan['billingPeriod'] }): Promise<boolean> {
+    async update(organisationId: string, id: string, changes: { name?: string }): Promise<boolean> {
       const updated = await db('billing_plans')
         .where({ organisation_id: organisationId, id })
-        .update({ ...(changes.name ? { name: changes.name } : {}), ...(changes.billingPeriod ? { billing_period: changes.billingPeriod } : {}), updated_at: db.fn.now() });
+        .update({ ...(changes.name ? { name: changes.name } : {}), updated_at: db.fn.now() });
       return updated > 0;
+    },
+
+    /**
+     * The plan's billing period from `effectiveFrom` on (null: from the start, replacing every version),
+     * replacing any version from a later day; the plan's own `billingPeriod` shows the latest.
+     */
+    async setBillingPeriod(planId: string, billingPeriod: Plan['billingPeriod'], effectiveFrom: string | null): Promise<void> {
+      const versions = db('billing_plan_periods').where({ plan_id: planId });
+      if (effectiveFrom === null) await versions.clone().delete();
+      else await versions.clone().where('effective_from', '>=', effectiveFrom).delete();
+      await db('billing_plan_periods').insert({ plan_id: planId, effective_from: effectiveFrom, billing_period: billingPeriod });
+      await db('billing_plans').where({ id: planId }).update({ billing_period: billingPeriod, updated_at: db.fn.now() });
+    },
+
+    /** The billing-period versions of each of the plans, oldest first. */
+    async periodsOf(planIds: readonly string[]): Promise<Map<string, PeriodVersion[]>> {
+      const versions = new Map<string, PeriodVersion[]>(planIds.map((id) => [id, []]));
+      if (planIds.length === 0) return versions;
+      const rows = await db('billing_plan_periods')
+        .whereIn('plan_id', planIds)
+        .orderByRaw('effective_from NULLS FIRST')
+        .select<Array<{ plan_id: string; effective_from: Date | null; billing_period: Plan['billingPeriod'] }>>('plan_id', 'effective_from', 'billing_period');
+      for (const row of rows) versions.get(row.plan_id)?.push({ effectiveFrom: row.effective_from ? calendarDay(row.effective_from) : null, billingPeriod: row.billing_period });
+      return versions;
     },
 
     /** The ids among `ids` of the organisation's plans. */
@@ -153,8 +185,8 @@ export function createBillingPlanRepository(db: Knex) {
       return (await db('billing_plans').where({ organisation_id: organisationId, id }).delete()) > 0;
     },
 
-    async addItem(organisationId: string, planId: string, item: PlanItemInput): Promise<PlanItem> {
-      const [row] = await db('billing_plan_items').insert(itemRow(organisationId, planId, item)).returning<PlanItemRow[]>('*');
+    async addItem(organisationId: string, planId: string, item: PlanItemInput, effectiveFrom: string | null): Promise<PlanItem> {
+      const [row] = await db('billing_plan_items').insert(itemRow(organisationId, planId, item, effectiveFrom)).returning<PlanItemRow[]>('*');
       return toPlanItem(row!);
     },
 
@@ -168,6 +200,16 @@ export function createBillingPlanRepository(db: Knex) {
 
     async deleteItem(organisationId: string, planId: string, itemId: string): Promise<boolean> {
       return (await db('billing_plan_items').where({ organisation_id: organisationId, plan_id: planId, id: itemId }).delete()) > 0;
+    },
+
+    /** The item's last day in force: it stays in the plan's history. */
+    async endItem(itemId: string, lastDay: string): Promise<void> {
+      await db('billing_plan_items').where({ id: itemId }).update({ effective_to: lastDay, updated_at: db.fn.now() });
+    },
+
+    /** Inside a transaction: the plan's row, locked until commit, so that edits of one plan take turns. */
+    async lock(organisationId: string, id: string): Promise<PlanRow | undefined> {
+      return db<PlanRow>('billing_plans').where({ organisation_id: organisationId, id }).forUpdate().first();
     },
   };
 }

@@ -3,7 +3,7 @@ import type { AppDeps } from '../../deps';
 import { pageOf } from '../../http/paging';
 import { defineRoute, requires, type Route } from '../../http/route';
 import { deletedSchema, idParam, deleted, reference } from '../../http/schemas';
-import { createPlanBody, planItemInput, planItemSchema, planListQuery, planSchema, updatePlanBody } from './billing-plans.schemas';
+import { addPlanItemQuery, createPlanBody, deletePlanItemQuery, planItemInput, planItemSchema, planListQuery, planSchema, updatePlanBody } from './billing-plans.schemas';
 
 export function billingPlanRoutes(deps: AppDeps): Route[] {
   const plans = deps.services.billingPlans;
@@ -43,7 +43,7 @@ export function billingPlanRoutes(deps: AppDeps): Route[] {
     defineRoute({
       method: 'put',
       path: '/billing/plans/{id}',
-      summary: 'Rename a plan or change its billing period (Admin only)',
+      summary: 'Rename a plan or change its billing period, from effectiveDate on once contracts use it (Admin only; 409 inside a span already charged)',
       tag: 'Billing plans',
       access: requires('BillingPlanService:updatePlan'),
       params: idParam,
@@ -67,25 +67,27 @@ export function billingPlanRoutes(deps: AppDeps): Route[] {
     defineRoute({
       method: 'post',
       path: '/billing/plans/{id}/items',
-      summary: 'Add an item to a plan (Admin only)',
+      summary: "Add an item to a plan, in force from effectiveDate (default on a plan in use: today in the organisation's time zone) (Admin only)",
       tag: 'Billing plans',
       access: requires('BillingPlanService:createPlanItem'),
       params: idParam,
+      query: addPlanItemQuery,
       body: planItemInput,
       response: planItemSchema,
       successStatus: 201,
-      handler: async ({ params, body, auth }) => plans.addItem(auth.organisationId, params.id, body),
+      handler: async ({ params, query, body, auth }) => plans.addItem(auth.organisationId, params.id, body, query.effectiveDate),
     }),
     defineRoute({
       method: 'delete',
       path: '/billing/plans/{id}/items/{itemId}',
-      summary: 'Delete a plan item (409 while a milestone names it)',
+      summary: 'Remove a plan item: on a plan in use it stays in force through the day before effectiveDate (409 while a milestone names it, or inside a span already charged)',
       tag: 'Billing plans',
       access: requires('BillingPlanService:deletePlanItem'),
       params: z.object({ id: reference(), itemId: reference() }),
+      query: deletePlanItemQuery,
       response: deletedSchema,
-      handler: async ({ params, auth }) => {
-        await plans.deleteItem(auth.organisationId, params.id, params.itemId);
+      handler: async ({ params, query, auth }) => {
+        await plans.deleteItem(auth.organisationId, params.id, params.itemId, query.effectiveDate);
         return deleted(params.itemId);
       },
     }),

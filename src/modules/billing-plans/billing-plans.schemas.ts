@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { pageQuery } from '../../http/paging';
-import { atLeastOne, decimal, isoCurrency, reference, text, timestamps } from '../../http/schemas';
+import { atLeastOne, decimal, isoCurrency, isoDate, reference, text, timestamps } from '../../http/schemas';
 
 /** billing_plan_items.unit_price is NUMERIC(24,10); quantity and package_size NUMERIC(24,6). Tiers follow the same columns. */
 const unitPrice = decimal({ precision: 24, scale: 10, sign: 'nonNegative' });
@@ -42,7 +42,13 @@ export const createPlanBody = z.object({
   items: z.array(planItemInput).max(100).default([]),
 });
 
-export const updatePlanBody = atLeastOne({ name: text(200).optional(), billingPeriod: billingPeriod.optional() });
+const effectiveDate = isoDate.describe("the first day the change is in force, in the organisation's time zone (default: today there); 409 when a contract was already charged for that day or later");
+
+export const updatePlanBody = atLeastOne({ name: text(200).optional(), billingPeriod: billingPeriod.optional(), effectiveDate: effectiveDate.optional() });
+
+export const addPlanItemQuery = z.object({ effectiveDate: effectiveDate.optional() });
+
+export const deletePlanItemQuery = z.object({ effectiveDate: effectiveDate.optional() });
 
 export const planListQuery = pageQuery;
 
@@ -58,6 +64,8 @@ export const planItemSchema = z.object({
   packageSize: z.string().nullable(),
   meterId: z.string().nullable(),
   billingTiming,
+  effectiveFrom: z.string().nullable().describe('the first day the item is in force; null: from the start of every contract plan'),
+  effectiveTo: z.string().nullable().describe('the last day the item is in force; null: open-ended'),
   ...timestamps,
 });
 

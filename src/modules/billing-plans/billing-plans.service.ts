@@ -1,12 +1,17 @@
 import type { Knex } from 'knex';
 import type { z } from 'zod';
+import { calendarDay } from '../../db/dates';
+import { addDays } from '../../domain/billing-periods';
 import { isCurrency } from '../../domain/currencies';
 import { AppError, DomainError, orNotFound } from '../../domain/errors';
 import { validatePlanItemPricing } from '../../domain/pricing';
+import { dayIn } from '../../domain/zoned-days';
 import type { Page, PageQuery } from '../../http/paging';
 import { createSkuRepository } from '../catalog/catalog.repository';
+import { createChargeRepository, describeCharge } from '../charges/charges.repository';
 import { createContractRepository } from '../contracts/contracts.repository';
 import { createMeterRepository } from '../meters/meters.repository';
+import { getOrganisationSettings } from '../organisation-settings/settings.repository';
 import { createBillingPlanRepository } from './billing-plans.repository';
 import type { createPlanBody, planItemInput, planItemSchema, planSchema, updatePlanBody } from './billing-plans.schemas';
 
@@ -24,6 +29,17 @@ function assertPriceable(items: PlanItemInput[], path: string): void {
       throw error;
     }
   });
+}
+
+/** Today in the organisation's time zone: the default day an edit of a plan in use takes effect. */
+async function todayOf(db: Knex, organisationId: string): Promise<string> {
+  return dayIn((await getOrganisationSettings(db, organisationId)).timezone);
+}
+
+/** An edit effective from `day` must not rewrite what a contract was already charged for. */
+async function assertNotCharged(db: Knex, filter: { planItemIds: string[] }, day: string, what: string): Promise<void> {
+  const charge = await createChargeRepository(db).firstChargedFrom(filter, day);
+  if (charge) throw AppError.conflict(`${describeCharge(charge)}: ${what} can change from ${addDays(charge.to, 1)} on, not from ${day}`);
 }
 
 export function createBillingPlanService(db: Knex) {
@@ -58,8 +74,27 @@ export function createBillingPlanService(db: Knex) {
       return plans.list(organisationId, paging);
     },
 
+    /**
+     * A name changes in place. A billing period changes in place while no contract uses the plan; after
+     * that it takes effect from `effectiveDate` (default: today in the organisation's time zone) for every
+     * contract on the plan, and never for a day a contract was already charged for (409 naming the charge).
+     */
     async update(organisationId: string, id: string, changes: z.output<typeof updatePlanBody>): Promise<Plan> {
-      if (!(await plans.update(organisationId, id, changes))) throw AppError.notFound('Billing plan');
+      if (changes.effectiveDate !== undefined && changes.billingPeriod === undefined) throw AppError.validation('effectiveDate dates a change of billingPeriod: give billingPeriod too', 'body.effectiveDate');
+      await db.transaction(async (trx) => {
+        const repository = createBillingPlanRepository(trx);
+        const plan = orNotFound(await repository.lock(organisationId, id), 'Billing plan');
+        if (changes.name) await repository.update(organisationId, id, { name: changes.name });
+        if (changes.billingPeriod === undefined) return;
+        if (!(await createContractRepository(trx).planInUse(organisationId, id))) {
+          await repository.setBillingPeriod(id, changes.billingPeriod, null);
+          return;
+        }
+        const from = changes.effectiveDate ?? (await todayOf(trx, organisationId));
+        const itemIds = (await repository.find(organisationId, plan.id))!.items.map((item) => item.id);
+        await assertNotCharged(trx, { planItemIds: itemIds }, from, 'the billing period');
+        await repository.setBillingPeriod(id, changes.billingPeriod, from);
+      });
       return get(organisationId, id);
     },
 
@@ -69,17 +104,45 @@ export function createBillingPlanService(db: Knex) {
       if (!(await plans.delete(organisationId, id))) throw AppError.notFound('Billing plan');
     },
 
-    async addItem(organisationId: string, planId: string, item: PlanItemInput): Promise<PlanItem> {
+    /**
+     * An item added to a plan that contracts use is in force from `effectiveDate` (default: today in the
+     * organisation's time zone): their next invoices charge it from that day, never for the days before.
+     * On a plan no contract uses, it is in force from each contract plan's start, unless dated.
+     */
+    async addItem(organisationId: string, planId: string, item: PlanItemInput, effectiveDate?: string): Promise<PlanItem> {
       await get(organisationId, planId);
       assertPriceable([item], 'body');
       await assertReferences(organisationId, [item]);
-      return plans.addItem(organisationId, planId, item);
+      const inUse = await contracts.planInUse(organisationId, planId);
+      const from = effectiveDate ?? (inUse ? await todayOf(db, organisationId) : null);
+      return plans.addItem(organisationId, planId, item, from);
     },
 
-    /** Refused while a milestone names the item. */
-    async deleteItem(organisationId: string, planId: string, itemId: string): Promise<void> {
+    /**
+     * Refused while a milestone names the item. An item no contract was ever charged for, on a plan no
+     * contract uses, is deleted; any other stays in the plan's history, in force through the day before
+     * `effectiveDate` (default: today in the organisation's time zone), which no charge may reach (409).
+     */
+    async deleteItem(organisationId: string, planId: string, itemId: string, effectiveDate?: string): Promise<void> {
       if (await contracts.planItemInUse(organisationId, itemId)) throw AppError.conflict('A milestone names this plan item');
-      if (!(await plans.deleteItem(organisationId, planId, itemId))) throw AppError.notFound('Plan item');
+      await db.transaction(async (trx) => {
+        const repository = createBillingPlanRepository(trx);
+        orNotFound(await repository.lock(organisationId, planId), 'Plan item');
+        const item = await repository.findItem(organisationId, itemId);
+        if (!item || item.plan_id !== planId) throw AppError.notFound('Plan item');
+        const charged = await createChargeRepository(trx).anyFor([itemId]);
+        if (!charged && !(await createContractRepository(trx).planInUse(organisationId, planId))) {
+          await repository.deleteItem(organisationId, planId, itemId);
+          return;
+        }
+        const from = effectiveDate ?? (await todayOf(trx, organisationId));
+        await assertNotCharged(trx, { planItemIds: [itemId] }, from, 'the item');
+        const lastDay = addDays(from, -1);
+        const startedOn = item.effective_from ? calendarDay(item.effective_from) : null;
+        // An item removed before its first day in force was never in force: nothing keeps it.
+        if (!charged && startedOn !== null && lastDay < startedOn) await repository.deleteItem(organisationId, planId, itemId);
+        else await repository.endItem(itemId, lastDay);
+      });
     },
   };
 }

@@ -1,10 +1,12 @@
 import { WithStartWorkflowOperation } from '@temporalio/client';
 import type { WorkflowServiceDeps } from '../../temporal/client';
+import { addDays } from '../../domain/billing-periods';
 import { isCurrency } from '../../domain/currencies';
 import { CONTRACT_STATES, allowedContractActions, type ContractAction } from '../../domain/contract-state';
 import { AppError, orNotFound } from '../../domain/errors';
 import type { Page, PageQuery } from '../../http/paging';
 import { createBillingPlanRepository } from '../billing-plans/billing-plans.repository';
+import { createChargeRepository, describeCharge } from '../charges/charges.repository';
 import { createCustomerRepository } from '../customers/customers.repository';
 import {
   achieveMilestoneUpdate,
@@ -90,7 +92,20 @@ export function createContractService(deps: WorkflowServiceDeps) {
       const contract = await requireContract(organisationId, id);
       // ISO calendar days compare as text.
       if (changes.endDate && changes.endDate < contract.startDate) throw AppError.validation(`must not be before the contract's startDate ${contract.startDate}`, 'body.endDate');
-      if (!(await contracts.update(organisationId, id, changes))) throw AppError.notFound('Contract');
+      await deps.db.transaction(async (trx) => {
+        const locked = createContractRepository(trx);
+        await locked.lockMany(organisationId, [id]);
+        if (changes.endDate !== undefined && changes.endDate !== contract.endDate) {
+          // The plans that ended with the contract move with it; a plan ended earlier (a plan change) keeps its end.
+          const following = contract.plans.filter((plan) => plan.endDate === contract.endDate);
+          if (changes.endDate !== null) {
+            const charge = await createChargeRepository(trx).firstChargedFrom({ contractPlanIds: contract.plans.map((plan) => plan.id) }, addDays(changes.endDate, 1));
+            if (charge) throw AppError.conflict(`${describeCharge(charge)}: the contract cannot end before ${charge.to}`);
+          }
+          for (const plan of following) await locked.setPlanEnd(plan.id, changes.endDate === null ? null : changes.endDate < plan.startDate ? plan.startDate : changes.endDate);
+        }
+        if (!(await locked.update(organisationId, id, changes))) throw AppError.notFound('Contract');
+      });
       return requireContract(organisationId, id);
     },
 

@@ -6,7 +6,7 @@ import { assertChangeDate, periodEndChangeDate, startsPeriod, unusedFees, type B
 import { calendarDay } from '../../db/dates';
 import { createBillingPlanRepository } from '../billing-plans/billing-plans.repository';
 import { creditedOf } from '../credit-notes/credited';
-import { createInvoiceRunRepository } from '../invoice-runs/invoice-runs.repository';
+import { createChargeRepository } from '../charges/charges.repository';
 import { createInvoiceRepository, type Invoice } from '../invoices/invoices.repository';
 import { createWebhookRepository } from '../webhooks/webhooks.repository';
 import { createContractRepository, type Contract } from './contracts.repository';
@@ -58,7 +58,7 @@ function paidShareOf(invoice: Invoice, line: InvoiceLine): string | undefined {
  * share of it paid after coupons. A fee billed by a draft stops the change: a draft's lines can still be
  * recomputed or removed, so nothing stable is there to credit.
  */
-type Billed = Awaited<ReturnType<ReturnType<typeof createInvoiceRunRepository>['billedOf']>>;
+type Billed = Awaited<ReturnType<ReturnType<typeof createChargeRepository>['periodsOf']>>;
 
 async function billedFeeLines(trx: Trx, organisationId: string, contract: Contract, billed: Billed, items: Map<string, BillableItem>, days: { from: string; to: string | null }): Promise<BilledLine[]> {
   const periods = billed.filter((period) => {
@@ -151,7 +151,7 @@ export function createPlanChangeLifecycleService(db: Knex) {
         const today = new Date().toISOString().slice(0, 10);
         const effectiveDate = input.effectiveDate === 'period_end' ? periodEndChangeDate(schedule, today) : input.effectiveDate;
         // The periods billed for the old plan, read once: what was invoiced in arrears, and the fees to credit.
-        const billed = await createInvoiceRunRepository(trx).billedOf(from.id);
+        const billed = await createChargeRepository(trx).periodsOf(from.id);
         assertChangeDate(
           { startDate: from.startDate, endDate: from.endDate, contractEndDate: contract.endDate, arrearsBilledThrough: arrearsBilledThrough(billed, from.endDate, items) },
           effectiveDate,

@@ -168,7 +168,7 @@ export function createInvoiceRunControlService(deps: WorkflowServiceDeps & { inv
       return {
         contractId,
         billingDate: date,
-        invoices: planned.map(({ periods: _periods, ...invoice }) => invoice),
+        invoices: planned.map(({ charges: _charges, ...invoice }) => invoice),
       };
     },
   };

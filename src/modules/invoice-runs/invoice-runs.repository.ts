@@ -1,6 +1,5 @@
 import type { Knex } from 'knex';
 import { bulkInsert } from '../../db/bulk';
-import { calendarDay } from '../../db/dates';
 import { Decimal } from '../../domain/money';
 import { paginate, type Page, type PageQuery } from '../../http/paging';
 
@@ -70,22 +69,7 @@ function outcomeTotals(outcome: ContractOutcome): { currency: string | null; tot
   };
 }
 
-const PERIOD_COLUMNS = [
-  ['organisation_id', 'text'],
-  ['contract_plan_id', 'text'],
-  ['plan_item_id', 'text'],
-  ['period_from', 'date'],
-  ['period_to', 'date'],
-  ['invoice_id', 'text'],
-  ['invoice_run_id', 'text'],
-] as const;
 
-export interface BilledPeriod {
-  contractPlanId: string;
-  planItemId: string;
-  from: string;
-  to: string;
-}
 
 export interface NewRun {
   id: string;
@@ -220,42 +204,6 @@ export function createInvoiceRunRepository(db: Knex) {
       });
     },
 
-    /**
-     * Claims the periods for their invoices, in multi-row inserts. Only the periods no one billed yet are
-     * counted: the primary key (contract plan, plan item, period start) is the guarantee against double
-     * billing, whatever runs at the same time.
-     */
-    async claimPeriods(organisationId: string, runId: string | null, periods: Array<BilledPeriod & { invoiceId: string }>): Promise<number> {
-      const rows = periods.map((period) => ({
-        organisation_id: organisationId,
-        contract_plan_id: period.contractPlanId,
-        plan_item_id: period.planItemId,
-        period_from: period.from,
-        period_to: period.to,
-        invoice_id: period.invoiceId,
-        invoice_run_id: runId,
-      }));
-      const claimed = await bulkInsert(db, 'billed_periods', PERIOD_COLUMNS, rows, { onConflict: '(contract_plan_id, plan_item_id, period_from) DO NOTHING', returning: '1' });
-      return claimed.length;
-    },
-
-    /** The periods billed for the contract plan: each with the invoice that billed it. */
-    async billedOf(contractPlanId: string): Promise<Array<BilledPeriod & { invoiceId: string }>> {
-      const rows = await db('billed_periods')
-        .where({ contract_plan_id: contractPlanId })
-        .orderBy('period_from')
-        .select<Array<{ plan_item_id: string; period_from: Date; period_to: Date; invoice_id: string }>>('plan_item_id', 'period_from', 'period_to', 'invoice_id');
-      return rows.map((row) => ({ contractPlanId, planItemId: row.plan_item_id, from: calendarDay(row.period_from), to: calendarDay(row.period_to), invoiceId: row.invoice_id }));
-    },
-
-    /** The (plan item, period start) keys already billed for each of the contract plans. */
-    async billedKeysOf(contractPlanIds: string[]): Promise<Array<{ contractPlanId: string; planItemId: string; from: string }>> {
-      if (contractPlanIds.length === 0) return [];
-      const rows = await db('billed_periods')
-        .whereIn('contract_plan_id', contractPlanIds)
-        .select<Array<{ contract_plan_id: string; plan_item_id: string; period_from: Date }>>('contract_plan_id', 'plan_item_id', 'period_from');
-      return rows.map((row) => ({ contractPlanId: row.contract_plan_id, planItemId: row.plan_item_id, from: calendarDay(row.period_from) }));
-    },
   };
 }
 

@@ -3,11 +3,14 @@ import { calendarDay } from '../../db/dates';
 import { currencyMinorUnits } from '../../domain/currencies';
 import { newId } from '../../db/ids';
 import { deterministicDatabaseError } from '../../db/errors';
-import { dueOn, type BillableItem, type Suspension } from '../../domain/billing-periods';
+import { addDays, type Suspension } from '../../domain/billing-periods';
 import { AppError, DomainError } from '../../domain/errors';
 import { discountsOf, servesAnotherPeriod, type Coupon } from '../../domain/discounts';
-import { Decimal, formatAmount, roundToMinor, toDecimal } from '../../domain/money';
+import { Decimal, formatAmount, roundToMinor, sumAmounts, toDecimal } from '../../domain/money';
+import { feesDue, rateUsage, usageWindows, type Charge, type ChargeLedger, type RatedCharge, type RatedItem, type RatingTerms, type UsageWindow } from '../../domain/rating';
+import { startOfDayIn } from '../../domain/zoned-days';
 import { createBillingPlanRepository } from '../billing-plans/billing-plans.repository';
+import { createChargeRepository, ledgerOf } from '../charges/charges.repository';
 import { contractTaxesOf, type ContractTax } from '../contracts/contract-plans.repository';
 import { createContractRepository } from '../contracts/contracts.repository';
 import { createPlanChangeRepository, type PlanChangeRow } from '../contracts/plan-changes.repository';
@@ -15,14 +18,23 @@ import { createCreditRepository } from '../credits/credits.repository';
 import { createCouponRepository, type ActiveContractCoupon } from '../coupons/coupons.repository';
 import { createEntityRepository } from '../entities/entities.repository';
 import { findEffectiveRate } from '../fx-rates/fx-rates.repository';
-import { ratedLine } from '../invoices/invoice-items.service';
 import { createInvoiceRepository, type NewInvoiceItem } from '../invoices/invoices.repository';
 import { createMeterRepository } from '../meters/meters.repository';
 import { getOrganisationSettings } from '../organisation-settings/settings.repository';
 import { createWebhookRepository } from '../webhooks/webhooks.repository';
-import { createInvoiceRunRepository, type BilledPeriod, type ContractOutcome, type RunInvoice } from './invoice-runs.repository';
+import { createInvoiceRunRepository, type ContractOutcome, type RunInvoice } from './invoice-runs.repository';
 
 export type { ContractOutcome };
+
+/** A draft invoice of a contract plan, to price again. */
+export interface DraftToReprice {
+  organisationId: string;
+  invoiceId: string;
+  contractId: string;
+  contractPlanId: string;
+  date: string;
+  span: { from: string; to: string } | null;
+}
 
 export interface BeginRunInput {
   organisationId: string;
@@ -67,19 +79,14 @@ export interface PlannedInvoice {
   /** The sum of the lines, before tax (taxes are applied when the invoice is raised). */
   total: string;
   items: Array<NewInvoiceItem & { fromDate: string; toDate: string }>;
-  periods: BilledPeriod[];
+  /** What the priced lines charge, for the ledger: the first lines, one entry each (discounts and credits follow them). */
+  charges: Charge[][];
 }
 
-const nextDay = (day: string) => {
-  const date = new Date(`${day}T00:00:00Z`);
-  date.setUTCDate(date.getUTCDate() + 1);
-  return date;
-};
 
 const earliest = (days: string[]) => days.reduce((a, b) => (b < a ? b : a));
 const latest = (days: string[]) => days.reduce((a, b) => (b > a ? b : a));
 
-type PlanItem = BillableItem & { name: string };
 type Line = PlannedInvoice['items'][number];
 
 /** A plan change the contract's invoices credit: the invoice (by index) with its lines, and what did not fit on it. */
@@ -97,15 +104,17 @@ type Planned =
   | { customerId: string; invoices: PlannedInvoice[]; coupons?: Array<{ id: string; periods: number }>; planChanges?: CreditedChange[] }
   | { failure: AppError };
 
-/** A usage line waiting for its meter's aggregate: the contract's customer's usage over the period. */
+/** A line of a contract plan's invoice, in the order the engine gave them: null until its usage is rated, or when it owes nothing. */
+type Slot = RatedCharge | null;
+
+/** A usage window waiting for its meter's aggregate: the contract's customer's usage over the window. */
 interface PendingUsage {
   contractId: string;
-  item: PlanItem;
-  from: string;
-  to: string;
-  currency: string;
+  terms: RatingTerms;
+  ledger: ChargeLedger;
+  window: UsageWindow;
   /** Where the rated line goes. */
-  lines: Line[];
+  slots: Slot[];
   index: number;
 }
 
@@ -121,7 +130,10 @@ function groupBy<T, K, V>(rows: readonly T[], keyOf: (row: T) => K, valueOf: (ro
   return groups;
 }
 
-const usageWindow = (usage: Pick<PendingUsage, 'item' | 'from' | 'to'>) => `${usage.item.meterId}|${usage.from}|${usage.to}`;
+const usageWindowKey = (window: UsageWindow) => `${window.meterId}|${window.from}|${window.to}`;
+
+/** The earlier of two last days, null being open-ended. */
+const earliestEnd = (a: string | null, b: string | null) => (a === null ? b : b === null || a < b ? a : b);
 
 /** How many more billing periods a coupon serves after `periodsUsed`. */
 function periodsLeft(coupon: Coupon, periodsUsed: number): number {
@@ -148,7 +160,7 @@ function applyCoupons(invoices: PlannedInvoice[], coupons: ActiveContractCoupon[
     // which of them fall in their plan item's first periods still to serve.
     let periods = 0;
     const eligible = invoices.map((invoice) => {
-      const lines = invoice.items.slice(0, invoice.periods.length).map((line, index) => ({ line, periodFrom: invoice.periods[index]!.from }));
+      const lines = invoice.charges.map((charges, index) => ({ line: invoice.items[index]!, periodFrom: charges[0]!.period.from }));
       const startsOf = new Map<string | undefined, string[]>();
       for (const { line, periodFrom } of lines) push(startsOf, line.planItemId, periodFrom);
       for (const [item, starts] of startsOf) startsOf.set(item, [...new Set(starts)].sort());
@@ -229,6 +241,17 @@ function creditPlanChanges(invoices: PlannedInvoice[], changes: PlanChangeRow[],
   });
 }
 
+/**
+ * `withoutInvoiceId`: plan as if that invoice had charged nothing (a draft recomputed); `pricesOnly`: the
+ * priced lines alone, without coupons and plan-change credits.
+ */
+interface PlanOptions {
+  withoutInvoiceId?: string;
+  pricesOnly?: boolean;
+  /** Contracts still drafts too (a draft invoice made by hand for one). */
+  anyStatus?: boolean;
+}
+
 /** A failure no retry can mend (a meter gone, a price that cannot be priced): the contract fails alone. */
 function businessFailure(error: unknown): AppError | undefined {
   if (error instanceof AppError) return error.kind === 'unavailable' || error.kind === 'internal' ? undefined : error;
@@ -247,8 +270,8 @@ const failedOutcome = (failure: AppError): ContractOutcome => ({
  * The steps of an invoice run: record it, list what it bills, bill a page of contracts at a time. A page
  * is planned with one read of each kind (contracts, plans, suspensions, entities, periods billed, one
  * usage aggregation per meter and period) and written in one transaction under its contracts' row locks,
- * with multi-row inserts. Every (contract plan, plan item, period) it bills is claimed in
- * `billed_periods`, so reruns, concurrent runs and retried activities bill nothing twice.
+ * with multi-row inserts. Every day and usage window it charges is recorded in the charge ledger, which
+ * the next plan reads, so reruns, concurrent runs and retried activities bill nothing twice.
  */
 export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
   /**
@@ -256,14 +279,14 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
    * contract that cannot be planned (a meter deleted, a price that cannot be priced) fails alone; one
    * that is not the organisation's is not found.
    */
-  async function planContracts(trx: Knex, organisationId: string, contractIds: string[], billingDate: string): Promise<Map<string, Planned>> {
+  async function planContracts(trx: Knex, organisationId: string, contractIds: string[], billingDate: string, options: PlanOptions = {}): Promise<Map<string, Planned>> {
     // Every contract asked for has its answer, in the order asked.
     const planned = new Map<string, Planned>(contractIds.map((id) => [id, { customerId: '', invoices: [] }]));
     const found = await createContractRepository(trx).findMany(organisationId, contractIds);
     const known = new Set(found.map((contract) => contract.id));
     for (const id of contractIds) if (!known.has(id)) planned.set(id, { failure: AppError.notFound('Contract') });
     const contracts = found.filter((contract) => {
-      if (contract.status !== 'draft') return true;
+      if (contract.status !== 'draft' || options.anyStatus) return true;
       planned.set(contract.id, { customerId: contract.customerId, invoices: [] });
       return false;
     });
@@ -277,15 +300,19 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
     const customerIds = [...new Set(contracts.map((contract) => contract.customerId))];
     const entities = groupBy(await createEntityRepository(trx).customerEntitiesOf(organisationId, customerIds), (row) => row.customer_id, (row) => row.id);
     const contractPlans = contracts.flatMap((contract) => contract.plans);
-    const plans = new Map((await createBillingPlanRepository(trx).findMany(organisationId, [...new Set(contractPlans.map((plan) => plan.planId))])).map((plan) => [plan.id, plan]));
-    const billed = groupBy(
-      await createInvoiceRunRepository(trx).billedKeysOf(contractPlans.map((plan) => plan.id)),
-      (key) => key.contractPlanId,
-      (key) => ({ planItemId: key.planItemId, periodFrom: key.from }),
+    const planIds = [...new Set(contractPlans.map((plan) => plan.planId))];
+    const plans = new Map((await createBillingPlanRepository(trx).findMany(organisationId, planIds)).map((plan) => [plan.id, plan]));
+    const periodVersions = await createBillingPlanRepository(trx).periodsOf(planIds);
+    const ledgers = groupBy(
+      (await createChargeRepository(trx).of(contractPlans.map((plan) => plan.id))).filter((charge) => charge.invoiceId !== options.withoutInvoiceId),
+      (charge) => charge.contractPlanId,
+      (charge) => charge,
     );
+    const settings = await getOrganisationSettings(trx, organisationId);
 
-    // Fees are priced now; usage lines wait for one aggregation per meter and period, for the whole page.
+    // Fees are priced now; usage lines wait for one aggregation per meter and window, for the whole page.
     const invoicesOf = new Map<string, PlannedInvoice[]>();
+    const slotsOf = new Map<PlannedInvoice, Slot[]>();
     const pending: PendingUsage[] = [];
     for (const contract of contracts) {
       try {
@@ -293,34 +320,27 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
         for (const contractPlan of contract.plans) {
           const billingPlan = plans.get(contractPlan.planId);
           if (!billingPlan) continue;
-          const items = billingPlan.items as unknown as PlanItem[];
+          const ledger = ledgerOf(ledgers.get(contractPlan.id) ?? []);
           // A terminated or ended contract's end date is its last day served (the contract lifecycle moves it up).
-          const due = dueOn(
-            billingDate,
-            { billingPeriod: billingPlan.billingPeriod, billingAnchor: contract.billingAnchor, currency: contract.currency, startDate: contractPlan.startDate, endDate: contractPlan.endDate, contractEndDate: contract.endDate },
-            items,
-            billed.get(contractPlan.id) ?? [],
-            suspensions.get(contract.id) ?? [],
-          );
-          if (due.length === 0) continue;
-          const lines: Line[] = [];
-          const periods: BilledPeriod[] = [];
-          for (const dueItem of due) {
-            const item = items.find((candidate) => candidate.id === dueItem.planItemId)!;
-            for (const period of dueItem.periods) {
-              periods.push({ contractPlanId: contractPlan.id, planItemId: item.id, from: period.period.from, to: period.period.to });
-              if (dueItem.kind === 'fee') {
-                const fee = period.fee!;
-                const prorated = fee.days === fee.periodDays ? '' : ` (${fee.days} of ${fee.periodDays} days)`;
-                lines.push({ planItemId: item.id, title: item.name, description: `${period.from} to ${period.to}${prorated}`, quantity: '1', price: fee.amount, fromDate: period.from, toDate: period.to });
-              } else {
-                pending.push({ contractId: contract.id, item, from: period.from, to: period.to, currency: contract.currency, lines, index: lines.length });
-                lines.push(undefined as unknown as Line);
-              }
-            }
+          const terms: RatingTerms = {
+            currency: contract.currency,
+            anchor: contract.billingAnchor,
+            startDate: contractPlan.startDate,
+            endDate: earliestEnd(contractPlan.endDate, contract.endDate),
+            periods: periodVersions.get(billingPlan.id) ?? [],
+            items: billingPlan.items as unknown as RatedItem[],
+            suspensions: suspensions.get(contract.id) ?? [],
+          };
+          const slots: Slot[] = feesDue(terms, ledger, billingDate);
+          for (const window of usageWindows(terms, billingDate)) {
+            pending.push({ contractId: contract.id, terms, ledger, window, slots, index: slots.length });
+            slots.push(null);
           }
-          // Dates and total are set once the usage lines are rated.
-          invoices.push({ contractPlanId: contractPlan.id, currency: contract.currency, fromDate: '', toDate: '', total: '', items: lines, periods });
+          if (slots.length === 0) continue;
+          // Lines, dates and total are set once the usage lines are rated.
+          const invoice: PlannedInvoice = { contractPlanId: contractPlan.id, currency: contract.currency, fromDate: '', toDate: '', total: '', items: [], charges: [] };
+          slotsOf.set(invoice, slots);
+          invoices.push(invoice);
         }
         invoicesOf.set(contract.id, invoices);
       } catch (error) {
@@ -344,19 +364,21 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
     for (const contractId of changesOf.keys()) taxesOf.set(contractId, await contractTaxesOf(trx, organisationId, contractId));
     const failing = new Map<string, AppError>();
     const customerOf = new Map(contracts.map((contract) => [contract.id, contract.customerId]));
-    const meters = new Map((await createMeterRepository(trx).findMany(organisationId, [...new Set(pending.map((usage) => usage.item.meterId!))])).map((meter) => [meter.id, meter]));
+    const meters = new Map((await createMeterRepository(trx).findMany(organisationId, [...new Set(pending.map((usage) => usage.window.meterId))])).map((meter) => [meter.id, meter]));
     const windows = new Map<string, PendingUsage[]>();
     for (const usage of pending) {
-      if (!meters.has(usage.item.meterId!)) failing.set(usage.contractId, AppError.conflict(`the meter of plan item ${usage.item.id} no longer exists`));
-      else push(windows, usageWindow(usage), usage);
+      if (!meters.has(usage.window.meterId)) failing.set(usage.contractId, AppError.conflict(`the meter of plan item ${usage.window.planItemId} no longer exists`));
+      else push(windows, usageWindowKey(usage.window), usage);
     }
     for (const usages of windows.values()) {
-      const { item, from, to } = usages[0]!;
+      const { window } = usages[0]!;
       const members = [...new Set(usages.map((usage) => usage.contractId))].flatMap((contractId) => (entities.get(customerOf.get(contractId)!) ?? []).map((customerEntityId) => ({ customerEntityId, key: contractId })));
-      const values = await createMeterRepository(trx).aggregateGroups(meters.get(item.meterId!)!, { from: new Date(`${from}T00:00:00Z`), to: nextDay(to) }, members);
+      // The window's days in the organisation's time zone, so that a period and its usage cover the same instants.
+      const instants = { from: startOfDayIn(window.from, settings.timezone), to: startOfDayIn(addDays(window.to, 1), settings.timezone) };
+      const values = await createMeterRepository(trx).aggregateGroups(meters.get(window.meterId)!, instants, members);
       for (const usage of usages) {
         try {
-          usage.lines[usage.index] = { ...ratedLine(usage.item, toDecimal(values.get(usage.contractId) ?? 0), usage.currency), fromDate: usage.from, toDate: usage.to };
+          usage.slots[usage.index] = rateUsage(usage.terms, usage.window, toDecimal(values.get(usage.contractId) ?? 0), usage.ledger);
         } catch (error) {
           const failure = businessFailure(error);
           if (!failure) throw error;
@@ -364,12 +386,23 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
         }
       }
     }
+    for (const [contractId, invoices] of invoicesOf) {
+      const kept = invoices.filter((invoice) => {
+        for (const slot of slotsOf.get(invoice)!) {
+          if (!slot) continue;
+          invoice.items.push(slot.line);
+          invoice.charges.push(slot.charges);
+        }
+        return invoice.items.length > 0;
+      });
+      invoicesOf.set(contractId, kept);
+    }
 
     // An invoice in another currency than the organisation's is raised at the rate effective on its
     // date: a contract whose currency has none fails now, alone, rather than leave a draft that cannot be raised.
     const invoiced = [...invoicesOf].filter(([, invoices]) => invoices.length > 0).map(([contractId, invoices]) => ({ contractId, currency: invoices[0]!.currency }));
     if (invoiced.length > 0) {
-      const base = (await getOrganisationSettings(trx, organisationId)).base_currency;
+      const base = settings.base_currency;
       const missing = new Set<string>();
       for (const currency of new Set(invoiced.map((entry) => entry.currency))) {
         if (currency !== base && !(await findEffectiveRate(trx, organisationId, currency, base, billingDate))) missing.add(currency);
@@ -389,12 +422,10 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
         invoice.fromDate = earliest(invoice.items.map((line) => line.fromDate));
         invoice.toDate = latest(invoice.items.map((line) => line.toDate));
       }
-      const served = invoices.length > 0 ? applyCoupons(invoices, couponsOf.get(contractId) ?? []) : [];
-      const planChanges = creditPlanChanges(invoices, changesOf.get(contractId) ?? [], taxesOf.get(contractId) ?? []);
-      for (const invoice of invoices) {
-        const total = invoice.items.reduce((sum, line) => sum.plus(toDecimal(line.quantity).times(line.price)), new Decimal(0));
-        invoice.total = formatAmount(total, invoice.currency);
-      }
+      const served = invoices.length > 0 && !options.pricesOnly ? applyCoupons(invoices, couponsOf.get(contractId) ?? []) : [];
+      const planChanges = options.pricesOnly ? [] : creditPlanChanges(invoices, changesOf.get(contractId) ?? [], taxesOf.get(contractId) ?? []);
+      // As the raise will: each line rounded, then added up.
+      for (const invoice of invoices) invoice.total = formatAmount(sumAmounts(invoice.items.map((line) => lineAmount(line, invoice.currency))), invoice.currency);
       planned.set(contractId, { customerId: customerOf.get(contractId)!, invoices, coupons: served, planChanges });
     }
     return planned;
@@ -444,10 +475,10 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
         })),
       );
       drafts.forEach(({ invoice, made }, index) => made.push({ invoiceId: invoiceIds[index]!, contractPlanId: invoice.contractPlanId, currency: invoice.currency, total: invoice.total }));
-      const periods = drafts.flatMap(({ invoice }, index) => invoice.periods.map((period) => ({ ...period, invoiceId: invoiceIds[index]! })));
-      const claimed = await createInvoiceRunRepository(trx).claimPeriods(input.organisationId, input.runId, periods);
-      // Under the contracts' locks nobody else can have claimed them: a mismatch is a bug, and rolls back.
-      if (claimed !== periods.length) throw new Error(`${periods.length - claimed} of the page's periods were billed meanwhile`);
+      const charges = drafts.flatMap(({ contractId, invoice }, index) => invoice.charges.flat().map((charge) => ({ ...charge, contractId, contractPlanId: invoice.contractPlanId, invoiceId: invoiceIds[index]! })));
+      const recorded = await createChargeRepository(trx).record(input.organisationId, input.runId, charges);
+      // Under the contracts' locks nobody else can have charged them: a mismatch is a bug, and rolls back.
+      if (recorded !== charges.length) throw new Error(`${charges.length - recorded} of the page's charges were made meanwhile`);
       await createInvoiceRunRepository(trx).recordOutcomes(input.organisationId, input.runId, [...outcomes].map(([contractId, outcome]) => ({ contractId, outcome })));
       // Each coupon that discounted the contract's invoices has served one more period.
       await createCouponRepository(trx).countPeriods(served);
@@ -484,6 +515,20 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
       const plan = (await planContracts(db, organisationId, [contractId], billingDate)).get(contractId)!;
       if ('failure' in plan) throw plan.failure;
       return plan.invoices;
+    },
+
+    /**
+     * A draft's priced lines recomputed for its contract plan on its date, as if it had charged nothing:
+     * what is due then within the draft's days (`span`, where it has them) and no other document charged.
+     * Inside the caller's transaction, which holds the contract's row lock.
+     */
+    async repriceDraft(trx: Knex, draft: DraftToReprice): Promise<{ items: Line[]; charges: Charge[] }> {
+      const plan = (await planContracts(trx, draft.organisationId, [draft.contractId], draft.date, { withoutInvoiceId: draft.invoiceId, pricesOnly: true, anyStatus: true })).get(draft.contractId)!;
+      if ('failure' in plan) throw plan.failure;
+      const invoice = plan.invoices.find((candidate) => candidate.contractPlanId === draft.contractPlanId);
+      const within = (line: Line) => !draft.span || (line.fromDate >= draft.span.from && line.toDate <= draft.span.to);
+      const kept = (invoice?.items ?? []).map((line, index) => ({ line, charges: invoice!.charges[index] ?? [] })).filter(({ line }) => within(line));
+      return { items: kept.map(({ line }) => line), charges: kept.flatMap(({ charges }) => charges) };
     },
 
     /**

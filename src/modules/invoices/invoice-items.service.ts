@@ -1,12 +1,10 @@
 import type { Knex } from 'knex';
 import { calendarDay } from '../../db/dates';
 import { AppError, orNotFound } from '../../domain/errors';
-import { toDecimal, type Decimal } from '../../domain/money';
-import { priceItem, type PricedPlanItem } from '../../domain/pricing';
+import type { Charge } from '../../domain/rating';
 import { createBillingPlanRepository } from '../billing-plans/billing-plans.repository';
+import { createChargeRepository } from '../charges/charges.repository';
 import { createContractRepository } from '../contracts/contracts.repository';
-import { createEntityRepository } from '../entities/entities.repository';
-import { createMeterRepository } from '../meters/meters.repository';
 import { createInvoiceRepository, toInvoiceItem, type Invoice, type InvoiceRow, type NewInvoiceItem } from './invoices.repository';
 
 const DRAFT_ONLY = 'Items can change only while the invoice is a draft';
@@ -26,51 +24,14 @@ function assertDraft(invoice: InvoiceRow, message = DRAFT_ONLY): void {
   if (invoice.status !== 'draft') throw AppError.conflict(message);
 }
 
-/**
- * An invoice line for a plan item rated at a quantity: a per-unit item shows the quantity and its unit
- * price; any other shows its priced amount once. The description keeps the rating, one part per tier.
- */
-export function ratedLine(item: PricedPlanItem & { id: string; name: string }, quantity: Decimal, currency: string): Omit<NewInvoiceItem, 'fromDate' | 'toDate'> {
-  const price = priceItem(item, quantity.toFixed(), currency);
-  const perUnit = item.pricingModel === 'per_unit';
-  return {
-    planItemId: item.id,
-    title: item.name,
-    description: price.lines.map((line) => `${line.description}: ${line.quantity} × ${line.unitPrice}`).join('; '),
-    quantity: perUnit ? quantity.toFixed() : '1',
-    price: perUnit ? toDecimal(item.unitPrice!).toFixed() : price.amount,
-  };
-}
-
-/** Each of the contract plan's items priced for the invoice's period, usage items for the meter's aggregate over all the customer's entities. */
-async function planItemsFor(trx: Knex, invoice: InvoiceRow): Promise<NewInvoiceItem[]> {
-  if (!invoice.contract_plan_id || !invoice.contract_id) throw AppError.conflict('The invoice has no contract plan to sync from');
-  if (!invoice.from_date || !invoice.to_date) throw AppError.conflict('The invoice needs fromDate and toDate to be synced');
-  const organisationId = invoice.organisation_id;
-  const from = calendarDay(invoice.from_date);
-  const to = calendarDay(invoice.to_date);
-  const contractPlan = await createContractRepository(trx).contractPlan(organisationId, invoice.contract_id, invoice.contract_plan_id);
-  const plan = contractPlan ? await createBillingPlanRepository(trx).find(organisationId, contractPlan.plan_id) : undefined;
-  const entityIds = invoice.customer_id ? await createEntityRepository(trx).customerEntityIds(organisationId, invoice.customer_id) : [];
-  const meters = createMeterRepository(trx);
-  const end = new Date(`${to}T00:00:00Z`);
-  end.setUTCDate(end.getUTCDate() + 1);
-
-  const items: NewInvoiceItem[] = [];
-  for (const item of plan?.items ?? []) {
-    let usage = toDecimal(item.quantity ?? 1);
-    if (item.meterId) {
-      const meter = await meters.findById(organisationId, item.meterId);
-      const result = meter && entityIds.length ? await meters.aggregate(meter, { customerEntityIds: entityIds, from: new Date(`${from}T00:00:00Z`), to: end }) : { value: null };
-      usage = toDecimal(result.value ?? 0);
-    }
-    items.push({ ...ratedLine(item, usage, invoice.currency), fromDate: from, toDate: to });
-  }
-  return items;
-}
+/** Reprices a draft's plan-derived lines through the rating engine (the invoice-runs module provides it). */
+export type DraftRepricer = (
+  trx: Knex,
+  draft: { organisationId: string; invoiceId: string; contractId: string; contractPlanId: string; date: string; span: { from: string; to: string } | null },
+) => Promise<{ items: NewInvoiceItem[]; charges: Charge[] }>;
 
 /** An invoice's items: read always, changed only while it is a draft. */
-export function createInvoiceItemService(db: Knex) {
+export function createInvoiceItemService(db: Knex, repriceDraft: DraftRepricer) {
   const invoices = createInvoiceRepository(db);
 
   /** One transaction under the invoice's row lock. */
@@ -102,13 +63,28 @@ export function createInvoiceItemService(db: Knex) {
     },
 
     /**
-     * Recomputes a draft's plan-derived items from its contract plan and metered usage for its period.
-     * Items added by hand (no plan item) are kept.
+     * Recomputes a draft's plan-derived lines through the rating engine, for its contract plan on its
+     * date and within its days, as if it had charged nothing: the same periods and proration a run gives,
+     * and only what no other document charged (usage billed by a later invoice is not billed again). Its charges in the
+     * ledger are replaced. Lines added by hand, discounts and plan-change credits are kept as they are.
      */
     async syncFromPlan(organisationId: string, invoiceId: string): Promise<Invoice> {
-      await locked(organisationId, invoiceId, 'Invoice', async (trx, invoice) => {
+      await db.transaction(async (trx) => {
+        const found = orNotFound(await createInvoiceRepository(trx).findRow(organisationId, invoiceId), 'Invoice');
+        if (!found.contract_plan_id || !found.contract_id) throw AppError.conflict('The invoice has no contract plan to sync from');
+        // The contract's row lock first, as runs and plan changes take it: the ledger changes under it.
+        await createContractRepository(trx).lockMany(organisationId, [found.contract_id]);
+        const invoice = orNotFound(await createInvoiceRepository(trx).lock(organisationId, invoiceId), 'Invoice');
         assertDraft(invoice);
-        await createInvoiceRepository(trx).replacePlanItems(organisationId, invoiceId, await planItemsFor(trx, invoice));
+        const charges = createChargeRepository(trx);
+        const span = invoice.from_date && invoice.to_date ? { from: calendarDay(invoice.from_date), to: calendarDay(invoice.to_date) } : null;
+        const draft = { organisationId, invoiceId, contractId: found.contract_id, contractPlanId: found.contract_plan_id, date: calendarDay(invoice.date), span };
+        const repriced = await repriceDraft(trx, draft);
+        await charges.forgetInvoice(invoiceId);
+        await createInvoiceRepository(trx).replacePlanItems(organisationId, invoiceId, repriced.items);
+        const recorded = await charges.record(organisationId, null, repriced.charges.map((charge) => ({ ...charge, contractId: draft.contractId, contractPlanId: draft.contractPlanId, invoiceId })));
+        // Under the contract's lock no one else charges these days: a mismatch is a bug, and rolls back.
+        if (recorded !== repriced.charges.length) throw new Error(`${repriced.charges.length - recorded} of the draft's charges were made meanwhile`);
       });
       return orNotFound(await invoices.find(organisationId, invoiceId), 'Invoice');
     },

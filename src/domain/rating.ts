@@ -1,0 +1,327 @@
+/**
+ * The rating engine: what a contract plan owes on a billing date, from its terms as they stood each day,
+ * its usage and the charge ledger (what earlier documents already charged). Runs, dry runs, the upcoming
+ * invoice and `sync-items` all price their lines here; nothing else prices a plan item
+ * (docs/billing-runs.md, "How a charge is computed").
+ *
+ * - A plan's billing period is a list of versions, each in force from its first day. A day belongs to the
+ *   period that holds it under the version in force that day; a period cut by a change keeps its whole
+ *   length for proration.
+ * - A plan item is in force from `effectiveFrom` through `effectiveTo` (null: open on that side).
+ * - A fee is charged per day: the days of a period not yet in the ledger, in runs that no suspension
+ *   covers, each run the difference of `fee × days since the period's start / days in the period`
+ *   (rounded half-up to the minor unit) at its two ends, so that the runs of one period always add up to
+ *   the rounded whole, however the period was billed.
+ * - Usage is charged per window (a period's days within the item's and the plan's): the first charge
+ *   rates the window's usage; usage that arrives later is charged as a delta on the next document.
+ *
+ * Every date is a calendar day `YYYY-MM-DD` in the organisation's time zone; ranges include both ends.
+ */
+import {
+  billingTimingOf,
+  fullFee,
+  isoOf,
+  parseDay,
+  parseSuspensions,
+  periodsBetween,
+  shareInMinorUnits,
+  unsuspendedRuns,
+  type BillableItem,
+  type BillingAnchor,
+  type BillingPeriodKind,
+  type DayRange,
+  type Days,
+  type Suspension,
+} from './billing-periods';
+import { currencyMinorUnits } from './currencies';
+import { AppError } from './errors';
+import { Decimal, formatAmount, roundToMinor, toDecimal } from './money';
+import { priceItem, type PricedPlanItem } from './pricing';
+
+/** One plan item as it stands over a span of days. */
+export interface RatedItem extends BillableItem {
+  name: string;
+  /** The first day in force; null: from the first day of any contract plan. */
+  effectiveFrom: string | null;
+  /** The last day in force; null: open-ended. */
+  effectiveTo: string | null;
+}
+
+/** A plan's billing period from a day on (null: the first version, in force from the start). */
+export interface PeriodVersion {
+  effectiveFrom: string | null;
+  billingPeriod: BillingPeriodKind;
+}
+
+/** A contract plan's terms over time. */
+export interface RatingTerms {
+  currency: string;
+  anchor: BillingAnchor;
+  /** The contract plan's first day: anniversary periods repeat from it; a one-time plan's only day. */
+  startDate: string;
+  /** The last day served: the earliest of the contract plan's and the contract's ends; null: open-ended. */
+  endDate: string | null;
+  periods: readonly PeriodVersion[];
+  items: readonly RatedItem[];
+  suspensions: readonly Suspension[];
+}
+
+/** A fee's run of days already charged. */
+export interface FeeCharged {
+  planItemId: string;
+  from: string;
+  to: string;
+  amount?: string;
+}
+
+/** A usage charge already made for a window: the units it charged (null: not stated) and its amount. */
+export interface UsageCharged {
+  planItemId: string;
+  from: string;
+  to: string;
+  quantity: string | null;
+  amount: string;
+}
+
+export interface ChargeLedger {
+  fees: readonly FeeCharged[];
+  usage: readonly UsageCharged[];
+}
+
+/** An invoice line as the engine prices it: `quantity × price`, rounded half-up to the minor unit, is its amount. */
+export interface RatedLine {
+  planItemId: string;
+  title: string;
+  description: string;
+  quantity: string;
+  price: string;
+  fromDate: string;
+  toDate: string;
+}
+
+/** What a line charges, for the ledger: a fee's runs of days, or a usage window's units. */
+export interface Charge {
+  kind: 'fee' | 'usage';
+  planItemId: string;
+  from: string;
+  to: string;
+  period: DayRange;
+  quantity: string | null;
+  amount: string;
+}
+
+export interface RatedCharge {
+  line: RatedLine;
+  charges: Charge[];
+}
+
+/** A usage window whose aggregate the caller reads, for `rateUsage`. */
+export interface UsageWindow {
+  planItemId: string;
+  meterId: string;
+  /** The whole period the window belongs to. */
+  period: DayRange;
+  from: string;
+  to: string;
+}
+
+interface PeriodSpan {
+  kind: BillingPeriodKind;
+  /** The whole period, for proration. */
+  whole: Days;
+  /** Its days that the version in force and the contract plan serve. */
+  days: Days;
+}
+
+const OPEN = Number.POSITIVE_INFINITY;
+
+const intersect = (a: Days, b: Days): Days | null => {
+  const from = Math.max(a.from, b.from);
+  const to = Math.min(a.to, b.to);
+  return from <= to ? { from, to } : null;
+};
+
+/** The runs of `runs` not covered by `taken` (both sorted by start; `taken` may overlap). */
+function without(runs: readonly Days[], taken: readonly Days[]): Days[] {
+  const left: Days[] = [];
+  for (const run of runs) {
+    let cursor = run.from;
+    for (const span of taken) {
+      if (span.to < cursor || span.from > run.to) continue;
+      if (span.from > cursor) left.push({ from: cursor, to: span.from - 1 });
+      cursor = Math.max(cursor, span.to + 1);
+      if (cursor > run.to) break;
+    }
+    if (cursor <= run.to) left.push({ from: cursor, to: run.to });
+  }
+  return left;
+}
+
+const dayOrNull = (value: string | null, field: string, otherwise: number) => (value === null ? otherwise : parseDay(value, field));
+
+/** The contract plan's days: from its start through its end. */
+function planDays(terms: RatingTerms): Days | null {
+  const from = parseDay(terms.startDate, 'startDate');
+  const to = dayOrNull(terms.endDate, 'endDate', OPEN);
+  return from <= to ? { from, to } : null;
+}
+
+/**
+ * The periods that hold a day of the contract plan through `last`, each with the days of it that the
+ * billing-period version in force serves. Versions are read in order of their first day.
+ */
+function periodSpans(terms: RatingTerms, last: number): PeriodSpan[] {
+  const plan = planDays(terms);
+  if (!plan || terms.periods.length === 0) return [];
+  const anchor = plan.from;
+  const versions = [...terms.periods].sort((a, b) => (a.effectiveFrom ?? '') < (b.effectiveFrom ?? '') ? -1 : 1);
+  const spans: PeriodSpan[] = [];
+  versions.forEach((version, i) => {
+    const next = versions[i + 1];
+    const served = intersect(plan, { from: dayOrNull(version.effectiveFrom, 'effectiveFrom', -OPEN), to: next ? parseDay(next.effectiveFrom!, 'effectiveFrom') - 1 : OPEN });
+    if (!served) return;
+    const reach = Math.min(served.to, last);
+    if (reach < served.from) return;
+    for (const whole of periodsBetween(version.billingPeriod, terms.anchor, anchor, { from: served.from, to: reach })) {
+      const days = intersect(whole, served);
+      if (days) spans.push({ kind: version.billingPeriod, whole, days });
+    }
+  });
+  return spans;
+}
+
+/** The days an item version is in force. */
+const itemDays = (item: RatedItem): Days => ({ from: dayOrNull(item.effectiveFrom, `items.${item.id}.effectiveFrom`, -OPEN), to: dayOrNull(item.effectiveTo, `items.${item.id}.effectiveTo`, OPEN) });
+
+const ledgerDays = (charged: ReadonlyArray<{ from: string; to: string }>) => charged.map((span) => ({ from: parseDay(span.from, 'ledger.from'), to: parseDay(span.to, 'ledger.to') })).sort((a, b) => a.from - b.from);
+
+const range = (days: Days): DayRange => ({ from: isoOf(days.from), to: isoOf(days.to) });
+
+/**
+ * The fees due on `billingDate`: for each fee item in force, the days of each period not yet in the
+ * ledger, once the period is due (in advance: its first day served has come; in arrears: its last day
+ * served has passed). One line per item and period, priced by the telescoping proration; a one-time fee
+ * is its whole amount once.
+ */
+export function feesDue(terms: RatingTerms, ledger: ChargeLedger, billingDate: string): RatedCharge[] {
+  const date = parseDay(billingDate, 'billingDate');
+  const suspended = parseSuspensions(terms.suspensions);
+  const minor = currencyMinorUnits(terms.currency);
+  const spans = periodSpans(terms, date);
+  const due: RatedCharge[] = [];
+  for (const item of terms.items) {
+    if (item.meterId) continue;
+    const timing = billingTimingOf(item);
+    const inForce = itemDays(item);
+    const charged = ledgerDays(ledger.fees.filter((fee) => fee.planItemId === item.id));
+    const fee = fullFee(item, terms.currency);
+    for (const span of spans) {
+      const days = intersect(span.days, inForce);
+      if (!days) continue;
+      if (timing === 'in_advance' ? days.from > date : days.to > date - 1) continue;
+      const oneTime = span.kind === 'one_time';
+      const runs = without(oneTime ? [days] : unsuspendedRuns(days, suspended), charged);
+      if (runs.length === 0) continue;
+      const periodDays = span.whole.to - span.whole.from + 1;
+      const through = (day: number) => shareInMinorUnits(fee, day - span.whole.from + 1, periodDays, minor);
+      const charges: Charge[] = runs.map((run) => {
+        const minorUnits = oneTime ? BigInt(fee.times(new Decimal(10).pow(minor)).toFixed(0)) : through(run.to) - through(run.from - 1);
+        return {
+          kind: 'fee',
+          planItemId: item.id,
+          ...range(run),
+          period: range(span.whole),
+          quantity: null,
+          amount: new Decimal(minorUnits.toString()).times(new Decimal(10).pow(-minor)).toFixed(minor),
+        };
+      });
+      const amount = charges.reduce((sum, charge) => sum.plus(charge.amount), new Decimal(0));
+      const count = runs.reduce((sum, run) => sum + run.to - run.from + 1, 0);
+      const first = charges[0]!.from;
+      const lastDay = charges[charges.length - 1]!.to;
+      const prorated = oneTime || count === periodDays ? '' : ` (${count} of ${periodDays} days)`;
+      due.push({
+        line: { planItemId: item.id, title: item.name, description: `${first} to ${lastDay}${prorated}`, quantity: '1', price: amount.toFixed(minor), fromDate: first, toDate: lastDay },
+        charges,
+      });
+    }
+  }
+  return due;
+}
+
+/**
+ * The usage windows whose usage is due on `billingDate`: every window of a metered item in force whose
+ * last day has passed, charged or not. A window already charged is read again so that usage that arrived
+ * since is charged as a delta (`rateUsage`).
+ */
+export function usageWindows(terms: RatingTerms, billingDate: string): UsageWindow[] {
+  const date = parseDay(billingDate, 'billingDate');
+  const windows: UsageWindow[] = [];
+  const spans = periodSpans(terms, date - 1);
+  for (const item of terms.items) {
+    if (!item.meterId) continue;
+    if (billingTimingOf(item) === 'in_advance') throw AppError.validation(`plan item ${item.id} has a meter: its usage can only be billed in arrears`);
+    const inForce = itemDays(item);
+    for (const span of spans) {
+      const days = intersect(span.days, inForce);
+      if (!days || days.to > date - 1) continue;
+      windows.push({ planItemId: item.id, meterId: item.meterId, period: range(span.whole), ...range(days) });
+    }
+  }
+  return windows;
+}
+
+/**
+ * An invoice line for a plan item rated at a quantity: a per-unit item shows the quantity and its unit
+ * price; any other shows its priced amount once. The description keeps the rating, one part per tier.
+ */
+export function ratedLine(item: PricedPlanItem & { id: string; name: string }, quantity: Decimal, currency: string): Omit<RatedLine, 'fromDate' | 'toDate'> {
+  const price = priceItem(item, quantity.toFixed(), currency);
+  const perUnit = item.pricingModel === 'per_unit';
+  return {
+    planItemId: item.id,
+    title: item.name,
+    description: price.lines.map((line) => `${line.description}: ${line.quantity} × ${line.unitPrice}`).join('; '),
+    quantity: perUnit ? quantity.toFixed() : '1',
+    price: perUnit ? toDecimal(item.unitPrice!).toFixed() : price.amount,
+  };
+}
+
+/**
+ * What a usage window owes now that its usage totals `total`: the whole window rated, the first time; after
+ * that, the difference with what the ledger charged for it (usage that arrived late, or was corrected),
+ * as its own line naming the window. A per-unit item charges the units not yet charged; any other the
+ * difference of the rated amounts. Nothing when nothing changed.
+ */
+export function rateUsage(terms: Pick<RatingTerms, 'currency' | 'items'>, window: UsageWindow, total: Decimal, ledger: ChargeLedger): RatedCharge | null {
+  const item = terms.items.find((candidate) => candidate.id === window.planItemId);
+  if (!item) throw AppError.validation(`plan item ${window.planItemId} is not among the terms`);
+  const currency = terms.currency;
+  const charged = ledger.usage.filter((usage) => usage.planItemId === window.planItemId && usage.from === window.from && usage.to === window.to);
+  const base = { planItemId: item.id, fromDate: window.from, toDate: window.to };
+  const charge = (quantity: Decimal | null, amount: Decimal): Charge => ({ kind: 'usage', planItemId: item.id, from: window.from, to: window.to, period: window.period, quantity: quantity?.toFixed() ?? null, amount: formatAmount(amount, currency) });
+  if (charged.length === 0) {
+    const line = ratedLine(item, total, currency);
+    return { line: { ...line, ...base }, charges: [charge(total, roundToMinor(toDecimal(line.quantity).times(line.price), currency))] };
+  }
+  const quantities = charged.map((usage) => usage.quantity);
+  const chargedQuantity = quantities.every((quantity) => quantity !== null) ? quantities.reduce((sum, quantity) => sum.plus(quantity!), new Decimal(0)) : null;
+  const chargedAmount = charged.reduce((sum, usage) => sum.plus(usage.amount), new Decimal(0));
+  const late = { title: `${item.name}: usage of ${window.from} to ${window.to}` };
+  if (item.pricingModel === 'per_unit' && chargedQuantity !== null) {
+    const units = total.minus(chargedQuantity);
+    if (units.isZero()) return null;
+    const price = toDecimal(item.unitPrice!);
+    return {
+      line: { ...base, ...late, description: `${units.toFixed()} units after ${chargedQuantity.toFixed()} billed before (${total.toFixed()} in all) × ${price.toFixed()}`, quantity: units.toFixed(), price: price.toFixed() },
+      charges: [charge(units, roundToMinor(units.times(price), currency))],
+    };
+  }
+  const rated = toDecimal(priceItem(item, total.toFixed(), currency).amount);
+  const difference = rated.minus(chargedAmount);
+  if (difference.isZero()) return null;
+  return {
+    line: { ...base, ...late, description: `${total.toFixed()} in all rates ${formatAmount(rated, currency)}; ${formatAmount(chargedAmount, currency)} billed before`, quantity: '1', price: formatAmount(difference, currency) },
+    charges: [charge(chargedQuantity === null ? null : total.minus(chargedQuantity), difference)],
+  };
+}

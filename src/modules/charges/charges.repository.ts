@@ -1,0 +1,153 @@
+import type { Knex } from 'knex';
+import { bulkInsert } from '../../db/bulk';
+import { calendarDay } from '../../db/dates';
+import { newId } from '../../db/ids';
+import type { Charge, ChargeLedger } from '../../domain/rating';
+
+/** A charge as the ledger keeps it: what a line of an invoice charged for a plan item's days or usage window. */
+export interface ChargeRow {
+  contractPlanId: string;
+  planItemId: string;
+  kind: Charge['kind'];
+  from: string;
+  to: string;
+  periodFrom: string;
+  periodTo: string;
+  quantity: string | null;
+  amount: string;
+  invoiceId: string;
+}
+
+const COLUMNS = [
+  ['id', 'text'],
+  ['organisation_id', 'text'],
+  ['contract_id', 'text'],
+  ['contract_plan_id', 'text'],
+  ['plan_item_id', 'text'],
+  ['kind', 'text'],
+  ['from_date', 'date'],
+  ['to_date', 'date'],
+  ['period_from', 'date'],
+  ['period_to', 'date'],
+  ['quantity', 'numeric'],
+  ['amount', 'numeric'],
+  ['invoice_id', 'text'],
+  ['invoice_run_id', 'text'],
+] as const;
+
+interface Row {
+  contract_plan_id: string;
+  plan_item_id: string;
+  kind: Charge['kind'];
+  from_date: Date;
+  to_date: Date;
+  period_from: Date;
+  period_to: Date;
+  quantity: string | null;
+  amount: string;
+  invoice_id: string;
+}
+
+const toCharge = (row: Row): ChargeRow => ({
+  contractPlanId: row.contract_plan_id,
+  planItemId: row.plan_item_id,
+  kind: row.kind,
+  from: calendarDay(row.from_date),
+  to: calendarDay(row.to_date),
+  periodFrom: calendarDay(row.period_from),
+  periodTo: calendarDay(row.period_to),
+  quantity: row.quantity,
+  amount: row.amount,
+  invoiceId: row.invoice_id,
+});
+
+/** The ledger of one contract plan, as the rating engine reads it. */
+export function ledgerOf(charges: readonly ChargeRow[]): ChargeLedger {
+  return {
+    fees: charges.filter((charge) => charge.kind === 'fee').map((charge) => ({ planItemId: charge.planItemId, from: charge.from, to: charge.to, amount: charge.amount })),
+    usage: charges.filter((charge) => charge.kind === 'usage').map((charge) => ({ planItemId: charge.planItemId, from: charge.from, to: charge.to, quantity: charge.quantity, amount: charge.amount })),
+  };
+}
+
+/**
+ * The charge ledger. Writers hold the contract's row lock, so that what they read of the ledger is still
+ * true when they write; a fee's run of days is also unique by its first day.
+ */
+export function createChargeRepository(db: Knex) {
+  return {
+    /** Every charge of the contract plans, oldest first. */
+    async of(contractPlanIds: readonly string[]): Promise<ChargeRow[]> {
+      if (contractPlanIds.length === 0) return [];
+      const rows = await db<Row>('charges').whereIn('contract_plan_id', contractPlanIds).orderBy([{ column: 'from_date' }, { column: 'created_at' }]);
+      return rows.map(toCharge);
+    },
+
+    /** The charges an invoice made. */
+    async ofInvoice(invoiceId: string): Promise<ChargeRow[]> {
+      return (await db<Row>('charges').where({ invoice_id: invoiceId }).orderBy('from_date')).map(toCharge);
+    },
+
+    /**
+     * Records the charges; answers how many were new. A fee run that starts on a day already charged is
+     * not written again: the caller compares the count to know that nothing was charged twice.
+     */
+    async record(organisationId: string, invoiceRunId: string | null, charges: ReadonlyArray<Charge & { contractId: string; contractPlanId: string; invoiceId: string }>): Promise<number> {
+      const rows = charges.map((charge) => ({
+        id: newId('chg'),
+        organisation_id: organisationId,
+        contract_id: charge.contractId,
+        contract_plan_id: charge.contractPlanId,
+        plan_item_id: charge.planItemId,
+        kind: charge.kind,
+        from_date: charge.from,
+        to_date: charge.to,
+        period_from: charge.period.from,
+        period_to: charge.period.to,
+        quantity: charge.quantity,
+        amount: charge.amount,
+        invoice_id: charge.invoiceId,
+        invoice_run_id: invoiceRunId,
+      }));
+      const written = await bulkInsert(db, 'charges', COLUMNS, rows, { onConflict: "(contract_plan_id, plan_item_id, from_date) WHERE kind = 'fee' DO NOTHING", returning: '1' });
+      return written.length;
+    },
+
+    /** A draft recomputed: what it charged is charged again from scratch. */
+    async forgetInvoice(invoiceId: string): Promise<void> {
+      await db('charges').where({ invoice_id: invoiceId }).delete();
+    },
+
+    /**
+     * The first charge of any of the plan items, or of the contract plans, that covers a day on or after
+     * `day`: what an edit effective from `day` would rewrite.
+     */
+    async firstChargedFrom(filter: { planItemIds?: readonly string[]; contractPlanIds?: readonly string[] }, day: string): Promise<ChargeRow | undefined> {
+      const query = db<Row>('charges').where('to_date', '>=', day);
+      if (filter.planItemIds) query.whereIn('plan_item_id', filter.planItemIds);
+      if (filter.contractPlanIds) query.whereIn('contract_plan_id', filter.contractPlanIds);
+      const row = await query.orderBy('to_date', 'desc').first();
+      return row ? toCharge(row) : undefined;
+    },
+
+    /** The periods charged for the contract plan, each with the invoice that charged it, in order. */
+    async periodsOf(contractPlanId: string): Promise<Array<{ contractPlanId: string; planItemId: string; from: string; to: string; invoiceId: string }>> {
+      const rows = await db('charges')
+        .where({ contract_plan_id: contractPlanId })
+        .distinct('plan_item_id', 'period_from', 'period_to', 'invoice_id')
+        .orderBy([{ column: 'period_from' }, { column: 'plan_item_id' }, { column: 'invoice_id' }])
+        .select<Array<{ plan_item_id: string; period_from: Date; period_to: Date; invoice_id: string }>>();
+      return rows.map((row) => ({ contractPlanId, planItemId: row.plan_item_id, from: calendarDay(row.period_from), to: calendarDay(row.period_to), invoiceId: row.invoice_id }));
+    },
+
+    /** Whether anything was ever charged for the plan items. */
+    async anyFor(planItemIds: readonly string[]): Promise<boolean> {
+      if (planItemIds.length === 0) return false;
+      return Boolean(await db('charges').whereIn('plan_item_id', planItemIds).first('id'));
+    },
+  };
+}
+
+export type ChargeRepository = ReturnType<typeof createChargeRepository>;
+
+/** How a charge is named in a refusal. */
+export const describeCharge = (charge: ChargeRow) => `invoice ${charge.invoiceId} charged plan item ${charge.planItemId} for ${charge.from} to ${charge.to}`;

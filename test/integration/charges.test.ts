@@ -1,0 +1,190 @@
+import { randomUUID } from 'node:crypto';
+import { invoicesOfRun } from './support/billing-fixtures';
+import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
+
+/**
+ * How a charge is computed (docs/billing-runs.md): each case of that section through the API, with its
+ * exact figures. Every run bills one contract on one date through the invoice-run workflow.
+ */
+let api: TestApi;
+let tenant: Tenant;
+
+beforeAll(async () => {
+  api = await startTestApi();
+  tenant = await createTenant(api, 'charges');
+});
+afterAll(() => api.close());
+
+const system = () => bearer(tenant.systemToken);
+const admin = () => bearer(tenant.adminToken);
+
+type Line = { title: string; planItemId: string | null; quantity: string; price: string; fromDate: string; toDate: string };
+type Invoice = { id: string; items: Line[] };
+
+const linesOf = (invoice: Invoice | undefined) => (invoice?.items ?? []).map((line) => [line.title, line.fromDate, line.toDate, line.quantity, line.price]);
+
+interface Contract {
+  contractId: string;
+  contractPlanId: string;
+  planId: string;
+  seatItemId: string;
+  entityId: string;
+  metric: string;
+}
+
+/** A monthly plan (a seat fee of 100.00 in advance; API calls at 0.5 in arrears) on a contract from `startDate`. */
+async function contractFrom(startDate: string, more: { endDate?: string } = {}): Promise<Contract> {
+  const tag = randomUUID().slice(0, 8);
+  const customer = await api.http().post('/customers').set(system()).send({ name: `Charges ${tag}`, currency: 'USD' }).expect(201);
+  const entity = await api.http().post('/entities').set(system()).send({ type: 'customer', name: `Entity ${tag}`, customerId: customer.body.data.id }).expect(201);
+  const metric = `calls_${tag}`;
+  const meter = await api.http().post('/meters').set(admin()).send({ name: `Calls ${tag}`, metric, aggregation: 'sum' }).expect(201);
+  const plan = await api
+    .http()
+    .post('/billing/plans')
+    .set(admin())
+    .send({
+      name: `Monthly ${tag}`,
+      currency: 'USD',
+      billingPeriod: 'monthly',
+      items: [
+        { name: 'Seat fee', pricingModel: 'flat', unitPrice: '100' },
+        { name: 'API calls', pricingModel: 'per_unit', unitPrice: '0.5', meterId: meter.body.data.id },
+      ],
+    })
+    .expect(201);
+  const contract = await api
+    .http()
+    .post('/contracts')
+    .set(system())
+    .send({ customerId: customer.body.data.id, currency: 'USD', startDate, ...more, plans: [{ planId: plan.body.data.id }] })
+    .expect(201);
+  await api.http().post(`/contracts/${contract.body.data.id}/activate`).set(system()).send({}).expect(200);
+  return { contractId: contract.body.data.id, contractPlanId: contract.body.data.plans[0].id, planId: plan.body.data.id, seatItemId: plan.body.data.items[0].id, entityId: entity.body.data.id, metric };
+}
+
+const run = async (contract: Contract, date: string) => (await invoicesOfRun<Invoice>(api, tenant, contract.contractId, date))[0];
+
+async function calls(contract: Contract, day: string, count: number): Promise<void> {
+  const events = [{ CustomerEntityId: contract.entityId, metric: contract.metric, value: count, timestamp: `${day}T12:00:00Z` }];
+  const res = await api.http().post('/events/batch').set(system()).send({ events }).expect(200);
+  expect(res.body.data.summary).toMatchObject({ success: 1, failed: 0 });
+}
+
+describe('how a charge is computed', () => {
+  it('when a 50.00 item is added on 20 November to a plan a contract has used since August, then the 1 December invoice charges it from 20 November only', async () => {
+    const contract = await contractFrom('2026-08-01');
+    for (const date of ['2026-08-01', '2026-09-01', '2026-10-01', '2026-11-01']) await run(contract, date);
+    const added = await api.http().post(`/billing/plans/${contract.planId}/items`).query({ effectiveDate: '2026-11-20' }).set(admin()).send({ name: 'Support', pricingModel: 'flat', unitPrice: '50' }).expect(201);
+    expect(added.body.data).toMatchObject({ effectiveFrom: '2026-11-20', effectiveTo: null });
+
+    const december = await run(contract, '2026-12-01');
+    expect(linesOf(december)).toEqual([
+      ['Seat fee', '2026-12-01', '2026-12-31', '1', '100'],
+      ['Support', '2026-11-20', '2026-11-30', '1', '18.33'],
+      ['Support', '2026-12-01', '2026-12-31', '1', '50'],
+      ['API calls', '2026-11-01', '2026-11-30', '0', '0.5'],
+    ]);
+  });
+
+  it("when an item is added to a plan in use without a date, then it is in force from today in the organisation's time zone", async () => {
+    const contract = await contractFrom('2026-08-01');
+    await api.http().put('/organisation/settings').set(admin()).send({ timezone: 'Pacific/Kiritimati' }).expect(200);
+    try {
+      const added = await api.http().post(`/billing/plans/${contract.planId}/items`).set(admin()).send({ name: 'Support', pricingModel: 'flat', unitPrice: '50' }).expect(201);
+      const today = new Intl.DateTimeFormat('en-CA', { timeZone: 'Pacific/Kiritimati' }).format(new Date());
+      expect(added.body.data.effectiveFrom).toBe(today);
+    } finally {
+      await api.http().put('/organisation/settings').set(admin()).send({ timezone: 'UTC' }).expect(200);
+    }
+  });
+
+  it('when an item is removed from 1 December, then the days charged keep it, an earlier date inside them is refused (409), and December bills without it', async () => {
+    const contract = await contractFrom('2026-10-01');
+    await run(contract, '2026-11-01');
+    const early = await api.http().delete(`/billing/plans/${contract.planId}/items/${contract.seatItemId}`).query({ effectiveDate: '2026-11-15' }).set(admin());
+    expect(early.status).toBe(409);
+    expect(early.body.errors[0].message).toMatch(/charged plan item .* for 2026-11-01 to 2026-11-30: the item can change from 2026-12-01 on, not from 2026-11-15/);
+    await api.http().delete(`/billing/plans/${contract.planId}/items/${contract.seatItemId}`).query({ effectiveDate: '2026-12-01' }).set(admin()).expect(200);
+    const plan = await api.http().get(`/billing/plans/${contract.planId}`).set(admin()).expect(200);
+    expect(plan.body.data.items[0]).toMatchObject({ id: contract.seatItemId, effectiveTo: '2026-11-30' });
+    const december = await run(contract, '2026-12-01');
+    expect(linesOf(december)).toEqual([['API calls', '2026-11-01', '2026-11-30', '0', '0.5']]);
+  });
+
+  it("when an active contract's end moves from 30 November to 31 March, then its plans move with it and December is billed", async () => {
+    const contract = await contractFrom('2026-08-01', { endDate: '2026-11-30' });
+    await run(contract, '2026-11-01');
+    const moved = await api.http().put(`/contracts/${contract.contractId}`).set(system()).send({ endDate: '2027-03-31' }).expect(200);
+    expect(moved.body.data.plans[0].endDate).toBe('2027-03-31');
+    const december = await run(contract, '2026-12-01');
+    expect(linesOf(december)).toEqual([
+      ['Seat fee', '2026-12-01', '2026-12-31', '1', '100'],
+      ['API calls', '2026-11-01', '2026-11-30', '0', '0.5'],
+    ]);
+    // An end before a day already charged is refused, naming the charge.
+    const back = await api.http().put(`/contracts/${contract.contractId}`).set(system()).send({ endDate: '2026-12-15' });
+    expect(back.status).toBe(409);
+    expect(back.body.errors[0].message).toMatch(/charged plan item .* for 2026-12-01 to 2026-12-31: the contract cannot end before 2026-12-31/);
+  });
+
+  it('when sync-items runs on the 16-31 October draft, then it keeps the prorated 51.61 (100.00 × 16/31) and no usage; the 1 November run bills October usage once', async () => {
+    const contract = await contractFrom('2026-10-16');
+    await calls(contract, '2026-10-20', 100);
+    const october = (await run(contract, '2026-10-16'))!;
+    expect(linesOf(october)).toEqual([['Seat fee', '2026-10-16', '2026-10-31', '1', '51.61']]);
+    const synced = await api.http().post(`/invoices/${october.id}/sync-items`).set(system()).expect(200);
+    expect(linesOf(synced.body.data)).toEqual([['Seat fee', '2026-10-16', '2026-10-31', '1', '51.61']]);
+
+    const november = (await run(contract, '2026-11-01'))!;
+    expect(linesOf(november)).toEqual([
+      ['Seat fee', '2026-11-01', '2026-11-30', '1', '100'],
+      ['API calls', '2026-10-16', '2026-10-31', '100', '0.5'],
+    ]);
+    // Synced again, the November draft bills October's usage once, not a second time.
+    const again = await api.http().post(`/invoices/${november.id}/sync-items`).set(system()).expect(200);
+    expect(linesOf(again.body.data)).toEqual(linesOf(november));
+  });
+
+  it('when usage for October arrives after October was billed, then the next invoice bills it on its own line naming October', async () => {
+    const contract = await contractFrom('2026-10-01');
+    await calls(contract, '2026-10-05', 100);
+    await run(contract, '2026-10-01');
+    const november = await run(contract, '2026-11-01');
+    expect(linesOf(november)).toContainEqual(['API calls', '2026-10-01', '2026-10-31', '100', '0.5']);
+    await calls(contract, '2026-10-28', 20);
+    await calls(contract, '2026-11-03', 7);
+    const december = await run(contract, '2026-12-01');
+    expect(linesOf(december)).toEqual([
+      ['Seat fee', '2026-12-01', '2026-12-31', '1', '100'],
+      ['API calls: usage of 2026-10-01 to 2026-10-31', '2026-10-01', '2026-10-31', '20', '0.5'],
+      ['API calls', '2026-11-01', '2026-11-30', '7', '0.5'],
+    ]);
+    // Nothing arrived since: the next run has nothing late to bill.
+    const january = await run(contract, '2027-01-01');
+    expect(linesOf(january).filter(([title]) => String(title).includes('usage of'))).toEqual([]);
+  });
+
+  it("when a plan in use changes from monthly to quarterly, then a date inside a charged span is refused and from 1 December the quarter's days are charged once", async () => {
+    const contract = await contractFrom('2026-10-01');
+    await run(contract, '2026-11-01');
+    const inside = await api.http().put(`/billing/plans/${contract.planId}`).set(admin()).send({ billingPeriod: 'quarterly', effectiveDate: '2026-11-15' });
+    expect(inside.status).toBe(409);
+    expect(inside.body.errors[0].message).toMatch(/for 2026-11-01 to 2026-11-30: the billing period can change from 2026-12-01 on/);
+    const changed = await api.http().put(`/billing/plans/${contract.planId}`).set(admin()).send({ billingPeriod: 'quarterly', effectiveDate: '2026-12-01' }).expect(200);
+    expect(changed.body.data.billingPeriod).toBe('quarterly');
+
+    // December is the rest of the October-December quarter: 100.00 × 31/92, by the telescoping rule 100.00 − 66.30.
+    const december = await run(contract, '2026-12-01');
+    expect(linesOf(december)).toEqual([
+      ['Seat fee', '2026-12-01', '2026-12-31', '1', '33.7'],
+      ['API calls', '2026-11-01', '2026-11-30', '0', '0.5'],
+    ]);
+    const january = await run(contract, '2027-01-01');
+    expect(linesOf(january)).toEqual([
+      ['Seat fee', '2027-01-01', '2027-03-31', '1', '100'],
+      ['API calls', '2026-12-01', '2026-12-31', '0', '0.5'],
+    ]);
+    expect(await run(contract, '2027-02-01')).toBeUndefined();
+  });
+});

@@ -165,6 +165,19 @@ describe('how a charge is computed', () => {
     expect(linesOf(january).filter(([title]) => String(title).includes('usage of'))).toEqual([]);
   });
 
+  it('when a milestone bills a plan item, then runs leave that item to it: the fee is billed once, by the milestone', async () => {
+    const contract = await contractFrom('2026-10-01');
+    const milestones = `/contracts/${contract.contractId}/plans/${contract.contractPlanId}/milestones`;
+    const milestone = await api.http().post(milestones).set(system()).send({ planItemId: contract.seatItemId, name: 'Go-live', percentage: 50 }).expect(201);
+    expect(await run(contract, '2026-10-01')).toBeUndefined();
+    const november = await run(contract, '2026-11-01');
+    expect(linesOf(november)).toEqual([['API calls', '2026-10-01', '2026-10-31', '0', '0.5']]);
+    await api.http().post(`${milestones}/${milestone.body.data.id}/achieve`).set(system()).send({}).expect(200);
+    const billed = await api.http().get('/invoices').query({ contractId: contract.contractId, limit: 100 }).set(system()).expect(200);
+    const seatLines = (billed.body.data.items as Invoice[]).flatMap((invoice) => invoice.items).filter((line) => line.planItemId === contract.seatItemId);
+    expect(seatLines.map((line) => [line.quantity, line.price])).toEqual([['1', '50']]);
+  });
+
   it("when a plan in use changes from monthly to quarterly, then a date inside a charged span is refused and from 1 December the quarter's days are charged once", async () => {
     const contract = await contractFrom('2026-10-01');
     await run(contract, '2026-11-01');

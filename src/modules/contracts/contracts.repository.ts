@@ -311,6 +311,12 @@ export function createContractRepository(db: Knex) {
     },
 
     /** Whether a milestone names the plan item. */
+    /** The plan items that milestones bill on each of the contract plans. */
+    async milestoneItemsOf(contractPlanIds: readonly string[]): Promise<Array<{ contract_plan_id: string; plan_item_id: string }>> {
+      if (contractPlanIds.length === 0) return [];
+      return db('contract_milestones').whereIn('contract_plan_id', contractPlanIds).distinct('contract_plan_id', 'plan_item_id');
+    },
+
     async planItemInUse(organisationId: string, planItemId: string): Promise<boolean> {
       return Boolean(await db('contract_milestones').where({ organisation_id: organisationId, plan_item_id: planItemId }).first('id'));
     },

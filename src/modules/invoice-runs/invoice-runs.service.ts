@@ -309,6 +309,8 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
       (charge) => charge,
     );
     const settings = await getOrganisationSettings(trx, organisationId);
+    // An item with milestones on a contract plan is billed by its milestones there, never by a run as well.
+    const byMilestones = new Set((await createContractRepository(trx).milestoneItemsOf(contractPlans.map((plan) => plan.id))).map((row) => `${row.contract_plan_id} ${row.plan_item_id}`));
 
     // Fees are priced now; usage lines wait for one aggregation per meter and window, for the whole page.
     const invoicesOf = new Map<string, PlannedInvoice[]>();
@@ -328,7 +330,7 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
             startDate: contractPlan.startDate,
             endDate: earliestEnd(contractPlan.endDate, contract.endDate),
             periods: periodVersions.get(billingPlan.id) ?? [],
-            items: billingPlan.items as unknown as RatedItem[],
+            items: (billingPlan.items as unknown as RatedItem[]).filter((item) => !byMilestones.has(`${contractPlan.id} ${item.id}`)),
             suspensions: suspensions.get(contract.id) ?? [],
           };
           const slots: Slot[] = feesDue(terms, ledger, billingDate);

@@ -1,4 +1,5 @@
 import { currencyMinorUnits } from './currencies';
+import { netOfDiscounts, type InvoiceLine } from './discounts';
 import { AppError } from './errors';
 import { allocate, Decimal, hasAtMostMinorUnits, roundToMinor, toDecimal } from './money';
 
@@ -6,8 +7,9 @@ import { allocate, Decimal, hasAtMostMinorUnits, roundToMinor, toDecimal } from 
  * What a credit note may credit, and how much of it is tax. Pure: the caller reads the invoice and what
  * earlier credit notes (not voided) credited, under a lock on the invoice, and stores the plan.
  *
- * - Lines credit invoice items by net amount (or by quantity at the item's price). An item is never
- *   credited beyond its amount, and the invoice never beyond its total.
+ * - Lines credit invoice items by net amount (or by quantity at the item's price, less that part's share
+ *   of the item's discounts). An item is never credited beyond what it charged net of its discounts, and
+ *   the invoice never beyond its total.
  * - Tax follows the net: after any credit note, the tax credited so far is the invoice's tax scaled by the
  *   share of its subtotal credited so far, rounded once, so rounding never accumulates across notes.
  * - A whole-invoice credit of an amount (tax included) is split into net and tax the same way, and its net
@@ -32,7 +34,8 @@ export interface CreditableInvoice {
   subtotal: string;
   taxTotal: string;
   total: string;
-  items: ReadonlyArray<{ id: string; title: string; quantity: string; price: string; amount: string }>;
+  /** Every line, its discount lines included. */
+  items: ReadonlyArray<InvoiceLine & { title: string; quantity: string; price: string }>;
 }
 
 /** What earlier credit notes of the invoice credited, voided ones left out. */
@@ -65,6 +68,12 @@ const zero = new Decimal(0);
 const min = (a: Decimal, b: Decimal) => (a.lessThan(b) ? a : b);
 const max = (a: Decimal, b: Decimal) => (a.greaterThan(b) ? a : b);
 
+/** What each item may be credited in all: what it charged net of its discounts (nothing, for a discount line). */
+export function creditableAmounts(invoice: CreditableInvoice): Map<string, Decimal> {
+  const net = netOfDiscounts(invoice.items, invoice.currency);
+  return new Map(invoice.items.map((item) => [item.id, net.get(item.id) ?? zero]));
+}
+
 /** The tax credited once `net` of the subtotal is: the invoice's tax in that proportion, rounded once. */
 function taxAt(invoice: CreditableInvoice, net: Decimal): Decimal {
   const subtotal = toDecimal(invoice.subtotal);
@@ -88,7 +97,8 @@ export function planCreditNote(invoice: CreditableInvoice, credited: CreditedSoF
   const netBefore = toDecimal(credited.subtotal);
   const grossBefore = toDecimal(credited.total);
   const taxBefore = grossBefore.minus(netBefore);
-  const leftOn = (itemId: string, amount: string) => toDecimal(amount).minus(toDecimal(credited.byItem.get(itemId) ?? '0'));
+  const creditable = creditableAmounts(invoice);
+  const leftOn = (itemId: string) => creditable.get(itemId)!.minus(toDecimal(credited.byItem.get(itemId) ?? '0'));
   const leftInTotal = total.minus(grossBefore);
 
   let lines: CreditNoteLine[];
@@ -102,7 +112,7 @@ export function planCreditNote(invoice: CreditableInvoice, credited: CreditedSoF
     const taxLeft = taxTotal.minus(taxBefore);
     net = max(min(netAfter.minus(netBefore), min(gross, subtotal.minus(netBefore))), gross.minus(taxLeft));
     tax = gross.minus(net);
-    const open = invoice.items.map((item) => ({ item, left: max(leftOn(item.id, item.amount), zero) })).filter(({ left }) => left.greaterThan(0));
+    const open = invoice.items.map((item) => ({ item, left: max(leftOn(item.id), zero) })).filter(({ left }) => left.greaterThan(0));
     if (net.greaterThan(0) && open.length === 0) throw AppError.conflict('every item of the invoice is credited already');
     const shares = net.greaterThan(0) ? allocate(net, open.map(({ left }) => left), currency) : [];
     lines = open
@@ -124,12 +134,15 @@ export function planCreditNote(invoice: CreditableInvoice, credited: CreditedSoF
         if (units.lessThanOrEqualTo(0)) throw AppError.validation('must be greater than 0', `${path}.quantity`);
         if (units.greaterThan(toDecimal(item.quantity))) throw AppError.validation(`is more than the item's quantity, ${toDecimal(item.quantity).toFixed()}`, `${path}.quantity`);
         amount = roundToMinor(units.times(item.price), currency);
+        // What those units paid: their price less their share of the item's discounts.
+        const discount = toDecimal(item.amount).minus(creditable.get(item.id)!);
+        if (discount.greaterThan(0)) amount = amount.minus(roundToMinor(amount.times(discount).dividedBy(item.amount), currency));
         quantity = units.toFixed();
       } else {
         amount = money(line.amount!, currency, `${path}.amount`);
       }
-      const left = leftOn(item.id, item.amount);
-      if (amount.lessThanOrEqualTo(0)) throw AppError.validation('credits nothing: the item has no positive amount', path);
+      const left = leftOn(item.id);
+      if (amount.lessThanOrEqualTo(0)) throw AppError.validation('credits nothing: nothing was charged for it once discounted', path);
       if (amount.greaterThan(left)) throw AppError.conflict(`item "${item.title}": ${format(amount)} ${currency} exceeds what is left to credit on it, ${format(max(left, zero))} ${currency}`);
       return { invoiceItemId: item.id, title: item.title, quantity, amount: format(amount) };
     });

@@ -7,14 +7,14 @@ const amount = decimal({ precision: 24, scale: 4, sign: 'positive' });
 
 const lineInput = z.union([
   z.object({ invoiceItemId: reference(), amount: amount.describe("net amount to credit on the item: > 0, no more decimals than the currency's minor unit") }).strict(),
-  z.object({ invoiceItemId: reference(), quantity: decimal({ precision: 24, scale: 6, sign: 'positive', integerDigits: 12 }).describe("units to credit at the item's price") }).strict(),
+  z.object({ invoiceItemId: reference(), quantity: decimal({ precision: 24, scale: 6, sign: 'positive', integerDigits: 12 }).describe("units to credit at the item's price, less their share of the item's discounts") }).strict(),
 ]);
 
 export const createCreditNoteBody = z.union([
   z
     .object({
       reason: freeText(1000),
-      items: z.array(lineInput).min(1).max(1000).describe('credit these invoice items; tax is credited in the invoice’s proportion'),
+      items: z.array(lineInput).min(1).max(1000).describe('credit these invoice items, a discounted item only what it paid; tax is credited in the invoice’s proportion'),
       refund: z.boolean().optional().describe('paid invoices only: true pays the amount back (a negative payment), false adds it to the customer’s credit balance (the default)'),
     })
     .strict(),

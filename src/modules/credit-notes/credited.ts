@@ -1,9 +1,32 @@
 import type { Knex } from 'knex';
-import type { CreditedSoFar } from '../../domain/credit-notes';
+import { calendarDay } from '../../db/dates';
+import type { CreditableInvoice, CreditedSoFar } from '../../domain/credit-notes';
 import { roundToMinor, sumAmounts, toDecimal } from '../../domain/money';
 import { createPlanChangeRepository } from '../contracts/plan-changes.repository';
-import type { InvoiceRow } from '../invoices/invoices.repository';
+import { createInvoiceRepository, type InvoiceRow } from '../invoices/invoices.repository';
 import { createCreditNoteRepository } from './credit-notes.repository';
+
+/** The invoice as its credit notes credit it: every line, the discount lines too. */
+export async function creditableOf(trx: Knex, invoice: Pick<InvoiceRow, 'id' | 'currency' | 'subtotal' | 'tax_total' | 'total'>): Promise<CreditableInvoice> {
+  const items = await createInvoiceRepository(trx).items(invoice.id);
+  return {
+    currency: invoice.currency,
+    subtotal: invoice.subtotal ?? '0',
+    taxTotal: invoice.tax_total ?? '0',
+    total: invoice.total ?? '0',
+    items: items.map((item) => ({
+      id: item.id,
+      title: item.title,
+      quantity: item.quantity,
+      price: item.price,
+      amount: item.amount ?? '0',
+      planItemId: item.plan_item_id,
+      couponId: item.coupon_id,
+      fromDate: item.from_date ? calendarDay(item.from_date) : null,
+      toDate: item.to_date ? calendarDay(item.to_date) : null,
+    })),
+  };
+}
 
 /**
  * What has been credited of the invoice so far: by its credit notes (not voided), and by plan changes whose

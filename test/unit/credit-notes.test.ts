@@ -4,6 +4,7 @@ import { AppError } from '../../src/domain/errors';
 import { Decimal } from '../../src/domain/money';
 
 type Item = CreditableInvoice['items'][number];
+type Tax = CreditableInvoice['taxes'][number];
 
 const round = (value: Decimal) => value.toDecimalPlaces(2, Decimal.ROUND_HALF_UP);
 const line = (id: string, quantity: number, price: string, more: Partial<Item> = {}): Item => ({
@@ -19,18 +20,23 @@ const line = (id: string, quantity: number, price: string, more: Partial<Item> =
   ...more,
 });
 
-/** An invoice as raise leaves it: tax over the subtotal (its discount lines included) at `rate` %, rounded half-up. */
-function raised(items: Item[], rate: number): CreditableInvoice {
-  const subtotal = items.reduce((total, item) => total.plus(item.amount), new Decimal(0));
-  const tax = round(subtotal.times(rate).dividedBy(100));
-  return { currency: 'EUR', subtotal: subtotal.toFixed(2), taxTotal: tax.toFixed(2), total: subtotal.plus(tax).toFixed(2), items };
+/** Whether a tax line applies to an item, as the raise decides it: all items, or those of its plan items. */
+const appliesTo = (tax: Pick<Tax, 'appliesTo'>, item: Item) => tax.appliesTo === 'all' || (item.planItemId !== null && tax.appliesTo.includes(item.planItemId));
+
+/** An invoice as raise leaves it: each tax line its rate on the items it applies to (their discounts included), rounded half-up. */
+function raised(items: Item[], taxes: Array<Pick<Tax, 'rate' | 'appliesTo'>>): CreditableInvoice {
+  const sum = (of: Item[]) => of.reduce((total, item) => total.plus(item.amount), new Decimal(0));
+  const lines = taxes.map((tax) => ({ ...tax, amount: round(sum(items.filter((item) => appliesTo(tax, item))).times(tax.rate).dividedBy(100)).toFixed(2) }));
+  const subtotal = sum(items);
+  const taxTotal = lines.reduce((total, tax) => total.plus(tax.amount), new Decimal(0));
+  return { currency: 'EUR', subtotal: subtotal.toFixed(2), taxTotal: taxTotal.toFixed(2), total: subtotal.plus(taxTotal).toFixed(2), items, taxes: lines };
 }
 
 /** An invoice of items with no plan item, `rate` % of tax on all of them. */
 function invoiceOf(amountsInCents: number[], rate: number): CreditableInvoice {
   return raised(
     amountsInCents.map((cents, i) => line(`itm_${i}`, 1, (cents / 100).toFixed(2), { title: `Item ${i}` })),
-    rate,
+    [{ rate: String(rate), appliesTo: 'all' }],
   );
 }
 
@@ -76,22 +82,22 @@ const august = { fromDate: '2026-08-01', toDate: '2026-08-31' };
 
 /**
  * Invoices as runs make them: lines of three plan items over July and August, some plan items with a
- * coupon line off their July lines.
+ * coupon line off their July lines, and taxes on all items or on some plan items only.
  */
 const discountedInvoices = fc
   .record({
     lines: fc.array(fc.record({ planItemId: fc.constantFrom(...planItems), inAugust: fc.boolean(), quantity: fc.integer({ min: 1, max: 20 }), price: fc.integer({ min: 1, max: 100_000 }) }), { minLength: 1, maxLength: 6 }),
     percentOff: fc.tuple(...planItems.map(() => fc.constantFrom(0, 10, 33.33, 50, 100))),
-    rate: fc.constantFrom(0, 7, 19, 20, 8.875),
+    taxes: fc.array(fc.record({ rate: fc.constantFrom('7', '19', '20', '8.875'), appliesTo: fc.oneof(fc.constant<'all'>('all'), fc.subarray(planItems, { minLength: 1 })) }), { maxLength: 2 }),
   })
-  .map(({ lines, percentOff, rate }) => {
+  .map(({ lines, percentOff, taxes }) => {
     const items = lines.map((drawn, i) => line(`itm_${i}`, drawn.quantity, (drawn.price / 100).toFixed(2), { planItemId: drawn.planItemId, ...(drawn.inAugust ? august : july) }));
     const coupons = planItems.flatMap((planItemId, i) => {
       const base = items.filter((item) => item.planItemId === planItemId && item.fromDate === july.fromDate).reduce((sum, item) => sum.plus(item.amount), new Decimal(0));
       const off = round(base.times(percentOff[i]!).dividedBy(100));
       return off.isZero() ? [] : [line(`cpl_${i}`, 1, off.negated().toFixed(2), { planItemId, couponId: 'cpn_half', ...july })];
     });
-    return raised([...items, ...coupons], rate);
+    return raised([...items, ...coupons], taxes);
   });
 
 const anyInvoice = fc.oneof(plainInvoices, discountedInvoices);
@@ -105,6 +111,14 @@ const lineRequestsFor = (invoice: CreditableInvoice) =>
     ),
   });
 const requestsFor = (invoice: CreditableInvoice) => fc.array(fc.oneof(fc.record({ amount: cents.map((value) => (value / 100).toFixed(2)) }), lineRequestsFor(invoice)), { maxLength: 12 });
+
+/** The tax due, each tax line on its own items, once `byItem` is credited: the raise's rule over what is credited. */
+function taxDue(invoice: CreditableInvoice, byItem: ReadonlyMap<string, string>): Decimal {
+  return invoice.taxes.reduce((sum, tax) => {
+    const base = invoice.items.filter((item) => appliesTo(tax, item)).reduce((total, item) => total.plus(byItem.get(item.id) ?? 0), new Decimal(0));
+    return sum.plus(Decimal.min(round(base.times(tax.rate).dividedBy(100)), tax.amount));
+  }, new Decimal(0));
+}
 
 describe('credit note plans', () => {
   it('when any sequence of credit notes is planned, then no item is credited beyond what it charged net of its discounts and the invoice never beyond its subtotal, tax or total', () => {
@@ -134,6 +148,32 @@ describe('credit note plans', () => {
         const after = applyAll(invoice, [...requests, rest]);
         expect(after.refused).toHaveLength(before.refused.length);
         expect([after.subtotal.toFixed(2), after.tax.toFixed(2), after.total.toFixed(2)]).toEqual([invoice.subtotal, invoice.taxTotal, invoice.total]);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('when only lines are credited, then after each note the tax credited is each tax line on its own credited items, rounded per tax line, and lines no tax applies to carry none', () => {
+    fc.assert(
+      fc.property(anyInvoice.chain((invoice) => fc.tuple(fc.constant(invoice), fc.array(lineRequestsFor(invoice), { maxLength: 8 }))), ([invoice, requests]) => {
+        const byItem = new Map<string, string>();
+        let subtotal = new Decimal(0);
+        let total = new Decimal(0);
+        for (const request of requests) {
+          let plan: CreditNotePlan;
+          try {
+            plan = planCreditNote(invoice, { subtotal: subtotal.toFixed(2), total: total.toFixed(2), byItem }, request);
+          } catch (error) {
+            if (!(error instanceof AppError)) throw error;
+            continue;
+          }
+          for (const line of plan.lines) byItem.set(line.invoiceItemId, new Decimal(byItem.get(line.invoiceItemId) ?? 0).plus(line.amount).toFixed(2));
+          subtotal = subtotal.plus(plan.subtotal);
+          total = total.plus(plan.total);
+          expect(total.minus(subtotal).toFixed(2)).toBe(taxDue(invoice, byItem).toFixed(2));
+          const untaxed = plan.lines.every((line) => !invoice.taxes.some((tax) => new Decimal(tax.rate).greaterThan(0) && appliesTo(tax, invoice.items.find((item) => item.id === line.invoiceItemId)!)));
+          if (untaxed) expect(plan.taxTotal).toBe('0.00');
+        }
       }),
       { numRuns: 300 },
     );
@@ -175,7 +215,7 @@ describe('credit note plans', () => {
   });
 
   it('when the worked example of the adjustments guide is planned, then each note credits what the guide says', () => {
-    const invoice = raised([line('fee', 1, '100', { title: 'Platform fee' }), line('seats', 5, '10', { title: 'Seats' })], 20);
+    const invoice = raised([line('fee', 1, '100', { title: 'Platform fee' }), line('seats', 5, '10', { title: 'Seats' })], [{ rate: '20', appliesTo: 'all' }]);
     expect([invoice.subtotal, invoice.taxTotal, invoice.total]).toEqual(['150.00', '30.00', '180.00']);
     const notes = applyAllPlans(invoice, [{ lines: [{ invoiceItemId: 'seats', quantity: '2' }] }, { amount: '36.00' }, { amount: '120.00' }]);
     expect(notes.map((plan) => [plan.lines.map((line) => `${line.title} ${line.amount}`), plan.subtotal, plan.taxTotal, plan.total])).toEqual([
@@ -186,7 +226,7 @@ describe('credit note plans', () => {
   });
 
   it('when a line credits a quantity, then its amount is that quantity at the item price, rounded to the minor unit', () => {
-    const invoice = raised([line('itm_a', 3, '10', { title: 'Seats' })], 0);
+    const invoice = raised([line('itm_a', 3, '10', { title: 'Seats' })], []);
     expect(planCreditNote(invoice, { subtotal: '0', total: '0', byItem: new Map() }, { lines: [{ invoiceItemId: 'itm_a', quantity: '1.5' }] })).toMatchObject({
       lines: [{ invoiceItemId: 'itm_a', quantity: '1.5', amount: '15.00' }],
       total: '15.00',
@@ -212,7 +252,7 @@ describe('credit note plans', () => {
   it('when 5 of 10 seats at 10.00 are credited on an invoice whose 50 % coupon took 50.00 off them, then the note credits what they paid, 25.00, with their 20 % VAT', () => {
     const invoice = raised(
       [line('seats', 10, '10', { title: 'Seats', planItemId: 'pli_seats', ...july }), line('coupon', 1, '-50', { title: 'Coupon HALF', planItemId: 'pli_seats', couponId: 'cpn_half', ...july })],
-      20,
+      [{ rate: '20', appliesTo: ['pli_seats'] }],
     );
     expect([invoice.subtotal, invoice.taxTotal, invoice.total]).toEqual(['50.00', '10.00', '60.00']);
     const notes = applyAllPlans(invoice, [{ lines: [{ invoiceItemId: 'seats', quantity: '5' }] }, { lines: [{ invoiceItemId: 'seats', quantity: '5' }] }]);
@@ -223,5 +263,30 @@ describe('credit note plans', () => {
     const credited = { subtotal: '50.00', total: '60.00', byItem: new Map([['seats', '50.00']]) };
     expect(() => planCreditNote(invoice, credited, { lines: [{ invoiceItemId: 'seats', quantity: '1' }] })).toThrow(/exceeds what is left to credit on it, 0.00 EUR/);
     expect(() => planCreditNote(invoice, { subtotal: '0', total: '0', byItem: new Map() }, { lines: [{ invoiceItemId: 'seats', amount: '50.01' }] })).toThrow(/exceeds what is left to credit on it, 50.00 EUR/);
+  });
+
+  it('when a tax applies to one plan item only, then a note of the other item credits no tax, one of the taxed item credits its rate, and an amount takes the tax of what is left', () => {
+    const invoice = raised(
+      [line('fee', 1, '100', { title: 'Platform fee', planItemId: 'pli_fee' }), line('support', 1, '50', { title: 'Support', planItemId: 'pli_support' })],
+      [{ rate: '20', appliesTo: ['pli_fee'] }],
+    );
+    expect([invoice.subtotal, invoice.taxTotal, invoice.total]).toEqual(['150.00', '20.00', '170.00']);
+    const notes = applyAllPlans(invoice, [{ lines: [{ invoiceItemId: 'support', amount: '50.00' }] }, { lines: [{ invoiceItemId: 'fee', amount: '40.00' }] }, { amount: '36.00' }, { amount: '36.00' }]);
+    expect(notes.map((plan) => [plan.lines.map((line) => `${line.title} ${line.amount}`), plan.subtotal, plan.taxTotal, plan.total])).toEqual([
+      [['Support 50.00'], '50.00', '0.00', '50.00'],
+      [['Platform fee 40.00'], '40.00', '8.00', '48.00'],
+      [['Platform fee 30.00'], '30.00', '6.00', '36.00'],
+      [['Platform fee 30.00'], '30.00', '6.00', '36.00'],
+    ]);
+  });
+
+  it('when an item has two tax lines, then each is rounded on its own, as the raise rounds them', () => {
+    const invoice = raised([line('itm_a', 1, '1.10')], [
+      { rate: '5', appliesTo: 'all' },
+      { rate: '5', appliesTo: 'all' },
+    ]);
+    // 5 % of 1.10 is 0.055: 0.06 each, where 10 % at once would be 0.11.
+    expect(invoice.taxTotal).toBe('0.12');
+    expect(planCreditNote(invoice, { subtotal: '0', total: '0', byItem: new Map() }, { lines: [{ invoiceItemId: 'itm_a', amount: '1.10' }] })).toMatchObject({ subtotal: '1.10', taxTotal: '0.12', total: '1.22' });
   });
 });

@@ -1,4 +1,5 @@
 import { currencyMinorUnits } from './currencies';
+import { netOfDiscounts, type InvoiceLine } from './discounts';
 import { AppError } from './errors';
 import { allocate, Decimal, hasAtMostMinorUnits, roundToMinor, toDecimal } from './money';
 
@@ -6,12 +7,15 @@ import { allocate, Decimal, hasAtMostMinorUnits, roundToMinor, toDecimal } from 
  * What a credit note may credit, and how much of it is tax. Pure: the caller reads the invoice and what
  * earlier credit notes (not voided) credited, under a lock on the invoice, and stores the plan.
  *
- * - Lines credit invoice items by net amount (or by quantity at the item's price). An item is never
- *   credited beyond its amount, and the invoice never beyond its total.
- * - Tax follows the net: after any credit note, the tax credited so far is the invoice's tax scaled by the
- *   share of its subtotal credited so far, rounded once, so rounding never accumulates across notes.
- * - A whole-invoice credit of an amount (tax included) is split into net and tax the same way, and its net
- *   over the items in proportion to what is left to credit on each (largest remainder, in minor units).
+ * - Lines credit invoice items by net amount (or by quantity at the item's price, less that part's share
+ *   of the item's discounts). An item is never credited beyond what it charged net of its discounts, and
+ *   the invoice never beyond its total.
+ * - Tax follows the lines: after a note of lines, the tax credited so far is, for each of the invoice's
+ *   tax lines, its rate on what is credited so far of the items it applies to, rounded once per tax line
+ *   as the raise rounds it, so rounding never accumulates across notes.
+ * - A whole-invoice credit of an amount (tax included) takes what is left of the net and of the tax in
+ *   the proportion of the amount to what is left of the total, and shares its net over the items in
+ *   proportion to what is left to credit on each (largest remainder, in minor units).
  * Crediting everything left, in any number of notes of either kind, credits exactly the subtotal, the tax
  * and the total.
  */
@@ -32,7 +36,10 @@ export interface CreditableInvoice {
   subtotal: string;
   taxTotal: string;
   total: string;
-  items: ReadonlyArray<{ id: string; title: string; quantity: string; price: string; amount: string }>;
+  /** Every line, its discount lines included. */
+  items: ReadonlyArray<InvoiceLine & { title: string; quantity: string; price: string }>;
+  /** The tax lines the raise computed, each over the items of the plan items it applies to. */
+  taxes: ReadonlyArray<{ rate: string; amount: string; appliesTo: 'all' | readonly string[] }>;
 }
 
 /** What earlier credit notes of the invoice credited, voided ones left out. */
@@ -65,11 +72,26 @@ const zero = new Decimal(0);
 const min = (a: Decimal, b: Decimal) => (a.lessThan(b) ? a : b);
 const max = (a: Decimal, b: Decimal) => (a.greaterThan(b) ? a : b);
 
-/** The tax credited once `net` of the subtotal is: the invoice's tax in that proportion, rounded once. */
-function taxAt(invoice: CreditableInvoice, net: Decimal): Decimal {
-  const subtotal = toDecimal(invoice.subtotal);
-  if (subtotal.lessThanOrEqualTo(0)) return zero;
-  return roundToMinor(toDecimal(invoice.taxTotal).times(net).dividedBy(subtotal), invoice.currency);
+/** What each item may be credited in all: what it charged net of its discounts (nothing, for a discount line). */
+export function creditableAmounts(invoice: CreditableInvoice): Map<string, Decimal> {
+  const net = netOfDiscounts(invoice.items, invoice.currency);
+  return new Map(invoice.items.map((item) => [item.id, net.get(item.id) ?? zero]));
+}
+
+/**
+ * The tax due on `byItem` (net credited per item): for each tax line, its rate on what is credited of the
+ * items it applies to, rounded half-up to the minor unit as the raise rounds it, never beyond the line.
+ */
+export function taxOn(invoice: CreditableInvoice, byItem: ReadonlyMap<string, string>): Decimal {
+  const planItemOf = new Map(invoice.items.map((item) => [item.id, item.planItemId]));
+  return invoice.taxes.reduce((sum, tax) => {
+    const applies = (itemId: string) => {
+      const planItemId = planItemOf.get(itemId) ?? null;
+      return tax.appliesTo === 'all' || (planItemId !== null && tax.appliesTo.includes(planItemId));
+    };
+    const base = [...byItem].filter(([itemId]) => applies(itemId)).reduce((total, [, amount]) => total.plus(amount), zero);
+    return sum.plus(min(roundToMinor(base.times(tax.rate).dividedBy(100), invoice.currency), toDecimal(tax.amount)));
+  }, zero);
 }
 
 function money(value: string, currency: string, path: string): Decimal {
@@ -88,7 +110,8 @@ export function planCreditNote(invoice: CreditableInvoice, credited: CreditedSoF
   const netBefore = toDecimal(credited.subtotal);
   const grossBefore = toDecimal(credited.total);
   const taxBefore = grossBefore.minus(netBefore);
-  const leftOn = (itemId: string, amount: string) => toDecimal(amount).minus(toDecimal(credited.byItem.get(itemId) ?? '0'));
+  const creditable = creditableAmounts(invoice);
+  const leftOn = (itemId: string) => creditable.get(itemId)!.minus(toDecimal(credited.byItem.get(itemId) ?? '0'));
   const leftInTotal = total.minus(grossBefore);
 
   let lines: CreditNoteLine[];
@@ -97,12 +120,13 @@ export function planCreditNote(invoice: CreditableInvoice, credited: CreditedSoF
   if ('amount' in request) {
     const gross = money(request.amount, currency, 'body.amount');
     if (gross.greaterThan(leftInTotal)) throw AppError.conflict(`the credit of ${format(gross)} ${currency} exceeds what is left to credit on the invoice: ${format(max(leftInTotal, zero))} ${currency}`);
-    // The net that keeps the credited tax in the invoice's proportion, within what is left of each.
-    const netAfter = total.isZero() ? zero : roundToMinor(subtotal.times(grossBefore.plus(gross)).dividedBy(total), currency);
+    // What is left of the net and of the tax, in the proportion of this amount to what is left of the
+    // total: the items left to credit carry their own taxes, so what is left carries what is left of the tax.
+    const netLeft = subtotal.minus(netBefore);
     const taxLeft = taxTotal.minus(taxBefore);
-    net = max(min(netAfter.minus(netBefore), min(gross, subtotal.minus(netBefore))), gross.minus(taxLeft));
+    net = max(min(roundToMinor(netLeft.times(gross).dividedBy(leftInTotal), currency), min(gross, netLeft)), gross.minus(taxLeft));
     tax = gross.minus(net);
-    const open = invoice.items.map((item) => ({ item, left: max(leftOn(item.id, item.amount), zero) })).filter(({ left }) => left.greaterThan(0));
+    const open = invoice.items.map((item) => ({ item, left: max(leftOn(item.id), zero) })).filter(({ left }) => left.greaterThan(0));
     if (net.greaterThan(0) && open.length === 0) throw AppError.conflict('every item of the invoice is credited already');
     const shares = net.greaterThan(0) ? allocate(net, open.map(({ left }) => left), currency) : [];
     lines = open
@@ -124,18 +148,25 @@ export function planCreditNote(invoice: CreditableInvoice, credited: CreditedSoF
         if (units.lessThanOrEqualTo(0)) throw AppError.validation('must be greater than 0', `${path}.quantity`);
         if (units.greaterThan(toDecimal(item.quantity))) throw AppError.validation(`is more than the item's quantity, ${toDecimal(item.quantity).toFixed()}`, `${path}.quantity`);
         amount = roundToMinor(units.times(item.price), currency);
+        // What those units paid: their price less their share of the item's discounts.
+        const discount = toDecimal(item.amount).minus(creditable.get(item.id)!);
+        if (discount.greaterThan(0)) amount = amount.minus(roundToMinor(amount.times(discount).dividedBy(item.amount), currency));
         quantity = units.toFixed();
       } else {
         amount = money(line.amount!, currency, `${path}.amount`);
       }
-      const left = leftOn(item.id, item.amount);
-      if (amount.lessThanOrEqualTo(0)) throw AppError.validation('credits nothing: the item has no positive amount', path);
+      const left = leftOn(item.id);
+      if (amount.lessThanOrEqualTo(0)) throw AppError.validation('credits nothing: nothing was charged for it once discounted', path);
       if (amount.greaterThan(left)) throw AppError.conflict(`item "${item.title}": ${format(amount)} ${currency} exceeds what is left to credit on it, ${format(max(left, zero))} ${currency}`);
       return { invoiceItemId: item.id, title: item.title, quantity, amount: format(amount) };
     });
     net = lines.reduce((sum, line) => sum.plus(line.amount), zero);
-    // The tax credited so far, after this note, in the invoice's proportion; never more than is left of it.
-    tax = min(max(taxAt(invoice, netBefore.plus(net)).minus(taxBefore), zero), taxTotal.minus(taxBefore));
+    const after = new Map(credited.byItem);
+    for (const line of lines) after.set(line.invoiceItemId, toDecimal(after.get(line.invoiceItemId) ?? '0').plus(line.amount).toFixed());
+    // The tax due on all that is credited so far, each tax line on its own items, less the tax credited so
+    // far: a note of lines no tax applies to credits none, unless an earlier whole-invoice amount left a
+    // minor unit of rounding to settle. Never below nothing, nor beyond what is left of the tax.
+    tax = min(max(taxOn(invoice, after).minus(taxBefore), zero), taxTotal.minus(taxBefore));
     if (net.plus(tax).greaterThan(leftInTotal)) throw AppError.conflict(`the credit of ${format(net.plus(tax))} ${currency} exceeds what is left to credit on the invoice: ${format(max(leftInTotal, zero))} ${currency}`);
   }
   if (net.plus(tax).lessThanOrEqualTo(0)) throw AppError.validation('the credit note credits nothing', 'body');

@@ -62,3 +62,34 @@ export function discountsOf(lines: readonly PricedLine[], coupon: Coupon, curren
     .map(([planItemId], i) => ({ planItemId, amount: formatAmount(amounts[i]!, currency) }))
     .filter((discount) => toDecimal(discount.amount).greaterThan(0));
 }
+
+/** A line of an invoice as credits read it: a coupon's discount line names the coupon and the days it discounted. */
+export interface InvoiceLine extends PricedLine {
+  id: string;
+  couponId: string | null;
+  fromDate: string | null;
+  toDate: string | null;
+}
+
+/**
+ * What each line that charged something (neither a discount line nor negative) charged net of its
+ * discounts. A coupon's line took its discount off the lines of its plan item within its days, in
+ * proportion to their amounts, so its amount is shared over them that way (largest remainder: the
+ * shares add up to the discount exactly, and a plan item's lines to what it charged after discounts).
+ */
+export function netOfDiscounts(lines: readonly InvoiceLine[], currency: string): Map<string, Decimal> {
+  const charged = lines.filter((line) => line.couponId === null && toDecimal(line.amount).greaterThan(0));
+  const net = new Map(charged.map((line) => [line.id, toDecimal(line.amount)]));
+  for (const discount of lines.filter((line) => line.couponId !== null && line.fromDate !== null && line.toDate !== null)) {
+    const covered = charged.filter((line) => line.planItemId === discount.planItemId && line.fromDate !== null && line.toDate !== null && line.fromDate >= discount.fromDate! && line.toDate <= discount.toDate!);
+    const whole = covered.reduce((sum, line) => sum.plus(line.amount), new Decimal(0));
+    if (whole.isZero()) continue;
+    const shares = allocate(
+      Decimal.min(toDecimal(discount.amount).negated(), whole),
+      covered.map((line) => toDecimal(line.amount)),
+      currency,
+    );
+    covered.forEach((line, i) => net.set(line.id, net.get(line.id)!.minus(shares[i]!)));
+  }
+  return net;
+}

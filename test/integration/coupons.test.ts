@@ -104,6 +104,40 @@ describe('coupons', () => {
     expect(after.body.data).toMatchObject([{ periodsUsed: 1, active: false }]);
   });
 
+  it('when a once coupon that served is removed and applied again, then it discounts nothing more and counts no second redemption', async () => {
+    await api.http().post('/coupons').set(admin()).send({ code: 'ONCEAGAIN', percentOff: '10', duration: 'once', maxRedemptions: 1 }).expect(201);
+    const { contractId } = await contractFrom('2026-07-01');
+    const applied = await api.http().post(`/contracts/${contractId}/coupons`).set(system()).send({ code: 'ONCEAGAIN' }).expect(201);
+    const [july] = await run(contractId, '2026-07-01');
+    expect(july!.items.filter((item) => item.title === 'Coupon ONCEAGAIN').map((item) => item.amount)).toEqual(['-10.00', '-5.00']);
+    expect([july!.subtotal, july!.taxTotal]).toEqual(['135.00', '18.00']);
+
+    await api.http().delete(`/contracts/${contractId}/coupons/${applied.body.data.id}`).set(system()).expect(200);
+    // The same redemption as before, on the same contract: its one period is served already.
+    const again = await api.http().post(`/contracts/${contractId}/coupons`).set(system()).send({ code: 'ONCEAGAIN' }).expect(201);
+    expect(again.body.data).toMatchObject({ periodsUsed: 1, active: false, coupon: { redemptions: 1 } });
+    const [august] = await run(contractId, '2026-08-01');
+    expect(august!.items.filter((item) => item.title === 'Coupon ONCEAGAIN')).toEqual([]);
+    expect([august!.subtotal, august!.taxTotal]).toEqual(['150.00', '20.00']);
+    const listed = await api.http().get(`/contracts/${contractId}/coupons`).set(system()).expect(200);
+    expect(listed.body.data).toMatchObject([{ id: again.body.data.id, periodsUsed: 1, active: false }]);
+  });
+
+  it('when a coupon repeating for 2 periods is removed after one and applied again later, then it serves one more period only', async () => {
+    await api.http().post('/coupons').set(admin()).send({ code: 'TWICE', percentOff: '10', duration: 'repeating', durationPeriods: 2 }).expect(201);
+    const { contractId } = await contractFrom('2026-07-01');
+    const applied = await api.http().post(`/contracts/${contractId}/coupons`).set(system()).send({ code: 'TWICE' }).expect(201);
+    const subtotals = [(await run(contractId, '2026-07-01'))[0]!.subtotal];
+    await api.http().delete(`/contracts/${contractId}/coupons/${applied.body.data.id}`).set(system()).expect(200);
+    subtotals.push((await run(contractId, '2026-08-01'))[0]!.subtotal);
+    const again = await api.http().post(`/contracts/${contractId}/coupons`).set(system()).send({ code: 'TWICE' }).expect(201);
+    expect(again.body.data).toMatchObject({ periodsUsed: 1, active: true, coupon: { redemptions: 1 } });
+    for (const billingDate of ['2026-09-01', '2026-10-01']) subtotals.push((await run(contractId, billingDate))[0]!.subtotal);
+    expect(subtotals).toEqual(['135.00', '150.00', '135.00', '150.00']);
+    const listed = await api.http().get(`/contracts/${contractId}/coupons`).set(system()).expect(200);
+    expect(listed.body.data).toMatchObject([{ periodsUsed: 2, active: false }]);
+  });
+
   it('when a coupon is over its redemptions, expired, in another currency or applied twice, then 409; a SystemUser cannot create one', async () => {
     await api.http().post('/coupons').set(admin()).send({ code: 'ONLYONE', percentOff: 5, duration: 'forever', maxRedemptions: 1 }).expect(201);
     await api.http().post('/coupons').set(admin()).send({ code: 'OLD', percentOff: 5, duration: 'forever', expiresAt: '2020-01-01T00:00:00Z' }).expect(201);

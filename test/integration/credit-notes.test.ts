@@ -1,5 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
-import { createBillingFixture, invoiceBody, type BillingFixture } from './support/billing-fixtures';
+import { createBillingFixture, invoiceBody, invoicesOfRun, type BillingFixture } from './support/billing-fixtures';
+import { createCustomerEntity } from './support/fixtures';
 import { binary, mailWith, pdfText } from './support/read-back';
 import { recordHistory } from './support/record-history';
 
@@ -174,6 +176,131 @@ describe('credit notes', () => {
     expect(await api.db('credit_notes').whereIn('invoice_id', [draft.body.data.id, raised.id]).count({ n: '*' }).first()).toEqual({ n: '0' });
     const list = await api.http().get('/credit-notes').set(system()).query({ invoiceId: raised.id }).expect(200);
     expect(list.body.data).toMatchObject({ items: [], total: 0 });
+  });
+});
+
+type Line = { id: string; title: string; quantity: string; price: string; amount: string };
+type RunInvoice = { id: string; subtotal: string; taxTotal: string; total: string; amountDue: string; data: { taxes: unknown[] }; items: Line[] };
+
+/**
+ * A contract in USD from 1 July 2026 on a monthly plan of `items`, with 20 % VAT on the plan items named in
+ * `taxed` only, and its customer's entity to meter usage on.
+ */
+async function taxedContract(items: object[], taxed: string[]): Promise<{ contractId: string; contractPlanId: string; entityId: string; planItemIds: Record<string, string> }> {
+  const { customerId, entityId } = await createCustomerEntity(api, tenant);
+  const plan = await api.http().post('/billing/plans').set(admin()).send({ name: `Plan ${randomUUID().slice(0, 8)}`, currency: 'USD', billingPeriod: 'monthly', items }).expect(201);
+  const planItemIds = Object.fromEntries(plan.body.data.items.map((item: { id: string; name: string }) => [item.name, item.id])) as Record<string, string>;
+  const contract = await api.http().post('/contracts').set(system()).send({ customerId, currency: 'USD', startDate: '2026-07-01', plans: [{ planId: plan.body.data.id }] }).expect(201);
+  await api
+    .http()
+    .post(`/contracts/${contract.body.data.id}/taxes`)
+    .set(admin())
+    .send({ name: 'VAT', rate: '20', appliesTo: taxed.map((name) => planItemIds[name]) })
+    .expect(201);
+  await api.http().post(`/contracts/${contract.body.data.id}/activate`).set(system()).send({}).expect(200);
+  return { contractId: contract.body.data.id, contractPlanId: contract.body.data.plans[0].id, entityId, planItemIds };
+}
+
+/** The one invoice a run on `billingDate` makes for the contract, raised. */
+async function raisedByRun(contractId: string, billingDate: string): Promise<RunInvoice> {
+  const [draft] = await invoicesOfRun<{ id: string }>(api, tenant, contractId, billingDate);
+  return (await api.http().post(`/invoices/${draft!.id}/raise`).set(system()).send({}).expect(200)).body.data;
+}
+
+const figures = (note: { subtotal: string; taxTotal: string; total: string; items: Array<{ title: string; quantity: string | null; amount: string }> }) => [
+  note.items.map((item) => `${item.title} ${item.quantity ?? '-'} ${item.amount}`),
+  note.subtotal,
+  note.taxTotal,
+  note.total,
+];
+
+describe('credit notes of discounted and partly taxed invoices', () => {
+  it('when 5 of 10 seats are credited on an invoice a 50 % coupon halved, then the note credits what they paid, 25.00, with their own 20 % VAT', async () => {
+    const metric = `seats_${randomUUID().slice(0, 8)}`;
+    const meter = await api.http().post('/meters').set(admin()).send({ name: `Seats ${metric}`, metric, aggregation: 'sum' }).expect(201);
+    const { contractId, entityId } = await taxedContract([{ name: 'Seats', pricingModel: 'per_unit', unitPrice: '10', meterId: meter.body.data.id }], ['Seats']);
+    const code = `HALF${randomUUID().slice(0, 8)}`;
+    await api.http().post('/coupons').set(admin()).send({ code, percentOff: '50', duration: 'once' }).expect(201);
+    await api.http().post(`/contracts/${contractId}/coupons`).set(system()).send({ code }).expect(201);
+    await api
+      .http()
+      .post('/events/batch')
+      .set(system())
+      .send({ events: [{ CustomerEntityId: entityId, metric, value: 10, timestamp: '2026-07-15T12:00:00Z' }] })
+      .expect(200);
+    const invoice = await raisedByRun(contractId, '2026-08-01');
+    expect(invoice.items.map((item) => [item.title, item.quantity, item.price, item.amount])).toEqual([
+      ['Seats', '10', '10', '100.00'],
+      [`Coupon ${code}`, '1', '-50', '-50.00'],
+    ]);
+    expect([invoice.subtotal, invoice.taxTotal, invoice.total]).toEqual(['50.00', '10.00', '60.00']);
+    const seats = invoice.items[0]!.id;
+
+    const first = await credit(invoice.id, { reason: 'Five seats returned', items: [{ invoiceItemId: seats, quantity: 5 }] });
+    expect(first.status).toBe(201);
+    expect(figures(first.body.data)).toEqual([['Seats 5 25.00'], '25.00', '5.00', '30.00']);
+    // The seats paid 50.00 in all: 25.00 of it is left.
+    const over = await credit(invoice.id, { reason: 'More than they paid', items: [{ invoiceItemId: seats, amount: '25.01' }] });
+    expect([over.status, over.body.errors[0].message]).toEqual([409, expect.stringContaining('exceeds what is left to credit on it, 25.00 USD')]);
+    const rest = await credit(invoice.id, { reason: 'The other five', items: [{ invoiceItemId: seats, quantity: 5 }] });
+    expect(figures(rest.body.data)).toEqual([['Seats 5 25.00'], '25.00', '5.00', '30.00']);
+    const read = await api.http().get(`/invoices/${invoice.id}`).set(system()).expect(200);
+    expect(read.body.data.amountDue).toBe('0.00');
+  });
+
+  it('when VAT applies to the platform fee only, then crediting the support fee credits no tax, the platform fee its own 20 %, and an amount what is left of each', async () => {
+    const { contractId, planItemIds } = await taxedContract(
+      [
+        { name: 'Platform fee', pricingModel: 'flat', unitPrice: '100' },
+        { name: 'Support', pricingModel: 'flat', unitPrice: '50' },
+      ],
+      ['Platform fee'],
+    );
+    const july = await raisedByRun(contractId, '2026-07-01');
+    expect([july.subtotal, july.taxTotal, july.total]).toEqual(['150.00', '20.00', '170.00']);
+    // The raise records the plan items each tax line applies to.
+    expect(july.data.taxes).toEqual([{ name: 'VAT', rate: '20', amount: '20.00', appliesTo: [planItemIds['Platform fee']] }]);
+    const [fee, support] = july.items.map((item) => item.id);
+
+    const untaxed = await credit(july.id, { reason: 'No support in July', items: [{ invoiceItemId: support, amount: '50' }] });
+    expect(untaxed.status).toBe(201);
+    expect(figures(untaxed.body.data)).toEqual([['Support - 50.00'], '50.00', '0.00', '50.00']);
+    const taxed = await credit(july.id, { reason: 'Platform outage', items: [{ invoiceItemId: fee, amount: '40' }] });
+    expect(figures(taxed.body.data)).toEqual([['Platform fee - 40.00'], '40.00', '8.00', '48.00']);
+    // What is left is 60.00 of the platform fee and its 12.00 of VAT.
+    const whole = await credit(july.id, { reason: 'The rest', amount: '72' });
+    expect(figures(whole.body.data)).toEqual([['Platform fee - 60.00'], '60.00', '12.00', '72.00']);
+    const notes = await api.db('credit_notes').where({ invoice_id: july.id }).sum({ subtotal: 'subtotal', tax: 'tax_total', total: 'total' }).first<{ subtotal: string; tax: string; total: string }>();
+    expect([Number(notes!.subtotal), Number(notes!.tax), Number(notes!.total)]).toEqual([150, 20, 170]);
+
+    // An invoice raised before tax lines recorded their plan items is credited by the contract's VAT of the same name and rate.
+    const august = await raisedByRun(contractId, '2026-08-01');
+    await api.db('invoices').where({ id: august.id }).update({ data: api.db.raw(`jsonb_set(data, '{taxes,0}', (data->'taxes'->0) - 'appliesTo')`) });
+    const older = await credit(august.id, { reason: 'No support in August', items: [{ invoiceItemId: august.items[1]!.id, amount: '50' }] });
+    expect(figures(older.body.data)).toEqual([['Support - 50.00'], '50.00', '0.00', '50.00']);
+  });
+
+  it('when a plan change credited the taxed fee of an invoice, then what is left to credit counts that credit with the fee’s own VAT', async () => {
+    const { contractId, contractPlanId } = await taxedContract(
+      [
+        { name: 'Platform fee', pricingModel: 'flat', unitPrice: '31' },
+        { name: 'Support', pricingModel: 'flat', unitPrice: '62' },
+      ],
+      ['Platform fee'],
+    );
+    const july = await raisedByRun(contractId, '2026-07-01');
+    expect([july.subtotal, july.taxTotal, july.total]).toEqual(['93.00', '6.20', '99.20']);
+    const untaxed = await credit(july.id, { reason: 'No support in July', items: [{ invoiceItemId: july.items[1]!.id, amount: '62' }] });
+    expect(figures(untaxed.body.data)).toEqual([['Support - 62.00'], '62.00', '0.00', '62.00']);
+    // From 11 July on another plan: the change credits the platform fee's 21 days, 21.00, and 4.20 of VAT with it.
+    const lite = await api.http().post('/billing/plans').set(admin()).send({ name: `Lite ${randomUUID().slice(0, 8)}`, currency: 'USD', billingPeriod: 'monthly', items: [{ name: 'Lite fee', pricingModel: 'flat', unitPrice: '10' }] }).expect(201);
+    const change = await api.http().post(`/contracts/${contractId}/plan-changes`).set(system()).send({ fromContractPlanId: contractPlanId, toPlanId: lite.body.data.id, effectiveDate: '2026-07-11' }).expect(201);
+    expect(change.body.data.credits.map((line: { title: string; amount: string }) => [line.title, line.amount])).toEqual([['Platform fee', '21.00']]);
+    // Left: 99.20 − 62.00 − 25.20 = 12.00, the fee's other 10.00 and its 2.00 of VAT.
+    const over = await credit(july.id, { reason: 'More than is left', amount: '12.01' });
+    expect([over.status, over.body.errors[0].message]).toEqual([409, expect.stringContaining('what is left to credit on the invoice: 12.00 USD')]);
+    const rest = await credit(july.id, { reason: 'The rest', amount: '12' });
+    expect(figures(rest.body.data)).toEqual([['Platform fee - 10.00'], '10.00', '2.00', '12.00']);
   });
 });
 

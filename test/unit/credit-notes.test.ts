@@ -1,14 +1,43 @@
 import fc from 'fast-check';
-import { planCreditNote, type CreditableInvoice, type CreditNotePlan, type CreditRequest } from '../../src/domain/credit-notes';
+import { creditableAmounts, planCreditNote, type CreditableInvoice, type CreditNotePlan, type CreditRequest } from '../../src/domain/credit-notes';
 import { AppError } from '../../src/domain/errors';
 import { Decimal } from '../../src/domain/money';
 
-/** An invoice as raise leaves it: item amounts rounded to cents, tax over the subtotal at `rate` %. */
+type Item = CreditableInvoice['items'][number];
+type Tax = CreditableInvoice['taxes'][number];
+
+const round = (value: Decimal) => value.toDecimalPlaces(2, Decimal.ROUND_HALF_UP);
+const line = (id: string, quantity: number, price: string, more: Partial<Item> = {}): Item => ({
+  id,
+  title: id,
+  quantity: String(quantity),
+  price,
+  amount: round(new Decimal(price).times(quantity)).toFixed(2),
+  planItemId: null,
+  couponId: null,
+  fromDate: null,
+  toDate: null,
+  ...more,
+});
+
+/** Whether a tax line applies to an item, as the raise decides it: all items, or those of its plan items. */
+const appliesTo = (tax: Pick<Tax, 'appliesTo'>, item: Item) => tax.appliesTo === 'all' || (item.planItemId !== null && tax.appliesTo.includes(item.planItemId));
+
+/** An invoice as raise leaves it: each tax line its rate on the items it applies to (their discounts included), rounded half-up. */
+function raised(items: Item[], taxes: Array<Pick<Tax, 'rate' | 'appliesTo'>>): CreditableInvoice {
+  const sum = (of: Item[]) => of.reduce((total, item) => total.plus(item.amount), new Decimal(0));
+  const lines = taxes.map((tax) => ({ ...tax, amount: round(sum(items.filter((item) => appliesTo(tax, item))).times(tax.rate).dividedBy(100)).toFixed(2) }));
+  const subtotal = sum(items);
+  const taxTotal = lines.reduce((total, tax) => total.plus(tax.amount), new Decimal(0));
+  return { currency: 'EUR', subtotal: subtotal.toFixed(2), taxTotal: taxTotal.toFixed(2), total: subtotal.plus(taxTotal).toFixed(2), items, taxes: lines };
+}
+
+/** An invoice of items with no plan item, `rate` % of tax on all of them. */
 function invoiceOf(amountsInCents: number[], rate: number): CreditableInvoice {
-  const items = amountsInCents.map((cents, i) => ({ id: `itm_${i}`, title: `Item ${i}`, quantity: '1', price: (cents / 100).toFixed(2), amount: (cents / 100).toFixed(2) }));
-  const subtotal = new Decimal(amountsInCents.reduce((sum, cents) => sum + cents, 0)).dividedBy(100);
-  const tax = subtotal.times(rate).dividedBy(100).toDecimalPlaces(2, Decimal.ROUND_HALF_UP);
-  return { currency: 'EUR', subtotal: subtotal.toFixed(2), taxTotal: tax.toFixed(2), total: subtotal.plus(tax).toFixed(2), items };
+  return raised(
+    amountsInCents.map((cents, i) => line(`itm_${i}`, 1, (cents / 100).toFixed(2), { title: `Item ${i}` })),
+    [{ rate: String(rate), appliesTo: 'all' }],
+  );
 }
 
 /** Applies requests one after another as issued notes would, keeping what each refused. */
@@ -18,6 +47,7 @@ function applyAll(invoice: CreditableInvoice, requests: CreditRequest[]) {
   let total = new Decimal(0);
   let tax = new Decimal(0);
   const refused: AppError[] = [];
+  const plans: CreditNotePlan[] = [];
   for (const request of requests) {
     try {
       const plan = planCreditNote(invoice, { subtotal: subtotal.toFixed(2), total: total.toFixed(2), byItem }, request);
@@ -27,45 +57,76 @@ function applyAll(invoice: CreditableInvoice, requests: CreditRequest[]) {
       subtotal = subtotal.plus(plan.subtotal);
       total = total.plus(plan.total);
       tax = tax.plus(plan.taxTotal);
+      plans.push(plan);
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
       refused.push(error);
     }
   }
-  return { byItem, subtotal, total, tax, refused };
+  return { byItem, subtotal, total, tax, refused, plans };
 }
 
 /** Each request planned against what the ones before it credited; every one must be accepted. */
 function applyAllPlans(invoice: CreditableInvoice, requests: CreditRequest[]): CreditNotePlan[] {
-  const byItem = new Map<string, string>();
-  let subtotal = new Decimal(0);
-  let total = new Decimal(0);
-  return requests.map((request) => {
-    const plan = planCreditNote(invoice, { subtotal: subtotal.toFixed(2), total: total.toFixed(2), byItem }, request);
-    for (const line of plan.lines) byItem.set(line.invoiceItemId, new Decimal(byItem.get(line.invoiceItemId) ?? 0).plus(line.amount).toFixed(2));
-    subtotal = subtotal.plus(plan.subtotal);
-    total = total.plus(plan.total);
-    return plan;
-  });
+  const { plans, refused } = applyAll(invoice, requests);
+  expect(refused).toEqual([]);
+  return plans;
 }
 
 const cents = fc.integer({ min: 1, max: 1_000_000 });
-const invoices = fc.tuple(fc.array(cents, { minLength: 1, maxLength: 6 }), fc.constantFrom(0, 7, 19, 20, 21, 8.875));
-const requestsFor = (items: number) =>
-  fc.array(
-    fc.oneof(
-      fc.record({ amount: cents.map((value) => (value / 100).toFixed(2)) }),
-      fc.record({ lines: fc.uniqueArray(fc.record({ invoiceItemId: fc.integer({ min: 0, max: items - 1 }).map((i) => `itm_${i}`), amount: cents.map((value) => (value / 100).toFixed(2)) }), { selector: (line) => line.invoiceItemId, minLength: 1 }) }),
+const plainInvoices = fc.tuple(fc.array(cents, { minLength: 1, maxLength: 6 }), fc.constantFrom(0, 7, 19, 20, 21, 8.875)).map(([amounts, rate]) => invoiceOf(amounts, rate));
+
+const planItems = ['pli_a', 'pli_b', 'pli_c'];
+const july = { fromDate: '2026-07-01', toDate: '2026-07-31' };
+const august = { fromDate: '2026-08-01', toDate: '2026-08-31' };
+
+/**
+ * Invoices as runs make them: lines of three plan items over July and August, some plan items with a
+ * coupon line off their July lines, and taxes on all items or on some plan items only.
+ */
+const discountedInvoices = fc
+  .record({
+    lines: fc.array(fc.record({ planItemId: fc.constantFrom(...planItems), inAugust: fc.boolean(), quantity: fc.integer({ min: 1, max: 20 }), price: fc.integer({ min: 1, max: 100_000 }) }), { minLength: 1, maxLength: 6 }),
+    percentOff: fc.tuple(...planItems.map(() => fc.constantFrom(0, 10, 33.33, 50, 100))),
+    taxes: fc.array(fc.record({ rate: fc.constantFrom('7', '19', '20', '8.875'), appliesTo: fc.oneof(fc.constant<'all'>('all'), fc.subarray(planItems, { minLength: 1 })) }), { maxLength: 2 }),
+  })
+  .map(({ lines, percentOff, taxes }) => {
+    const items = lines.map((drawn, i) => line(`itm_${i}`, drawn.quantity, (drawn.price / 100).toFixed(2), { planItemId: drawn.planItemId, ...(drawn.inAugust ? august : july) }));
+    const coupons = planItems.flatMap((planItemId, i) => {
+      const base = items.filter((item) => item.planItemId === planItemId && item.fromDate === july.fromDate).reduce((sum, item) => sum.plus(item.amount), new Decimal(0));
+      const off = round(base.times(percentOff[i]!).dividedBy(100));
+      return off.isZero() ? [] : [line(`cpl_${i}`, 1, off.negated().toFixed(2), { planItemId, couponId: 'cpn_half', ...july })];
+    });
+    return raised([...items, ...coupons], taxes);
+  });
+
+const anyInvoice = fc.oneof(plainInvoices, discountedInvoices);
+
+/** Notes of lines only: by net amount or by quantity, over any of the invoice's lines (discount lines too). */
+const lineRequestsFor = (invoice: CreditableInvoice) =>
+  fc.record({
+    lines: fc.uniqueArray(
+      fc.record({ invoiceItemId: fc.constantFrom(...invoice.items.map((item) => item.id)), by: fc.oneof(fc.record({ amount: cents.map((value) => (value / 100).toFixed(2)) }), fc.record({ quantity: fc.integer({ min: 1, max: 20 }).map(String) })) }).map(({ invoiceItemId, by }) => ({ invoiceItemId, ...by })),
+      { selector: (line) => line.invoiceItemId, minLength: 1 },
     ),
-    { maxLength: 12 },
-  );
+  });
+const requestsFor = (invoice: CreditableInvoice) => fc.array(fc.oneof(fc.record({ amount: cents.map((value) => (value / 100).toFixed(2)) }), lineRequestsFor(invoice)), { maxLength: 12 });
+
+/** The tax due, each tax line on its own items, once `byItem` is credited: the raise's rule over what is credited. */
+function taxDue(invoice: CreditableInvoice, byItem: ReadonlyMap<string, string>): Decimal {
+  return invoice.taxes.reduce((sum, tax) => {
+    const base = invoice.items.filter((item) => appliesTo(tax, item)).reduce((total, item) => total.plus(byItem.get(item.id) ?? 0), new Decimal(0));
+    return sum.plus(Decimal.min(round(base.times(tax.rate).dividedBy(100)), tax.amount));
+  }, new Decimal(0));
+}
 
 describe('credit note plans', () => {
-  it('when any sequence of credit notes is planned, then no item is credited beyond its amount and the invoice never beyond its subtotal, tax or total', () => {
+  it('when any sequence of credit notes is planned, then no item is credited beyond what it charged net of its discounts and the invoice never beyond its subtotal, tax or total', () => {
     fc.assert(
-      fc.property(invoices.chain(([amounts, rate]) => fc.tuple(fc.constant(invoiceOf(amounts, rate)), requestsFor(amounts.length))), ([invoice, requests]) => {
+      fc.property(anyInvoice.chain((invoice) => fc.tuple(fc.constant(invoice), requestsFor(invoice))), ([invoice, requests]) => {
         const { byItem, subtotal, total, tax } = applyAll(invoice, requests);
-        for (const item of invoice.items) expect(new Decimal(byItem.get(item.id) ?? 0).lessThanOrEqualTo(item.amount)).toBe(true);
+        const creditable = creditableAmounts(invoice);
+        for (const item of invoice.items) expect(new Decimal(byItem.get(item.id) ?? 0).lessThanOrEqualTo(creditable.get(item.id)!)).toBe(true);
         expect(total.lessThanOrEqualTo(invoice.total)).toBe(true);
         expect(subtotal.lessThanOrEqualTo(invoice.subtotal)).toBe(true);
         expect(tax.lessThanOrEqualTo(invoice.taxTotal)).toBe(true);
@@ -76,17 +137,66 @@ describe('credit note plans', () => {
 
   it('when what is left is credited at the end, in either form, then exactly the subtotal, the tax and the total are credited', () => {
     fc.assert(
-      fc.property(invoices.chain(([amounts, rate]) => fc.tuple(fc.constant(invoiceOf(amounts, rate)), requestsFor(amounts.length), fc.boolean())), ([invoice, requests, byAmount]) => {
+      fc.property(anyInvoice.chain((invoice) => fc.tuple(fc.constant(invoice), requestsFor(invoice), fc.boolean())), ([invoice, requests, byAmount]) => {
         const before = applyAll(invoice, requests);
         const left = new Decimal(invoice.total).minus(before.total);
         fc.pre(left.greaterThan(0));
+        const creditable = creditableAmounts(invoice);
         const rest: CreditRequest = byAmount
           ? { amount: left.toFixed(2) }
-          : { lines: invoice.items.map((item) => ({ invoiceItemId: item.id, amount: new Decimal(item.amount).minus(before.byItem.get(item.id) ?? 0).toFixed(2) })).filter((line) => new Decimal(line.amount).greaterThan(0)) };
+          : { lines: invoice.items.map((item) => ({ invoiceItemId: item.id, amount: creditable.get(item.id)!.minus(before.byItem.get(item.id) ?? 0).toFixed(2) })).filter((line) => new Decimal(line.amount).greaterThan(0)) };
         const after = applyAll(invoice, [...requests, rest]);
         expect(after.refused).toHaveLength(before.refused.length);
         expect([after.subtotal.toFixed(2), after.tax.toFixed(2), after.total.toFixed(2)]).toEqual([invoice.subtotal, invoice.taxTotal, invoice.total]);
       }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('when only lines are credited, then after each note the tax credited is each tax line on its own credited items, rounded per tax line, and lines no tax applies to carry none', () => {
+    fc.assert(
+      fc.property(anyInvoice.chain((invoice) => fc.tuple(fc.constant(invoice), fc.array(lineRequestsFor(invoice), { maxLength: 8 }))), ([invoice, requests]) => {
+        const byItem = new Map<string, string>();
+        let subtotal = new Decimal(0);
+        let total = new Decimal(0);
+        for (const request of requests) {
+          let plan: CreditNotePlan;
+          try {
+            plan = planCreditNote(invoice, { subtotal: subtotal.toFixed(2), total: total.toFixed(2), byItem }, request);
+          } catch (error) {
+            if (!(error instanceof AppError)) throw error;
+            continue;
+          }
+          for (const line of plan.lines) byItem.set(line.invoiceItemId, new Decimal(byItem.get(line.invoiceItemId) ?? 0).plus(line.amount).toFixed(2));
+          subtotal = subtotal.plus(plan.subtotal);
+          total = total.plus(plan.total);
+          expect(total.minus(subtotal).toFixed(2)).toBe(taxDue(invoice, byItem).toFixed(2));
+          const untaxed = plan.lines.every((line) => !invoice.taxes.some((tax) => new Decimal(tax.rate).greaterThan(0) && appliesTo(tax, invoice.items.find((item) => item.id === line.invoiceItemId)!)));
+          if (untaxed) expect(plan.taxTotal).toBe('0.00');
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('when a quantity of a discounted line is credited, then it credits that part at the price less its share of the line\'s discounts, and the whole quantity exactly what the line charged net of them', () => {
+    fc.assert(
+      fc.property(
+        discountedInvoices.chain((invoice) => {
+          const charged = invoice.items.filter((item) => item.couponId === null);
+          return fc.tuple(fc.constant(invoice), fc.constantFrom(...charged)).chain(([, item]) => fc.tuple(fc.constant(invoice), fc.constant(item), fc.integer({ min: 1, max: Number(item.quantity) })));
+        }),
+        ([invoice, item, units]) => {
+          const net = creditableAmounts(invoice).get(item.id)!;
+          const gross = round(new Decimal(item.price).times(units));
+          const paid = gross.minus(round(gross.times(new Decimal(item.amount).minus(net)).dividedBy(item.amount)));
+          if (units === Number(item.quantity)) expect(paid.toFixed(2)).toBe(net.toFixed(2));
+          const plan = () => planCreditNote(invoice, { subtotal: '0', total: '0', byItem: new Map() }, { lines: [{ invoiceItemId: item.id, quantity: String(units) }] });
+          // Units a 100 % coupon paid for credit nothing.
+          if (paid.isZero()) expect(plan).toThrow(expect.objectContaining({ items: [expect.objectContaining({ message: expect.stringMatching(/^credits nothing/) })] }));
+          else expect(plan().subtotal).toBe(paid.toFixed(2));
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -105,16 +215,8 @@ describe('credit note plans', () => {
   });
 
   it('when the worked example of the adjustments guide is planned, then each note credits what the guide says', () => {
-    const invoice: CreditableInvoice = {
-      currency: 'EUR',
-      subtotal: '150.00',
-      taxTotal: '30.00',
-      total: '180.00',
-      items: [
-        { id: 'fee', title: 'Platform fee', quantity: '1', price: '100', amount: '100.00' },
-        { id: 'seats', title: 'Seats', quantity: '5', price: '10', amount: '50.00' },
-      ],
-    };
+    const invoice = raised([line('fee', 1, '100', { title: 'Platform fee' }), line('seats', 5, '10', { title: 'Seats' })], [{ rate: '20', appliesTo: 'all' }]);
+    expect([invoice.subtotal, invoice.taxTotal, invoice.total]).toEqual(['150.00', '30.00', '180.00']);
     const notes = applyAllPlans(invoice, [{ lines: [{ invoiceItemId: 'seats', quantity: '2' }] }, { amount: '36.00' }, { amount: '120.00' }]);
     expect(notes.map((plan) => [plan.lines.map((line) => `${line.title} ${line.amount}`), plan.subtotal, plan.taxTotal, plan.total])).toEqual([
       [['Seats 20.00'], '20.00', '4.00', '24.00'],
@@ -124,7 +226,7 @@ describe('credit note plans', () => {
   });
 
   it('when a line credits a quantity, then its amount is that quantity at the item price, rounded to the minor unit', () => {
-    const invoice: CreditableInvoice = { currency: 'EUR', subtotal: '30.00', taxTotal: '0.00', total: '30.00', items: [{ id: 'itm_a', title: 'Seats', quantity: '3', price: '10', amount: '30.00' }] };
+    const invoice = raised([line('itm_a', 3, '10', { title: 'Seats' })], []);
     expect(planCreditNote(invoice, { subtotal: '0', total: '0', byItem: new Map() }, { lines: [{ invoiceItemId: 'itm_a', quantity: '1.5' }] })).toMatchObject({
       lines: [{ invoiceItemId: 'itm_a', quantity: '1.5', amount: '15.00' }],
       total: '15.00',
@@ -145,5 +247,46 @@ describe('credit note plans', () => {
         ],
       }),
     ).toThrow(expect.objectContaining({ items: [expect.objectContaining({ path: 'body.items.1.invoiceItemId' })] }));
+  });
+
+  it('when 5 of 10 seats at 10.00 are credited on an invoice whose 50 % coupon took 50.00 off them, then the note credits what they paid, 25.00, with their 20 % VAT', () => {
+    const invoice = raised(
+      [line('seats', 10, '10', { title: 'Seats', planItemId: 'pli_seats', ...july }), line('coupon', 1, '-50', { title: 'Coupon HALF', planItemId: 'pli_seats', couponId: 'cpn_half', ...july })],
+      [{ rate: '20', appliesTo: ['pli_seats'] }],
+    );
+    expect([invoice.subtotal, invoice.taxTotal, invoice.total]).toEqual(['50.00', '10.00', '60.00']);
+    const notes = applyAllPlans(invoice, [{ lines: [{ invoiceItemId: 'seats', quantity: '5' }] }, { lines: [{ invoiceItemId: 'seats', quantity: '5' }] }]);
+    expect(notes.map((plan) => [plan.lines.map((line) => `${line.title} ${line.quantity} ${line.amount}`), plan.subtotal, plan.taxTotal, plan.total])).toEqual([
+      [['Seats 5 25.00'], '25.00', '5.00', '30.00'],
+      [['Seats 5 25.00'], '25.00', '5.00', '30.00'],
+    ]);
+    const credited = { subtotal: '50.00', total: '60.00', byItem: new Map([['seats', '50.00']]) };
+    expect(() => planCreditNote(invoice, credited, { lines: [{ invoiceItemId: 'seats', quantity: '1' }] })).toThrow(/exceeds what is left to credit on it, 0.00 EUR/);
+    expect(() => planCreditNote(invoice, { subtotal: '0', total: '0', byItem: new Map() }, { lines: [{ invoiceItemId: 'seats', amount: '50.01' }] })).toThrow(/exceeds what is left to credit on it, 50.00 EUR/);
+  });
+
+  it('when a tax applies to one plan item only, then a note of the other item credits no tax, one of the taxed item credits its rate, and an amount takes the tax of what is left', () => {
+    const invoice = raised(
+      [line('fee', 1, '100', { title: 'Platform fee', planItemId: 'pli_fee' }), line('support', 1, '50', { title: 'Support', planItemId: 'pli_support' })],
+      [{ rate: '20', appliesTo: ['pli_fee'] }],
+    );
+    expect([invoice.subtotal, invoice.taxTotal, invoice.total]).toEqual(['150.00', '20.00', '170.00']);
+    const notes = applyAllPlans(invoice, [{ lines: [{ invoiceItemId: 'support', amount: '50.00' }] }, { lines: [{ invoiceItemId: 'fee', amount: '40.00' }] }, { amount: '36.00' }, { amount: '36.00' }]);
+    expect(notes.map((plan) => [plan.lines.map((line) => `${line.title} ${line.amount}`), plan.subtotal, plan.taxTotal, plan.total])).toEqual([
+      [['Support 50.00'], '50.00', '0.00', '50.00'],
+      [['Platform fee 40.00'], '40.00', '8.00', '48.00'],
+      [['Platform fee 30.00'], '30.00', '6.00', '36.00'],
+      [['Platform fee 30.00'], '30.00', '6.00', '36.00'],
+    ]);
+  });
+
+  it('when an item has two tax lines, then each is rounded on its own, as the raise rounds them', () => {
+    const invoice = raised([line('itm_a', 1, '1.10')], [
+      { rate: '5', appliesTo: 'all' },
+      { rate: '5', appliesTo: 'all' },
+    ]);
+    // 5 % of 1.10 is 0.055: 0.06 each, where 10 % at once would be 0.11.
+    expect(invoice.taxTotal).toBe('0.12');
+    expect(planCreditNote(invoice, { subtotal: '0', total: '0', byItem: new Map() }, { lines: [{ invoiceItemId: 'itm_a', amount: '1.10' }] })).toMatchObject({ subtotal: '1.10', taxTotal: '0.12', total: '1.22' });
   });
 });

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { discountsOf, servesAnotherPeriod, type Coupon } from '../../src/domain/discounts';
+import { discountsOf, netOfDiscounts, servesAnotherPeriod, type Coupon, type InvoiceLine } from '../../src/domain/discounts';
 import { Decimal } from '../../src/domain/money';
 
 const percent = (value: string): Coupon => ({ code: 'P', percentOff: value, amountOff: null, currency: null, duration: 'forever', durationPeriods: null });
@@ -56,5 +56,40 @@ describe('coupon discounts', () => {
     expect([0, 1].map((used) => servesAnotherPeriod({ duration: 'once', durationPeriods: null }, used))).toEqual([true, false]);
     expect([0, 2, 3].map((used) => servesAnotherPeriod({ duration: 'repeating', durationPeriods: 3 }, used))).toEqual([true, true, false]);
     expect(servesAnotherPeriod({ duration: 'forever', durationPeriods: null }, 1000)).toBe(true);
+  });
+
+  it('when a coupon line discounts the lines of its plan item, then each line is net of its share, the shares add up to the discount, and lines outside its days keep their amount', () => {
+    const month = (m: number) => ({ fromDate: `2026-0${m}-01`, toDate: `2026-0${m}-28` });
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ planItemId: fc.constantFrom('pli_a', 'pli_b'), month: fc.constantFrom(7, 8), cents: fc.integer({ min: 1, max: 1_000_000 }) }), { minLength: 1, maxLength: 8 }),
+        fc.integer({ min: 1, max: 10_000 }),
+        (drawn, basisPoints) => {
+          const charged: InvoiceLine[] = drawn.map((line, i) => ({ id: `itm_${i}`, planItemId: line.planItemId, couponId: null, amount: (line.cents / 100).toFixed(2), ...month(line.month) }));
+          // The run's discount: a percentage of plan item A's July lines, as one line over July.
+          const july = charged.filter((line) => line.planItemId === 'pli_a' && line.fromDate === '2026-07-01');
+          const discount = new Decimal(sum(july)).times(basisPoints).dividedBy(10_000).toDecimalPlaces(2, Decimal.ROUND_HALF_UP);
+          const lines = discount.isZero() ? charged : [...charged, { id: 'cpl', planItemId: 'pli_a', couponId: 'cpn', amount: discount.negated().toFixed(2), ...month(7) }];
+          const net = netOfDiscounts(lines, 'EUR');
+          expect([...net.keys()].sort()).toEqual(charged.map((line) => line.id).sort());
+          for (const line of charged) {
+            const value = net.get(line.id)!;
+            expect(value.greaterThanOrEqualTo(0) && value.lessThanOrEqualTo(line.amount)).toBe(true);
+            if (!july.includes(line)) expect(value.toFixed(2)).toBe(line.amount);
+          }
+          expect(july.reduce((total, line) => total.plus(net.get(line.id)!), new Decimal(0)).toFixed(2)).toBe(sum(july).minus(discount).toFixed(2));
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('when a run caught up three months and a once coupon took 20 % off July, then only July is net of it', () => {
+    const fee = (id: string, from: string, to: string): InvoiceLine => ({ id, planItemId: 'pli_fee', couponId: null, amount: '100.00', fromDate: from, toDate: to });
+    const net = netOfDiscounts(
+      [fee('jul', '2026-07-01', '2026-07-31'), fee('aug', '2026-08-01', '2026-08-31'), fee('sep', '2026-09-01', '2026-09-30'), { id: 'cpl', planItemId: 'pli_fee', couponId: 'cpn', amount: '-20.00', fromDate: '2026-07-01', toDate: '2026-07-31' }],
+      'EUR',
+    );
+    expect(Object.fromEntries([...net].map(([id, value]) => [id, value.toFixed(2)]))).toEqual({ jul: '80.00', aug: '100.00', sep: '100.00' });
   });
 });

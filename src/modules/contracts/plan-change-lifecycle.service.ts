@@ -5,8 +5,8 @@ import { Decimal, roundToMinor, toDecimal } from '../../domain/money';
 import { assertChangeDate, periodEndChangeDate, startsPeriod, unusedFees, type BilledFee } from '../../domain/plan-changes';
 import { calendarDay } from '../../db/dates';
 import { createBillingPlanRepository } from '../billing-plans/billing-plans.repository';
-import { creditedOf } from '../credit-notes/credited';
 import { createChargeRepository } from '../charges/charges.repository';
+import { creditedByItem } from '../credit-notes/credited';
 import { createInvoiceRepository, type Invoice } from '../invoices/invoices.repository';
 import { createWebhookRepository } from '../webhooks/webhooks.repository';
 import { createContractRepository, type Contract } from './contracts.repository';
@@ -82,8 +82,7 @@ async function billedFeeLines(trx: Trx, organisationId: string, contract: Contra
     if (!line || line.toDate! < days.from || (days.to !== null && line.fromDate! > days.to)) continue;
     if (invoice.status === 'draft') throw AppError.conflict(`invoice ${invoice.id} billed the plan's fee for days the change gives up and is still a draft: raise it first`);
     if (!credited.has(invoice.id)) {
-      const soFar = await creditedOf(trx, { id: invoice.id, contract_id: contract.id, currency: invoice.currency, subtotal: invoice.subtotal, total: invoice.total });
-      credited.set(invoice.id, soFar.byItem);
+      credited.set(invoice.id, await creditedByItem(trx, { id: invoice.id, contract_id: contract.id }));
     }
     const charged = roundToMinor(toDecimal(line.quantity).times(line.price), contract.currency);
     const paidShare = paidShareOf(invoice, line);

@@ -26,6 +26,7 @@ export interface ContractCouponRow {
   organisation_id: string;
   contract_id: string;
   coupon_id: string;
+  /** Periods served under this row; the coupon's on the contract are those of all its rows there. */
   periods_used: number;
   removed_at: Date | null;
   created_at: Date;
@@ -34,7 +35,10 @@ export interface ContractCouponRow {
 
 export type NewCoupon = Pick<CouponRow, 'code' | 'name' | 'percent_off' | 'amount_off' | 'currency' | 'duration' | 'duration_periods' | 'max_redemptions' | 'expires_at'>;
 
-/** A coupon on a contract, with what the coupon is, as invoice runs read them. */
+/**
+ * A coupon on a contract, with what the coupon is, as invoice runs read them: `periods_used` counts every
+ * period the coupon served on the contract, under this row and any removed before it.
+ */
 export type ActiveContractCoupon = ContractCouponRow & { coupon: CouponRow };
 
 export const COUPON_CODE_UNIQUE = 'coupons_code_unique';
@@ -95,7 +99,20 @@ export function createCouponRepository(db: Knex) {
       return this.onContracts(organisationId, [contractId]);
     },
 
-    /** The coupons applied to the contracts and not removed, oldest first. */
+    /**
+     * Periods the coupon served on the contract, over all the rows it had there; undefined if it was never
+     * applied to it.
+     */
+    async servedOn(contractId: string, couponId: string): Promise<number | undefined> {
+      const row = await db('contract_coupons').where({ contract_id: contractId, coupon_id: couponId }).first<{ periods: number | null }>(db.raw('sum(periods_used)::int AS periods'));
+      return row?.periods ?? undefined;
+    },
+
+    /**
+     * The coupons applied to the contracts and not removed, oldest first. The periods a coupon served
+     * belong to it and the contract, not to one row: removed and applied again, it serves only what it
+     * has not served there yet.
+     */
     async onContracts(organisationId: string, contractIds: string[]): Promise<ActiveContractCoupon[]> {
       const rows = await db<ContractCouponRow>('contract_coupons')
         .where({ organisation_id: organisationId })
@@ -103,15 +120,15 @@ export function createCouponRepository(db: Knex) {
         .whereNull('removed_at')
         .orderBy(['created_at', 'id']);
       if (rows.length === 0) return [];
-      const coupons = new Map(
-        (
-          await db<CouponRow>('coupons').whereIn(
-            'id',
-            rows.map((row) => row.coupon_id),
-          )
-        ).map((coupon) => [coupon.id, coupon]),
-      );
-      return rows.map((row) => ({ ...row, coupon: coupons.get(row.coupon_id)! }));
+      const couponIds = [...new Set(rows.map((row) => row.coupon_id))];
+      const coupons = new Map((await db<CouponRow>('coupons').whereIn('id', couponIds)).map((coupon) => [coupon.id, coupon]));
+      const served = await db('contract_coupons')
+        .whereIn('contract_id', [...new Set(rows.map((row) => row.contract_id))])
+        .whereIn('coupon_id', couponIds)
+        .groupBy('contract_id', 'coupon_id')
+        .select<Array<{ contract_id: string; coupon_id: string; periods: number }>>('contract_id', 'coupon_id', db.raw('sum(periods_used)::int AS periods'));
+      const periodsOf = new Map(served.map((row) => [`${row.contract_id}|${row.coupon_id}`, row.periods]));
+      return rows.map((row) => ({ ...row, periods_used: periodsOf.get(`${row.contract_id}|${row.coupon_id}`)!, coupon: coupons.get(row.coupon_id)! }));
     },
 
     async remove(organisationId: string, contractId: string, id: string): Promise<boolean> {

@@ -63,7 +63,7 @@ export const contractCouponSchema = z.object({
   id: z.string(),
   contractId: z.string(),
   coupon: couponSchema,
-  periodsUsed: z.number().describe('billing periods whose invoices it has discounted'),
+  periodsUsed: z.number().describe('billing periods of the contract whose invoices it has discounted, those before it was removed and applied again included'),
   active: z.boolean().describe('whether it discounts the next period: removed, or its duration served, it does not'),
   createdAt: z.string(),
 });

@@ -96,7 +96,11 @@ export function createCouponService(db: Knex) {
       if (!(await coupons.softDelete(organisationId, id))) throw AppError.notFound('Coupon');
     },
 
-    /** One redemption, counted under the coupon's lock, so `maxRedemptions` holds under concurrency. */
+    /**
+     * One redemption, counted under the coupon's lock, so `maxRedemptions` holds under concurrency. A
+     * redemption belongs to the contract and the coupon: applied again to a contract it was removed from,
+     * the coupon counts none and serves only the periods it has not served there.
+     */
     async apply(organisationId: string, contractId: string, code: string): Promise<ContractCouponView> {
       return db.transaction(async (trx) => {
         const repository = createCouponRepository(trx);
@@ -107,7 +111,9 @@ export function createCouponService(db: Knex) {
         const coupon = await repository.lock(organisationId, unlocked.id);
         if (!coupon) throw AppError.validation('no coupon with this code', 'body.code');
         if (coupon.expires_at && coupon.expires_at.getTime() <= Date.now()) throw AppError.conflict(`the coupon ${code} expired at ${coupon.expires_at.toISOString()}`);
-        if (coupon.max_redemptions !== null && coupon.redemptions >= coupon.max_redemptions) throw AppError.conflict(`the coupon ${code} was redeemed its ${coupon.max_redemptions} times`);
+        const served = await repository.servedOn(contractId, coupon.id);
+        const redeemed = served !== undefined;
+        if (!redeemed && coupon.max_redemptions !== null && coupon.redemptions >= coupon.max_redemptions) throw AppError.conflict(`the coupon ${code} was redeemed its ${coupon.max_redemptions} times`);
         if (coupon.currency !== null && coupon.currency !== contract.currency) throw AppError.conflict(`the coupon is in ${coupon.currency}, the contract in ${contract.currency}`);
         let attached;
         try {
@@ -116,8 +122,8 @@ export function createCouponService(db: Knex) {
           if (isUniqueViolation(error)) throw AppError.conflict(`the coupon ${code} is on the contract already`);
           throw error;
         }
-        await repository.countRedemption(coupon.id);
-        return toContractCoupon({ ...attached, coupon: { ...coupon, redemptions: coupon.redemptions + 1 } });
+        if (!redeemed) await repository.countRedemption(coupon.id);
+        return toContractCoupon({ ...attached, periods_used: served ?? 0, coupon: { ...coupon, redemptions: coupon.redemptions + (redeemed ? 0 : 1) } });
       });
     },
 

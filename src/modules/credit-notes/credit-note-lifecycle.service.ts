@@ -4,7 +4,7 @@ import { renderMail, type MailTemplate } from '../../mail/templating';
 import { createContactGroupRepository } from '../contact-groups/contact-groups.repository';
 import { renderInvoicePdf } from '../invoices/invoice-pdf';
 import { loadCreditNoteDocument } from './credit-note-document';
-import { assertCreditable } from '../../domain/credit-notes';
+import { assertCreditable, creditableAmounts } from '../../domain/credit-notes';
 import { AppError, orNotFound } from '../../domain/errors';
 import { formatInvoiceNumber } from '../../domain/invoice-number';
 import { formatAmount, toDecimal } from '../../domain/money';
@@ -14,7 +14,7 @@ import { getOrganisationSettings } from '../organisation-settings/settings.repos
 import { createPaymentRepository } from '../payments/payments.repository';
 import { syncInvoiceRevenue } from '../revenue/revenue.service';
 import { createWebhookRepository } from '../webhooks/webhooks.repository';
-import { creditedOf } from './credited';
+import { creditableOf, creditedOf } from './credited';
 import { createCreditNoteRepository, type CreditNoteChange, type CreditNoteRow } from './credit-notes.repository';
 import { toCreditNote } from './credit-note-view';
 
@@ -154,8 +154,8 @@ export function createCreditNoteLifecycleService(deps: { db: Knex; mailer: Maile
   async function assertRoomFor({ trx, note, invoice }: Step): Promise<void> {
     const credited = await creditedOf(trx, invoice);
     const lines = (await createCreditNoteRepository(trx).find(note.organisation_id, note.id))!.items;
-    const items = new Map((await createInvoiceRepository(trx).items(note.invoice_id)).map((item) => [item.id, item]));
-    const overItem = lines.some((line) => toDecimal(credited.byItem.get(line.invoice_item_id) ?? '0').plus(line.amount).greaterThan(items.get(line.invoice_item_id)?.amount ?? '0'));
+    const creditable = creditableAmounts(await creditableOf(trx, invoice));
+    const overItem = lines.some((line) => toDecimal(credited.byItem.get(line.invoice_item_id) ?? '0').plus(line.amount).greaterThan(creditable.get(line.invoice_item_id) ?? 0));
     if (overItem || toDecimal(credited.total).plus(note.total).greaterThan(invoice.total ?? '0')) {
       throw AppError.conflict('other credit notes took what this one credited: undoing its void would credit more than the invoice');
     }

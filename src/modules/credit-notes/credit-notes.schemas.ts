@@ -7,21 +7,21 @@ const amount = decimal({ precision: 24, scale: 4, sign: 'positive' });
 
 const lineInput = z.union([
   z.object({ invoiceItemId: reference(), amount: amount.describe("net amount to credit on the item: > 0, no more decimals than the currency's minor unit") }).strict(),
-  z.object({ invoiceItemId: reference(), quantity: decimal({ precision: 24, scale: 6, sign: 'positive', integerDigits: 12 }).describe("units to credit at the item's price") }).strict(),
+  z.object({ invoiceItemId: reference(), quantity: decimal({ precision: 24, scale: 6, sign: 'positive', integerDigits: 12 }).describe("units to credit at the item's price, less their share of the item's discounts") }).strict(),
 ]);
 
 export const createCreditNoteBody = z.union([
   z
     .object({
       reason: freeText(1000),
-      items: z.array(lineInput).min(1).max(1000).describe('credit these invoice items; tax is credited in the invoice’s proportion'),
+      items: z.array(lineInput).min(1).max(1000).describe('credit these invoice items, each with the taxes of its plan item; a discounted item only what it paid'),
       refund: z.boolean().optional().describe('paid invoices only: true pays the amount back (a negative payment), false adds it to the customer’s credit balance (the default)'),
     })
     .strict(),
   z
     .object({
       reason: freeText(1000),
-      amount: amount.describe('credit this amount of the invoice, tax included; it is shared over the items in proportion to what is left on each'),
+      amount: amount.describe('credit this amount of the invoice, tax included: what is left of the net and of the tax in its proportion to what is left of the total, the net shared over the items in proportion to what is left on each'),
       refund: z.boolean().optional().describe('paid invoices only: true pays the amount back (a negative payment), false adds it to the customer’s credit balance (the default)'),
     })
     .strict(),

@@ -10,7 +10,7 @@ import { creditNoteWorkflowId, searchAttributes } from '../../../workflows/share
 import { renderInvoicePdf } from '../invoices/invoice-pdf';
 import { createInvoiceRepository } from '../invoices/invoices.repository';
 import { loadCreditNoteDocument } from './credit-note-document';
-import { creditedOf } from './credited';
+import { creditableOf, creditedOf } from './credited';
 import { createCreditNoteRepository, type CreditNoteFilter, type CreditNoteRow } from './credit-notes.repository';
 import type { CreateCreditNoteBody, CreditNote } from './credit-notes.schemas';
 import { toCreditNote } from './credit-note-view';
@@ -63,19 +63,8 @@ export function createCreditNoteService(deps: WorkflowServiceDeps) {
         const invoice = orNotFound(await invoices.lock(organisationId, invoiceId), 'Invoice');
         assertCreditable(invoice.status, body.refund ?? false);
         if (!invoice.customer_id) throw AppError.conflict('the invoice has no customer to credit');
-        const items = await invoices.items(invoice.id);
         const credited = await creditedOf(trx, invoice);
-        const plan = planCreditNote(
-          {
-            currency: invoice.currency,
-            subtotal: invoice.subtotal ?? '0',
-            taxTotal: invoice.tax_total ?? '0',
-            total: invoice.total ?? '0',
-            items: items.map((item) => ({ id: item.id, title: item.title, quantity: item.quantity, price: item.price, amount: item.amount ?? '0' })),
-          },
-          credited,
-          'amount' in body ? { amount: body.amount } : { lines: body.items },
-        );
+        const plan = planCreditNote(await creditableOf(trx, invoice), credited, 'amount' in body ? { amount: body.amount } : { lines: body.items });
         // On an unpaid invoice a credit note lowers what is owed: what the customer's credit paid is not owed.
         const room = toDecimal(invoice.total ?? '0').minus(invoice.credits_applied).minus(credited.total);
         if (invoice.status !== 'paid' && toDecimal(plan.total).greaterThan(room)) {

@@ -19,8 +19,8 @@ async function baseRate(trx: Knex, invoice: Pick<InvoiceRow, 'organisation_id' |
 /**
  * Fixed at raise, inside the raise's transaction: each item's amount (quantity × price rounded half-up to
  * the currency's minor unit, written back to the item), the subtotal, each contract tax over the items it
- * applies to, the total, and the total in the organisation's base currency at the rate effective on the
- * invoice date.
+ * applies to (recorded with the tax line), the total, and the total in the organisation's base currency at
+ * the rate effective on the invoice date.
  */
 export async function computeInvoiceTotals(trx: Knex, invoice: Pick<InvoiceRow, 'id' | 'organisation_id' | 'contract_id' | 'currency' | 'date'>): Promise<InvoiceTotals> {
   const invoices = createInvoiceRepository(trx);
@@ -35,7 +35,7 @@ export async function computeInvoiceTotals(trx: Knex, invoice: Pick<InvoiceRow, 
   const taxes = (invoice.contract_id ? await contractTaxesOf(trx, invoice.organisation_id, invoice.contract_id) : []).map((tax) => {
     const applies = tax.appliesTo;
     const base = applies === 'all' ? subtotal : sumAmounts(amounts.filter((item) => item.planItemId && applies.includes(item.planItemId)).map((item) => item.amount));
-    return { name: tax.name, rate: tax.rate, amount: roundToMinor(base.times(tax.rate).dividedBy(100), invoice.currency) };
+    return { name: tax.name, rate: tax.rate, appliesTo: applies, amount: roundToMinor(base.times(tax.rate).dividedBy(100), invoice.currency) };
   });
   const taxTotal = sumAmounts(taxes.map((tax) => tax.amount));
   const total = subtotal.plus(taxTotal);
@@ -49,6 +49,7 @@ export async function computeInvoiceTotals(trx: Knex, invoice: Pick<InvoiceRow, 
     base_currency: baseCurrency,
     fx_rate: rate,
     base_total: formatAmount(convert(total, rate, baseCurrency), baseCurrency),
-    data: JSON.stringify({ taxes: taxes.map((tax) => ({ name: tax.name, rate: tax.rate, amount: formatAmount(tax.amount, invoice.currency) })) }),
+    // Each tax line keeps the plan items it applies to: credit notes tax each line they credit by them.
+    data: JSON.stringify({ taxes: taxes.map((tax) => ({ name: tax.name, rate: tax.rate, amount: formatAmount(tax.amount, invoice.currency), appliesTo: tax.appliesTo })) }),
   };
 }

@@ -46,6 +46,25 @@ export default tseslint.config(
     },
   },
   {
+    // One rating engine: only it (and the periods it builds on) prices a plan item.
+    files: ['**/*.ts'],
+    ignores: ['src/domain/rating.ts', 'src/domain/billing-periods.ts', 'src/domain/pricing.ts', 'test/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/domain/pricing', './pricing'],
+              importNames: ['priceItem'],
+              message: 'Plan items are priced by the rating engine (src/domain/rating.ts) alone.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['**/*.js', '**/*.cjs'],
     languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly', __dirname: 'readonly' } },
     rules: { '@typescript-eslint/no-require-imports': 'off' },

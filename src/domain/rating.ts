@@ -287,6 +287,12 @@ export function ratedLine(item: PricedPlanItem & { id: string; name: string }, q
   };
 }
 
+/** A milestone's charge for a percentage of its plan item: of the item's price for its own quantity. */
+export function milestoneCharge(item: PricedPlanItem, currency: string, milestone: { percentage: string | null }): string {
+  const price = priceItem(item, item.quantity ?? 1, currency);
+  return formatAmount(toDecimal(price.amount).times(milestone.percentage!).dividedBy(100), currency);
+}
+
 /**
  * What a usage window owes now that its usage totals `total`: the whole window rated, the first time; after
  * that, the difference with what the ledger charged for it (usage that arrived late, or was corrected),

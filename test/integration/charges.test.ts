@@ -165,6 +165,14 @@ describe('how a charge is computed', () => {
     expect(linesOf(january).filter(([title]) => String(title).includes('usage of'))).toEqual([]);
   });
 
+  it("when usage arrives for an ended contract's last month, then the next run bills it on a closing line", async () => {
+    const contract = await contractFrom('2026-09-01', { endDate: '2026-10-31' });
+    await run(contract, '2026-11-01');
+    await calls(contract, '2026-10-30', 40);
+    const closing = await run(contract, '2026-12-01');
+    expect(linesOf(closing)).toEqual([['API calls: usage of 2026-10-01 to 2026-10-31', '2026-10-01', '2026-10-31', '40', '0.5']]);
+  });
+
   it('when a milestone bills a plan item, then runs leave that item to it: the fee is billed once, by the milestone', async () => {
     const contract = await contractFrom('2026-10-01');
     const milestones = `/contracts/${contract.contractId}/plans/${contract.contractPlanId}/milestones`;
@@ -176,6 +184,60 @@ describe('how a charge is computed', () => {
     const billed = await api.http().get('/invoices').query({ contractId: contract.contractId, limit: 100 }).set(system()).expect(200);
     const seatLines = (billed.body.data.items as Invoice[]).flatMap((invoice) => invoice.items).filter((line) => line.planItemId === contract.seatItemId);
     expect(seatLines.map((line) => [line.quantity, line.price])).toEqual([['1', '50']]);
+  });
+
+  it("when two contracts of one customer bill one meter, then each bills its own entities' usage, and a second contract billing the same entity is refused (409)", async () => {
+    const tag = randomUUID().slice(0, 8);
+    const customer = await api.http().post('/customers').set(system()).send({ name: `Split ${tag}`, currency: 'USD' }).expect(201);
+    const entity = async (name: string) => (await api.http().post('/entities').set(system()).send({ type: 'customer', name, customerId: customer.body.data.id }).expect(201)).body.data.id as string;
+    const [berlin, paris] = [await entity('Berlin GmbH'), await entity('Paris SAS')];
+    const metric = `split_${tag}`;
+    const meter = await api.http().post('/meters').set(admin()).send({ name: `Split ${tag}`, metric, aggregation: 'sum' }).expect(201);
+    const plan = await api
+      .http()
+      .post('/billing/plans')
+      .set(admin())
+      .send({ name: `Calls ${tag}`, currency: 'USD', billingPeriod: 'monthly', items: [{ name: 'API calls', pricingModel: 'per_unit', unitPrice: '0.5', meterId: meter.body.data.id }] })
+      .expect(201);
+    const contract = async (customerEntityIds?: string[]) => {
+      const created = await api
+        .http()
+        .post('/contracts')
+        .set(system())
+        .send({ customerId: customer.body.data.id, currency: 'USD', startDate: '2026-10-01', plans: [{ planId: plan.body.data.id, ...(customerEntityIds ? { customerEntityIds } : {}) }] })
+        .expect(201);
+      return { contractId: created.body.data.id as string, contractPlanId: created.body.data.plans[0].id as string, customerEntityIds: created.body.data.plans[0].customerEntityIds };
+    };
+    const first = await contract([berlin]);
+    expect(first.customerEntityIds).toEqual([berlin]);
+    await api.http().post(`/contracts/${first.contractId}/activate`).set(system()).send({}).expect(200);
+    const everything = await contract();
+    const refused = await api.http().post(`/contracts/${everything.contractId}/activate`).set(system()).send({});
+    expect(refused.status).toBe(409);
+    expect(refused.body.errors[0].message).toBe(
+      `contract plan ${first.contractPlanId} of contract ${first.contractId} bills the usage of meter ${meter.body.data.id} for customer entity ${berlin} from 2026-10-01: give the contract plans customerEntityIds that do not overlap`,
+    );
+    const second = await contract([paris]);
+    await api.http().post(`/contracts/${second.contractId}/activate`).set(system()).send({}).expect(200);
+
+    const events = [
+      { CustomerEntityId: berlin, metric, value: 100, timestamp: '2026-10-05T12:00:00Z' },
+      { CustomerEntityId: paris, metric, value: 30, timestamp: '2026-10-06T12:00:00Z' },
+    ];
+    await api.http().post('/events/batch').set(system()).send({ events }).expect(200);
+    const billed = async (contractId: string) => linesOf((await invoicesOfRun<Invoice>(api, tenant, contractId, '2026-11-01'))[0]);
+    expect(await billed(first.contractId)).toEqual([['API calls', '2026-10-01', '2026-10-31', '100', '0.5']]);
+    expect(await billed(second.contractId)).toEqual([['API calls', '2026-10-01', '2026-10-31', '30', '0.5']]);
+
+    // An entity of another customer is not the contract's to bill.
+    const stranger = await contractFrom('2026-10-01');
+    const foreign = await api
+      .http()
+      .post('/contracts')
+      .set(system())
+      .send({ customerId: customer.body.data.id, currency: 'USD', startDate: '2026-10-01', plans: [{ planId: plan.body.data.id, customerEntityIds: [stranger.entityId] }] });
+    expect(foreign.status).toBe(400);
+    expect(foreign.body.errors[0]).toMatchObject({ path: 'body.plans.0.customerEntityIds.0', message: 'is not an entity of the customer' });
   });
 
   it("when a plan in use changes from monthly to quarterly, then a date inside a charged span is refused and from 1 December the quarter's days are charged once", async () => {

@@ -44,6 +44,14 @@ describe('the import rules', () => {
     ]);
   });
 
+  it('when code outside the rating engine imports the pricing of plan items, then lint fails', () => {
+    const [result] = eslint(
+      ['--stdin', '--stdin-filename', 'src/modules/invoices/probe.ts'],
+      ["import { priceItem, validatePlanItemPricing } from '../../domain/pricing';", 'export const used = [priceItem, validatePlanItemPricing];'].join('\n'),
+    );
+    expect(result!.messages.map((message) => message.message)).toEqual([expect.stringContaining('priced by the rating engine (src/domain/rating.ts) alone')]);
+  });
+
   it('when a workflow imports a module, even for a type, then lint fails', () => {
     const [result] = eslint(
       ['--stdin', '--stdin-filename', 'workflows/probe.workflow.ts'],

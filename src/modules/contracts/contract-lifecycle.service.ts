@@ -1,23 +1,19 @@
 import type { Knex } from 'knex';
 import type { ContractState } from '../../domain/contract-state';
 import { AppError, orNotFound } from '../../domain/errors';
-import { Decimal, formatAmount } from '../../domain/money';
-import { priceItem } from '../../domain/pricing';
+import { formatAmount } from '../../domain/money';
+import { milestoneCharge } from '../../domain/rating';
 import { createBillingPlanRepository } from '../billing-plans/billing-plans.repository';
 import { createInvoiceRepository, type NewInvoice } from '../invoices/invoices.repository';
 import { createWebhookRepository } from '../webhooks/webhooks.repository';
+import { assertUsageUnshared } from './usage-attribution';
 import { createContractRepository, type MilestoneToInvoice } from './contracts.repository';
 
 /** The milestone's own amount, or its percentage of its plan item's price. */
 async function milestoneAmount(trx: Knex, organisationId: string, milestone: MilestoneToInvoice): Promise<string> {
   if (milestone.amount !== null) return formatAmount(milestone.amount, milestone.currency);
   const item = orNotFound(await createBillingPlanRepository(trx).findItem(organisationId, milestone.plan_item_id), 'Plan item');
-  const price = priceItem(
-    { pricingModel: item.pricing_model, unitPrice: item.unit_price, quantity: item.quantity, tiers: item.tiers, packageSize: item.package_size },
-    item.quantity ?? 1,
-    milestone.currency,
-  );
-  return formatAmount(new Decimal(price.amount).times(milestone.percentage!).dividedBy(100), milestone.currency);
+  return milestoneCharge({ pricingModel: item.pricing_model, unitPrice: item.unit_price, quantity: item.quantity, tiers: item.tiers, packageSize: item.package_size }, milestone.currency, milestone);
 }
 
 /** The webhook event of a contract's status change. */
@@ -49,6 +45,10 @@ export function createContractLifecycleService(db: Knex) {
         const status = orNotFound(await contracts.lockStatus(input.organisationId, input.contractId), 'Contract');
         if (status === input.to) return;
         if (status !== input.from) throw AppError.conflict(`the contract is ${status}, not ${input.from}`);
+        if (input.from === 'draft' && input.to === 'active') {
+          const contract = (await contracts.find(input.organisationId, input.contractId))!;
+          await assertUsageUnshared(trx, input.organisationId, input.contractId, contract.plans.map((plan) => plan.id));
+        }
         await contracts.setStatus(input.contractId, input.to);
         // What billing needs to know of the change: the days without fees, and the last day billed.
         const today = new Date().toISOString().slice(0, 10);

@@ -38,6 +38,8 @@ export interface ContractPlanRow {
   plan_id: string;
   start_date: Date;
   end_date: Date | null;
+  /** The customer entities whose usage it bills; null: all the customer's. */
+  customer_entity_ids: string[] | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -86,7 +88,7 @@ function toContract(row: ContractRow, plans: ContractPlanRow[]): Contract {
     startDate: calendarDay(row.start_date),
     endDate: day(row.end_date),
     billingAnchor: row.billing_anchor,
-    plans: plans.map((plan) => ({ id: plan.id, planId: plan.plan_id, startDate: calendarDay(plan.start_date), endDate: day(plan.end_date) })),
+    plans: plans.map((plan) => ({ id: plan.id, planId: plan.plan_id, startDate: calendarDay(plan.start_date), endDate: day(plan.end_date), customerEntityIds: plan.customer_entity_ids })),
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   };
@@ -149,7 +151,7 @@ export function createContractRepository(db: Knex) {
         startDate: string;
         endDate?: string;
         billingAnchor?: BillingAnchor;
-        plans: Array<{ planId: string; startDate?: string; endDate?: string }>;
+        plans: Array<{ planId: string; startDate?: string; endDate?: string; customerEntityIds?: string[] }>;
       },
     ): Promise<Contract> {
       return db.transaction(async (trx) => {
@@ -174,6 +176,7 @@ export function createContractRepository(db: Knex) {
               plan_id: plan.planId,
               start_date: plan.startDate ?? contract.startDate,
               end_date: plan.endDate ?? contract.endDate ?? null,
+              customer_entity_ids: plan.customerEntityIds ? JSON.stringify(plan.customerEntityIds) : null,
             })),
           )
           .returning<ContractPlanRow[]>('*');
@@ -289,9 +292,17 @@ export function createContractRepository(db: Knex) {
     },
 
     /** A plan change: the contract plan that takes over. */
-    async addPlan(organisationId: string, contractId: string, plan: { planId: string; startDate: string; endDate: string | null }): Promise<string> {
+    async addPlan(organisationId: string, contractId: string, plan: { planId: string; startDate: string; endDate: string | null; customerEntityIds: string[] | null }): Promise<string> {
       const id = newId('cpl');
-      await db('contract_plans').insert({ id, organisation_id: organisationId, contract_id: contractId, plan_id: plan.planId, start_date: plan.startDate, end_date: plan.endDate });
+      await db('contract_plans').insert({
+        id,
+        organisation_id: organisationId,
+        contract_id: contractId,
+        plan_id: plan.planId,
+        start_date: plan.startDate,
+        end_date: plan.endDate,
+        customer_entity_ids: plan.customerEntityIds ? JSON.stringify(plan.customerEntityIds) : null,
+      });
       return id;
     },
 
@@ -311,6 +322,19 @@ export function createContractRepository(db: Knex) {
     },
 
     /** Whether a milestone names the plan item. */
+    /**
+     * The plans of the customer's contracts that bill usage now or later: those of contracts active or
+     * suspended, and every plan of `contractId` (being activated or changed), with their contract's end.
+     */
+    async usagePlansOf(organisationId: string, customerId: string, contractId: string): Promise<Array<ContractPlanRow & { contract_end_date: Date | null }>> {
+      return db('contract_plans as cp')
+        .join('contracts as c', 'c.id', 'cp.contract_id')
+        .where({ 'c.organisation_id': organisationId, 'c.customer_id': customerId })
+        .andWhere((q) => q.whereIn('c.status', ['active', 'suspended']).orWhere('c.id', contractId))
+        .orderBy('cp.id')
+        .select('cp.*', 'c.end_date as contract_end_date');
+    },
+
     /** The plan items that milestones bill on each of the contract plans. */
     async milestoneItemsOf(contractPlanIds: readonly string[]): Promise<Array<{ contract_plan_id: string; plan_item_id: string }>> {
       if (contractPlanIds.length === 0) return [];

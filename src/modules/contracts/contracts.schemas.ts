@@ -4,7 +4,17 @@ import { atLeastOne, decimal, isoCurrency, isoDate, ordered, reference, text, ti
 import { CONTRACT_STATES } from '../../domain/contract-state';
 
 
-const contractPlanInput = ordered(z.object({ planId: reference(), startDate: isoDate.optional(), endDate: isoDate.optional().describe('not before startDate') }), 'startDate', 'endDate');
+const customerEntityIds = z
+  .array(reference())
+  .min(1)
+  .max(100)
+  .describe("the customer entities whose usage the plan bills (default: all the customer's); two active contract plans never bill one entity's usage of one meter on the same day");
+
+const contractPlanInput = ordered(
+  z.object({ planId: reference(), startDate: isoDate.optional(), endDate: isoDate.optional().describe('not before startDate'), customerEntityIds: customerEntityIds.optional() }),
+  'startDate',
+  'endDate',
+);
 
 export const billingAnchor = z.enum(['calendar', 'anniversary']);
 
@@ -26,7 +36,13 @@ export const updateContractBody = atLeastOne({ name: text(200).optional(), endDa
 
 export const contractListQuery = pageQuery.extend({ customerId: reference().optional(), status: z.enum(CONTRACT_STATES).optional() });
 
-export const contractPlanSchema = z.object({ id: z.string().describe('the contractPlanId'), planId: z.string(), startDate: z.string(), endDate: z.string().nullable() });
+export const contractPlanSchema = z.object({
+  id: z.string().describe('the contractPlanId'),
+  planId: z.string(),
+  startDate: z.string(),
+  endDate: z.string().nullable(),
+  customerEntityIds: z.array(z.string()).nullable().describe("the customer entities whose usage it bills; null: all the customer's"),
+});
 
 export const contractSchema = z.object({
   id: z.string(),

@@ -8,6 +8,7 @@ import type { Page, PageQuery } from '../../http/paging';
 import { createBillingPlanRepository } from '../billing-plans/billing-plans.repository';
 import { createChargeRepository, describeCharge } from '../charges/charges.repository';
 import { createCustomerRepository } from '../customers/customers.repository';
+import { createEntityRepository } from '../entities/entities.repository';
 import {
   achieveMilestoneUpdate,
   changePlanUpdate,
@@ -124,6 +125,13 @@ export function createContractService(deps: WorkflowServiceDeps) {
             message: `the plan is priced in ${plan.currency}, the contract in ${input.currency}`,
           })),
         );
+      }
+      // A plan bills the usage of the customer's own entities only.
+      const named = input.plans.flatMap((plan, i) => (plan.customerEntityIds ?? []).map((entityId, j) => ({ entityId, path: `body.plans.${i}.customerEntityIds.${j}` })));
+      if (named.length > 0) {
+        const own = new Set(await createEntityRepository(deps.db).customerEntityIds(organisationId, input.customerId));
+        const foreignEntities = named.filter((entry) => !own.has(entry.entityId));
+        if (foreignEntities.length > 0) throw AppError.invalid(foreignEntities.map((entry) => ({ path: entry.path, message: 'is not an entity of the customer' })));
       }
       const contract = await contracts.create(organisationId, input);
       try {

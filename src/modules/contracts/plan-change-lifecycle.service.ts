@@ -9,6 +9,7 @@ import { createChargeRepository } from '../charges/charges.repository';
 import { creditedByItem } from '../credit-notes/credited';
 import { createInvoiceRepository, type Invoice } from '../invoices/invoices.repository';
 import { createWebhookRepository } from '../webhooks/webhooks.repository';
+import { assertUsageUnshared } from './usage-attribution';
 import { createContractRepository, type Contract } from './contracts.repository';
 import { createPlanChangeRepository, toPlanChange, type PlanChange, type PlanChangeCredit } from './plan-changes.repository';
 
@@ -177,8 +178,9 @@ export function createPlanChangeLifecycleService(db: Knex) {
         );
 
         const contracts = createContractRepository(trx);
-        const toContractPlanId = await contracts.addPlan(input.organisationId, contract.id, { planId: newPlan.id, startDate: effectiveDate, endDate: from.endDate });
+        const toContractPlanId = await contracts.addPlan(input.organisationId, contract.id, { planId: newPlan.id, startDate: effectiveDate, endDate: from.endDate, customerEntityIds: from.customerEntityIds });
         await contracts.setPlanEnd(from.id, addDays(effectiveDate, -1));
+        await assertUsageUnshared(trx, input.organisationId, contract.id, [toContractPlanId]);
         await changes.insert({
           id: input.planChangeId,
           organisationId: input.organisationId,

@@ -107,9 +107,11 @@ type Planned =
 /** A line of a contract plan's invoice, in the order the engine gave them: null until its usage is rated, or when it owes nothing. */
 type Slot = RatedCharge | null;
 
-/** A usage window waiting for its meter's aggregate: the contract's customer's usage over the window. */
+/** A usage window waiting for its meter's aggregate: the usage of the contract plan's entities over the window. */
 interface PendingUsage {
   contractId: string;
+  contractPlanId: string;
+  entityIds: readonly string[];
   terms: RatingTerms;
   ledger: ChargeLedger;
   window: UsageWindow;
@@ -335,7 +337,7 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
           };
           const slots: Slot[] = feesDue(terms, ledger, billingDate);
           for (const window of usageWindows(terms, billingDate)) {
-            pending.push({ contractId: contract.id, terms, ledger, window, slots, index: slots.length });
+            pending.push({ contractId: contract.id, contractPlanId: contractPlan.id, entityIds: contractPlan.customerEntityIds ?? entities.get(contract.customerId) ?? [], terms, ledger, window, slots, index: slots.length });
             slots.push(null);
           }
           if (slots.length === 0) continue;
@@ -374,13 +376,14 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
     }
     for (const usages of windows.values()) {
       const { window } = usages[0]!;
-      const members = [...new Set(usages.map((usage) => usage.contractId))].flatMap((contractId) => (entities.get(customerOf.get(contractId)!) ?? []).map((customerEntityId) => ({ customerEntityId, key: contractId })));
+      // Once per contract plan, however many of its items read this meter's window.
+      const members = [...new Map(usages.map((usage) => [usage.contractPlanId, usage.entityIds])).entries()].flatMap(([key, entityIds]) => entityIds.map((customerEntityId) => ({ customerEntityId, key })));
       // The window's days in the organisation's time zone, so that a period and its usage cover the same instants.
       const instants = { from: startOfDayIn(window.from, settings.timezone), to: startOfDayIn(addDays(window.to, 1), settings.timezone) };
       const values = await createMeterRepository(trx).aggregateGroups(meters.get(window.meterId)!, instants, members);
       for (const usage of usages) {
         try {
-          usage.slots[usage.index] = rateUsage(usage.terms, usage.window, toDecimal(values.get(usage.contractId) ?? 0), usage.ledger);
+          usage.slots[usage.index] = rateUsage(usage.terms, usage.window, toDecimal(values.get(usage.contractPlanId) ?? 0), usage.ledger);
         } catch (error) {
           const failure = businessFailure(error);
           if (!failure) throw error;

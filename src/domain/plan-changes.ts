@@ -3,7 +3,7 @@
  * it may not undo, and what the old plan's in-advance fees, already billed, give back for the days from
  * the change on. Every date is a UTC calendar day `YYYY-MM-DD`; ranges include both ends.
  */
-import { addDays, periodsOf, prorate, type BillingAnchor, type BillingPeriodKind, type DayRange, type Suspension } from './billing-periods';
+import { addDays, periodsOf, prorate, type BillingAnchor, type BillingPeriodKind, type DayRange } from './billing-periods';
 import { AppError } from './errors';
 import { Decimal, formatAmount, roundToMinor, toDecimal } from './money';
 
@@ -11,8 +11,11 @@ import { Decimal, formatAmount, roundToMinor, toDecimal } from './money';
 export interface BilledFee {
   /** The whole billing period the line is part of. */
   period: DayRange;
-  /** The days the line charged. */
-  used: DayRange;
+  /**
+   * The runs of days the line charged, in order, as the ledger records them: a suspension known when the
+   * line was billed splits it, and its days were never charged.
+   */
+  charged: readonly DayRange[];
   /** The fee of the whole period. */
   fullAmount: string;
   /** What the line charged, less what credit notes and earlier changes have given back of it already. */
@@ -30,7 +33,7 @@ export interface UnusedFee<T extends BilledFee> {
   from: string;
   to: string;
   amount: string;
-  /** Days credited (not suspended) out of the period's days. */
+  /** Days credited (days the line charged) out of the period's days. */
   days: number;
   periodDays: number;
 }
@@ -38,22 +41,27 @@ export interface UnusedFee<T extends BilledFee> {
 /**
  * For each fee billed for days from `effectiveDate` through `lastDay` (the last day the plan serves now;
  * null: open-ended), the part those days paid for: the fee prorated by the same rule that billed it (the
- * difference of `fee × days since the period's start / days in the period`, rounded, at the part's two
- * ends). What the line keeps and what is credited therefore add up to exactly what it charged, and the
- * days before the change cost what a line billed for them alone would have. A discounted line gives back
- * its paid share of that part. Never more than what is left of the line to credit.
+ * difference of `fee × days since the period's start / days in the period`, rounded, at the two ends of
+ * each run of days the line charged from the change on). What the line keeps and what is credited
+ * therefore add up to exactly what it charged, and the days before the change cost what a line billed for
+ * them alone would have. The charged days are credited whatever suspensions say now: they were paid, and
+ * a suspension that began after the line was billed does not unpay them. A discounted line gives back its
+ * paid share of that part. Never more than what is left of the line to credit.
  */
-export function unusedFees<T extends BilledFee>(fees: readonly T[], effectiveDate: string, currency: string, suspensions: readonly Suspension[] = [], lastDay: string | null = null): Array<UnusedFee<T>> {
+export function unusedFees<T extends BilledFee>(fees: readonly T[], effectiveDate: string, currency: string, lastDay: string | null = null): Array<UnusedFee<T>> {
   const credits: Array<UnusedFee<T>> = [];
   for (const fee of fees) {
-    const from = fee.used.from > effectiveDate ? fee.used.from : effectiveDate;
-    const to = lastDay !== null && lastDay < fee.used.to ? lastDay : fee.used.to;
-    if (from > to) continue;
-    const part = prorate(fee.fullAmount, currency, fee.period, { from, to }, suspensions);
-    const paid = fee.paidShare === undefined ? toDecimal(part.amount) : roundToMinor(toDecimal(part.amount).times(fee.paidShare), currency);
+    const given = fee.charged
+      .map((run) => ({ from: run.from > effectiveDate ? run.from : effectiveDate, to: lastDay !== null && lastDay < run.to ? lastDay : run.to }))
+      .filter((run) => run.from <= run.to);
+    if (given.length === 0) continue;
+    const parts = given.map((run) => prorate(fee.fullAmount, currency, fee.period, run));
+    const part = parts.reduce((sum, { amount }) => sum.plus(amount), new Decimal(0));
+    const paid = fee.paidShare === undefined ? part : roundToMinor(part.times(fee.paidShare), currency);
     const amount = Decimal.min(paid, toDecimal(fee.creditable));
     if (amount.lessThanOrEqualTo(0)) continue;
-    credits.push({ fee, from, to, amount: formatAmount(amount, currency), days: part.days, periodDays: part.periodDays });
+    const days = parts.reduce((sum, run) => sum + run.days, 0);
+    credits.push({ fee, from: given[0]!.from, to: given[given.length - 1]!.to, amount: formatAmount(amount, currency), days, periodDays: parts[0]!.periodDays });
   }
   return credits;
 }

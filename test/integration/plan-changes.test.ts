@@ -223,6 +223,61 @@ describe('plan changes', () => {
     expect(contract.body.data.plans.map((plan: { id: string; endDate: string | null }) => [plan.id, plan.endDate])).toEqual([[example.basicContractPlanId, null]]);
   });
 
+  it('when the contract is suspended after January was billed and changes plan before it resumes, then the change credits every day it gives up, and no day after it is paid twice', async () => {
+    const example = await workedExample();
+    const [january] = await run(example.contractId, '2026-01-01');
+    expect(lines(await raise(january!))).toEqual([['Basic fee', '2026-01-01', '2026-01-31', '30.00']]);
+    // Suspended from 10 January, still open. The API suspends from today: the example's days go on the row.
+    const suspension = () => api.db('contract_suspensions').where({ contract_id: example.contractId });
+    await api.http().post(`/contracts/${example.contractId}/suspend`).set(system()).send({}).expect(200);
+    expect(await suspension().update({ from_date: '2026-01-10' })).toBe(1);
+
+    const changed = await api
+      .http()
+      .post(`/contracts/${example.contractId}/plan-changes`)
+      .set(system())
+      .send({ fromContractPlanId: example.basicContractPlanId, toPlanId: example.proPlanId, effectiveDate: '2026-01-20' })
+      .expect(201);
+    // January's fee was paid on 1 January, before the suspension: the 12 days from the change on come back
+    // whole, though the suspension covers them. 30.00 − round(30 × 19 / 31) = 30.00 − 18.39.
+    expect(changed.body.data.credits).toEqual([expect.objectContaining({ invoiceId: january!.id, from: '2026-01-20', to: '2026-01-31', days: 12, periodDays: 31, amount: '11.61' })]);
+
+    // Resumed on 25 January.
+    await api.http().post(`/contracts/${example.contractId}/resume`).set(system()).send({}).expect(200);
+    expect(await suspension().update({ from_date: '2026-01-10', to_date: '2026-01-24' })).toBe(1);
+
+    const february = await run(example.contractId, '2026-02-01');
+    const onBasic = february.find((invoice) => invoice.ContractPlanId === example.basicContractPlanId)!;
+    const onPro = february.find((invoice) => invoice.ContractPlanId === changed.body.data.toContractPlanId)!;
+    expect(lines(await raise(onBasic))).toEqual([['API calls', '2026-01-01', '2026-01-19', '10.00']]);
+    // Pro bills January from the resume: 7 of 31 days, 90.00 − round(90 × 24 / 31) = 90.00 − 69.68. The
+    // usage is not suspended: 200 calls on 20 January × 0.05.
+    const pro = await raise(onPro);
+    expect(lines(pro)).toEqual([
+      ['Pro fee', '2026-01-25', '2026-01-31', '20.32'],
+      ['Pro fee', '2026-02-01', '2026-02-28', '90.00'],
+      ['API calls', '2026-01-20', '2026-01-31', '10.00'],
+      ['Unused Basic fee', '2026-01-20', '2026-01-31', '-11.61'],
+    ]);
+    expect(pro.subtotal).toBe('108.71');
+
+    // Day by day from the change on: Basic keeps 30.00 − 11.61 = 18.39, what 1–19 January alone cost
+    // (30 × 19 / 31 rounded), so it is paid nothing for 20–31 January; Pro charged 25–31 January once, and
+    // 20–24 January, suspended, nobody. Without the credit, 25–31 January would be paid by both plans.
+    const fees = await api
+      .db('charges')
+      .where({ contract_id: example.contractId, kind: 'fee' })
+      .orderBy(['from_date'])
+      .select('contract_plan_id', api.db.raw("to_char(from_date, 'YYYY-MM-DD') as from"), api.db.raw("to_char(to_date, 'YYYY-MM-DD') as to"), 'amount');
+    expect(fees.map((fee: { contract_plan_id: string; from: string; to: string; amount: string }) => [fee.contract_plan_id, fee.from, fee.to, fee.amount])).toEqual([
+      [example.basicContractPlanId, '2026-01-01', '2026-01-31', '30.00'],
+      [changed.body.data.toContractPlanId, '2026-01-25', '2026-01-31', '20.32'],
+      [changed.body.data.toContractPlanId, '2026-02-01', '2026-02-28', '90.00'],
+    ]);
+    const settled = await api.http().get(`/contracts/${example.contractId}/plan-changes/${changed.body.data.id}`).set(system()).expect(200);
+    expect(settled.body.data).toMatchObject({ status: 'settled', settledInvoiceId: onPro.id, creditedToBalance: null });
+  });
+
   it('when a downgrade credits more than the next invoice holds, then the invoice goes to zero, taxes included, and the rest, with its tax, goes to the credit balance', async () => {
     const example = await workedExample({ proFee: '900', startOn: 'Pro' });
     await api.http().post(`/contracts/${example.contractId}/taxes`).set(admin()).send({ name: 'VAT', rate: '20', appliesTo: 'all' }).expect(201);

@@ -129,16 +129,6 @@ export function createChargeRepository(db: Knex) {
       return row ? toCharge(row) : undefined;
     },
 
-    /** The periods charged for the contract plan, each with the invoice that charged it, in order. */
-    async periodsOf(contractPlanId: string): Promise<Array<{ contractPlanId: string; planItemId: string; from: string; to: string; invoiceId: string }>> {
-      const rows = await db('charges')
-        .where({ contract_plan_id: contractPlanId })
-        .distinct('plan_item_id', 'period_from', 'period_to', 'invoice_id')
-        .orderBy([{ column: 'period_from' }, { column: 'plan_item_id' }, { column: 'invoice_id' }])
-        .select<Array<{ plan_item_id: string; period_from: Date; period_to: Date; invoice_id: string }>>();
-      return rows.map((row) => ({ contractPlanId, planItemId: row.plan_item_id, from: calendarDay(row.period_from), to: calendarDay(row.period_to), invoiceId: row.invoice_id }));
-    },
-
     /** Whether anything was ever charged for the plan items. */
     async anyFor(planItemIds: readonly string[]): Promise<boolean> {
       if (planItemIds.length === 0) return false;

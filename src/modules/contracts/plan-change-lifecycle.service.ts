@@ -1,11 +1,11 @@
 import type { Knex } from 'knex';
-import { addDays, billingTimingOf, fullFee, type BillableItem, type Suspension } from '../../domain/billing-periods';
+import { addDays, billingTimingOf, fullFee, type BillableItem } from '../../domain/billing-periods';
 import { AppError, orNotFound } from '../../domain/errors';
 import { Decimal, roundToMinor, toDecimal } from '../../domain/money';
 import { assertChangeDate, periodEndChangeDate, startsPeriod, unusedFees, type BilledFee } from '../../domain/plan-changes';
 import { calendarDay } from '../../db/dates';
 import { createBillingPlanRepository } from '../billing-plans/billing-plans.repository';
-import { createChargeRepository } from '../charges/charges.repository';
+import { createChargeRepository, type ChargeRow } from '../charges/charges.repository';
 import { creditedByItem } from '../credit-notes/credited';
 import { createInvoiceRepository, type Invoice } from '../invoices/invoices.repository';
 import { createWebhookRepository } from '../webhooks/webhooks.repository';
@@ -53,19 +53,33 @@ function paidShareOf(invoice: Invoice, line: InvoiceLine): string | undefined {
   return share.equals(1) ? undefined : Decimal.max(0, share).toFixed();
 }
 
+/** A fee's period as one invoice charged it: the runs of days of its line. */
+interface ChargedPeriod {
+  planItemId: string;
+  from: string;
+  to: string;
+  invoiceId: string;
+  runs: Array<{ from: string; to: string }>;
+}
+
 /**
  * The old contract plan's in-advance fee lines, one per period billed: the lines of invoices not cancelled,
- * each with what is left of it once credit notes and earlier changes have credited part of it, and the
- * share of it paid after coupons. A fee billed by a draft stops the change: a draft's lines can still be
- * recomputed or removed, so nothing stable is there to credit.
+ * each with the runs of days the ledger says it charged, what is left of it once credit notes and earlier
+ * changes have credited part of it, and the share of it paid after coupons. A fee billed by a draft stops
+ * the change: a draft's lines can still be recomputed or removed, so nothing stable is there to credit.
  */
-type Billed = Awaited<ReturnType<ReturnType<typeof createChargeRepository>['periodsOf']>>;
-
-async function billedFeeLines(trx: Trx, organisationId: string, contract: Contract, billed: Billed, items: Map<string, BillableItem>, days: { from: string; to: string | null }): Promise<BilledLine[]> {
-  const periods = billed.filter((period) => {
-    const item = items.get(period.planItemId);
-    return item !== undefined && !item.meterId && billingTimingOf(item) === 'in_advance';
-  });
+async function billedFeeLines(trx: Trx, organisationId: string, contract: Contract, charges: readonly ChargeRow[], items: Map<string, BillableItem>, days: { from: string; to: string | null }): Promise<BilledLine[]> {
+  const byLine = new Map<string, ChargedPeriod>();
+  for (const charge of charges) {
+    const item = items.get(charge.planItemId);
+    if (charge.kind !== 'fee' || item === undefined || item.meterId || billingTimingOf(item) !== 'in_advance') continue;
+    const key = `${charge.periodFrom}|${charge.planItemId}|${charge.invoiceId}`;
+    const period = byLine.get(key) ?? { planItemId: charge.planItemId, from: charge.periodFrom, to: charge.periodTo, invoiceId: charge.invoiceId, runs: [] };
+    period.runs.push({ from: charge.from, to: charge.to });
+    byLine.set(key, period);
+  }
+  // In order of period, plan item and invoice: the order of the credits, and of their lines.
+  const periods = [...byLine.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, period]) => period);
   // The invoices' row locks, which credit notes take too, so that a note written meanwhile and this change
   // cannot both credit the same part of a line. In id order: two changes never wait on each other crosswise.
   const invoiceIds = [...new Set(periods.map((period) => period.invoiceId))].sort();
@@ -93,7 +107,7 @@ async function billedFeeLines(trx: Trx, organisationId: string, contract: Contra
       invoiceId: invoice.id,
       invoiceItemId: line.id,
       period: { from: period.from, to: period.to },
-      used: { from: line.fromDate!, to: line.toDate! },
+      charged: period.runs,
       fullAmount: fullFee(items.get(period.planItemId)!, contract.currency).toFixed(),
       creditable: Decimal.max(0, charged.minus(credited.get(invoice.id)!.get(line.id) ?? '0')).toFixed(),
       ...(paidShare === undefined ? {} : { paidShare }),
@@ -103,12 +117,12 @@ async function billedFeeLines(trx: Trx, organisationId: string, contract: Contra
 }
 
 /** The last day invoiced in arrears on the contract plan (its usage, its fees billed after the fact). */
-function arrearsBilledThrough(billed: Billed, endDate: string | null, items: Map<string, BillableItem>): string | null {
+function arrearsBilledThrough(charges: readonly ChargeRow[], endDate: string | null, items: Map<string, BillableItem>): string | null {
   let through: string | null = null;
-  for (const period of billed) {
-    const item = items.get(period.planItemId);
+  for (const charge of charges) {
+    const item = items.get(charge.planItemId);
     if (!item || billingTimingOf(item) !== 'in_arrears') continue;
-    const last = endDate !== null && endDate < period.to ? endDate : period.to;
+    const last = endDate !== null && endDate < charge.periodTo ? endDate : charge.periodTo;
     if (through === null || last > through) through = last;
   }
   return through;
@@ -150,18 +164,18 @@ export function createPlanChangeLifecycleService(db: Knex) {
         const schedule = { billingPeriod: oldPlan!.billingPeriod, billingAnchor: contract.billingAnchor, startDate: from.startDate };
         const today = new Date().toISOString().slice(0, 10);
         const effectiveDate = input.effectiveDate === 'period_end' ? periodEndChangeDate(schedule, today) : input.effectiveDate;
-        // The periods billed for the old plan, read once: what was invoiced in arrears, and the fees to credit.
-        const billed = await createChargeRepository(trx).periodsOf(from.id);
+        // The old plan's ledger, read once: what was invoiced in arrears, and the fees to credit.
+        const charges = await createChargeRepository(trx).of([from.id]);
         assertChangeDate(
-          { startDate: from.startDate, endDate: from.endDate, contractEndDate: contract.endDate, arrearsBilledThrough: arrearsBilledThrough(billed, from.endDate, items) },
+          { startDate: from.startDate, endDate: from.endDate, contractEndDate: contract.endDate, arrearsBilledThrough: arrearsBilledThrough(charges, from.endDate, items) },
           effectiveDate,
         );
         if (!input.prorate && !startsPeriod(schedule, effectiveDate)) {
           throw AppError.validation(`without proration a change must start a billing period of the old plan (such as "period_end"); ${effectiveDate} falls within one`, 'body.prorate');
         }
 
-        const suspensions: Suspension[] = (await createContractRepository(trx).suspensionsOf([contract.id])).map((row) => ({ from: calendarDay(row.from_date), to: row.to_date ? calendarDay(row.to_date) : null }));
-        const credits: PlanChangeCredit[] = unusedFees(await billedFeeLines(trx, input.organisationId, contract, billed, items, { from: effectiveDate, to: from.endDate }), effectiveDate, contract.currency, suspensions, from.endDate).map(
+        // Suspensions play no part: the days a line charged were paid, even those a later suspension covers.
+        const credits: PlanChangeCredit[] = unusedFees(await billedFeeLines(trx, input.organisationId, contract, charges, items, { from: effectiveDate, to: from.endDate }), effectiveDate, contract.currency, from.endDate).map(
           ({ fee, from: firstDay, to, amount, days, periodDays }) => ({
             planItemId: fee.planItemId,
             title: fee.title,

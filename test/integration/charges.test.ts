@@ -240,6 +240,53 @@ describe('how a charge is computed', () => {
     expect(foreign.body.errors[0]).toMatchObject({ path: 'body.plans.0.customerEntityIds.0', message: 'is not an entity of the customer' });
   });
 
+  it("when a schedule in a zone ahead of the organisation's runs, then a usage window not over where the organisation is waits for the next run", async () => {
+    // Kiritimati (UTC+14) is always a day or two ahead of Pago Pago (UTC-11): the schedule's billing date D
+    // starts 25 hours before the organisation's D, so the window ending on the day before D is still open.
+    const owner = await createTenant(api, 'charges-zones');
+    await api.http().put('/organisation/settings').set(bearer(owner.adminToken)).send({ timezone: 'Pacific/Pago_Pago' }).expect(200);
+    const today = new Intl.DateTimeFormat('en-CA', { timeZone: 'Pacific/Kiritimati' }).format(new Date());
+    const shift = (days: number) => new Date(Date.parse(`${today}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
+    const tag = randomUUID().slice(0, 8);
+    const ownerSystem = bearer(owner.systemToken);
+    const ownerAdmin = bearer(owner.adminToken);
+    const customer = await api.http().post('/customers').set(ownerSystem).send({ name: `Zones ${tag}`, currency: 'USD' }).expect(201);
+    const entity = await api.http().post('/entities').set(ownerSystem).send({ type: 'customer', name: 'Entity', customerId: customer.body.data.id }).expect(201);
+    const meter = await api.http().post('/meters').set(ownerAdmin).send({ name: 'Calls', metric: `zones_${tag}`, aggregation: 'sum' }).expect(201);
+    const plan = await api
+      .http()
+      .post('/billing/plans')
+      .set(ownerAdmin)
+      .send({ name: 'Calls', currency: 'USD', billingPeriod: 'monthly', items: [{ name: 'API calls', pricingModel: 'per_unit', unitPrice: '0.5', meterId: meter.body.data.id }] })
+      .expect(201);
+    const contract = await api
+      .http()
+      .post('/contracts')
+      .set(ownerSystem)
+      .send({ customerId: customer.body.data.id, currency: 'USD', startDate: shift(-10), endDate: shift(-1), billingAnchor: 'anniversary', plans: [{ planId: plan.body.data.id }] })
+      .expect(201);
+    const contractId = contract.body.data.id as string;
+    await api.http().post(`/contracts/${contractId}/activate`).set(ownerSystem).send({}).expect(200);
+    const events = [{ CustomerEntityId: entity.body.data.id, metric: `zones_${tag}`, value: 5, timestamp: new Date(Date.now() - 60_000).toISOString() }];
+    await api.http().post('/events/batch').set(ownerSystem).send({ events }).expect(200);
+
+    const schedule = await api.http().post('/invoice-run-schedules').set(ownerAdmin).send({ name: 'Ahead', cron: '0 6 1 * *', timezone: 'Pacific/Kiritimati' }).expect(201);
+    await api.http().post(`/invoice-run-schedules/${schedule.body.data.id}/trigger`).set(ownerAdmin).send({}).expect(200);
+    const deadline = Date.now() + 60_000;
+    let run: { id: string; status: string; billing_date: Date } | undefined;
+    while (!run || run.status === 'running') {
+      if (Date.now() > deadline) throw new Error('the scheduled run did not finish');
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      run = await api.db('invoice_runs').where({ schedule_id: schedule.body.data.id }).first('id', 'status', 'billing_date');
+    }
+    expect(run.status).toBe('completed');
+    expect(await api.db('invoices').where({ contract_id: contractId }).count({ n: '*' })).toEqual([{ n: '0' }]);
+
+    // A run once the window is over where the organisation is bills all of it, once.
+    const later = await invoicesOfRun<Invoice>(api, owner, contractId, shift(1));
+    expect(linesOf(later[0])).toEqual([['API calls', shift(-10), shift(-1), '5', '0.5']]);
+  });
+
   it("when a plan in use changes from monthly to quarterly, then a date inside a charged span is refused and from 1 December the quarter's days are charged once", async () => {
     const contract = await contractFrom('2026-10-01');
     await run(contract, '2026-11-01');

@@ -4,7 +4,7 @@ import { currencyMinorUnits } from '../../domain/currencies';
 import { newId } from '../../db/ids';
 import { deterministicDatabaseError } from '../../db/errors';
 import { addDays, type Suspension } from '../../domain/billing-periods';
-import { AppError, DomainError } from '../../domain/errors';
+import { AppError, DomainError, orNotFound } from '../../domain/errors';
 import { discountsOf, servesAnotherPeriod, type Coupon } from '../../domain/discounts';
 import { Decimal, formatAmount, roundToMinor, sumAmounts, toDecimal } from '../../domain/money';
 import { feesDue, rateUsage, usageWindows, type Charge, type ChargeLedger, type RatedCharge, type RatedItem, type RatingTerms, type UsageWindow } from '../../domain/rating';
@@ -22,7 +22,7 @@ import { createInvoiceRepository, type NewInvoiceItem } from '../invoices/invoic
 import { createMeterRepository } from '../meters/meters.repository';
 import { getOrganisationSettings } from '../organisation-settings/settings.repository';
 import { createWebhookRepository } from '../webhooks/webhooks.repository';
-import { createInvoiceRunRepository, type ContractOutcome, type RunInvoice } from './invoice-runs.repository';
+import { createInvoiceRunRepository, type ContractOutcome, type InvoiceRunRow, type RunInvoice } from './invoice-runs.repository';
 
 export type { ContractOutcome };
 
@@ -252,6 +252,12 @@ interface PlanOptions {
   pricesOnly?: boolean;
   /** Contracts still drafts too (a draft invoice made by hand for one). */
   anyStatus?: boolean;
+  /**
+   * A run a schedule started: the instant it started. A usage window that had not ended by then where the
+   * organisation is (a schedule in a zone ahead of the organisation's) is left to the next run, never billed
+   * with part of its usage.
+   */
+  asOf?: Date;
 }
 
 /** A failure no retry can mend (a meter gone, a price that cannot be priced): the contract fails alone. */
@@ -337,6 +343,7 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
           };
           const slots: Slot[] = feesDue(terms, ledger, billingDate);
           for (const window of usageWindows(terms, billingDate)) {
+            if (options.asOf && startOfDayIn(addDays(window.to, 1), settings.timezone) > options.asOf) continue;
             pending.push({ contractId: contract.id, contractPlanId: contractPlan.id, entityIds: contractPlan.customerEntityIds ?? entities.get(contract.customerId) ?? [], terms, ledger, window, slots, index: slots.length });
             slots.push(null);
           }
@@ -440,11 +447,11 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
    * Bills the contracts together, in one transaction under their row locks: a draft invoice per contract
    * plan with something due, its periods claimed, and every contract's outcome, all committed at once.
    */
-  async function billTogether(input: Omit<BillContractsInput, 'range' | 'contractIds'>, contractIds: string[]): Promise<Map<string, ContractOutcome>> {
+  async function billTogether(input: Omit<BillContractsInput, 'range' | 'contractIds'>, contractIds: string[], asOf: Date | undefined): Promise<Map<string, ContractOutcome>> {
     return db.transaction(async (trx) => {
       // Runs that meet on a contract take turns; the second sees what the first claimed.
       await createContractRepository(trx).lockMany(input.organisationId, contractIds);
-      const planned = await planContracts(trx, input.organisationId, contractIds, input.billingDate);
+      const planned = await planContracts(trx, input.organisationId, contractIds, input.billingDate, { asOf });
       const outcomes = new Map<string, ContractOutcome>();
       const drafts: Array<{ contractId: string; customerId: string; invoice: PlannedInvoice; made: RunInvoice[] }> = [];
       const served: Array<{ id: string; periods: number }> = [];
@@ -508,9 +515,7 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
   }
 
   /** A page's contracts: the billable ones in its range, among those the run names if it names any. */
-  async function pageContracts(input: BillContractsInput): Promise<string[]> {
-    const run = await createInvoiceRunRepository(db).find(input.organisationId, input.runId);
-    if (!run) throw AppError.notFound('Invoice run');
+  async function pageContracts(input: BillContractsInput, run: InvoiceRunRow): Promise<string[]> {
     return createContractRepository(db).billableIds(input.organisationId, input.billingDate, run.contract_ids ?? undefined, input.range);
   }
 
@@ -571,17 +576,20 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
      * activity bills nothing twice.
      */
     async billContracts(input: BillContractsInput): Promise<{ billed: number; failed: number }> {
-      const contractIds = input.contractIds ?? (await pageContracts(input));
+      const run = orNotFound(await createInvoiceRunRepository(db).find(input.organisationId, input.runId), 'Invoice run');
+      const contractIds = input.contractIds ?? (await pageContracts(input, run));
+      // A scheduled run bills usage as it stood when the run began (the run's row is written as it begins).
+      const asOf = run.schedule_id ? run.started_at : undefined;
       const recorded = await createInvoiceRunRepository(db).outcomeStatuses(input.runId, contractIds);
       const todo = contractIds.filter((contractId) => recorded.get(contractId) !== 'billed');
       const outcomes = new Map<string, ContractOutcome>();
       try {
-        if (todo.length > 0) for (const [contractId, outcome] of await billTogether(input, todo)) outcomes.set(contractId, outcome);
+        if (todo.length > 0) for (const [contractId, outcome] of await billTogether(input, todo, asOf)) outcomes.set(contractId, outcome);
       } catch (error) {
         if (!businessFailure(error)) throw error;
         for (const contractId of todo) {
           try {
-            for (const [id, outcome] of await billTogether(input, [contractId])) outcomes.set(id, outcome);
+            for (const [id, outcome] of await billTogether(input, [contractId], asOf)) outcomes.set(id, outcome);
           } catch (alone) {
             const failure = businessFailure(alone);
             if (!failure) throw alone;

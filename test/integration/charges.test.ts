@@ -165,6 +165,29 @@ describe('how a charge is computed', () => {
     expect(linesOf(january).filter(([title]) => String(title).includes('usage of'))).toEqual([]);
   });
 
+  it('when billed usage is corrected or deleted, then the next invoice bills the difference and the event keeps its earlier versions', async () => {
+    const contract = await contractFrom('2026-10-01');
+    await calls(contract, '2026-10-05', 100);
+    await run(contract, '2026-10-01');
+    expect(linesOf(await run(contract, '2026-11-01'))).toContainEqual(['API calls', '2026-10-01', '2026-10-31', '100', '0.5']);
+    const listed = await api.http().get('/usage').query({ metric: contract.metric }).set(system()).expect(200);
+    const eventId = listed.body.data.items[0].id as string;
+
+    await api.http().put(`/usage/${eventId}`).set(system()).send({ value: 60 }).expect(200);
+    const december = await run(contract, '2026-12-01');
+    expect(linesOf(december)).toContainEqual(['API calls: usage of 2026-10-01 to 2026-10-31', '2026-10-01', '2026-10-31', '-40', '0.5']);
+    await api.http().delete(`/usage/${eventId}`).set(system()).expect(200);
+    const january = await run(contract, '2027-01-01');
+    expect(linesOf(january)).toContainEqual(['API calls: usage of 2026-10-01 to 2026-10-31', '2026-10-01', '2026-10-31', '-60', '0.5']);
+
+    const versions = await api.http().get(`/usage/${eventId}/versions`).set(system()).expect(200);
+    expect(versions.body.data.items.map((version: { value: string; change: string }) => [version.value, version.change])).toEqual([
+      ['100.0000000000', 'edited'],
+      ['60.0000000000', 'deleted'],
+    ]);
+    await api.http().get(`/usage/evt_${randomUUID()}/versions`).set(system()).expect(404);
+  });
+
   it("when usage arrives for an ended contract's last month, then the next run bills it on a closing line", async () => {
     const contract = await contractFrom('2026-09-01', { endDate: '2026-10-31' });
     await run(contract, '2026-11-01');

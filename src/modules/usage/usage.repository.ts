@@ -79,6 +79,27 @@ export function toUsageEvent(row: UsageEventRow): UsageEventRecord {
   };
 }
 
+/** An event as it was before a change. */
+export interface UsageEventVersion {
+  value: string;
+  timestamp: string;
+  metadata: Record<string, unknown> | null;
+  change: 'edited' | 'deleted';
+  changedAt: string;
+}
+
+/**
+ * The events' current rows copied into their versions, as a common table expression of the statement that
+ * changes them: both read the same snapshot, so the version is exactly what the change replaced.
+ */
+function keepVersions(db: Knex, organisationId: string, ids: readonly string[], change: UsageEventVersion['change']) {
+  return db.raw(
+    `INSERT INTO usage_event_versions (organisation_id, usage_event_id, customer_entity_id, metric, value, "timestamp", metadata, change)
+     SELECT organisation_id, id, customer_entity_id, metric, value, "timestamp", metadata, ? FROM usage_events WHERE organisation_id = ? AND id = ANY(?) RETURNING 1`,
+    [change, organisationId, [...ids]],
+  );
+}
+
 export interface UsageFilter {
   customerEntityId?: string;
   metric?: string;
@@ -203,6 +224,7 @@ export function createUsageRepository(db: Knex) {
       changes: { value?: string; timestamp?: Date; metadata?: Record<string, unknown> | null },
     ): Promise<UsageEventRow | undefined> {
       const [row] = await db('usage_events')
+        .with('kept', keepVersions(db, organisationId, [id], 'edited'))
         .where({ organisation_id: organisationId, id })
         .update({
           ...(changes.value !== undefined ? { value: changes.value } : {}),
@@ -215,8 +237,20 @@ export function createUsageRepository(db: Knex) {
     },
 
     async deleteEvents(organisationId: string, ids: string[]): Promise<string[]> {
-      const rows = await db('usage_events').where({ organisation_id: organisationId }).whereIn('id', ids).delete().returning<{ id: string }[]>('id');
+      const rows = await db('usage_events').with('kept', keepVersions(db, organisationId, ids, 'deleted')).where({ organisation_id: organisationId }).whereIn('id', ids).delete().returning<{ id: string }[]>('id');
       return rows.map((row) => row.id);
+    },
+
+    /** The earlier versions of an event, oldest first: each as it was before an edit or the deletion. */
+    async versions(organisationId: string, id: string): Promise<UsageEventVersion[]> {
+      const rows = await db('usage_event_versions').where({ organisation_id: organisationId, usage_event_id: id }).orderBy('seq');
+      return rows.map((row: { value: string; timestamp: Date; metadata: Record<string, unknown> | null; change: 'edited' | 'deleted'; changed_at: Date }) => ({
+        value: row.value,
+        timestamp: row.timestamp.toISOString(),
+        metadata: row.metadata,
+        change: row.change,
+        changedAt: row.changed_at.toISOString(),
+      }));
     },
 
     /** Inside a transaction: the chunk, its row locked until commit. */

@@ -10,6 +10,7 @@ import {
   bulkDeleteBody,
   usageEventInput,
   usageEventSchema,
+  usageEventVersionSchema,
   usageListQuery,
   usageUpdateBody,
 } from './usage.schemas';
@@ -129,6 +130,16 @@ export function usageRoutes(deps: AppDeps): Route[] {
       params: idParam,
       response: usageEventSchema,
       handler: async ({ params, auth }) => service.event(auth.organisationId, params.id),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/usage/{id}/versions',
+      summary: 'The earlier versions of a usage event, oldest first: each as it was before an edit or its deletion',
+      tag: 'Usage',
+      access: requires('UsageService:getUsage'),
+      params: idParam,
+      response: z.object({ items: z.array(usageEventVersionSchema) }),
+      handler: async ({ params, auth }) => service.eventVersions(auth.organisationId, params.id),
     }),
     defineRoute({
       method: 'put',

@@ -73,6 +73,14 @@ export const usageEventSchema = z.object({
   updatedAt: z.string(),
 });
 
+export const usageEventVersionSchema = z.object({
+  value: z.string(),
+  timestamp: z.string(),
+  metadata: z.record(z.string(), z.unknown()).nullable(),
+  change: z.enum(['edited', 'deleted']).describe('what replaced this version'),
+  changedAt: z.string(),
+});
+
 export const usageListQuery = ordered(
   pageQuery.extend({
     customerEntityId: reference().optional(),

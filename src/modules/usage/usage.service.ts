@@ -6,7 +6,7 @@ import { temporalUnavailable, type WorkflowServiceDeps } from '../../temporal/cl
 import { searchAttributes, usageBatchWorkflowId } from '../../../workflows/shared';
 import type { FailedRecord, UsageBatchSummary } from '../../../workflows/usage-batch.types';
 import { usageBatchWorkflow } from '../../../workflows/usage-batch.workflow';
-import { createUsageRepository, toUsageEvent, type UsageBatchRow, type UsageBatchStatus, type UsageEventRecord, type UsageFilter } from './usage.repository';
+import { createUsageRepository, toUsageEvent, type UsageBatchRow, type UsageBatchStatus, type UsageEventRecord, type UsageEventVersion, type UsageFilter } from './usage.repository';
 
 export const MAX_BATCH_EVENTS = 10_000;
 
@@ -167,6 +167,13 @@ export function createUsageService(deps: WorkflowServiceDeps) {
       const deleted = await usage.deleteEvents(organisationId, ids);
       const gone = new Set(deleted);
       return { deleted, notFound: ids.filter((id) => !gone.has(id)) };
+    },
+
+    /** The event's earlier versions, oldest first; 404 when the event never existed in the organisation. */
+    async eventVersions(organisationId: string, id: string): Promise<{ items: UsageEventVersion[] }> {
+      const versions = await usage.versions(organisationId, id);
+      if (versions.length === 0) orNotFound(await usage.findEvent(organisationId, id), 'Usage event');
+      return { items: versions };
     },
 
     async deleteEvent(organisationId: string, id: string): Promise<{ id: string; deleted: true }> {

@@ -188,6 +188,37 @@ describe('how a charge is computed', () => {
     await api.http().get(`/usage/evt_${randomUUID()}/versions`).set(system()).expect(404);
   });
 
+  it("when a run's lines each round down, then its total is the sum of the rounded lines, as the raised invoice's subtotal", async () => {
+    const tag = randomUUID().slice(0, 8);
+    const customer = await api.http().post('/customers').set(system()).send({ name: `Rounding ${tag}`, currency: 'USD' }).expect(201);
+    const entity = await api.http().post('/entities').set(system()).send({ type: 'customer', name: 'Entity', customerId: customer.body.data.id }).expect(201);
+    const metric = `rounding_${tag}`;
+    const meter = await api.http().post('/meters').set(admin()).send({ name: metric, metric, aggregation: 'sum' }).expect(201);
+    const plan = await api
+      .http()
+      .post('/billing/plans')
+      .set(admin())
+      .send({ name: metric, currency: 'USD', billingPeriod: 'monthly', items: [{ name: 'Calls', pricingModel: 'per_unit', unitPrice: '0.0049', meterId: meter.body.data.id }] })
+      .expect(201);
+    const contract = await api.http().post('/contracts').set(system()).send({ customerId: customer.body.data.id, currency: 'USD', startDate: '2026-09-01', plans: [{ planId: plan.body.data.id }] }).expect(201);
+    await api.http().post(`/contracts/${contract.body.data.id}/activate`).set(system()).send({}).expect(200);
+    const events = ['2026-09-10', '2026-10-10'].map((day) => ({ CustomerEntityId: entity.body.data.id, metric, value: 1, timestamp: `${day}T12:00:00Z` }));
+    await api.http().post('/events/batch').set(system()).send({ events }).expect(200);
+
+    // Two lines of 0.0049 each: 0.00 and 0.00 once rounded, where their unrounded sum would round to 0.01.
+    const started = await api.http().post('/invoice-runs').set(system()).send({ billingDate: '2026-11-01', contractIds: [contract.body.data.id] }).expect(201);
+    let run = started.body.data;
+    while (run.status === 'running') {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      run = (await api.http().get(`/invoice-runs/${started.body.data.id}`).set(system()).expect(200)).body.data;
+    }
+    expect(run.totals).toEqual([{ currency: 'USD', amount: '0.00' }]);
+    const [invoice] = (await api.http().get('/invoices').query({ invoiceRunId: run.id }).set(system()).expect(200)).body.data.items as Invoice[];
+    expect(invoice!.items.map((line) => line.quantity)).toEqual(['1', '1']);
+    const raised = await api.http().post(`/invoices/${invoice!.id}/raise`).set(system()).send({}).expect(200);
+    expect(raised.body.data.subtotal).toBe('0.00');
+  });
+
   it("when usage arrives for an ended contract's last month, then the next run bills it on a closing line", async () => {
     const contract = await contractFrom('2026-09-01', { endDate: '2026-10-31' });
     await run(contract, '2026-11-01');

@@ -219,6 +219,22 @@ describe('how a charge is computed', () => {
     expect(raised.body.data.subtotal).toBe('0.00');
   });
 
+  it('when two coupons stack on one fee, then together they take off at most what it charged: the invoice never goes below zero', async () => {
+    const contract = await contractFrom('2026-10-01');
+    const tag = randomUUID().slice(0, 6).toUpperCase();
+    await api.http().post('/coupons').set(admin()).send({ code: `HALF${tag}`, percentOff: '60', duration: 'once' }).expect(201);
+    await api.http().post('/coupons').set(admin()).send({ code: `FLAT${tag}`, amountOff: '70', currency: 'USD', duration: 'once' }).expect(201);
+    for (const code of [`HALF${tag}`, `FLAT${tag}`]) await api.http().post(`/contracts/${contract.contractId}/coupons`).set(system()).send({ code }).expect(201);
+    const october = (await run(contract, '2026-10-01'))!;
+    expect(linesOf(october)).toEqual([
+      ['Seat fee', '2026-10-01', '2026-10-31', '1', '100'],
+      [`Coupon HALF${tag}`, '2026-10-01', '2026-10-31', '1', '-60'],
+      [`Coupon FLAT${tag}`, '2026-10-01', '2026-10-31', '1', '-40'],
+    ]);
+    const raised = await api.http().post(`/invoices/${october.id}/raise`).set(system()).send({}).expect(200);
+    expect(raised.body.data.total).toBe('0.00');
+  });
+
   it("when usage arrives for an ended contract's last month, then the next run bills it on a closing line", async () => {
     const contract = await contractFrom('2026-09-01', { endDate: '2026-10-31' });
     await run(contract, '2026-11-01');

@@ -2,7 +2,9 @@ import fc from 'fast-check';
 import { type BillingAnchor, type Suspension } from '../../src/domain/billing-periods';
 import { AppError } from '../../src/domain/errors';
 import { Decimal } from '../../src/domain/money';
-import { feesDue, rateUsage, usageWindows, type Charge, type ChargeLedger, type PeriodVersion, type RatedItem, type RatingTerms } from '../../src/domain/rating';
+import { type Coupon } from '../../src/domain/discounts';
+import { feesDue, rateUsage, usageWindows, type Charge, type ChargeLedger, type PeriodVersion, type RatedCharge, type RatedItem, type RatingTerms } from '../../src/domain/rating';
+import { couponDiscounts, type DiscountLine } from '../../src/domain/rating-coupons';
 
 // Calendar days through Date.UTC, independent of the engine's own arithmetic.
 const DAY_MS = 86_400_000;
@@ -174,6 +176,9 @@ type Step =
   | { kind: 'run'; advance: number }
   | { kind: 'addItem'; fee: number; arrears: boolean }
   | { kind: 'removeItem'; which: number }
+  | { kind: 'price'; which: number; fee: number }
+  | { kind: 'coupon'; percent: number | null; amount: number; duration: 'once' | 'repeating' | 'forever'; periods: number }
+  | { kind: 'uncoupon' }
   | { kind: 'period'; to: Recurring }
   | { kind: 'end'; after: number | null }
   | { kind: 'suspend' }
@@ -185,6 +190,15 @@ const step: fc.Arbitrary<Step> = fc.oneof(
   { weight: 4, arbitrary: fc.record({ kind: fc.constant('run' as const), advance: fc.integer({ min: 0, max: 75 }) }) },
   fc.record({ kind: fc.constant('addItem' as const), fee: fc.integer({ min: 1, max: 100_000 }), arrears: fc.boolean() }),
   fc.record({ kind: fc.constant('removeItem' as const), which: fc.nat(5) }),
+  fc.record({ kind: fc.constant('price' as const), which: fc.nat(5), fee: fc.integer({ min: 1, max: 100_000 }) }),
+  fc.record({
+    kind: fc.constant('coupon' as const),
+    percent: fc.option(fc.integer({ min: 1, max: 100 })),
+    amount: fc.integer({ min: 1, max: 50_000 }),
+    duration: fc.constantFrom<'once' | 'repeating' | 'forever'>('once', 'repeating', 'forever'),
+    periods: fc.integer({ min: 1, max: 4 }),
+  }),
+  fc.constant({ kind: 'uncoupon' as const }),
   fc.record({ kind: fc.constant('period' as const), to: fc.constantFrom<Recurring>('monthly', 'quarterly', 'yearly') }),
   fc.record({ kind: fc.constant('end' as const), after: fc.option(fc.integer({ min: 0, max: 400 })) }),
   fc.constant({ kind: 'suspend' as const }),
@@ -208,6 +222,16 @@ type History = typeof history extends fc.Arbitrary<infer T> ? T : never;
 interface Document {
   date: string;
   charges: Charge[];
+  /** Priced lines' amounts per plan item, and the coupons' discount lines. */
+  gross: Map<string, Decimal>;
+  discounts: DiscountLine[];
+}
+
+/** A coupon applied to the contract in the model: removed and applied again, it keeps what it served. */
+interface ModelCoupon {
+  coupon: Coupon;
+  active: boolean;
+  periodsUsed: number;
 }
 
 /**
@@ -228,6 +252,7 @@ function play(h: History) {
   const suspensions: Suspension[] = [];
   const events: Array<{ day: string; units: number }> = [];
   const documents: Document[] = [];
+  const coupons: ModelCoupon[] = [];
   let endDate: string | null = null;
   let clock = h.start;
   const terms = (): RatingTerms => ({ currency: h.currency, anchor: h.anchor, startDate: h.start, endDate, periods, items, suspensions });
@@ -235,14 +260,24 @@ function play(h: History) {
   const lastCharged = () => documents.flatMap((document) => document.charges).reduce((last, charge) => (charge.to > last ? charge.to : last), addDays(h.start, -1));
   const notBefore = (day: string) => (day > lastCharged() ? day : addDays(lastCharged(), 1));
   const usageIn = (from: string, to: string) => events.filter((event) => event.day >= from && event.day <= to).reduce((sum, event) => sum + event.units, 0);
-  const charge = (date: string, against: ChargeLedger): Charge[] => {
-    const fees = feesDue(terms(), against, date).flatMap((rated) => rated.charges);
-    const usage = usageWindows(terms(), date).flatMap((window) => rateUsage(terms(), window, new Decimal(usageIn(window.from, window.to)), against)?.charges ?? []);
+  const rate = (date: string, against: ChargeLedger): RatedCharge[] => {
+    const fees = feesDue(terms(), against, date);
+    const usage = usageWindows(terms(), date).flatMap((window) => rateUsage(terms(), window, new Decimal(usageIn(window.from, window.to)), against) ?? []);
     return [...fees, ...usage];
   };
+  const charge = (date: string, against: ChargeLedger): Charge[] => rate(date, against).flatMap((rated) => rated.charges);
   const run = (date: string) => {
-    const charges = charge(date, ledger());
-    if (charges.length > 0) documents.push({ date, charges });
+    const rated = rate(date, ledger());
+    if (rated.length === 0) return;
+    const gross = new Map<string, Decimal>();
+    for (const { line } of rated) gross.set(line.planItemId, (gross.get(line.planItemId) ?? new Decimal(0)).plus(new Decimal(line.quantity).times(line.price).toDecimalPlaces(minor, Decimal.ROUND_HALF_UP)));
+    const active = coupons.filter((c) => c.active);
+    const { lines, served } = couponDiscounts(
+      [{ currency: h.currency, items: rated.map((r) => r.line), charges: rated.map((r) => r.charges) }],
+      active.map((c, i) => ({ id: String(i), couponId: c.coupon.code, coupon: c.coupon, periodsUsed: c.periodsUsed })),
+    );
+    for (const { id, periods } of served) active[Number(id)]!.periodsUsed += periods;
+    documents.push({ date, charges: rated.flatMap((r) => r.charges), gross, discounts: lines });
   };
 
   for (const s of h.steps) {
@@ -257,6 +292,28 @@ function play(h: History) {
       const from = notBefore(clock);
       if (item.effectiveFrom !== null && from <= item.effectiveFrom) continue;
       item.effectiveTo = addDays(from, -1);
+    } else if (s.kind === 'price') {
+      // A price change: the item ends the day before and a new version takes over at the new fee.
+      const item = items[s.which % items.length]!;
+      if (item.effectiveTo !== null || item.meterId) continue;
+      const from = notBefore(clock);
+      if (item.effectiveFrom !== null && from <= item.effectiveFrom) continue;
+      item.effectiveTo = addDays(from, -1);
+      items.push({ ...item, id: `item${items.length}`, unitPrice: money(s.fee), effectiveFrom: from, effectiveTo: null });
+    } else if (s.kind === 'coupon') {
+      const code = `C${coupons.length}`;
+      const existing = coupons.find((c) => !c.active);
+      // Applied again, a removed coupon keeps the periods it served on the contract.
+      if (existing && coupons.length > 1) existing.active = true;
+      else
+        coupons.push({
+          coupon: { code, percentOff: s.percent === null ? null : String(s.percent), amountOff: s.percent === null ? money(s.amount) : null, currency: h.currency, duration: s.duration, durationPeriods: s.duration === 'repeating' ? s.periods : null },
+          active: true,
+          periodsUsed: 0,
+        });
+    } else if (s.kind === 'uncoupon') {
+      const active = coupons.find((c) => c.active);
+      if (active) active.active = false;
     } else if (s.kind === 'period') {
       const from = notBefore(clock);
       const latest = periods[periods.length - 1]!;
@@ -288,14 +345,14 @@ function play(h: History) {
   }
   if (endDate === null) endDate = notBefore(addDays(clock, 30));
   run(addDays(endDate, 400));
-  return { items, periods, suspensions, events, documents, endDate, minor };
+  return { items, periods, suspensions, events, documents, coupons, endDate, minor };
 }
 
 describe('property: over random histories of runs, plan edits, suspensions, late usage and syncs', () => {
   it('every day of every item is charged once at the terms in force that day, every usage unit once, each line within a minor unit', () => {
     fc.assert(
       fc.property(history, (h) => {
-        const { items, periods, suspensions, events, documents, endDate, minor } = play(h);
+        const { items, periods, suspensions, events, documents, coupons, endDate, minor } = play(h);
         const charges = documents.flatMap((document) => document.charges);
         const kindOn = (day: string) => [...periods].reverse().find((version) => version.effectiveFrom === null || version.effectiveFrom <= day)!.billingPeriod as Recurring;
         const inForce = (item: RatedItem, day: string) => day >= h.start && day <= endDate && (item.effectiveFrom === null || item.effectiveFrom <= day) && (item.effectiveTo === null || day <= item.effectiveTo);
@@ -340,6 +397,26 @@ describe('property: over random histories of runs, plan edits, suspensions, late
         }
         for (const [key, units] of expected) expect([key, charged.get(key) ?? 0]).toEqual([key, units]);
         for (const [key, units] of charged) expect([key, units]).toEqual([key, expected.get(key) ?? 0]);
+
+        // Coupons: none serves more periods than it grants, and no document discounts an item beyond what it charged.
+        for (const { coupon, periodsUsed } of coupons) {
+          const grants = coupon.duration === 'once' ? 1 : coupon.duration === 'repeating' ? coupon.durationPeriods! : Number.POSITIVE_INFINITY;
+          expect(periodsUsed).toBeLessThanOrEqual(grants);
+          // Per plan item, the periods whose lines its discount lines covered.
+          const periodsOf = new Map<string, number>();
+          for (const document of documents) {
+            for (const line of document.discounts.filter((candidate) => candidate.couponId === coupon.code)) {
+              const covered = document.charges.filter((c) => c.planItemId === line.planItemId && c.from >= line.fromDate && c.to <= line.toDate);
+              periodsOf.set(line.planItemId!, (periodsOf.get(line.planItemId!) ?? 0) + new Set(covered.map((c) => c.period.from)).size);
+            }
+          }
+          for (const count of periodsOf.values()) expect(count).toBeLessThanOrEqual(grants);
+        }
+        for (const document of documents) {
+          const byItem = new Map<string, Decimal>();
+          for (const line of document.discounts) byItem.set(line.planItemId!, (byItem.get(line.planItemId!) ?? new Decimal(0)).minus(line.price));
+          for (const [item, discount] of byItem) expect(discount.lessThanOrEqualTo(document.gross.get(item) ?? 0)).toBe(true);
+        }
       }),
       { numRuns: Number(process.env.RATING_PROPERTY_RUNS ?? 500) },
     );

@@ -5,8 +5,8 @@ import { newId } from '../../db/ids';
 import { deterministicDatabaseError } from '../../db/errors';
 import { addDays, type Suspension } from '../../domain/billing-periods';
 import { AppError, DomainError, orNotFound } from '../../domain/errors';
-import { discountsOf, servesAnotherPeriod, type Coupon } from '../../domain/discounts';
 import { Decimal, formatAmount, roundToMinor, sumAmounts, toDecimal } from '../../domain/money';
+import { couponDiscounts, type ContractCoupon } from '../../domain/rating-coupons';
 import { feesDue, rateUsage, usageWindows, type Charge, type ChargeLedger, type RatedCharge, type RatedItem, type RatingTerms, type UsageWindow } from '../../domain/rating';
 import { startOfDayIn } from '../../domain/zoned-days';
 import { createBillingPlanRepository } from '../billing-plans/billing-plans.repository';
@@ -137,62 +137,16 @@ const usageWindowKey = (window: UsageWindow) => `${window.meterId}|${window.from
 /** The earlier of two last days, null being open-ended. */
 const earliestEnd = (a: string | null, b: string | null) => (a === null ? b : b === null || a < b ? a : b);
 
-/** How many more billing periods a coupon serves after `periodsUsed`. */
-function periodsLeft(coupon: Coupon, periodsUsed: number): number {
-  if (coupon.duration === 'forever') return Number.POSITIVE_INFINITY;
-  return Math.max(0, (coupon.duration === 'once' ? 1 : (coupon.durationPeriods ?? 0)) - periodsUsed);
-}
-
-/**
- * The contract's coupons take their discount off the invoices a run makes for it, one discount line per
- * plan item (so that a tax limited to some plan items sees its own items discounted). A coupon serves a
- * number of billing periods: of each plan item, only the lines of its first periods still to serve are
- * discounted (a run that catches up three months of a fee with a `once` coupon discounts the first), and
- * the coupon has served as many periods as the item that took the most. A percentage comes off those
- * lines; an amount, once per period served, is shared over them, invoice after invoice. Returns how many
- * periods each contract coupon served.
- */
+/** The contract's coupons' discount lines on its invoices (the rating engine's), and the periods each served. */
 function applyCoupons(invoices: PlannedInvoice[], coupons: ActiveContractCoupon[]): Array<{ id: string; periods: number }> {
-  const served: Array<{ id: string; periods: number }> = [];
-  for (const { id, coupon_id: couponId, coupon: row, periods_used: periodsUsed } of coupons) {
-    const coupon: Coupon = { code: row.code, percentOff: row.percent_off, amountOff: row.amount_off, currency: row.currency, duration: row.duration, durationPeriods: row.duration_periods };
-    if (!servesAnotherPeriod(coupon, periodsUsed)) continue;
-    const left = periodsLeft(coupon, periodsUsed);
-    // Each invoice's priced lines (those a run made: a line and its billed period share an index), and
-    // which of them fall in their plan item's first periods still to serve.
-    let periods = 0;
-    const eligible = invoices.map((invoice) => {
-      const lines = invoice.charges.map((charges, index) => ({ line: invoice.items[index]!, periodFrom: charges[0]!.period.from }));
-      const startsOf = new Map<string | undefined, string[]>();
-      for (const { line, periodFrom } of lines) push(startsOf, line.planItemId, periodFrom);
-      for (const [item, starts] of startsOf) startsOf.set(item, [...new Set(starts)].sort());
-      for (const starts of startsOf.values()) periods = Math.max(periods, Math.min(starts.length, left));
-      return lines.filter(({ line, periodFrom }) => startsOf.get(line.planItemId)!.indexOf(periodFrom) < left).map(({ line }) => line);
-    });
-    if (periods === 0) continue;
-    served.push({ id, periods });
-    let amountLeft = coupon.amountOff === null ? undefined : toDecimal(coupon.amountOff).times(periods).toFixed();
-    invoices.forEach((invoice, index) => {
-      const lines = eligible[index]!;
-      const priced = lines.map((line) => ({ planItemId: line.planItemId ?? null, amount: roundToMinor(toDecimal(line.quantity).times(line.price), invoice.currency).toFixed() }));
-      const discounts = discountsOf(priced, coupon, invoice.currency, amountLeft);
-      const what = coupon.percentOff !== null ? `${toDecimal(coupon.percentOff).toFixed()} % off` : `${formatAmount(coupon.amountOff!, invoice.currency)} ${invoice.currency} off`;
-      for (const discount of discounts) {
-        const of = lines.filter((line) => (line.planItemId ?? null) === discount.planItemId);
-        invoice.items.push({
-          planItemId: discount.planItemId ?? undefined,
-          title: `Coupon ${coupon.code}`,
-          description: what,
-          quantity: '1',
-          price: toDecimal(discount.amount).negated().toFixed(),
-          fromDate: earliest(of.map((line) => line.fromDate)),
-          toDate: latest(of.map((line) => line.toDate)),
-          couponId,
-        });
-      }
-      if (amountLeft !== undefined) amountLeft = toDecimal(amountLeft).minus(discounts.reduce((sum, discount) => sum.plus(discount.amount), new Decimal(0))).toFixed();
-    });
-  }
+  const onContract: ContractCoupon[] = coupons.map((row) => ({
+    id: row.id,
+    couponId: row.coupon_id,
+    periodsUsed: row.periods_used,
+    coupon: { code: row.coupon.code, percentOff: row.coupon.percent_off, amountOff: row.coupon.amount_off, currency: row.coupon.currency, duration: row.coupon.duration, durationPeriods: row.coupon.duration_periods },
+  }));
+  const { lines, served } = couponDiscounts(invoices, onContract);
+  for (const { invoiceIndex, ...line } of lines) invoices[invoiceIndex]!.items.push(line);
   return served;
 }
 

@@ -1,0 +1,118 @@
+/**
+ * The rating engine's discounts: what the contract's coupons take off the lines a document charges
+ * (docs/adjustments.md, "Coupons").
+ */
+import { discountsOf, servesAnotherPeriod, type Coupon } from './discounts';
+import { Decimal, formatAmount, roundToMinor, toDecimal } from './money';
+import type { Charge } from './rating';
+
+/** A coupon applied to a contract: `periodsUsed` counts every period it served on the contract. */
+export interface ContractCoupon {
+  /** The contract coupon's own id, which the periods it serves are counted on. */
+  id: string;
+  couponId: string;
+  coupon: Coupon;
+  periodsUsed: number;
+}
+
+/** A priced line as coupons see it. */
+export interface DiscountableLine {
+  planItemId?: string | null;
+  quantity: string;
+  price: string;
+  fromDate: string;
+  toDate: string;
+}
+
+/** A document's priced lines, each with the charges it made (the first `charges.length` lines). */
+export interface DiscountableInvoice {
+  currency: string;
+  items: readonly DiscountableLine[];
+  charges: ReadonlyArray<readonly Charge[]>;
+}
+
+/** A discount line for one plan item, for the invoice at `invoiceIndex`. */
+export interface DiscountLine {
+  invoiceIndex: number;
+  planItemId: string | undefined;
+  title: string;
+  description: string;
+  quantity: '1';
+  price: string;
+  fromDate: string;
+  toDate: string;
+  couponId: string;
+}
+
+const earliest = (days: string[]) => days.reduce((a, b) => (b < a ? b : a));
+const latest = (days: string[]) => days.reduce((a, b) => (b > a ? b : a));
+
+/** How many more billing periods a coupon serves after `periodsUsed`. */
+function periodsLeft(coupon: Coupon, periodsUsed: number): number {
+  if (coupon.duration === 'forever') return Number.POSITIVE_INFINITY;
+  return Math.max(0, (coupon.duration === 'once' ? 1 : (coupon.durationPeriods ?? 0)) - periodsUsed);
+}
+
+/**
+ * The contract's coupons take their discount off the documents priced for it, one discount line per plan
+ * item (so that a tax limited to some plan items sees its own items discounted). A coupon serves a number
+ * of billing periods: of each plan item, only the lines of its first periods still to serve are
+ * discounted (a run that catches up three months of a fee with a `once` coupon discounts the first), and
+ * the coupon has served as many periods as the item that took the most. A percentage comes off those
+ * lines; an amount, once per period served, is shared over them, invoice after invoice. Coupons stack in
+ * the order they were applied, and together never take more off a plan item's lines than they charged.
+ * Answers the discount lines and how many periods each contract coupon served.
+ */
+export function couponDiscounts(invoices: readonly DiscountableInvoice[], coupons: readonly ContractCoupon[]): { lines: DiscountLine[]; served: Array<{ id: string; periods: number }> } {
+  const served: Array<{ id: string; periods: number }> = [];
+  const made: DiscountLine[] = [];
+  // What coupons already took off each plan item of each invoice: a second coupon takes at most the rest.
+  const taken = invoices.map(() => new Map<string | null, Decimal>());
+  for (const { id, couponId, coupon, periodsUsed } of coupons) {
+    if (!servesAnotherPeriod(coupon, periodsUsed)) continue;
+    const left = periodsLeft(coupon, periodsUsed);
+    // Each invoice's priced lines, and which of them fall in their plan item's first periods still to serve.
+    let periods = 0;
+    const eligible = invoices.map((invoice) => {
+      const lines = invoice.charges.map((charges, index) => ({ line: invoice.items[index]!, periodFrom: charges[0]!.period.from }));
+      const startsOf = new Map<string | null | undefined, string[]>();
+      for (const { line, periodFrom } of lines) startsOf.set(line.planItemId, [...(startsOf.get(line.planItemId) ?? []), periodFrom]);
+      for (const [item, starts] of startsOf) startsOf.set(item, [...new Set(starts)].sort());
+      for (const starts of startsOf.values()) periods = Math.max(periods, Math.min(starts.length, left));
+      return lines.filter(({ line, periodFrom }) => startsOf.get(line.planItemId)!.indexOf(periodFrom) < left).map(({ line }) => line);
+    });
+    if (periods === 0) continue;
+    served.push({ id, periods });
+    let amountLeft = coupon.amountOff === null ? undefined : toDecimal(coupon.amountOff).times(periods).toFixed();
+    invoices.forEach((invoice, invoiceIndex) => {
+      const lines = eligible[invoiceIndex]!;
+      const priced = lines.map((line) => ({ planItemId: line.planItemId ?? null, amount: roundToMinor(toDecimal(line.quantity).times(line.price), invoice.currency).toFixed() }));
+      const gross = new Map<string | null, Decimal>();
+      for (const line of priced) gross.set(line.planItemId, (gross.get(line.planItemId) ?? new Decimal(0)).plus(line.amount));
+      const discounts = discountsOf(priced, coupon, invoice.currency, amountLeft).flatMap((discount) => {
+        const before = taken[invoiceIndex]!.get(discount.planItemId) ?? new Decimal(0);
+        const amount = Decimal.min(toDecimal(discount.amount), Decimal.max(0, gross.get(discount.planItemId)!.minus(before)));
+        if (amount.lessThanOrEqualTo(0)) return [];
+        taken[invoiceIndex]!.set(discount.planItemId, before.plus(amount));
+        return [{ planItemId: discount.planItemId, amount: formatAmount(amount, invoice.currency) }];
+      });
+      const what = coupon.percentOff !== null ? `${toDecimal(coupon.percentOff).toFixed()} % off` : `${formatAmount(coupon.amountOff!, invoice.currency)} ${invoice.currency} off`;
+      for (const discount of discounts) {
+        const of = lines.filter((line) => (line.planItemId ?? null) === discount.planItemId);
+        made.push({
+          invoiceIndex,
+          planItemId: discount.planItemId ?? undefined,
+          title: `Coupon ${coupon.code}`,
+          description: what,
+          quantity: '1',
+          price: toDecimal(discount.amount).negated().toFixed(),
+          fromDate: earliest(of.map((line) => line.fromDate)),
+          toDate: latest(of.map((line) => line.toDate)),
+          couponId,
+        });
+      }
+      if (amountLeft !== undefined) amountLeft = toDecimal(amountLeft).minus(discounts.reduce((sum, discount) => sum.plus(discount.amount), new Decimal(0))).toFixed();
+    });
+  }
+  return { lines: made, served };
+}

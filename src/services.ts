@@ -36,6 +36,7 @@ import { createInvoiceTemplateService } from './modules/invoice-templates/invoic
 import { destinationPolicy, type DestinationPolicy } from './modules/webhooks/destination';
 import { createWebhookDeliveryControl } from './modules/webhooks/webhook-deliveries';
 import { createWebhookService } from './modules/webhooks/webhooks.service';
+import { createChargeService } from './modules/charges/charges.service';
 import { createInvoiceRunService, type InvoiceRunPaging } from './modules/invoice-runs/invoice-runs.service';
 import { createInvoiceFileService } from './modules/invoices/invoice-files.service';
 import { createInvoiceItemService } from './modules/invoices/invoice-items.service';
@@ -122,6 +123,7 @@ export function createServices(deps: ServiceDeps) {
     coupons: createCouponService(db),
     collections: createCollectionsService(deps),
     invoiceRuns,
+    charges: createChargeService(db),
     // Usage, plans and contracts
     meters: createMeterService(db),
     usageIngestion: createUsageIngestionService(db),

@@ -116,3 +116,10 @@ export function couponDiscounts(invoices: readonly DiscountableInvoice[], coupon
   }
   return { lines: made, served };
 }
+
+/** A document's coupon lines as discounts: positive amounts over their plan item and days. */
+export function discountLinesOf(
+  lines: ReadonlyArray<{ couponId?: string | null; planItemId?: string | null; quantity: string | number; price: string | number; fromDate?: string | null; toDate?: string | null }>,
+): Array<{ planItemId: string | null | undefined; fromDate: string; toDate: string; amount: string }> {
+  return lines.flatMap((line) => (line.couponId && line.fromDate && line.toDate ? [{ planItemId: line.planItemId, fromDate: line.fromDate, toDate: line.toDate, amount: toDecimal(line.price).times(line.quantity).negated().toFixed() }] : []));
+}

@@ -35,7 +35,7 @@ import {
 } from './billing-periods';
 import { currencyMinorUnits } from './currencies';
 import { AppError } from './errors';
-import { Decimal, formatAmount, roundToMinor, toDecimal } from './money';
+import { allocate, Decimal, formatAmount, roundToMinor, toDecimal } from './money';
 import { priceItem, type PricedPlanItem } from './pricing';
 
 /** One plan item as it stands over a span of days. */
@@ -108,6 +108,8 @@ export interface Charge {
   period: DayRange;
   quantity: string | null;
   amount: string;
+  /** Its share of the discount lines on its plan item (positive); absent: none. */
+  discount?: string;
 }
 
 export interface RatedCharge {
@@ -269,6 +271,35 @@ export function usageWindows(terms: RatingTerms, billingDate: string): UsageWind
     }
   }
   return windows;
+}
+
+/**
+ * Each discount line (a coupon's, on a plan item over a span of days) shared over the charges of that
+ * item within its days, in proportion to their amounts, so that the ledger says at what net each day was
+ * charged. The shares of a discount add up to it exactly.
+ */
+export function shareDiscounts(charges: readonly Charge[], discounts: ReadonlyArray<{ planItemId?: string | null; fromDate: string; toDate: string; amount: string }>, currency: string): Charge[] {
+  const shared = charges.map((charge) => ({ ...charge }));
+  for (const discount of discounts) {
+    const covered = shared.filter((charge) => charge.planItemId === discount.planItemId && charge.from >= discount.fromDate && charge.to <= discount.toDate && toDecimal(charge.amount).greaterThan(0));
+    if (covered.length === 0) continue;
+    const shares = allocate(toDecimal(discount.amount), covered.map((charge) => toDecimal(charge.amount)), currency);
+    covered.forEach((charge, i) => (charge.discount = formatAmount(toDecimal(charge.discount ?? 0).plus(shares[i]!), currency)));
+  }
+  return shared;
+}
+
+/**
+ * A charge's tax: for each tax that applies to its plan item (`appliesTo`: all, or the plan items named),
+ * its rate on the charge's net (amount less discount), rounded half-up to the minor unit. An invoice
+ * rounds once per tax line, so the charges' taxes may differ from it by a minor unit each.
+ */
+export function chargeTax(charge: Pick<Charge, 'planItemId' | 'amount' | 'discount'>, taxes: ReadonlyArray<{ rate: string; appliesTo: 'all' | readonly string[] }>, currency: string): string {
+  const net = toDecimal(charge.amount).minus(charge.discount ?? 0);
+  const tax = taxes
+    .filter((candidate) => candidate.appliesTo === 'all' || candidate.appliesTo.includes(charge.planItemId))
+    .reduce((sum, candidate) => sum.plus(roundToMinor(net.times(candidate.rate).dividedBy(100), currency)), new Decimal(0));
+  return formatAmount(tax, currency);
 }
 
 /**

@@ -35,6 +35,7 @@ import { creditNoteRoutes } from './credit-notes/credit-notes.routes';
 import { creditRoutes } from './credits/credits.routes';
 import { chatbotRoutes } from './chatbot/chatbot.routes';
 import { couponRoutes } from './coupons/coupons.routes';
+import { chargeRoutes } from './charges/charges.routes';
 
 /** Every route of the API, in the order Express matches them. */
 export function allRoutes(deps: AppDeps): Route[] {
@@ -57,6 +58,7 @@ export function allRoutes(deps: AppDeps): Route[] {
     ...catalogRoutes(deps),
     ...billingPlanRoutes(deps),
     ...contractRoutes(deps),
+    ...chargeRoutes(deps),
     ...couponRoutes(deps),
     ...invoiceRoutes(deps),
     ...invoiceFileRoutes(deps),

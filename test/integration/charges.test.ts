@@ -235,6 +235,24 @@ describe('how a charge is computed', () => {
     expect(raised.body.data.total).toBe('0.00');
   });
 
+  it('when an invoice with a coupon and a tax is raised, then the ledger says at what net and what tax each day was charged', async () => {
+    const contract = await contractFrom('2026-10-01');
+    const code = `TEN${randomUUID().slice(0, 6).toUpperCase()}`;
+    await api.http().post('/coupons').set(admin()).send({ code, percentOff: '10', duration: 'once' }).expect(201);
+    await api.http().post(`/contracts/${contract.contractId}/coupons`).set(system()).send({ code }).expect(201);
+    await api.http().post(`/contracts/${contract.contractId}/taxes`).set(system()).send({ name: 'VAT', rate: '20' }).expect(201);
+    const october = (await run(contract, '2026-10-01'))!;
+    const ledger = async () => (await api.http().get(`/contracts/${contract.contractId}/charges`).set(system()).expect(200)).body.data;
+    expect((await ledger()).items).toEqual([
+      expect.objectContaining({ kind: 'fee', planItemId: contract.seatItemId, fromDate: '2026-10-01', toDate: '2026-10-31', periodFrom: '2026-10-01', amount: '100.00', discount: '10.00', tax: null, invoiceId: october.id }),
+    ]);
+    await api.http().post(`/invoices/${october.id}/raise`).set(system()).send({}).expect(200);
+    const raised = await ledger();
+    expect(raised).toMatchObject({ page: 1, total: 1 });
+    expect(raised.items[0]).toMatchObject({ amount: '100.00', discount: '10.00', tax: '18.00' });
+    await api.http().get(`/contracts/con_${randomUUID()}/charges`).set(system()).expect(404);
+  });
+
   it("when usage arrives for an ended contract's last month, then the next run bills it on a closing line", async () => {
     const contract = await contractFrom('2026-09-01', { endDate: '2026-10-31' });
     await run(contract, '2026-11-01');

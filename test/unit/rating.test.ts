@@ -3,7 +3,7 @@ import { type BillingAnchor, type Suspension } from '../../src/domain/billing-pe
 import { AppError } from '../../src/domain/errors';
 import { Decimal } from '../../src/domain/money';
 import { type Coupon } from '../../src/domain/discounts';
-import { feesDue, rateUsage, usageWindows, type Charge, type ChargeLedger, type PeriodVersion, type RatedCharge, type RatedItem, type RatingTerms } from '../../src/domain/rating';
+import { chargeTax, feesDue, rateUsage, shareDiscounts, usageWindows, type Charge, type ChargeLedger, type PeriodVersion, type RatedCharge, type RatedItem, type RatingTerms } from '../../src/domain/rating';
 import { couponDiscounts, type DiscountLine } from '../../src/domain/rating-coupons';
 
 // Calendar days through Date.UTC, independent of the engine's own arithmetic.
@@ -128,6 +128,21 @@ describe('the rating engine by hand', () => {
     ]);
     const never = monthly('2026-10-16', { endDate: '2026-10-15' });
     expect([...feesDue(never, noLedger, '2027-01-01'), ...usageWindows(never, '2027-01-01')]).toEqual([]);
+  });
+
+  it('when a coupon line covers several charges, then its discount is shared in proportion to their amounts, exactly, and each charge is taxed on its net', () => {
+    const charges: Charge[] = [
+      { kind: 'fee', planItemId: 'seat', from: '2026-11-01', to: '2026-11-09', period: { from: '2026-11-01', to: '2026-11-30' }, quantity: null, amount: '93.00' },
+      { kind: 'fee', planItemId: 'seat', from: '2026-11-20', to: '2026-11-30', period: { from: '2026-11-01', to: '2026-11-30' }, quantity: null, amount: '113.67' },
+      { kind: 'fee', planItemId: 'other', from: '2026-11-01', to: '2026-11-30', period: { from: '2026-11-01', to: '2026-11-30' }, quantity: null, amount: '10.00' },
+    ];
+    const shared = shareDiscounts(charges, [{ planItemId: 'seat', fromDate: '2026-11-01', toDate: '2026-11-30', amount: '20.67' }], 'USD');
+    expect(shared.map((charge) => charge.discount)).toEqual(['9.30', '11.37', undefined]);
+    const taxes = [
+      { rate: '20', appliesTo: 'all' as const },
+      { rate: '5', appliesTo: ['other'] },
+    ];
+    expect(shared.map((charge) => chargeTax(charge, taxes, 'USD'))).toEqual(['16.74', '20.46', '2.50']);
   });
 
   it('when a date is not a calendar day, or a metered item is billed in advance, then it is refused as a validation error', () => {

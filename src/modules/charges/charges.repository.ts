@@ -3,9 +3,12 @@ import { bulkInsert } from '../../db/bulk';
 import { calendarDay } from '../../db/dates';
 import { newId } from '../../db/ids';
 import type { Charge, ChargeLedger } from '../../domain/rating';
+import { paginate, type Page, type PageQuery } from '../../http/paging';
 
 /** A charge as the ledger keeps it: what a line of an invoice charged for a plan item's days or usage window. */
 export interface ChargeRow {
+  id: string;
+  contractId: string;
   contractPlanId: string;
   planItemId: string;
   kind: Charge['kind'];
@@ -15,6 +18,10 @@ export interface ChargeRow {
   periodTo: string;
   quantity: string | null;
   amount: string;
+  /** Its share of the discounts on its plan item. */
+  discount: string;
+  /** Its share of the invoice's taxes, once raised; null before. */
+  tax: string | null;
   invoiceId: string;
 }
 
@@ -31,11 +38,14 @@ const COLUMNS = [
   ['period_to', 'date'],
   ['quantity', 'numeric'],
   ['amount', 'numeric'],
+  ['discount', 'numeric'],
   ['invoice_id', 'text'],
   ['invoice_run_id', 'text'],
 ] as const;
 
 interface Row {
+  id: string;
+  contract_id: string;
   contract_plan_id: string;
   plan_item_id: string;
   kind: Charge['kind'];
@@ -45,10 +55,14 @@ interface Row {
   period_to: Date;
   quantity: string | null;
   amount: string;
+  discount: string;
+  tax: string | null;
   invoice_id: string;
 }
 
 const toCharge = (row: Row): ChargeRow => ({
+  id: row.id,
+  contractId: row.contract_id,
   contractPlanId: row.contract_plan_id,
   planItemId: row.plan_item_id,
   kind: row.kind,
@@ -58,6 +72,8 @@ const toCharge = (row: Row): ChargeRow => ({
   periodTo: calendarDay(row.period_to),
   quantity: row.quantity,
   amount: row.amount,
+  discount: row.discount,
+  tax: row.tax,
   invoiceId: row.invoice_id,
 });
 
@@ -105,11 +121,30 @@ export function createChargeRepository(db: Knex) {
         period_to: charge.period.to,
         quantity: charge.quantity,
         amount: charge.amount,
+        discount: charge.discount ?? '0',
         invoice_id: charge.invoiceId,
         invoice_run_id: invoiceRunId,
       }));
       const written = await bulkInsert(db, 'charges', COLUMNS, rows, { onConflict: "(contract_plan_id, plan_item_id, from_date) WHERE kind = 'fee' DO NOTHING", returning: '1' });
       return written.length;
+    },
+
+    /** Each charge's share of its invoice's taxes, fixed when the invoice is raised. */
+    async setTaxes(taxes: ReadonlyMap<string, string>): Promise<void> {
+      if (taxes.size === 0) return;
+      await db.raw('UPDATE charges AS c SET tax = t.tax FROM unnest(?::text[], ?::numeric[]) AS t(id, tax) WHERE c.id = t.id', [[...taxes.keys()], [...taxes.values()]]);
+    },
+
+    /** The contract's charges, newest first, a page at a time. */
+    async page(contractId: string, paging: PageQuery): Promise<Page<ChargeRow>> {
+      return paginate<Row, ChargeRow>(db('charges').where({ contract_id: contractId }).select('*'), paging, {
+        searchColumns: ['plan_item_id', 'invoice_id'],
+        orderBy: [
+          { column: 'from_date', order: 'desc' },
+          { column: 'id', order: 'desc' },
+        ],
+        map: toCharge,
+      });
     },
 
     /** A draft recomputed: what it charged is charged again from scratch. */

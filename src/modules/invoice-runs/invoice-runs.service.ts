@@ -6,8 +6,8 @@ import { deterministicDatabaseError } from '../../db/errors';
 import { addDays, type Suspension } from '../../domain/billing-periods';
 import { AppError, DomainError, orNotFound } from '../../domain/errors';
 import { Decimal, formatAmount, roundToMinor, sumAmounts, toDecimal } from '../../domain/money';
-import { couponDiscounts, type ContractCoupon } from '../../domain/rating-coupons';
-import { feesDue, rateUsage, usageWindows, type Charge, type ChargeLedger, type RatedCharge, type RatedItem, type RatingTerms, type UsageWindow } from '../../domain/rating';
+import { couponDiscounts, discountLinesOf, type ContractCoupon } from '../../domain/rating-coupons';
+import { feesDue, rateUsage, shareDiscounts, usageWindows, type Charge, type ChargeLedger, type RatedCharge, type RatedItem, type RatingTerms, type UsageWindow } from '../../domain/rating';
 import { startOfDayIn } from '../../domain/zoned-days';
 import { createBillingPlanRepository } from '../billing-plans/billing-plans.repository';
 import { createChargeRepository, ledgerOf } from '../charges/charges.repository';
@@ -441,7 +441,9 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
         })),
       );
       drafts.forEach(({ invoice, made }, index) => made.push({ invoiceId: invoiceIds[index]!, contractPlanId: invoice.contractPlanId, currency: invoice.currency, total: invoice.total }));
-      const charges = drafts.flatMap(({ contractId, invoice }, index) => invoice.charges.flat().map((charge) => ({ ...charge, contractId, contractPlanId: invoice.contractPlanId, invoiceId: invoiceIds[index]! })));
+      const charges = drafts.flatMap(({ contractId, invoice }, index) =>
+        shareDiscounts(invoice.charges.flat(), discountLinesOf(invoice.items), invoice.currency).map((charge) => ({ ...charge, contractId, contractPlanId: invoice.contractPlanId, invoiceId: invoiceIds[index]! })),
+      );
       const recorded = await createChargeRepository(trx).record(input.organisationId, input.runId, charges);
       // Under the contracts' locks nobody else can have charged them: a mismatch is a bug, and rolls back.
       if (recorded !== charges.length) throw new Error(`${charges.length - recorded} of the page's charges were made meanwhile`);

@@ -1,7 +1,8 @@
 import type { Knex } from 'knex';
 import { calendarDay } from '../../db/dates';
 import { AppError, orNotFound } from '../../domain/errors';
-import type { Charge } from '../../domain/rating';
+import { shareDiscounts, type Charge } from '../../domain/rating';
+import { discountLinesOf } from '../../domain/rating-coupons';
 import { createBillingPlanRepository } from '../billing-plans/billing-plans.repository';
 import { createChargeRepository } from '../charges/charges.repository';
 import { createContractRepository } from '../contracts/contracts.repository';
@@ -82,7 +83,10 @@ export function createInvoiceItemService(db: Knex, repriceDraft: DraftRepricer) 
         const repriced = await repriceDraft(trx, draft);
         await charges.forgetInvoice(invoiceId);
         await createInvoiceRepository(trx).replacePlanItems(organisationId, invoiceId, repriced.items);
-        const recorded = await charges.record(organisationId, null, repriced.charges.map((charge) => ({ ...charge, contractId: draft.contractId, contractPlanId: draft.contractPlanId, invoiceId })));
+        // The discount lines it keeps are shared again over the charges it now makes.
+        const kept = (await createInvoiceRepository(trx).listItems(organisationId, invoiceId)).map((row) => toInvoiceItem(row, invoice.currency));
+        const shared = shareDiscounts(repriced.charges, discountLinesOf(kept), invoice.currency);
+        const recorded = await charges.record(organisationId, null, shared.map((charge) => ({ ...charge, contractId: draft.contractId, contractPlanId: draft.contractPlanId, invoiceId })));
         // Under the contract's lock no one else charges these days: a mismatch is a bug, and rolls back.
         if (recorded !== repriced.charges.length) throw new Error(`${repriced.charges.length - recorded} of the draft's charges were made meanwhile`);
       });

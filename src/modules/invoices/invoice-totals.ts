@@ -3,6 +3,8 @@ import { calendarDay } from '../../db/dates';
 import { AppError } from '../../domain/errors';
 import { convert } from '../../domain/fx';
 import { Decimal, formatAmount, roundToMinor, sumAmounts } from '../../domain/money';
+import { chargeTax } from '../../domain/rating';
+import { createChargeRepository } from '../charges/charges.repository';
 import { contractTaxesOf } from '../contracts/contract-plans.repository';
 import { findEffectiveRate } from '../fx-rates/fx-rates.repository';
 import { getOrganisationSettings } from '../organisation-settings/settings.repository';
@@ -39,6 +41,9 @@ export async function computeInvoiceTotals(trx: Knex, invoice: Pick<InvoiceRow, 
   });
   const taxTotal = sumAmounts(taxes.map((tax) => tax.amount));
   const total = subtotal.plus(taxTotal);
+  // The ledger's charges of the invoice carry their taxes too: at what net, and what tax, each day was charged.
+  const charges = createChargeRepository(trx);
+  await charges.setTaxes(new Map((await charges.ofInvoice(invoice.id)).map((charge) => [charge.id, chargeTax(charge, taxes, invoice.currency)])));
 
   const baseCurrency = (await getOrganisationSettings(trx, invoice.organisation_id)).base_currency;
   const rate = await baseRate(trx, invoice, baseCurrency, calendarDay(invoice.date));

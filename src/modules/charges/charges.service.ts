@@ -1,0 +1,40 @@
+import type { Knex } from 'knex';
+import { orNotFound } from '../../domain/errors';
+import { formatAmount, toDecimal } from '../../domain/money';
+import type { Page, PageQuery } from '../../http/paging';
+import { createContractRepository } from '../contracts/contracts.repository';
+import { createChargeRepository, type ChargeRow } from './charges.repository';
+
+/** A charge as the API shows it: amounts in the contract's currency, units exact. */
+function toView(charge: ChargeRow, currency: string) {
+  return {
+    id: charge.id,
+    contractPlanId: charge.contractPlanId,
+    planItemId: charge.planItemId,
+    kind: charge.kind,
+    fromDate: charge.from,
+    toDate: charge.to,
+    periodFrom: charge.periodFrom,
+    periodTo: charge.periodTo,
+    quantity: charge.quantity === null ? null : toDecimal(charge.quantity).toFixed(),
+    amount: formatAmount(charge.amount, currency),
+    discount: formatAmount(charge.discount, currency),
+    tax: charge.tax === null ? null : formatAmount(charge.tax, currency),
+    invoiceId: charge.invoiceId,
+  };
+}
+
+export type ChargeView = ReturnType<typeof toView>;
+
+/** Reading the charge ledger: what each document charged, for which days, at what net and tax. */
+export function createChargeService(db: Knex) {
+  return {
+    async listForContract(organisationId: string, contractId: string, paging: PageQuery): Promise<Page<ChargeView>> {
+      const contract = orNotFound(await createContractRepository(db).find(organisationId, contractId), 'Contract');
+      const page = await createChargeRepository(db).page(contractId, paging);
+      return { ...page, items: page.items.map((charge) => toView(charge, contract.currency)) };
+    },
+  };
+}
+
+export type ChargeService = ReturnType<typeof createChargeService>;

@@ -292,7 +292,7 @@ describe('property: over any sequence of plan changes, undos, credit notes and s
           expect(wrong).toEqual([]);
         }
       }),
-      { numRuns: 300 },
+      { numRuns: 500 },
     );
   });
 });

@@ -1,5 +1,8 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
+import type { Knex } from 'knex';
 import { newId } from '../../db/ids';
+import { addDays } from '../../domain/billing-periods';
+import { dayIn } from '../../domain/zoned-days';
 import { AppError, orNotFound } from '../../domain/errors';
 import { formatAmount } from '../../domain/money';
 import type { Page, PageQuery } from '../../http/paging';
@@ -8,11 +11,24 @@ import type { InvoiceRunInput } from '../../../workflows/invoice-run.types';
 import { invoiceRunWorkflow } from '../../../workflows/invoice-run.workflow';
 import { invoiceRunWorkflowId, searchAttributes } from '../../../workflows/shared';
 import { createContractRepository } from '../contracts/contracts.repository';
+import { getOrganisationSettings } from '../organisation-settings/settings.repository';
 import { createInvoiceRunRepository, type InvoiceRunRepository, type InvoiceRunRow } from './invoice-runs.repository';
 import type { InvoiceRun } from './invoice-runs.schemas';
 import type { InvoiceRunService } from './invoice-runs.service';
 
-const today = () => new Date().toISOString().slice(0, 10);
+/** How far ahead a billing date may lie: a run or a preview bills at most a year of periods ahead. */
+export const BILLING_HORIZON_DAYS = 366;
+
+/** Today in the organisation's time zone, and the last billing date it may ask for. */
+async function horizonOf(db: Knex, organisationId: string): Promise<{ today: string; last: string }> {
+  const today = dayIn((await getOrganisationSettings(db, organisationId)).timezone);
+  return { today, last: addDays(today, BILLING_HORIZON_DAYS) };
+}
+
+/** A date that drives work lies within the horizon: 400 naming the field otherwise. */
+function assertWithinHorizon(date: string, horizon: { last: string }, path: string): void {
+  if (date > horizon.last) throw AppError.validation(`must be at most ${BILLING_HORIZON_DAYS} days ahead of today in the organisation's time zone: ${horizon.last} or earlier`, path);
+}
 
 /** How long a retry waits for the run's previous execution to close. */
 const CLOSE_WAIT_MS = 10_000;
@@ -109,7 +125,9 @@ export function createInvoiceRunControlService(deps: WorkflowServiceDeps & { inv
 
     async start(organisationId: string, createdBy: string, body: { billingDate?: string; contractIds?: string[]; dryRun?: boolean }): Promise<InvoiceRun> {
       const id = newId('run');
-      const billingDate = body.billingDate ?? today();
+      const horizon = await horizonOf(deps.db, organisationId);
+      const billingDate = body.billingDate ?? horizon.today;
+      assertWithinHorizon(billingDate, horizon, 'body.billingDate');
       if (body.contractIds) {
         const known = await createContractRepository(deps.db).billableIds(organisationId, '9999-12-31', body.contractIds);
         if (known.length !== new Set(body.contractIds).size) throw AppError.notFound('Contract');
@@ -163,7 +181,10 @@ export function createInvoiceRunControlService(deps: WorkflowServiceDeps & { inv
     },
 
     /** What a run on `date` would create for the contract, computed as a dry run would; nothing is stored. */
-    async upcoming(organisationId: string, contractId: string, date = today()) {
+    async upcoming(organisationId: string, contractId: string, asked?: string) {
+      const horizon = await horizonOf(deps.db, organisationId);
+      const date = asked ?? horizon.today;
+      assertWithinHorizon(date, horizon, 'query.date');
       const planned = await deps.invoiceRuns.plan(organisationId, contractId, date);
       return {
         contractId,

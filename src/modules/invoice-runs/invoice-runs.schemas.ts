@@ -5,7 +5,7 @@ import { isoDate, reference } from '../../http/schemas';
 /** Every field has a default, so the body itself may be left out. */
 export const createRunBody = z
   .object({
-    billingDate: isoDate.optional().describe('the day the run bills for (default: today, UTC)'),
+    billingDate: isoDate.optional().describe("the day the run bills for (default: today in the organisation's time zone); at most 366 days ahead"),
     contractIds: z.array(reference()).min(1).max(10_000).optional().describe('bill only these contracts (default: every contract with something due)'),
     dryRun: z.boolean().optional().describe('compute every invoice the run would create and keep them in its result; store no invoice'),
   })
@@ -38,7 +38,7 @@ export const runSchema = z.object({
 
 export const runListQuery = pageQuery;
 
-export const upcomingQuery = z.object({ date: isoDate.optional().describe('the billing date (default: today, UTC)') });
+export const upcomingQuery = z.object({ date: isoDate.optional().describe("the billing date (default: today in the organisation's time zone); at most 366 days ahead") });
 
 export const upcomingSchema = z.object({
   contractId: z.string(),

@@ -132,7 +132,8 @@ function groupBy<T, K, V>(rows: readonly T[], keyOf: (row: T) => K, valueOf: (ro
   return groups;
 }
 
-const usageWindowKey = (window: UsageWindow) => `${window.meterId}|${window.from}|${window.to}`;
+/** A contract plan's window of a meter. */
+const usageKey = (usage: PendingUsage) => `${usage.contractPlanId}|${usage.window.from}|${usage.window.to}`;
 
 /** The earlier of two last days, null being open-ended. */
 const earliestEnd = (a: string | null, b: string | null) => (a === null ? b : b === null || a < b ? a : b);
@@ -330,21 +331,22 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
     const failing = new Map<string, AppError>();
     const customerOf = new Map(contracts.map((contract) => [contract.id, contract.customerId]));
     const meters = new Map((await createMeterRepository(trx).findMany(organisationId, [...new Set(pending.map((usage) => usage.window.meterId))])).map((meter) => [meter.id, meter]));
-    const windows = new Map<string, PendingUsage[]>();
+    // One aggregation per meter for the whole page: every window of every contract plan at once.
+    const byMeter = new Map<string, PendingUsage[]>();
     for (const usage of pending) {
       if (!meters.has(usage.window.meterId)) failing.set(usage.contractId, AppError.conflict(`the meter of plan item ${usage.window.planItemId} no longer exists`));
-      else push(windows, usageWindowKey(usage.window), usage);
+      else push(byMeter, usage.window.meterId, usage);
     }
-    for (const usages of windows.values()) {
-      const { window } = usages[0]!;
-      // Once per contract plan, however many of its items read this meter's window.
-      const members = [...new Map(usages.map((usage) => [usage.contractPlanId, usage.entityIds])).entries()].flatMap(([key, entityIds]) => entityIds.map((customerEntityId) => ({ customerEntityId, key })));
-      // The window's days in the organisation's time zone, so that a period and its usage cover the same instants.
-      const instants = { from: startOfDayIn(window.from, settings.timezone), to: startOfDayIn(addDays(window.to, 1), settings.timezone) };
-      const values = await createMeterRepository(trx).aggregateGroups(meters.get(window.meterId)!, instants, members);
+    for (const [meterId, usages] of byMeter) {
+      // Each window's days in the organisation's time zone, so that a period and its usage cover the same instants.
+      const instantsOf = (window: UsageWindow) => ({ from: startOfDayIn(window.from, settings.timezone), to: startOfDayIn(addDays(window.to, 1), settings.timezone) });
+      // A contract plan reads a window once, however many of its items rate it.
+      const groups = new Map(usages.map((usage) => [usageKey(usage), usage]));
+      const members = [...groups].flatMap(([key, usage]) => usage.entityIds.map((customerEntityId) => ({ customerEntityId, key, ...instantsOf(usage.window) })));
+      const values = await createMeterRepository(trx).aggregateGroups(meters.get(meterId)!, members);
       for (const usage of usages) {
         try {
-          usage.slots[usage.index] = rateUsage(usage.terms, usage.window, toDecimal(values.get(usage.contractPlanId) ?? 0), usage.ledger);
+          usage.slots[usage.index] = rateUsage(usage.terms, usage.window, toDecimal(values.get(usageKey(usage)) ?? 0), usage.ledger);
         } catch (error) {
           const failure = businessFailure(error);
           if (!failure) throw error;

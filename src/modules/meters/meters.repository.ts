@@ -84,9 +84,9 @@ export function createMeterRepository(db: Knex) {
       return createUsageRepository(db).aggregate(meter.organisation_id, meter.metric, { aggregation: meter.aggregation, uniqueField: meter.unique_field }, window, groupBy);
     },
 
-    /** The meter's aggregate over one window for each group of customer entities, by the group's key. */
-    async aggregateGroups(meter: MeterRow, window: { from: Date; to: Date }, members: Array<{ customerEntityId: string; key: string }>): Promise<Map<string, string | null>> {
-      return createUsageRepository(db).aggregateGroups(meter.organisation_id, meter.metric, { aggregation: meter.aggregation, uniqueField: meter.unique_field }, window, members);
+    /** The meter's aggregate for each group of customer entities, each over its own window, by the group's key. */
+    async aggregateGroups(meter: MeterRow, members: ReadonlyArray<{ customerEntityId: string; key: string; from: Date; to: Date }>): Promise<Map<string, string | null>> {
+      return createUsageRepository(db).aggregateGroups(meter.organisation_id, meter.metric, { aggregation: meter.aggregation, uniqueField: meter.unique_field }, members);
     },
   };
 }

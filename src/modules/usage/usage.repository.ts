@@ -345,27 +345,28 @@ export function createUsageRepository(db: Knex) {
     },
 
     /**
-     * The aggregate of a metric's events over one window for each group of customer entities (a customer's
-     * entities, named by `key`), in one statement: what `aggregate` gives each group alone. A group with no
-     * event is absent.
+     * The aggregate of a metric's events for each group, in one statement: a group is named by `key` and
+     * made of customer entities, each over its own window, so that every window of every contract plan of
+     * a page is read at once. What `aggregate` gives each group alone; a group with no event is absent.
      */
     async aggregateGroups(
       organisationId: string,
       metric: string,
       spec: AggregationSpec,
-      window: { from: Date; to: Date },
-      members: Array<{ customerEntityId: string; key: string }>,
+      members: ReadonlyArray<{ customerEntityId: string; key: string; from: Date; to: Date }>,
     ): Promise<Map<string, string | null>> {
       if (members.length === 0) return new Map();
       const rows = await db('usage_events')
         .join(
-          db.raw('unnest(?::text[], ?::text[]) as member(entity_id, group_key)', [members.map((member) => member.customerEntityId), members.map((member) => member.key)]),
-          'member.entity_id',
-          'usage_events.customer_entity_id',
+          db.raw('unnest(?::text[], ?::text[], ?::timestamptz[], ?::timestamptz[]) as member(entity_id, group_key, window_from, window_to)', [
+            members.map((member) => member.customerEntityId),
+            members.map((member) => member.key),
+            members.map((member) => member.from.toISOString()),
+            members.map((member) => member.to.toISOString()),
+          ]),
+          (join) => join.on('member.entity_id', 'usage_events.customer_entity_id').andOn('usage_events.timestamp', '>=', 'member.window_from').andOn('usage_events.timestamp', '<', 'member.window_to'),
         )
         .where({ organisation_id: organisationId, metric })
-        .where('timestamp', '>=', window.from)
-        .where('timestamp', '<', window.to)
         .groupBy('member.group_key')
         .select<Array<{ group_key: string; value: string | null }>>('member.group_key', db.raw('? as value', [aggregateExpression(db, spec)]));
       return new Map(rows.map((row) => [row.group_key, row.value]));

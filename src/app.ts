@@ -65,6 +65,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(
     buildRouter(routes, {
       accessTokens: deps.accessTokens,
+      sessionVersions: deps.services.sessionVersions,
       rateLimitPerMinute: deps.config.RATE_LIMIT_PER_MINUTE,
       rateLimitStore: deps.rateLimitStore?.('per-token'),
       idempotency: deps.services.idempotency,

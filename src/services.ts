@@ -6,7 +6,7 @@ import { createAppService } from './modules/apps/apps.service';
 import { createAttributeService } from './modules/attributes/attributes.service';
 import { createOrganisationAttributeService } from './modules/attributes/organisation-attributes.service';
 import type { AccessTokenIssuer } from './modules/auth/access-tokens';
-import { createAuthService } from './modules/auth/auth.service';
+import { createAuthService, createSessionVersions } from './modules/auth/auth.service';
 import { createBillingPlanService } from './modules/billing-plans/billing-plans.service';
 import { createCatalogService } from './modules/catalog/catalog.service';
 import { createCollectionsService } from './modules/collections/collections.service';
@@ -187,6 +187,7 @@ export function createApiServices(deps: ServiceDeps & { temporal: TemporalHandle
     webhooks,
     webhookDeliveries: createWebhookDeliveryControl({ ...workflowDeps, webhooks }),
     auth: createAuthService({ db: deps.db, accessTokens: deps.accessTokens, refreshTokenTtlDays: deps.refreshTokenTtlDays }),
+    sessionVersions: createSessionVersions(deps.db),
     health: createHealthService(workflowDeps),
     idempotency: createIdempotencyService(deps.db),
     // Read at every scrape of /metrics, each table through its own repository.

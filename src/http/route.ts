@@ -19,6 +19,8 @@ export interface AuthContext {
   subjectId: string;
   role: Role;
   tokenId: string;
+  /** The version of the app or user the token was issued for: a bumped or missing one ends the session. */
+  tokenVersion: number;
 }
 
 type Schema = z.ZodType;

@@ -6,7 +6,7 @@ import { JSON_TYPES, requireBodyType } from './body-guards';
 import { checkIdempotencyKey, idempotentRoute } from './idempotency';
 import { sendError, sendSuccess } from './envelope';
 import { zodToAppError } from './error-handler';
-import { roleAllows } from './permissions';
+import { roleAllows, type Role } from './permissions';
 import { acceptedAnswer, expressPath, isAccepted, type AuthContext, type Route } from './route';
 import type { AccessTokenIssuer } from '../modules/auth/access-tokens';
 import type { IdempotencyService } from '../modules/idempotency/idempotency.service';
@@ -20,8 +20,13 @@ declare module 'express-serve-static-core' {
 const UNAUTHORIZED = new AppError('unauthorized', 'Unauthorized', [{ code: ERROR_CODES.unauthorized, message: 'A valid bearer access token is required' }]);
 const FORBIDDEN = new AppError('forbidden', 'Forbidden');
 
+/** The current token version of a token's app or user; null once it is gone. */
+export type SessionVersions = (auth: { organisationId: string; subjectId: string; role: Role }) => Promise<number | null>;
+
 export interface RouterOptions {
   accessTokens: AccessTokenIssuer;
+  /** Ends a session at once when its app's secret is rotated or its app or user deleted. */
+  sessionVersions?: SessionVersions;
   rateLimitPerMinute: number;
   /** Where the answers of state-changing requests sent with an Idempotency-Key are kept. */
   idempotency: IdempotencyService;
@@ -34,11 +39,12 @@ export interface RouterOptions {
   validateResponses?: boolean;
 }
 
-function authenticate(accessTokens: AccessTokenIssuer): RequestHandler {
+function authenticate(accessTokens: AccessTokenIssuer, sessionVersions: SessionVersions | undefined): RequestHandler {
   return async (req, res, next) => {
     const header = req.headers.authorization ?? '';
     const match = /^Bearer\s+(\S+)$/i.exec(header);
-    const auth = match?.[1] ? await accessTokens.verify(match[1]) : null;
+    let auth = match?.[1] ? await accessTokens.verify(match[1]) : null;
+    if (auth && sessionVersions && (await sessionVersions(auth)) !== auth.tokenVersion) auth = null;
     if (!auth) {
       sendError(res, UNAUTHORIZED.status, UNAUTHORIZED.message, UNAUTHORIZED.items);
       return;
@@ -128,7 +134,7 @@ export function buildRouter(routes: readonly Route[], options: RouterOptions): R
     const key = `${route.method.toUpperCase()} ${route.path}`;
     if (seen.has(key)) throw new AppError('internal', `Route declared twice: ${key}`);
     seen.add(key);
-    const checks: RequestHandler[] = route.access.kind === 'public' ? [] : [authenticate(options.accessTokens), rateLimiter, authorize(route)];
+    const checks: RequestHandler[] = route.access.kind === 'public' ? [] : [authenticate(options.accessTokens, options.sessionVersions), rateLimiter, authorize(route)];
     const bodyType = route.body ? [requireBodyType(JSON_TYPES)] : [];
     // Every authenticated POST creates something or moves state: a retry with its Idempotency-Key is safe.
     const idempotent =

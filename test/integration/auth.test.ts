@@ -189,11 +189,17 @@ describe('system users and apps', () => {
     expect(rotated.body.data.clientKey).toBe(session.clientKey);
     await api.http().post('/auth/system-login').send({ clientKey: session.clientKey, clientSecret: session.clientSecret }).expect(401);
     await api.http().post('/auth/refresh').send({ refreshToken: session.systemRefreshToken }).expect(401);
-    await api
+    const fresh = await api
       .http()
       .post('/auth/system-login')
       .send({ clientKey: session.clientKey, clientSecret: rotated.body.data.clientSecret })
       .expect(200);
+    // The access token of the old secret ends too, within the second a token version is cached.
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    const old = await api.http().get('/customers').set(bearer(session.systemToken));
+    expect(old.status).toBe(401);
+    expect(old.body.errors[0]).toMatchObject({ message: 'A valid bearer access token is required' });
+    await api.http().get('/customers').set(bearer(fresh.body.data.accessToken)).expect(200);
   });
 
   it("when a system user rotates another app's credentials, then 403 and the other app's secret still works; an admin may", async () => {
@@ -207,9 +213,12 @@ describe('system users and apps', () => {
     await api.http().post('/auth/system-login').send({ clientKey, clientSecret }).expect(401);
   });
 
-  it('when an admin deletes an app, then its credentials no longer log in', async () => {
+  it('when an admin deletes an app, then its credentials no longer log in and its access tokens end at once', async () => {
     const session = await createTenant(api, 'delete-app');
+    await api.http().get('/customers').set(bearer(session.systemToken)).expect(200);
     await api.http().delete(`/apps/${session.appId}`).set(bearer(session.adminToken)).expect(200);
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    await api.http().get('/customers').set(bearer(session.systemToken)).expect(401);
     await api.http().post('/auth/system-login').send({ clientKey: session.clientKey, clientSecret: session.clientSecret }).expect(401);
     await api.http().get(`/apps/${session.appId}`).set(bearer(session.adminToken)).expect(404);
   });

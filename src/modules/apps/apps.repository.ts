@@ -140,6 +140,8 @@ export function createAppRepository(db: Knex) {
           .where({ organisation_id: organisationId, app_id: appId })
           .update({ secret_hash: secretHash, secret_rotated_at: trx.fn.now(), updated_at: trx.fn.now() })
           .returning('*');
+        // Its access tokens end too: they carry the version this bumps.
+        if (row) await trx('apps').where({ organisation_id: organisationId, id: appId }).increment('token_version', 1);
         await refreshTokens.revokeSubject(trx, organisationId, appId);
         return row;
       });

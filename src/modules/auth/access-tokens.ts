@@ -8,15 +8,15 @@ const ALGORITHM = 'HS256';
 const ROLES: readonly Role[] = ['Admin', 'SystemUser'];
 
 export interface AccessTokenIssuer {
-  issue(subject: { subjectId: string; organisationId: string; role: Role }): Promise<{ token: string; expiresIn: number }>;
+  issue(subject: { subjectId: string; organisationId: string; role: Role; version: number }): Promise<{ token: string; expiresIn: number }>;
   verify(token: string): Promise<AuthContext | null>;
 }
 
 export function createAccessTokens(secret: string, ttlSeconds: number): AccessTokenIssuer {
   const key = new TextEncoder().encode(secret);
   return {
-    async issue({ subjectId, organisationId, role }) {
-      const token = await new SignJWT({ org: organisationId, role })
+    async issue({ subjectId, organisationId, role, version }) {
+      const token = await new SignJWT({ org: organisationId, role, ver: version })
         .setProtectedHeader({ alg: ALGORITHM, typ: 'JWT' })
         .setSubject(subjectId)
         .setJti(randomUUID())
@@ -30,7 +30,9 @@ export function createAccessTokens(secret: string, ttlSeconds: number): AccessTo
         const { payload } = await jwtVerify(token, key, { algorithms: [ALGORITHM], requiredClaims: ['sub', 'exp', 'iat', 'jti'] });
         const role = payload.role as Role;
         if (typeof payload.org !== 'string' || !ROLES.includes(role) || !payload.sub || !payload.jti) return null;
-        return { organisationId: payload.org, subjectId: payload.sub, role, tokenId: payload.jti };
+        // A token issued before versions were carried is of version 0, the first.
+        const version = typeof payload.ver === 'number' && Number.isInteger(payload.ver) ? payload.ver : 0;
+        return { organisationId: payload.org, subjectId: payload.sub, role, tokenId: payload.jti, tokenVersion: version };
       } catch (error) {
         if (error instanceof joseErrors.JOSEError) return null;
         throw error;

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
+import type { SessionVersions } from '../../http/router';
 import { AppError } from '../../domain/errors';
 import type { Role } from '../../http/permissions';
 import type { AccessTokenIssuer } from './access-tokens';
@@ -16,6 +17,30 @@ export interface Session {
 
 const invalidCredentials = () => new AppError('unauthorized', 'Invalid credentials');
 const invalidRefreshToken = () => new AppError('unauthorized', 'Invalid refresh token');
+
+/** The current token version of an app or user; null once it is gone. */
+async function tokenVersionOf(db: Knex | Knex.Transaction, subject: { subjectId: string; organisationId: string; role: Role }): Promise<number | null> {
+  const row = await db(subject.role === 'Admin' ? 'users' : 'apps').where({ organisation_id: subject.organisationId, id: subject.subjectId }).first<{ token_version: number } | undefined>('token_version');
+  return row ? row.token_version : null;
+}
+
+/**
+ * Session versions as the router checks them on every request, each read kept for at most a second: a
+ * rotation or a deletion ends the sessions it concerns within that second, on every API process.
+ */
+export function createSessionVersions(db: Knex, ttlMs = 1_000): SessionVersions {
+  const cache = new Map<string, { version: number | null; until: number }>();
+  return async (auth) => {
+    const key = `${auth.role}\u0000${auth.subjectId}`;
+    const now = Date.now();
+    const cached = cache.get(key);
+    if (cached && cached.until > now) return cached.version;
+    const version = await tokenVersionOf(db, auth);
+    if (cache.size >= 10_000) cache.clear();
+    cache.set(key, { version, until: now + ttlMs });
+    return version;
+  };
+}
 
 export function createAuthService(deps: { db: Knex; accessTokens: AccessTokenIssuer; refreshTokenTtlDays: number }) {
   const refreshTokens = createRefreshTokenRepository(deps.db);
@@ -34,7 +59,8 @@ export function createAuthService(deps: { db: Knex; accessTokens: AccessTokenIss
       tokenHash: sha256(refreshToken),
       expiresAt: new Date(Date.now() + deps.refreshTokenTtlDays * 86_400_000),
     });
-    const { token, expiresIn } = await deps.accessTokens.issue(subject);
+    const version = (await tokenVersionOf(trx, subject)) ?? 0;
+    const { token, expiresIn } = await deps.accessTokens.issue({ ...subject, version });
     return { accessToken: token, refreshToken, expiresIn };
   }
 

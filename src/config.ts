@@ -44,6 +44,8 @@ const configSchema = z.object({
   REFRESH_TOKEN_TTL_DAYS: z.coerce.number().int().min(1).max(365).default(30),
   LOGIN_MAX_FAILURES: z.coerce.number().int().min(1).default(10),
   LOGIN_FAILURE_WINDOW_SECONDS: z.coerce.number().int().min(1).default(900),
+  // Failed logins from one address across every identifier, in the same window.
+  LOGIN_MAX_FAILURES_PER_ADDRESS: z.coerce.number().int().min(1).default(30),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(6000),
   // Questions to the chatbot a minute, per app or user.
   CHATBOT_MESSAGES_PER_MINUTE: z.coerce.number().int().min(1).default(30),

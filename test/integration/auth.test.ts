@@ -83,6 +83,20 @@ describe('admin login', () => {
       await limited.close();
     }
   });
+
+  it('when one address fails on many identifiers, then it is limited across them too', async () => {
+    const limited = await startTestApi({ LOGIN_MAX_FAILURES: '3', LOGIN_MAX_FAILURES_PER_ADDRESS: '4' });
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < 4; i += 1) statuses.push((await limited.http().post('/auth/login').send({ email: `nobody-${i}@example.com`, password: 'wrong' })).status);
+      // A fifth identifier, and a client key: the address has spent its failures on both login routes.
+      statuses.push((await limited.http().post('/auth/login').send({ email: 'nobody-4@example.com', password: 'wrong' })).status);
+      statuses.push((await limited.http().post('/auth/system-login').send({ clientKey: 'ck_nobody', clientSecret: 'wrong' })).status);
+      expect(statuses).toEqual([401, 401, 401, 401, 429, 429]);
+    } finally {
+      await limited.close();
+    }
+  });
 });
 
 describe('bearer tokens', () => {

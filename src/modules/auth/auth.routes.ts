@@ -1,4 +1,4 @@
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler } from 'express';
 import { ipKeyGenerator, rateLimit } from 'express-rate-limit';
 import { z } from 'zod';
 import { ERROR_CODES } from '../../domain/errors';
@@ -15,22 +15,20 @@ const sessionSchema = z.object({
 });
 
 /**
- * Failed logins are limited per client address and identifier; successful ones do not count, so a
+ * Failed logins are limited per client address and identifier, and per address across identifiers (so
+ * that one address cannot try a few passwords on every account); successful ones do not count, so a
  * legitimate integrator is never locked out by its own traffic.
  */
-function failedLoginLimiter(deps: AppDeps, identifierField: string): RequestHandler {
-  const store = deps.rateLimitStore?.(`failed-login-${identifierField}`);
+function failedLoginLimiter(deps: AppDeps, name: string, limit: number, keyOf: (req: Request) => string): RequestHandler {
+  const store = deps.rateLimitStore?.(`failed-login-${name}`);
   return rateLimit({
     ...(store ? { store } : {}),
     windowMs: deps.config.LOGIN_FAILURE_WINDOW_SECONDS * 1000,
-    limit: deps.config.LOGIN_MAX_FAILURES,
+    limit,
     skipSuccessfulRequests: true,
     standardHeaders: 'draft-7',
     legacyHeaders: false,
-    keyGenerator: (req) => {
-      const identifier = String((req.body as Record<string, unknown> | undefined)?.[identifierField] ?? '').toLowerCase();
-      return `${ipKeyGenerator(req.ip ?? '')}|${identifier}`;
-    },
+    keyGenerator: keyOf,
     handler: (_req, res) =>
       sendError(res, 429, 'Too many failed logins', [
         { code: ERROR_CODES.rate_limited, message: 'Too many failed attempts; retry after the time in Retry-After' },
@@ -38,10 +36,20 @@ function failedLoginLimiter(deps: AppDeps, identifierField: string): RequestHand
   });
 }
 
+const addressOf = (req: Request) => ipKeyGenerator(req.ip ?? '');
+
+const perIdentifier = (deps: AppDeps, identifierField: string) =>
+  failedLoginLimiter(deps, identifierField, deps.config.LOGIN_MAX_FAILURES, (req) => {
+    const identifier = String((req.body as Record<string, unknown> | undefined)?.[identifierField] ?? '').toLowerCase();
+    return `${addressOf(req)}|${identifier}`;
+  });
+
 export function authRoutes(deps: AppDeps): Route[] {
   const { auth } = deps.services;
 
-  const login = { errors: { 401: 'Invalid credentials', 429: 'Too many failed logins from this address for this identifier; see Retry-After' } };
+  // One counter per address for both login routes.
+  const perAddress = failedLoginLimiter(deps, 'address', deps.config.LOGIN_MAX_FAILURES_PER_ADDRESS, addressOf);
+  const login = { errors: { 401: 'Invalid credentials', 429: 'Too many failed logins from this address, for this identifier or in all; see Retry-After' } };
   return [
     documented(
       defineRoute({
@@ -50,7 +58,7 @@ export function authRoutes(deps: AppDeps): Route[] {
         summary: 'Admin login with e-mail and password',
         tag: 'Auth',
         access: publicAccess,
-        before: [failedLoginLimiter(deps, 'email')],
+        before: [perAddress, perIdentifier(deps, 'email')],
         body: z.object({ email: z.email().max(320), password: reference(1024) }),
         response: sessionSchema,
         handler: async ({ body }) => auth.login(body.email, body.password),
@@ -64,7 +72,7 @@ export function authRoutes(deps: AppDeps): Route[] {
         summary: 'Trade a clientKey and clientSecret for an access token and a refresh token',
         tag: 'Auth',
         access: publicAccess,
-        before: [failedLoginLimiter(deps, 'clientKey')],
+        before: [perAddress, perIdentifier(deps, 'clientKey')],
         body: z.object({ clientKey: reference(255), clientSecret: reference(255) }),
         response: sessionSchema,
         handler: async ({ body }) => auth.systemLogin(body.clientKey, body.clientSecret),

@@ -47,6 +47,9 @@ function valueProblem(type: FieldType, value: unknown): string | undefined {
   }
 }
 
+/** A field of the object by name: only its own, never one inherited from Object (`__proto__`, `constructor`). */
+const ownField = (fields: Record<string, FieldSpec>, name: string): FieldSpec | undefined => (Object.hasOwn(fields, name) ? fields[name] : undefined);
+
 export function compileFilter(
   fields: Record<string, FieldSpec>,
   filter: Array<{ field: string; op: string; value?: unknown }>,
@@ -55,7 +58,7 @@ export function compileFilter(
   const problems: QueryProblem[] = [];
   filter.forEach((item, i) => {
     const path = `body.filter.${i}`;
-    const field = fields[item.field];
+    const field = ownField(fields, item.field);
     if (!field) return void problems.push({ path: `${path}.field`, message: `unknown field; one of ${Object.keys(fields).join(', ')}` });
     if (!(OPERATORS as readonly string[]).includes(item.op)) return void problems.push({ path: `${path}.op`, message: `one of ${OPERATORS.join(', ')}` });
     const op = item.op as Operator;
@@ -86,7 +89,7 @@ export function compileSort(
 ): { order: Array<{ column: string; order: 'asc' | 'desc' }>; problems: QueryProblem[] } {
   const problems: QueryProblem[] = [];
   const order = sort.flatMap((item, i) => {
-    const field = fields[item.field];
+    const field = ownField(fields, item.field);
     if (!field) {
       problems.push({ path: `body.sort.${i}.field`, message: 'unknown field' });
       return [];

@@ -64,6 +64,20 @@ describe('objects', () => {
     expect(op.status).toBe(400);
   });
 
+  it('when a query or an export names __proto__ or constructor, then 400 with the path, never a server error', async () => {
+    for (const field of ['__proto__', 'constructor']) {
+      const query = await api.http().post('/objects/query').set(system()).send({ object: 'invoices', filter: [{ field, op: 'eq', value: 'x' }] });
+      expect(query.status).toBe(400);
+      expect(query.body.errors[0]).toMatchObject({ code: 1001, path: 'body.filter.0.field' });
+      const sorted = await api.http().post('/objects/query').set(system()).send({ object: 'invoices', sort: [{ field }] });
+      expect(sorted.status).toBe(400);
+      expect(sorted.body.errors[0]).toMatchObject({ path: 'body.sort.0.field' });
+      const exported = await api.http().post('/objects/export').set(system()).send({ object: 'invoices', filter: [{ field, op: 'eq', value: 'x' }] });
+      expect(exported.status).toBe(400);
+      expect(exported.body.errors[0]).toMatchObject({ path: 'body.filter.0.field' });
+    }
+  });
+
   it('when 100,000 rows are exported, then the job shows progress while it runs and the CSV holds every row', async () => {
     const { entityId } = await createCustomerEntity(api, tenant);
     await api.db.raw(

@@ -45,6 +45,12 @@ describe('object query language', () => {
     ]);
   });
 
+  it('when a filter or a sort names a property every object inherits, then it is an unknown field, never a column', () => {
+    const names = ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf'];
+    expect(compileFilter(fields, names.map((field) => ({ field, op: 'eq', value: 'x' }))).problems.map((p) => p.path)).toEqual(names.map((_, i) => `body.filter.${i}.field`));
+    expect(compileSort(fields, names.map((field) => ({ field }))).problems.map((p) => p.path)).toEqual(names.map((_, i) => `body.sort.${i}.field`));
+  });
+
   it('when a value carries SQL, then it stays a value (only whitelisted columns ever reach the query)', () => {
     const { conditions } = compileFilter(fields, [{ field: 'name', op: 'eq', value: "x'; DROP TABLE customers; --" }]);
     expect(conditions).toEqual([{ column: 'name', op: 'eq', value: "x'; DROP TABLE customers; --" }]);

@@ -161,11 +161,13 @@ describe('the model engine', () => {
     expect(JSON.stringify(model.requests)).not.toContain('Hooli');
   });
 
-  it('when the model server refuses the call (an unknown model), then the question answers 409 with its reason, at once', async () => {
+  it('when the model server refuses the call (an unknown model), then the question answers 409 with our own words and its status, at once', async () => {
     model.play(() => ({ status: 404 }));
     const res = await ask('How much does Acme owe?');
     expect(res.status).toBe(409);
-    expect(JSON.stringify(res.body)).toContain('the language model refused the question (404)');
+    expect(res.body.errors[0].message).toBe('the language model refused the question (status 404)');
+    // The model server's own text stays with the deployment.
+    expect(JSON.stringify(res.body)).not.toContain('pulling');
     expect(model.requests).toHaveLength(1);
   });
 

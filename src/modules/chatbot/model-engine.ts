@@ -92,8 +92,10 @@ export async function callModel(settings: ModelSettings, past: readonly PastTurn
   try {
     result = await ask();
   } catch (error) {
-    if (APICallError.isInstance(error) && !error.isRetryable) throw AppError.conflict(`the language model refused the question (${error.statusCode ?? 'no status'}): ${error.message}`);
-    throw AppError.unavailable(`the language model did not answer: ${error instanceof Error ? error.message : String(error)}`);
+    // Our own words and the status only: the model server's text is not the caller's to read (it may name
+    // models, hosts or keys of the deployment).
+    if (APICallError.isInstance(error) && !error.isRetryable) throw AppError.conflict(`the language model refused the question (status ${error.statusCode ?? 'unknown'})`);
+    throw AppError.unavailable(`the language model did not answer${APICallError.isInstance(error) && error.statusCode ? ` (status ${error.statusCode})` : ''}`);
   }
   if (result.toolCalls.length > 0) {
     // Known tools or not, the server runs or refuses each call itself. Arguments that are not an object

@@ -40,6 +40,13 @@ const configSchema = z.object({
   SMTP_URL: z.string().url().optional(),
   MAIL_FROM: z.string().default('billing@localhost'),
   JWT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+  // Seals secrets at rest (AES-256-GCM); the previous keys, comma-separated, still open what they sealed.
+  SECRETS_KEY: z.string().min(32, 'must be at least 32 characters').optional(),
+  SECRETS_KEYS_PREVIOUS: z
+    .string()
+    .optional()
+    .transform((value) => (value ? value.split(',').map((key) => key.trim()).filter(Boolean) : []))
+    .refine((keys) => keys.every((key) => key.length >= 32), 'each key must be at least 32 characters'),
   ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().min(60).max(3600).default(900),
   REFRESH_TOKEN_TTL_DAYS: z.coerce.number().int().min(1).max(365).default(30),
   LOGIN_MAX_FAILURES: z.coerce.number().int().min(1).default(10),

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { Config } from './config';
+import { requireSetting, type Config } from './config';
 import { createMailer, type Mailer } from './mail/mailer';
 import { createAddressService } from './modules/addresses/addresses.service';
 import { createAppService } from './modules/apps/apps.service';
@@ -59,6 +59,7 @@ import { createUsageService } from './modules/usage/usage.service';
 import { createApiMetrics } from './observability/metrics';
 import type { FileStorage } from './storage/file-storage';
 import { storagesFrom } from './storage/storage-from-config';
+import { createSecretBox, type SecretBox } from './security/secret-box';
 import type { TemporalHandle, WorkflowServiceDeps } from './temporal/client';
 
 /** What every service is built from. */
@@ -75,6 +76,8 @@ export interface ServiceDeps {
   invoiceRunPaging: InvoiceRunPaging;
   /** Where webhooks may be sent. */
   webhookPolicy: DestinationPolicy;
+  /** Seals the secrets kept in Postgres. */
+  secrets: SecretBox;
   /** The chatbot's language model, when one is configured: the model engine answers then. */
   chatbotModel?: ModelSettings;
 }
@@ -90,6 +93,7 @@ export function serviceDepsFrom(config: Config, db: Knex): ServiceDeps {
     refreshTokenTtlDays: config.REFRESH_TOKEN_TTL_DAYS,
     invoiceRunPaging: { pageSize: config.INVOICE_RUN_PAGE_SIZE, pagesInFlight: config.INVOICE_RUN_PAGES_IN_FLIGHT },
     webhookPolicy: destinationPolicy(config),
+    secrets: createSecretBox(requireSetting(config, 'SECRETS_KEY'), config.SECRETS_KEYS_PREVIOUS),
     ...(config.CHATBOT_LLM_BASE_URL && config.CHATBOT_LLM_MODEL
       ? { chatbotModel: { baseUrl: config.CHATBOT_LLM_BASE_URL, model: config.CHATBOT_LLM_MODEL, ...(config.CHATBOT_LLM_API_KEY ? { apiKey: config.CHATBOT_LLM_API_KEY } : {}) } }
       : {}),
@@ -140,7 +144,7 @@ export function createServices(deps: ServiceDeps) {
     attributes,
     catalog: createCatalogService(db, attributes),
     apps: createAppService(db),
-    webhooks: createWebhookService({ db, policy: deps.webhookPolicy }),
+    webhooks: createWebhookService({ db, policy: deps.webhookPolicy, secrets: deps.secrets }),
     emailTemplates: createEmailTemplateService(db),
     invoiceTemplates: createInvoiceTemplateService(db),
     emails: createEmailService(deps),
@@ -172,6 +176,7 @@ export function createApiServices(deps: ServiceDeps & { temporal: TemporalHandle
   const webhooks = createWebhookService({
     db: deps.db,
     policy: deps.webhookPolicy,
+    secrets: deps.secrets,
     resolveObject: (organisationId, eventType, objectId) => {
       if (eventType.startsWith('invoice_run.')) return apiServices.invoiceRunControl.view(organisationId, objectId);
       if (eventType.startsWith('invoice.')) return apiServices.invoices.get(organisationId, objectId);
@@ -189,7 +194,7 @@ export function createApiServices(deps: ServiceDeps & { temporal: TemporalHandle
     auth: createAuthService({ db: deps.db, accessTokens: deps.accessTokens, refreshTokenTtlDays: deps.refreshTokenTtlDays }),
     sessionVersions: createSessionVersions(deps.db),
     health: createHealthService(workflowDeps),
-    idempotency: createIdempotencyService(deps.db),
+    idempotency: createIdempotencyService(deps.db, deps.secrets),
     // Read at every scrape of /metrics, each table through its own repository.
     metrics: createApiMetrics({
       db: deps.db,

@@ -21,9 +21,12 @@ export interface LaptopProcess {
   kill?: () => void;
 }
 
-/** Generated on first start and kept (mode 0600) so that tokens survive restarts. */
-export function laptopJwtSecret(config: Config): string {
-  const file = path.resolve(config.DATA_DIR, 'jwt-secret');
+/**
+ * A key generated on first start into the data directory and kept (mode 0600), so that tokens and sealed
+ * secrets survive restarts: `jwt-secret` for JWT_SECRET, `secrets-key` for SECRETS_KEY.
+ */
+export function laptopSecret(config: Config, name: 'jwt-secret' | 'secrets-key', setting: 'JWT_SECRET' | 'SECRETS_KEY'): string {
+  const file = path.resolve(config.DATA_DIR, name);
   fs.mkdirSync(path.dirname(file), { recursive: true });
   try {
     fs.writeFileSync(file, randomBytes(48).toString('base64url'), { mode: 0o600, flag: 'wx' });
@@ -32,7 +35,7 @@ export function laptopJwtSecret(config: Config): string {
   }
   const secret = fs.readFileSync(file, 'utf8').trim();
   if (secret.length < 32) {
-    throw new ConfigError(`Invalid configuration:\n  JWT_SECRET: unset, and ${file} holds fewer than 32 characters (delete it to get a new one)`);
+    throw new ConfigError(`Invalid configuration:\n  ${setting}: unset, and ${file} holds fewer than 32 characters (delete it to get a new one)`);
   }
   return secret;
 }

@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import { loadConfig, requireSetting, type Config } from '../config';
 import { createDb, migrateLatest } from '../db/knex';
 import { createLogger } from '../logger';
-import { laptopJwtSecret, laptopTemporalBinary, startEmbeddedPostgres, startLaptopTemporal, type LaptopProcess } from './laptop';
+import { laptopSecret, laptopTemporalBinary, startEmbeddedPostgres, startLaptopTemporal, type LaptopProcess } from './laptop';
 import { runMain, startApi, startWorker } from './runtime';
 
 /**
@@ -129,7 +129,11 @@ async function startEverything(config: Config, logger: Logger, supervisor: Super
 
 runMain(async () => {
   const fromEnvironment = loadConfig();
-  const config: Config = { ...fromEnvironment, JWT_SECRET: fromEnvironment.JWT_SECRET ?? laptopJwtSecret(fromEnvironment) };
+  const config: Config = {
+    ...fromEnvironment,
+    JWT_SECRET: fromEnvironment.JWT_SECRET ?? laptopSecret(fromEnvironment, 'jwt-secret', 'JWT_SECRET'),
+    SECRETS_KEY: fromEnvironment.SECRETS_KEY ?? laptopSecret(fromEnvironment, 'secrets-key', 'SECRETS_KEY'),
+  };
   const logger = createLogger(config);
   // The Temporal runtime would shut the worker down by itself on SIGINT/SIGTERM; here the worker must stop
   // after the API and before the Temporal server, so the supervisor does it.

@@ -6,6 +6,7 @@ import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import { createActivities } from '../../activities';
 import type { Config } from '../config';
+import { createIdempotencyService } from '../modules/idempotency/idempotency.service';
 import { createServices, serviceDepsFrom } from '../services';
 import { resolveContractPlan } from '../modules/contracts/contract-plans.repository';
 import { createChatbotAnswerService } from '../modules/chatbot/chatbot-answers.service';
@@ -52,6 +53,9 @@ export async function createWorker(
   await ensureSearchAttributes(connection as unknown as Pick<Connection, 'operatorService'>, deps.config.TEMPORAL_NAMESPACE);
   const serviceDeps = serviceDepsFrom(deps.config, deps.db);
   const services = createServices(serviceDeps);
+  // Secrets an older version kept in the clear are sealed before the worker takes any work.
+  await services.webhooks.sealPlainSecrets();
+  await createIdempotencyService(deps.db, serviceDeps.secrets).sealPlainAnswers();
   const workflowDeps = { db: deps.db, temporal };
   const invoices = createInvoiceService(workflowDeps, resolveContractPlan);
   const worker = await Worker.create({

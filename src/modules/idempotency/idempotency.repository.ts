@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { SecretBox } from '../../security/secret-box';
 
 export interface IdempotencyRow {
   organisation_id: string;
@@ -21,7 +22,12 @@ export interface KeyRef {
 
 const where = (ref: KeyRef) => ({ organisation_id: ref.organisationId, route: ref.route, key: ref.key });
 
-export function createIdempotencyRepository(db: Knex) {
+/**
+ * Keys and the answers they replay. An answer is kept sealed (it may carry a secret shown once, such as a
+ * new client secret or a webhook signing secret), so that a replay can give it back and Postgres never
+ * holds it in the clear.
+ */
+export function createIdempotencyRepository(db: Knex, secrets: SecretBox) {
   return {
     /**
      * Takes the key for one run, in one statement: a new key; the same request again after an answer that
@@ -49,7 +55,8 @@ export function createIdempotencyRepository(db: Knex) {
     },
 
     async find(ref: KeyRef): Promise<IdempotencyRow | undefined> {
-      return db<IdempotencyRow>('idempotency_keys').where(where(ref)).first();
+      const row = await db<IdempotencyRow>('idempotency_keys').where(where(ref)).first();
+      return row && secrets.isSealed(row.response_body) ? { ...row, response_body: JSON.parse(secrets.open(row.response_body)) } : row;
     },
 
     /** Records the answer of the run holding the key; `final` answers are replayed, others let a retry run again. */
@@ -59,10 +66,24 @@ export function createIdempotencyRepository(db: Knex) {
         .update({
           state: answer.final ? 'done' : 'retryable',
           response_status: answer.final ? answer.status : null,
-          response_body: answer.final ? JSON.stringify(answer.body) : null,
+          response_body: answer.final ? JSON.stringify(secrets.seal(JSON.stringify(answer.body))) : null,
           locked_until: null,
           updated_at: db.fn.now(),
         });
+    },
+
+    /** Answers an older version kept in the clear, sealed: run once as a worker starts. */
+    async sealPlainAnswers(): Promise<number> {
+      const rows = await db('idempotency_keys')
+        .whereNotNull('response_body')
+        .whereRaw("jsonb_typeof(response_body) <> 'string'")
+        .select<Array<{ organisation_id: string; route: string; key: string; response_body: unknown }>>('organisation_id', 'route', 'key', 'response_body');
+      for (const row of rows) {
+        await db('idempotency_keys')
+          .where({ organisation_id: row.organisation_id, route: row.route, key: row.key })
+          .update({ response_body: JSON.stringify(secrets.seal(JSON.stringify(row.response_body))) });
+      }
+      return rows.length;
     },
 
     /** Keys older than the retention are never replayed; deleting them keeps the table small. */

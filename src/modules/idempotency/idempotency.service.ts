@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { SecretBox } from '../../security/secret-box';
 import { AppError } from '../../domain/errors';
 import { createIdempotencyRepository, type KeyRef } from './idempotency.repository';
 
@@ -28,8 +29,8 @@ export function isFinalAnswer(status: number): boolean {
   return status < 500 && status !== 202;
 }
 
-export function createIdempotencyService(db: Knex) {
-  const keys = createIdempotencyRepository(db);
+export function createIdempotencyService(db: Knex, secrets: SecretBox) {
+  const keys = createIdempotencyRepository(db, secrets);
   let lastPrune = 0;
 
   function pruneNowAndThen(): void {
@@ -95,6 +96,11 @@ export function createIdempotencyService(db: Knex) {
         throw AppError.conflict('A request with this Idempotency-Key is still in progress; retry after it answers');
       }
       throw AppError.conflict('A request with this Idempotency-Key is still in progress; retry after it answers');
+    },
+
+    /** Answers an older version kept in the clear, sealed: run once as a worker starts. */
+    async sealPlainAnswers(): Promise<number> {
+      return keys.sealPlainAnswers();
     },
 
     /** Records a run's answer; one that cannot be recorded now (Postgres away) is recorded as soon as it can be. */

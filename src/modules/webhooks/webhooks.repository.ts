@@ -149,6 +149,22 @@ export function createWebhookRepository(db: Knex) {
       return (await endpoints(organisationId).where({ id }).delete()) > 0;
     },
 
+    /** Signing secrets an older version kept in the clear, sealed now (`seal` maps a plain secret to its sealed form). */
+    async sealPlainSecrets(seal: (plain: string) => string, isSealed: (value: string) => boolean): Promise<number> {
+      const rows = await db<EndpointRow>('webhook_endpoints').select('id', 'secret', 'previous_secret');
+      let sealed = 0;
+      for (const row of rows) {
+        const changes = {
+          ...(isSealed(row.secret) ? {} : { secret: seal(row.secret) }),
+          ...(row.previous_secret === null || isSealed(row.previous_secret) ? {} : { previous_secret: seal(row.previous_secret) }),
+        };
+        if (Object.keys(changes).length === 0) continue;
+        await db('webhook_endpoints').where({ id: row.id }).update(changes);
+        sealed += 1;
+      }
+      return sealed;
+    },
+
     /** A new secret; the one it replaces keeps signing until `previousExpiresAt`. */
     async rotateSecret(organisationId: string, id: string, secret: string, previousExpiresAt: Date): Promise<EndpointRow | undefined> {
       const [row] = await endpoints(organisationId)

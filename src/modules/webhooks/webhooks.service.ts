@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
+import type { SecretBox } from '../../security/secret-box';
 import { Webhook } from 'standardwebhooks';
 import { AppError, orNotFound } from '../../domain/errors';
 import type { Page, PageQuery } from '../../http/paging';
@@ -73,7 +74,7 @@ export type ObjectResolver = (organisationId: string, eventType: WebhookEventTyp
  * Outbound webhooks: endpoints and their secrets, the events of the outbox turned into one delivery per
  * subscribed endpoint, and each delivery's attempts, signed per the Standard Webhooks specification.
  */
-export function createWebhookService(deps: { db: Knex; policy: DestinationPolicy; resolveObject?: ObjectResolver }) {
+export function createWebhookService(deps: { db: Knex; policy: DestinationPolicy; secrets: SecretBox; resolveObject?: ObjectResolver }) {
   const { db, policy } = deps;
   const repository = createWebhookRepository(db);
 
@@ -84,15 +85,16 @@ export function createWebhookService(deps: { db: Knex; policy: DestinationPolicy
 
   /** The signatures of a message: the current secret's, and the previous one's while it still signs. */
   function signatures(endpoint: EndpointRow, id: string, at: Date, body: string): string {
-    const secrets = [endpoint.secret, ...(endpoint.previous_secret && endpoint.previous_secret_expires_at && endpoint.previous_secret_expires_at > at ? [endpoint.previous_secret] : [])];
-    return secrets.map((secret) => new Webhook(secret).sign(id, at, body)).join(' ');
+    // Kept sealed in Postgres: opened for the signature only.
+    const signing = [endpoint.secret, ...(endpoint.previous_secret && endpoint.previous_secret_expires_at && endpoint.previous_secret_expires_at > at ? [endpoint.previous_secret] : [])];
+    return signing.map((secret) => new Webhook(deps.secrets.open(secret)).sign(id, at, body)).join(' ');
   }
 
   return {
     async createEndpoint(organisationId: string, body: { url: string; description?: string; eventTypes: string[]; enabled: boolean }) {
       checkUrl(body.url);
       const secret = newSecret();
-      const row = await repository.createEndpoint(organisationId, { ...body, secret });
+      const row = await repository.createEndpoint(organisationId, { ...body, secret: deps.secrets.seal(secret) });
       return { ...toEndpoint(row), secret };
     },
 
@@ -115,10 +117,15 @@ export function createWebhookService(deps: { db: Knex; policy: DestinationPolicy
       return { id, deleted: true };
     },
 
+    /** Signing secrets an older version kept in the clear, sealed: run once as a worker starts. */
+    async sealPlainSecrets(): Promise<number> {
+      return repository.sealPlainSecrets(deps.secrets.seal, deps.secrets.isSealed);
+    },
+
     /** A new secret, shown once; the previous one keeps signing for 24 hours, so receivers can switch over. */
     async rotateSecret(organisationId: string, id: string) {
       const secret = newSecret();
-      const row = orNotFound(await repository.rotateSecret(organisationId, id, secret, new Date(Date.now() + SECRET_OVERLAP_MS)), 'Webhook endpoint');
+      const row = orNotFound(await repository.rotateSecret(organisationId, id, deps.secrets.seal(secret), new Date(Date.now() + SECRET_OVERLAP_MS)), 'Webhook endpoint');
       return { ...toEndpoint(row), secret };
     },
 

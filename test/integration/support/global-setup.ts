@@ -28,6 +28,7 @@ export default async function globalSetup(): Promise<void> {
   const env: Record<string, string> = {
     DATABASE_URL: databaseUrl.toString(),
     JWT_SECRET: 'integration-tests-secret-0123456789abcdef',
+    SECRETS_KEY: 'integration-tests-secrets-key-0123456789abcdef',
     LOG_LEVEL: 'warn',
     NODE_ENV: 'test',
     TEMPORAL_TASK_QUEUE: 'billing-it',

@@ -47,12 +47,19 @@ export default tseslint.config(
   },
   {
     // One rating engine: only it (and the periods it builds on) prices a plan item.
+    // Templates render within their budget: only the render thread (src/mail/render-worker.js) loads Handlebars.
     files: ['**/*.ts'],
     ignores: ['src/domain/rating.ts', 'src/domain/billing-periods.ts', 'src/domain/pricing.ts', 'test/**'],
     rules: {
       'no-restricted-imports': [
         'error',
         {
+          paths: [
+            {
+              name: 'handlebars',
+              message: 'Templates render in a render thread, within their budget: use the TemplateRenderer of src/mail/templating.ts.',
+            },
+          ],
           patterns: [
             {
               group: ['**/domain/pricing', './pricing'],

@@ -4,6 +4,7 @@
  * the workflow code once, so that the compiled worker does not bundle at every start.
  *
  *   dist/src/main/*.js          entry points: api, worker, migrate, bootstrap
+ *   dist/src/mail/render-worker.js   the template render thread, copied as it is
  *   dist/{activities,workflows,migrations}/
  *   dist/workflow-bundle.js     the workflow bundle the compiled worker loads (src/temporal/worker.ts)
  */
@@ -22,10 +23,14 @@ function compile(): void {
   if (result.status !== 0) throw new Error(`tsc -p tsconfig.build.json failed (${result.status ?? result.signal})`);
 }
 
-/** Files the compiler does not emit but that belong beside what it does. */
+/**
+ * Files the compiler does not emit but that belong beside what it does: the ISO 3166 licence, and the
+ * template render thread, plain JavaScript that src/mail/templating.ts starts from its own directory.
+ */
 function copyAssets(): void {
-  const licence = 'src/modules/geography/data/LICENSE-iso-3166';
-  fs.copyFileSync(path.join(ROOT, licence), path.join(DIST, licence));
+  for (const asset of ['src/modules/geography/data/LICENSE-iso-3166', 'src/mail/render-worker.js']) {
+    fs.copyFileSync(path.join(ROOT, asset), path.join(DIST, asset));
+  }
 }
 
 async function bundleWorkflows(): Promise<void> {

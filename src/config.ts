@@ -62,6 +62,13 @@ const configSchema = z.object({
   CHATBOT_LLM_API_KEY: z.string().min(1).optional(),
   UPLOAD_LIMIT_BYTES: z.coerce.number().int().min(1024).default(10 * 1024 * 1024),
   BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(5 * 1024 * 1024),
+  // The budget of one e-mail template render (POST /emails, a template saved, invoice mail, reminders), run in a
+  // worker thread: the time it may take, the bytes of its parts together, its thread's heap, and render threads
+  // at most per process. Past a limit it answers 422 (in an activity: a non-retryable failure).
+  TEMPLATE_RENDER_TIMEOUT_MS: z.coerce.number().int().min(10).max(60_000).default(500),
+  TEMPLATE_OUTPUT_LIMIT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
+  TEMPLATE_RENDER_MEMORY_MB: z.coerce.number().int().min(16).max(4096).default(64),
+  TEMPLATE_RENDER_THREADS: z.coerce.number().int().min(1).max(64).default(2),
   // Deepest nesting of arrays and objects a JSON body may have.
   JSON_MAX_DEPTH: z.coerce.number().int().min(4).max(1000).default(32),
   // Whether X-Forwarded-For names the client: off unless a proxy you run sits in front.

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { requireSetting, type Config } from './config';
 import { createMailer, type Mailer } from './mail/mailer';
+import { createTemplateRenderer, templateBudgetFrom, type TemplateRenderer } from './mail/templating';
 import { createAddressService } from './modules/addresses/addresses.service';
 import { createAppService } from './modules/apps/apps.service';
 import { createAttributeService } from './modules/attributes/attributes.service';
@@ -66,6 +67,8 @@ import type { TemporalHandle, WorkflowServiceDeps } from './temporal/client';
 export interface ServiceDeps {
   db: Knex;
   mailer: Mailer;
+  /** Renders e-mail templates in worker threads, within the configured budget. */
+  templates: TemplateRenderer;
   /** Uploaded invoice documents. */
   storage: FileStorage;
   /** Export CSVs: written by the worker, downloaded through the API. */
@@ -88,6 +91,7 @@ export function serviceDepsFrom(config: Config, db: Knex): ServiceDeps {
   return {
     db,
     mailer: createMailer({ smtpUrl: config.SMTP_URL, from: config.MAIL_FROM, dataDir: config.DATA_DIR }),
+    templates: createTemplateRenderer(templateBudgetFrom(config)),
     storage: storages['invoice-files'],
     exports: storages.exports,
     refreshTokenTtlDays: config.REFRESH_TOKEN_TTL_DAYS,
@@ -145,7 +149,7 @@ export function createServices(deps: ServiceDeps) {
     catalog: createCatalogService(db, attributes),
     apps: createAppService(db),
     webhooks: createWebhookService({ db, policy: deps.webhookPolicy, secrets: deps.secrets }),
-    emailTemplates: createEmailTemplateService(db),
+    emailTemplates: createEmailTemplateService(db, deps.templates),
     invoiceTemplates: createInvoiceTemplateService(db),
     emails: createEmailService(deps),
   };

@@ -21,6 +21,8 @@ export const ERROR_KINDS = {
   forbidden: { status: 403, code: 1008, retryable: false },
   unsupported_media_type: { status: 415, code: 1009, retryable: false },
   method_not_allowed: { status: 405, code: 1010, retryable: false },
+  // Well-formed input that cannot be processed within the service's limits: a template over its render budget.
+  unprocessable: { status: 422, code: 1011, retryable: false },
 } as const satisfies Record<string, { status: number; code: number; retryable: boolean }>;
 
 export type ErrorKind = keyof typeof ERROR_KINDS;

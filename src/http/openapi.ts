@@ -121,6 +121,7 @@ const ERROR_STATUSES = {
   409: 'Conflicts with the current state: an illegal transition, a duplicate, an idempotency key reused with another body',
   413: 'Body over the size limit',
   415: 'Body sent with a Content-Type the operation does not take',
+  422: 'A template over its render budget: past the time, output or memory limit (the errors name the limit)',
   429: 'Rate limited; see Retry-After',
   500: 'A fault of the server; the X-Request-Id header finds it in the logs',
   503: 'A dependency (Postgres, Temporal) does not answer; retry later',
@@ -141,6 +142,9 @@ export interface RouteDocumentation {
 }
 
 const documentation = new WeakMap<Route, RouteDocumentation>();
+
+/** The routes that render an e-mail template (theirs or the organisation's): they may answer 422. */
+export const RENDERS_TEMPLATES: RouteDocumentation = { errors: { 422: ERROR_STATUSES[422] } };
 
 /** Adds to the document what a route's definition cannot say; returns the route. */
 export function documented(route: Route, extra: RouteDocumentation): Route {

@@ -46,6 +46,28 @@ describe('the production build', () => {
     expect({ status: build.status, stderr: build.stderr.slice(-2000) }).toMatchObject({ status: 0 });
     expect(fs.statSync(path.join(ROOT, 'dist/workflow-bundle.js')).size).toBeGreaterThan(100_000);
 
+    // The template render thread ships beside the compiled renderer and runs there under its budget.
+    const rendering = spawnSync(
+      process.execPath,
+      [
+        '-e',
+        `const { createTemplateRenderer } = require('./dist/src/mail/templating.js');
+         const renderer = createTemplateRenderer({ timeoutMs: 300, outputLimitBytes: 1048576, memoryLimitMb: 64, threads: 1 });
+         (async () => {
+           const normal = await renderer.render({ subject: 'Hi {{name}}', html: '<p>{{name}}</p>', text: null }, { name: 'A & B' });
+           const over = await renderer.render({ subject: 's', html: '{{#each a}}{{#each @root.a}}{{/each}}{{/each}}', text: null }, { a: new Array(20000).fill(0) }).catch((error) => error.items);
+           process.stdout.write(JSON.stringify({ normal, over }));
+           await renderer.close();
+         })();`,
+      ],
+      { cwd: ROOT, encoding: 'utf8' },
+    );
+    expect({ status: rendering.status, stderr: rendering.stderr.slice(-2000), out: JSON.parse(rendering.stdout || 'null') }).toEqual({
+      status: 0,
+      stderr: '',
+      out: { normal: { subject: 'Hi A & B', html: '<p>A &amp; B</p>', text: null }, over: [{ code: 1011, message: 'the html did not render within the time limit of 300 ms' }] },
+    });
+
     const address = process.env.TEMPORAL_ADDRESS!;
     const taskQueue = `compiled-${Date.now()}`;
     const env = { TEMPORAL_TASK_QUEUE: taskQueue, HOST: '127.0.0.1', PORT: String(await freePort()) };

@@ -52,6 +52,11 @@ describe('the import rules', () => {
     expect(result!.messages.map((message) => message.message)).toEqual([expect.stringContaining('priced by the rating engine (src/domain/rating.ts) alone')]);
   });
 
+  it('when application code loads Handlebars itself, then lint fails: templates render in a render thread, within their budget', () => {
+    const [result] = eslint(['--stdin', '--stdin-filename', 'src/modules/emails/probe.ts'], ["import Handlebars from 'handlebars';", 'export const used = Handlebars;'].join('\n'));
+    expect(result!.messages.map((message) => message.message)).toEqual([expect.stringContaining('use the TemplateRenderer of src/mail/templating.ts')]);
+  });
+
   it('when a workflow imports a module, even for a type, then lint fails', () => {
     const [result] = eslint(
       ['--stdin', '--stdin-filename', 'workflows/probe.workflow.ts'],

@@ -3,6 +3,7 @@ import { calendarDay } from '../../db/dates';
 import { orNotFound } from '../../domain/errors';
 import { Decimal, formatAmount, sumAmounts } from '../../domain/money';
 import type { Mailer } from '../../mail/mailer';
+import type { TemplateRenderer } from '../../mail/templating';
 import type { ReminderInput, ReminderOutcome, ReminderPlan } from '../../../workflows/invoice-lifecycle.types';
 import { createContactGroupRepository } from '../contact-groups/contact-groups.repository';
 import { renderTemplateOfKind } from '../email-templates/email-templates.service';
@@ -40,8 +41,8 @@ export interface Collections {
  * Collections: what is owed and for how long, and the reminders an unpaid invoice gets after its due date.
  * The invoice's workflow times the reminders; this service plans them from Postgres and sends each once.
  */
-export function createCollectionsService(deps: { db: Knex; mailer: Mailer }) {
-  const { db, mailer } = deps;
+export function createCollectionsService(deps: { db: Knex; mailer: Mailer; templates: TemplateRenderer }) {
+  const { db, mailer, templates } = deps;
   const invoices = createInvoiceRepository(db);
 
   return {
@@ -92,7 +93,7 @@ export function createCollectionsService(deps: { db: Knex; mailer: Mailer }) {
       if (recipients.length > 0) {
         const document = await loadInvoiceDocument(db, row.organisation_id, row.id);
         const dueDate = calendarDay(row.due_date);
-        const message = await renderTemplateOfKind(db, row.organisation_id, 'reminder', invoiceMailVariables(document, { daysOverdue: daysBetween(dueDate, todayUtc()), daysAfterDue: input.daysAfterDue }));
+        const message = await renderTemplateOfKind(db, templates, row.organisation_id, 'reminder', invoiceMailVariables(document, { daysOverdue: daysBetween(dueDate, todayUtc()), daysAfterDue: input.daysAfterDue }));
         await mailer.send({
           to: recipients,
           subject: message.subject,

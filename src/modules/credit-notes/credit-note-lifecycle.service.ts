@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Mailer } from '../../mail/mailer';
-import { renderMail, type MailTemplate } from '../../mail/templating';
+import type { MailTemplate, TemplateRenderer } from '../../mail/templating';
 import { createContactGroupRepository } from '../contact-groups/contact-groups.repository';
 import { renderInvoicePdf } from '../invoices/invoice-pdf';
 import { loadCreditNoteDocument } from './credit-note-document';
@@ -45,8 +45,8 @@ interface Step {
  * The steps of the credit note workflow, each one transaction: the invoice is locked first, then the
  * credit note (the order every writer of either keeps), and a step already applied returns at once.
  */
-export function createCreditNoteLifecycleService(deps: { db: Knex; mailer: Mailer }) {
-  const { db, mailer } = deps;
+export function createCreditNoteLifecycleService(deps: { db: Knex; mailer: Mailer; templates: TemplateRenderer }) {
+  const { db, mailer, templates } = deps;
 
   /** What a step changes, and the event it announces. */
   type Outcome = { change: Omit<CreditNoteChange, 'last_step_id'>; event: CreditNoteEvent };
@@ -174,7 +174,7 @@ export function createCreditNoteLifecycleService(deps: { db: Knex; mailer: Maile
       if (recipients.length === 0) return;
       const document = await loadCreditNoteDocument(db, input.organisationId, note.id);
       const invoice = await createInvoiceRepository(db).findRow(input.organisationId, note.invoice_id);
-      const message = renderMail(CREDIT_NOTE_MAIL, {
+      const message = await templates.render(CREDIT_NOTE_MAIL, {
         number: note.number,
         invoiceNumber: invoice?.number ?? '',
         total: formatAmount(note.total, note.currency),

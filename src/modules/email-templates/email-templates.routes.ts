@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { pageOf, pageQuery } from '../../http/paging';
 import { defineRoute, requires, type Route } from '../../http/route';
+import { RENDERS_TEMPLATES, documented } from '../../http/openapi';
 import { deletedSchema, idParam } from '../../http/schemas';
 import type { AppDeps } from '../../deps';
 import { createTemplateBody, EMAIL_TEMPLATE_KINDS, templateSchema, updateTemplateBody } from './email-templates.schemas';
@@ -14,17 +15,20 @@ export function emailTemplateRoutes(deps: AppDeps): Route[] {
   const { emailTemplates } = deps.services;
 
   return [
-    defineRoute({
-      method: 'post',
-      path: '/email-templates',
-      summary: 'Add an e-mail template (Admin only); an invoice or reminder template replaces the built-in message',
-      tag: TAG,
-      access: manage,
-      body: createTemplateBody,
-      response: templateSchema,
-      successStatus: 201,
-      handler: async ({ body, auth }) => emailTemplates.create(auth.organisationId, body),
-    }),
+    documented(
+      defineRoute({
+        method: 'post',
+        path: '/email-templates',
+        summary: 'Add an e-mail template (Admin only); an invoice or reminder template replaces the built-in message',
+        tag: TAG,
+        access: manage,
+        body: createTemplateBody,
+        response: templateSchema,
+        successStatus: 201,
+        handler: async ({ body, auth }) => emailTemplates.create(auth.organisationId, body),
+      }),
+      RENDERS_TEMPLATES,
+    ),
     defineRoute({
       method: 'get',
       path: '/email-templates',
@@ -45,17 +49,20 @@ export function emailTemplateRoutes(deps: AppDeps): Route[] {
       response: templateSchema,
       handler: async ({ params, auth }) => emailTemplates.get(auth.organisationId, params.id),
     }),
-    defineRoute({
-      method: 'put',
-      path: '/email-templates/{id}',
-      summary: 'Change an e-mail template: name, subject, html, text (Admin only)',
-      tag: TAG,
-      access: manage,
-      params: idParam,
-      body: updateTemplateBody,
-      response: templateSchema,
-      handler: async ({ params, body, auth }) => emailTemplates.update(auth.organisationId, params.id, body),
-    }),
+    documented(
+      defineRoute({
+        method: 'put',
+        path: '/email-templates/{id}',
+        summary: 'Change an e-mail template: name, subject, html, text (Admin only)',
+        tag: TAG,
+        access: manage,
+        params: idParam,
+        body: updateTemplateBody,
+        response: templateSchema,
+        handler: async ({ params, body, auth }) => emailTemplates.update(auth.organisationId, params.id, body),
+      }),
+      RENDERS_TEMPLATES,
+    ),
     defineRoute({
       method: 'delete',
       path: '/email-templates/{id}',

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { isUniqueViolation } from '../../db/knex';
 import { AppError, orNotFound } from '../../domain/errors';
 import type { Page, PageQuery } from '../../http/paging';
-import { checkTemplate, renderMail, type RenderedMail } from '../../mail/templating';
+import { isOverBudget, type RenderedMail, type TemplateRenderer } from '../../mail/templating';
 import { BUILT_IN_TEMPLATES } from './built-in-templates';
 import { createEmailTemplateRepository, TEMPLATE_KIND_UNIQUE, TEMPLATE_NAME_UNIQUE, type EmailTemplateRow } from './email-templates.repository';
 import type { EmailTemplate, EmailTemplateKind } from './email-templates.schemas';
@@ -29,20 +29,34 @@ function conflicts(error: unknown, kind?: EmailTemplateKind): never {
 
 /**
  * The organisation's template of a built-in kind rendered with the variables, or the built-in message
- * when it has none. Invoice delivery and reminders send what this answers.
+ * when it has none. Invoice delivery and reminders send what this answers. A template over its render
+ * budget fails the same way at every attempt: the error says whose template it is and which limit it
+ * passed, and stays of the non-retryable kind.
  */
-export async function renderTemplateOfKind(db: Knex, organisationId: string, kind: 'invoice' | 'reminder', variables: Record<string, unknown>): Promise<RenderedMail> {
+export async function renderTemplateOfKind(
+  db: Knex,
+  templates: TemplateRenderer,
+  organisationId: string,
+  kind: 'invoice' | 'reminder',
+  variables: Record<string, unknown>,
+): Promise<RenderedMail> {
   const own = await createEmailTemplateRepository(db).findOfKind(organisationId, kind);
-  return renderMail(own ?? BUILT_IN_TEMPLATES[kind], variables);
+  try {
+    return await templates.render(own ?? BUILT_IN_TEMPLATES[kind], variables);
+  } catch (error) {
+    if (!isOverBudget(error) || !own) throw error;
+    const why = error.items.map((item) => item.message).join('; ');
+    throw new AppError(error.kind, `The organisation's ${kind} e-mail template (${own.id}) is over budget: ${why}`, error.items);
+  }
 }
 
 /** E-mail templates: Handlebars sources checked when they are saved, rendered when a message is sent. */
-export function createEmailTemplateService(db: Knex) {
+export function createEmailTemplateService(db: Knex, templates: TemplateRenderer) {
   const repository = createEmailTemplateRepository(db);
 
   return {
     async create(organisationId: string, body: { name: string; kind: EmailTemplateKind; subject: string; html: string; text?: string | null }): Promise<EmailTemplate> {
-      checkTemplate(body);
+      await templates.check(body);
       try {
         return toEmailTemplate(await repository.create(organisationId, body));
       } catch (error) {
@@ -65,7 +79,7 @@ export function createEmailTemplateService(db: Knex) {
     },
 
     async update(organisationId: string, id: string, body: { name?: string; subject?: string; html?: string; text?: string | null }): Promise<EmailTemplate> {
-      checkTemplate(body);
+      await templates.check(body);
       try {
         return toEmailTemplate(orNotFound(await repository.update(organisationId, id, body), 'E-mail template'));
       } catch (error) {

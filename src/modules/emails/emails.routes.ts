@@ -1,5 +1,6 @@
 import { pageOf } from '../../http/paging';
 import { defineRoute, requires, type Route } from '../../http/route';
+import { RENDERS_TEMPLATES, documented } from '../../http/openapi';
 import { idParam } from '../../http/schemas';
 import type { AppDeps } from '../../deps';
 import { emailQuery, emailSchema, sendEmailBody } from './emails.schemas';
@@ -11,17 +12,20 @@ export function emailRoutes(deps: AppDeps): Route[] {
   const { emails, emailSending } = deps.services;
 
   return [
-    defineRoute({
-      method: 'post',
-      path: '/emails',
-      summary: 'Send an e-mail from a template or from a subject and html given here; it is queued, then sent by the worker',
-      tag: TAG,
-      access: requires('EmailService:sendEmail'),
-      body: sendEmailBody,
-      response: emailSchema,
-      successStatus: 201,
-      handler: async ({ body, auth }) => emailSending.send(auth.organisationId, body, auth.subjectId),
-    }),
+    documented(
+      defineRoute({
+        method: 'post',
+        path: '/emails',
+        summary: 'Send an e-mail from a template or from a subject and html given here; it is queued, then sent by the worker',
+        tag: TAG,
+        access: requires('EmailService:sendEmail'),
+        body: sendEmailBody,
+        response: emailSchema,
+        successStatus: 201,
+        handler: async ({ body, auth }) => emailSending.send(auth.organisationId, body, auth.subjectId),
+      }),
+      RENDERS_TEMPLATES,
+    ),
     defineRoute({
       method: 'get',
       path: '/emails',

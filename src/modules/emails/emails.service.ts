@@ -3,7 +3,7 @@ import { AppError, orNotFound } from '../../domain/errors';
 import { textProblem } from '../../domain/storable';
 import type { Page, PageQuery } from '../../http/paging';
 import type { Mailer, OutgoingMail } from '../../mail/mailer';
-import { renderMail, type MailTemplate, type RenderedMail } from '../../mail/templating';
+import type { MailTemplate, RenderedMail, TemplateRenderer } from '../../mail/templating';
 import { createEmailTemplateRepository } from '../email-templates/email-templates.repository';
 import { loadInvoiceDocument } from '../invoices/invoice-document';
 import { renderInvoicePdf } from '../invoices/invoice-pdf';
@@ -12,8 +12,6 @@ import { createEmailRepository, type EmailRow, type NewEmail } from './emails.re
 import { SUBJECT_MAX } from '../email-templates/email-templates.schemas';
 import type { Email, EmailStatus, SendEmailBody } from './emails.schemas';
 
-/** A rendered HTML part larger than this is a template that loops out of hand, not a message. */
-const RENDERED_HTML_MAX = 1_000_000;
 /** What is kept of a mail server's answer or fault. */
 const ERROR_MAX = 1000;
 
@@ -57,11 +55,15 @@ export type EmailOutcome = 'sent' | 'refused';
  * Messages sent through `POST /emails`: rendered and stored when they are asked for, then handed to the
  * mail server by the worker, at least once, each attempt with the same Message-ID.
  */
-export function createEmailService(deps: { db: Knex; mailer: Mailer }) {
-  const { db, mailer } = deps;
+export function createEmailService(deps: { db: Knex; mailer: Mailer; templates: TemplateRenderer }) {
+  const { db, mailer, templates } = deps;
   const emails = createEmailRepository(db);
 
-  /** The message a request asks for, rendered, its three parts checked before they reach a column. */
+  /**
+   * The message a request asks for, rendered in a render thread within the template budget (a template
+   * over it answers 422; the output limit also bounds what reaches the columns), its three parts checked
+   * before they reach a column.
+   */
   async function render(organisationId: string, body: SendEmailBody): Promise<RenderedMail & { templateId: string | null }> {
     let template: MailTemplate;
     if (body.templateId !== undefined) {
@@ -71,11 +73,11 @@ export function createEmailService(deps: { db: Knex; mailer: Mailer }) {
     } else {
       template = { subject: body.subject!, html: body.html!, text: body.text ?? null };
     }
-    const rendered = renderMail(template, body.variables ?? {});
+    const rendered = await templates.render(template, body.variables ?? {});
     const problems: Array<[string, string | undefined]> = [
       ['subject', rendered.subject.length === 0 ? 'renders as nothing' : [...rendered.subject].length > SUBJECT_MAX ? `renders longer than ${SUBJECT_MAX} characters` : textProblem(rendered.subject)],
-      ['html', rendered.html.length > RENDERED_HTML_MAX ? `renders longer than ${RENDERED_HTML_MAX} characters` : textProblem(rendered.html)],
-      ['text', rendered.text === null ? undefined : rendered.text.length > RENDERED_HTML_MAX ? `renders longer than ${RENDERED_HTML_MAX} characters` : textProblem(rendered.text)],
+      ['html', textProblem(rendered.html)],
+      ['text', rendered.text === null ? undefined : textProblem(rendered.text)],
     ];
     const found = problems.find(([, problem]) => problem !== undefined);
     if (found) throw AppError.validation(`the ${found[0]} ${found[1]}`, 'body.variables');

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { AppDeps } from '../../deps';
+import { RENDERS_TEMPLATES, documented } from '../../http/openapi';
 import { pageOf, pageQuery } from '../../http/paging';
 import { CONTRACT_ACTIONS, CONTRACT_STATES } from '../../domain/contract-state';
 import { INVOICE_STATES } from '../../domain/invoice-state';
@@ -118,17 +119,20 @@ export function fsmRoutes(deps: AppDeps): Route[] {
         return { objectType, id, state, allowedActions };
       },
     }),
-    defineRoute({
-      method: 'post',
-      path: '/fsm/{objectType}/{id}/transition',
-      summary: 'Run an action; an illegal one answers 409 and changes nothing',
-      tag: 'FSM',
-      access: requires('FsmService:transition'),
-      params: objectParams,
-      body: transitionBody,
-      response: z.union([invoiceSchema, contractSchema]),
-      handler: async ({ params, body, auth }) => fsm.transition(auth.organisationId, params.objectType, params.id, body),
-    }),
+    documented(
+      defineRoute({
+        method: 'post',
+        path: '/fsm/{objectType}/{id}/transition',
+        summary: 'Run an action; an illegal one answers 409 and changes nothing',
+        tag: 'FSM',
+        access: requires('FsmService:transition'),
+        params: objectParams,
+        body: transitionBody,
+        response: z.union([invoiceSchema, contractSchema]),
+        handler: async ({ params, body, auth }) => fsm.transition(auth.organisationId, params.objectType, params.id, body),
+      }),
+      RENDERS_TEMPLATES,
+    ),
     defineRoute({
       method: 'post',
       path: '/fsm/{objectType}/{id}/undo',

@@ -5,6 +5,7 @@ import { formatInvoiceNumber } from '../../domain/invoice-number';
 import { Decimal } from '../../domain/money';
 import { targetOf, type InvoiceStep } from '../../domain/invoice-state';
 import type { Mailer } from '../../mail/mailer';
+import type { TemplateRenderer } from '../../mail/templating';
 import type { CancelInput, PayInput, StepInput } from '../../../workflows/invoice-lifecycle.types';
 import { createContactGroupRepository } from '../contact-groups/contact-groups.repository';
 import { createCustomerRepository } from '../customers/customers.repository';
@@ -73,8 +74,8 @@ async function emitInvoiceEvent(trx: Knex, invoice: InvoiceRow, type: string): P
  * transition. A retry after a commit finds its transition row and returns without writing; each undo marks
  * the row and is a no-op twice.
  */
-export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer }) {
-  const { db, mailer } = deps;
+export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer; templates: TemplateRenderer }) {
+  const { db, mailer, templates } = deps;
 
   /** Locks the invoice and hands `work` the step, with the transition already recorded for it, if any. */
   function inStep<R>(input: StepInput, work: (step: Step, done: TransitionRow | undefined) => Promise<R>): Promise<R> {
@@ -206,7 +207,7 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer }
       const recipients = await recipientsOf(input.organisationId, input.invoiceId);
       const messageId = `<invoice-${input.invoiceId}-${input.seq}@billing>`;
       if (recipients.length > 0) {
-        const message = await renderTemplateOfKind(db, input.organisationId, 'invoice', invoiceMailVariables(document));
+        const message = await renderTemplateOfKind(db, templates, input.organisationId, 'invoice', invoiceMailVariables(document));
         await mailer.send({
           to: recipients,
           subject: message.subject,

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { AppDeps } from '../../deps';
+import { RENDERS_TEMPLATES, documented } from '../../http/openapi';
 import { pageOf } from '../../http/paging';
 import { anyToken, defineRoute, requires, type Route } from '../../http/route';
 import { idParam, deleted, reference } from '../../http/schemas';
@@ -56,21 +57,24 @@ export function invoiceRoutes(deps: AppDeps): Route[] {
       response: invoiceSchema,
       handler: async ({ params, auth }) => service.get(auth.organisationId, params.id),
     }),
-    defineRoute({
-      method: 'put',
-      path: '/invoices/{id}',
-      summary: 'Set the status to paid (paidDate required; missing steps run first) or cancelled',
-      tag: 'Invoices',
-      access: anyToken,
-      params: idParam,
-      body: updateInvoiceStatusBody,
-      response: invoiceSchema,
-      handler: async ({ params, body, auth }) =>
-        service.setStatus(auth.organisationId, params.id, body.status, {
-          comments: body.comments,
-          paidDate: body.status === 'paid' ? body.paidDate : undefined,
-        }),
-    }),
+    documented(
+      defineRoute({
+        method: 'put',
+        path: '/invoices/{id}',
+        summary: 'Set the status to paid (paidDate required; missing steps run first) or cancelled',
+        tag: 'Invoices',
+        access: anyToken,
+        params: idParam,
+        body: updateInvoiceStatusBody,
+        response: invoiceSchema,
+        handler: async ({ params, body, auth }) =>
+          service.setStatus(auth.organisationId, params.id, body.status, {
+            comments: body.comments,
+            paidDate: body.status === 'paid' ? body.paidDate : undefined,
+          }),
+      }),
+      RENDERS_TEMPLATES,
+    ),
     defineRoute({
       method: 'post',
       path: '/invoices/{id}/raise',
@@ -81,28 +85,34 @@ export function invoiceRoutes(deps: AppDeps): Route[] {
       response: invoiceSchema,
       handler: async ({ params, auth, req }) => service.transition(auth.organisationId, params.id, 'raise', {}, req.header('Idempotency-Key')),
     }),
-    defineRoute({
-      method: 'post',
-      path: '/invoices/{id}/send',
-      summary: "Send: e-mail the PDF to the customer's contact groups",
-      tag: 'Invoices',
-      access: requires('InvoiceService:sendInvoice'),
-      params: idParam,
-      response: invoiceSchema,
-      handler: async ({ params, auth, req }) => service.transition(auth.organisationId, params.id, 'send', {}, req.header('Idempotency-Key')),
-    }),
-    defineRoute({
-      method: 'post',
-      path: '/invoices/{id}/mark-paid',
-      summary: 'Mark paid: record the payment; missing steps run first',
-      tag: 'Invoices',
-      access: requires('InvoiceService:markInvoicePaid'),
-      params: idParam,
-      body: markPaidBody,
-      response: invoiceSchema,
-      handler: async ({ params, body, auth, req }) =>
-        service.transition(auth.organisationId, params.id, 'markPaid', { paidDate: body.paidDate }, req.header('Idempotency-Key')),
-    }),
+    documented(
+      defineRoute({
+        method: 'post',
+        path: '/invoices/{id}/send',
+        summary: "Send: e-mail the PDF to the customer's contact groups",
+        tag: 'Invoices',
+        access: requires('InvoiceService:sendInvoice'),
+        params: idParam,
+        response: invoiceSchema,
+        handler: async ({ params, auth, req }) => service.transition(auth.organisationId, params.id, 'send', {}, req.header('Idempotency-Key')),
+      }),
+      RENDERS_TEMPLATES,
+    ),
+    documented(
+      defineRoute({
+        method: 'post',
+        path: '/invoices/{id}/mark-paid',
+        summary: 'Mark paid: record the payment; missing steps run first',
+        tag: 'Invoices',
+        access: requires('InvoiceService:markInvoicePaid'),
+        params: idParam,
+        body: markPaidBody,
+        response: invoiceSchema,
+        handler: async ({ params, body, auth, req }) =>
+          service.transition(auth.organisationId, params.id, 'markPaid', { paidDate: body.paidDate }, req.header('Idempotency-Key')),
+      }),
+      RENDERS_TEMPLATES,
+    ),
     defineRoute({
       method: 'get',
       path: '/invoices/{id}/pdf',

@@ -52,8 +52,8 @@ export function createApp(deps: AppDeps): Express {
 
   const routes = allRoutes(deps);
   const document = buildOpenApiDocument(routes, { title: 'Billing and Metering API', version: '1.0.0' });
-  // Unauthenticated, like /health: operators keep it off the public internet at the proxy (docs/observability.md).
-  app.get('/metrics', deps.services.metrics.handler);
+  // No /metrics here: Prometheus scrapes the metrics port (METRICS_PORT), which clients never reach, so
+  // every spelling of /metrics on this port is a 404 like any unknown path (docs/observability.md).
   app.get('/openapi.json', (_req, res) => {
     res.json(document);
   });

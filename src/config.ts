@@ -84,8 +84,17 @@ const configSchema = z.object({
   S3_FORCE_PATH_STYLE: booleanFromEnv.default(false),
   S3_ACCESS_KEY_ID: z.string().optional(),
   S3_SECRET_ACCESS_KEY: z.string().optional(),
-  // Port of the worker's Prometheus endpoint (SDK metrics and the worker's own); 0 turns it off.
-  WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(0),
+  // Where the metrics ports listen: the API's (METRICS_PORT) and the worker's (WORKER_METRICS_PORT). Never
+  // the API's port: the metrics are for Prometheus on an internal network, not for clients.
+  METRICS_HOST: z.string().min(1).default('127.0.0.1'),
+  // Port of the API's Prometheus endpoint; 0 turns it off. Unset: off for `npm run api`, 9464 under `npm start`.
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  // Port of the worker's Prometheus endpoint (Temporal SDK metrics and the process's own); 0 turns it off.
+  // Unset: off for `npm run worker`, 9465 under `npm start`.
+  WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  // How old the counts by status (invoices, usage batches) on the API's metrics may be before a scrape reads
+  // them again; 0 reads them at every scrape.
+  METRICS_COUNTS_MAX_AGE_SECONDS: z.coerce.number().int().min(0).max(3600).default(60),
   // How long the API waits for Temporal to start, signal or query a workflow before it answers 503.
   TEMPORAL_CALL_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(4_000),
   // How long the API waits for a workflow Update (an invoice or contract transition, whose activities run

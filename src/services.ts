@@ -83,6 +83,8 @@ export interface ServiceDeps {
   secrets: SecretBox;
   /** The chatbot's language model, when one is configured: the model engine answers then. */
   chatbotModel?: ModelSettings;
+  /** How old the API's metrics may let the counts by status get before reading them again. */
+  metricsCountsMaxAgeSeconds?: number;
 }
 
 /** The dependencies of the services as the configuration sets them up. */
@@ -98,6 +100,7 @@ export function serviceDepsFrom(config: Config, db: Knex): ServiceDeps {
     invoiceRunPaging: { pageSize: config.INVOICE_RUN_PAGE_SIZE, pagesInFlight: config.INVOICE_RUN_PAGES_IN_FLIGHT },
     webhookPolicy: destinationPolicy(config),
     secrets: createSecretBox(requireSetting(config, 'SECRETS_KEY'), config.SECRETS_KEYS_PREVIOUS),
+    metricsCountsMaxAgeSeconds: config.METRICS_COUNTS_MAX_AGE_SECONDS,
     ...(config.CHATBOT_LLM_BASE_URL && config.CHATBOT_LLM_MODEL
       ? { chatbotModel: { baseUrl: config.CHATBOT_LLM_BASE_URL, model: config.CHATBOT_LLM_MODEL, ...(config.CHATBOT_LLM_API_KEY ? { apiKey: config.CHATBOT_LLM_API_KEY } : {}) } }
       : {}),
@@ -199,10 +202,12 @@ export function createApiServices(deps: ServiceDeps & { temporal: TemporalHandle
     sessionVersions: createSessionVersions(deps.db),
     health: createHealthService(workflowDeps),
     idempotency: createIdempotencyService(deps.db, deps.secrets),
-    // Read at every scrape of /metrics, each table through its own repository.
+    // Served on the metrics port; the counts by status are read through each table's own repository, at
+    // most once per METRICS_COUNTS_MAX_AGE_SECONDS.
     metrics: createApiMetrics({
       db: deps.db,
       taskQueue: deps.temporal.taskQueue,
+      countsMaxAgeSeconds: deps.metricsCountsMaxAgeSeconds,
       usageBatchesByStatus: (db) => createUsageRepository(db).countBatchesByStatus(),
       invoicesByStatus: (db) => createInvoiceRepository(db).countByStatus(),
     }),

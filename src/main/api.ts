@@ -9,6 +9,8 @@ runMain(async () => {
     config,
     { databaseUrl: requireSetting(config, 'DATABASE_URL'), temporalAddress: requireSetting(config, 'TEMPORAL_ADDRESS') },
     logger,
+    // Off unless set: production names its metrics port (docs/deployment.md).
+    { metricsPort: config.METRICS_PORT ?? 0 },
   );
   const stop = async () => {
     logger.info('API stopping');

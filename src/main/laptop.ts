@@ -10,6 +10,13 @@ import { startDevServer } from '../temporal/dev-server';
 
 const LAPTOP_DATABASE = 'billing';
 
+/**
+ * The metrics ports of `npm start` when METRICS_PORT / WORKER_METRICS_PORT are unset (the production entry
+ * points leave them off unless set); Compose uses the same two.
+ */
+export const LAPTOP_METRICS_PORT = 9464;
+export const LAPTOP_WORKER_METRICS_PORT = 9465;
+
 /** Where `npm start` runs its embedded PostgreSQL, so other commands (bootstrap) find it too. */
 export function laptopDatabaseUrl(config: Config): string {
   return `postgres://postgres:postgres@127.0.0.1:${config.EMBEDDED_POSTGRES_PORT}/${LAPTOP_DATABASE}`;

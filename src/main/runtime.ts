@@ -10,14 +10,26 @@ import { createAccessTokens } from '../modules/auth/access-tokens';
 import { startWorkerHeartbeat } from '../modules/workers/worker-heartbeat.service';
 import { connectTemporal } from '../temporal/client';
 import { createWorker } from '../temporal/worker';
+import { startMetricsServer, type MetricsServer } from '../observability/metrics-server';
 
 export interface Endpoints {
   databaseUrl: string;
   temporalAddress: string;
 }
 
-/** Starts the API on config.HOST:PORT; resolves once it listens. */
-export async function startApi(config: Config, endpoints: Endpoints, logger: Logger): Promise<{ server: Server; url: string; close: () => Promise<void> }> {
+export interface StartedApi {
+  server: Server;
+  url: string;
+  /** The Prometheus endpoint on the metrics port, when one is on. */
+  metricsUrl?: string;
+  close: () => Promise<void>;
+}
+
+/**
+ * Starts the API on config.HOST:PORT, and its Prometheus metrics on METRICS_HOST:`metricsPort` unless that
+ * is 0; resolves once both listen.
+ */
+export async function startApi(config: Config, endpoints: Endpoints, logger: Logger, options: { metricsPort: number }): Promise<StartedApi> {
   const db = createDb(endpoints.databaseUrl, config.DATABASE_POOL_MAX, logger);
   const temporal = await connectTemporal(config, endpoints.temporalAddress);
   const accessTokens = createAccessTokens(requireSetting(config, 'JWT_SECRET'), config.ACCESS_TOKEN_TTL_SECONDS);
@@ -33,10 +45,31 @@ export async function startApi(config: Config, endpoints: Endpoints, logger: Log
   const port = typeof address === 'object' && address ? address.port : config.PORT;
   const url = `http://${config.HOST}:${port}`;
   logger.info({ url }, 'API listening');
+  let metrics: MetricsServer | undefined;
+  if (options.metricsPort > 0) {
+    try {
+      metrics = await startMetricsServer({
+        host: config.METRICS_HOST,
+        port: options.metricsPort,
+        render: services.metrics.render,
+        setting: 'METRICS_PORT',
+        onError: (error) => logger.error({ err: error }, 'API metrics not collected'),
+      });
+    } catch (error) {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      rateLimits?.close();
+      await temporal.connection.close();
+      await db.destroy();
+      throw error;
+    }
+    logger.info({ url: metrics.url }, 'API metrics served for Prometheus');
+  }
   return {
     server,
     url,
+    metricsUrl: metrics?.url,
     close: async () => {
+      await metrics?.close();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       rateLimits?.close();
       await temporal.connection.close();

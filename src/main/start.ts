@@ -5,13 +5,24 @@ import type { Logger } from 'pino';
 import { loadConfig, requireSetting, type Config } from '../config';
 import { createDb, migrateLatest } from '../db/knex';
 import { createLogger } from '../logger';
-import { laptopSecret, laptopTemporalBinary, startEmbeddedPostgres, startLaptopTemporal, type LaptopProcess } from './laptop';
+import { startMetricsServer } from '../observability/metrics-server';
+import { createWorkerMetrics, type WorkerMetrics } from '../observability/worker-metrics';
+import {
+  LAPTOP_METRICS_PORT,
+  LAPTOP_WORKER_METRICS_PORT,
+  laptopSecret,
+  laptopTemporalBinary,
+  startEmbeddedPostgres,
+  startLaptopTemporal,
+  type LaptopProcess,
+} from './laptop';
 import { runMain, startApi, startWorker } from './runtime';
 
 /**
  * `npm start`: the laptop all-in-one. Starts embedded PostgreSQL and the Temporal dev server unless
  * DATABASE_URL / TEMPORAL_ADDRESS name others (fetching the Temporal CLI into DATA_DIR/tools on a machine
- * that has none), migrates, then runs the worker and the API. Ctrl-C stops them
+ * that has none), migrates, then runs the worker and the API, each with its Prometheus metrics on a port of
+ * its own (9465 and 9464 on METRICS_HOST unless set; 0 turns one off). Ctrl-C stops them
  * in reverse order (API, worker, Temporal, PostgreSQL); a second Ctrl-C forces the exit.
  */
 
@@ -69,22 +80,33 @@ class Supervisor {
   }
 }
 
-function printSummary(config: Config, urls: { api: string; temporalUi?: string; temporalAddress: string; database?: string }): void {
+interface Addresses {
+  api: string;
+  apiMetrics?: string;
+  workerMetrics?: string;
+  temporalUi?: string;
+  temporalAddress: string;
+  database?: string;
+}
+
+function printSummary(config: Config, urls: Addresses): void {
   const lines = [
     '',
     'billing-metering is running',
-    `  API           ${urls.api}`,
-    `  API docs      ${urls.api}/docs`,
-    urls.temporalUi ? `  Temporal UI   ${urls.temporalUi}` : `  Temporal      ${urls.temporalAddress}`,
-    ...(urls.database ? [`  PostgreSQL    ${urls.database}`] : []),
-    `  Data          ${path.resolve(config.DATA_DIR)}`,
+    `  API             ${urls.api}`,
+    `  API docs        ${urls.api}/docs`,
+    `  API metrics     ${urls.apiMetrics ?? 'off (METRICS_PORT=0)'}`,
+    `  Worker metrics  ${urls.workerMetrics ?? 'off (WORKER_METRICS_PORT=0)'}`,
+    urls.temporalUi ? `  Temporal UI     ${urls.temporalUi}` : `  Temporal        ${urls.temporalAddress}`,
+    ...(urls.database ? [`  PostgreSQL      ${urls.database}`] : []),
+    `  Data            ${path.resolve(config.DATA_DIR)}`,
     'Press Ctrl-C to stop.',
     '',
   ];
   process.stderr.write(lines.join('\n'));
 }
 
-async function startEverything(config: Config, logger: Logger, supervisor: Supervisor): Promise<void> {
+async function startEverything(config: Config, logger: Logger, supervisor: Supervisor, workerMetrics: WorkerMetrics | undefined): Promise<void> {
   fs.mkdirSync(config.DATA_DIR, { recursive: true });
   // First, as the first start may have to fetch it: a machine without one learns so before anything runs.
   const temporalBinary = config.TEMPORAL_ADDRESS ? undefined : await laptopTemporalBinary(config);
@@ -110,6 +132,18 @@ async function startEverything(config: Config, logger: Logger, supervisor: Super
   }
   const endpoints = { databaseUrl, temporalAddress };
 
+  const workerMetricsServer = workerMetrics
+    ? await supervisor.start('worker metrics', async () => {
+        const started = await startMetricsServer({
+          host: config.METRICS_HOST,
+          port: config.WORKER_METRICS_PORT ?? LAPTOP_WORKER_METRICS_PORT,
+          render: workerMetrics.render,
+          setting: 'WORKER_METRICS_PORT',
+          onError: (error) => logger.error({ err: error }, 'worker metrics not collected'),
+        });
+        return { url: started.url, stop: started.close };
+      })
+    : undefined;
   const worker = await supervisor.start('worker', () => startWorker(config, endpoints, logger));
   const onWorkerEnd = (error?: unknown) => {
     if (supervisor.stopping) return;
@@ -119,12 +153,19 @@ async function startEverything(config: Config, logger: Logger, supervisor: Super
   worker.done.then(() => onWorkerEnd(), onWorkerEnd);
 
   const api = await supervisor.start('API', async () => {
-    const started = await startApi(config, endpoints, logger);
-    return { url: started.url, stop: started.close };
+    const started = await startApi(config, endpoints, logger, { metricsPort: config.METRICS_PORT ?? LAPTOP_METRICS_PORT });
+    return { url: started.url, metricsUrl: started.metricsUrl, stop: started.close };
   });
 
   // DATABASE_URL may hold a real password: only the embedded one is shown.
-  printSummary(config, { api: api.url, temporalUi, temporalAddress, database: config.DATABASE_URL ? undefined : databaseUrl });
+  printSummary(config, {
+    api: api.url,
+    apiMetrics: api.metricsUrl,
+    workerMetrics: workerMetricsServer?.url,
+    temporalUi,
+    temporalAddress,
+    database: config.DATABASE_URL ? undefined : databaseUrl,
+  });
 }
 
 runMain(async () => {
@@ -136,8 +177,10 @@ runMain(async () => {
   };
   const logger = createLogger(config);
   // The Temporal runtime would shut the worker down by itself on SIGINT/SIGTERM; here the worker must stop
-  // after the API and before the Temporal server, so the supervisor does it.
-  Runtime.install({ shutdownSignals: [] });
+  // after the API and before the Temporal server, so the supervisor does it. Its metrics exporter, when
+  // the worker's metrics are on, is part of the runtime too.
+  const workerMetrics = (config.WORKER_METRICS_PORT ?? LAPTOP_WORKER_METRICS_PORT) > 0 ? await createWorkerMetrics() : undefined;
+  Runtime.install({ shutdownSignals: [], ...workerMetrics?.runtimeOptions });
 
   const supervisor = new Supervisor(logger);
   let firstSignalAt: number | undefined;
@@ -159,7 +202,7 @@ runMain(async () => {
 
   let startupError: unknown;
   try {
-    await startEverything(config, logger, supervisor);
+    await startEverything(config, logger, supervisor, workerMetrics);
     await supervisor.stopRequested;
   } catch (error) {
     // A failure after a stop was requested is a part losing what it depends on while starting.

@@ -4,7 +4,8 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import { INVOICE_STATES } from '../domain/invoice-state';
 import type { UsageBatchRow } from '../modules/usage/usage.repository';
 import { HEARTBEAT_FRESH_SECONDS } from '../modules/workers/worker-heartbeat.service';
-import { createWorkerHeartbeatRepository, type TaskQueueHeartbeats } from '../modules/workers/workers.repository';
+import { createWorkerHeartbeatRepository } from '../modules/workers/workers.repository';
+import type { MetricsText } from './metrics-server';
 
 /** The route label of a request no route matched (a 404, /docs assets), so that raw paths never become labels. */
 export const UNMATCHED_ROUTE = '(unmatched)';
@@ -14,6 +15,16 @@ export const CLIENT_CLOSED_STATUS = '499';
 
 /** How long a scrape waits for the figures read from Postgres; past it the figures are left out. */
 export const FIGURES_TIMEOUT_MS = 2_000;
+
+/** How old the counts by status may be before a scrape reads them again (METRICS_COUNTS_MAX_AGE_SECONDS). */
+export const COUNTS_MAX_AGE_SECONDS = 60;
+
+/**
+ * Node's default gauges that prom-client names `_total`, a suffix Prometheus keeps for counters
+ * (`promtool check metrics` reports each). The same figures by type remain (`nodejs_active_handles{type}`
+ * and the others); their sum is the total.
+ */
+const GAUGES_NAMED_AS_COUNTERS = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'];
 
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 
@@ -38,19 +49,28 @@ export interface ApiMetricsDeps {
   usageBatchesByStatus: StatusCounter;
   invoicesByStatus: StatusCounter;
   figuresTimeoutMs?: number;
+  /** How old the counts by status may be before a scrape reads them again; 0 reads them at every scrape. */
+  countsMaxAgeSeconds?: number;
+  /** The clock of the counts' age, in milliseconds. */
+  now?: () => number;
 }
 
 export interface ApiMetrics {
   /** Counts and times every request; mount it before any route. */
   middleware: RequestHandler;
-  /** Answers the Prometheus text format. */
-  handler: RequestHandler;
+  /** The Prometheus text format, for the metrics port (never the API's own port). */
+  render: () => Promise<MetricsText>;
 }
 
-interface Figures {
+interface Counts {
   usageBatches: StatusCount[];
   invoices: StatusCount[];
-  heartbeats: TaskQueueHeartbeats[];
+}
+
+/** What a read gave, and when it began. */
+export interface Reading<T> {
+  value: T;
+  readAt: number;
 }
 
 /** The matched route as documented (`/customers/{id}`), whatever ids the path held. */
@@ -75,29 +95,52 @@ async function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined
 }
 
 /**
- * The figures of one scrape, read from Postgres in one read-only transaction whose statements Postgres
- * cancels past the time bound. While a read is under way, later scrapes wait on it rather than start
- * another, so that a stuck database never collects a pile of queries.
+ * A read from Postgres shared by the concurrent callers of one scrape: while a read is under way, later
+ * callers wait on it rather than start another, so that a stuck database never collects a pile of queries.
+ * A caller waits at most `timeoutMs` and gets undefined past it, or when the read failed.
  */
-function figuresReader(deps: ApiMetricsDeps, timeoutMs: number): () => Promise<Figures | undefined> {
-  let reading: Promise<Figures> | undefined;
-  const read = () =>
-    deps.db.transaction(
-      async (trx): Promise<Figures> => {
-        await trx.raw(`SET LOCAL statement_timeout = ${Math.round(timeoutMs)}`);
-        const usageBatches = await deps.usageBatchesByStatus(trx);
-        const invoices = await deps.invoicesByStatus(trx);
-        const heartbeats = await createWorkerHeartbeatRepository(trx).summary(HEARTBEAT_FRESH_SECONDS);
-        return { usageBatches, invoices, heartbeats };
-      },
-      { readOnly: true },
-    );
+function sharedRead<T>(read: () => Promise<T>, timeoutMs: number): () => Promise<T | undefined> {
+  let reading: Promise<T> | undefined;
   return () => {
     reading ??= read().finally(() => {
       reading = undefined;
     });
     return within(reading, timeoutMs);
   };
+}
+
+/**
+ * A read reused for `maxAgeMs` after it began: a scrape within that time gets the same reading without
+ * touching Postgres. A read that failed or ran out of time is not tried again before `maxAgeMs` either, so
+ * that a database too slow for the read is not sent it at every scrape; meanwhile the reading is absent.
+ * `maxAgeMs` 0 reads at every call.
+ */
+export function cachedRead<T>(read: () => Promise<T | undefined>, options: { maxAgeMs: number; now: () => number }): () => Promise<Reading<T> | undefined> {
+  let last: { attemptedAt: number; reading: Reading<T> | undefined } | undefined;
+  let reading: Promise<Reading<T> | undefined> | undefined;
+  return async () => {
+    if (last && options.now() - last.attemptedAt < options.maxAgeMs) return last.reading;
+    reading ??= (async () => {
+      const attemptedAt = options.now();
+      const value = await read().catch(() => undefined);
+      last = { attemptedAt, reading: value === undefined ? undefined : { value, readAt: attemptedAt } };
+      return last.reading;
+    })().finally(() => {
+      reading = undefined;
+    });
+    return reading;
+  };
+}
+
+/** Statements of a read-only transaction that Postgres cancels past the time bound. */
+function boundedReadOnly<T>(db: Knex, timeoutMs: number, read: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
+  return db.transaction(
+    async (trx) => {
+      await trx.raw(`SET LOCAL statement_timeout = ${Math.round(timeoutMs)}`);
+      return read(trx);
+    },
+    { readOnly: true },
+  );
 }
 
 function setByStatus(gauge: Gauge<'status'>, known: readonly string[], counts: StatusCount[]): void {
@@ -131,14 +174,39 @@ function registerPoolGauges(registry: Registry, db: Knex): void {
 }
 
 function registerFigureGauges(registry: Registry, deps: ApiMetricsDeps): void {
-  const figures = figuresReader(deps, deps.figuresTimeoutMs ?? FIGURES_TIMEOUT_MS);
+  const timeoutMs = deps.figuresTimeoutMs ?? FIGURES_TIMEOUT_MS;
+  const now = deps.now ?? Date.now;
+  // The heartbeats (a few rows) at every scrape: a dead worker must show within one scrape.
+  const heartbeats = sharedRead(() => boundedReadOnly(deps.db, timeoutMs, (trx) => createWorkerHeartbeatRepository(trx).summary(HEARTBEAT_FRESH_SECONDS)), timeoutMs);
+  // The counts by status go over whole tables: read at most once per max age, whatever the scrapes.
+  const counts = cachedRead(
+    sharedRead(
+      () => boundedReadOnly(deps.db, timeoutMs, async (trx): Promise<Counts> => ({ usageBatches: await deps.usageBatchesByStatus(trx), invoices: await deps.invoicesByStatus(trx) })),
+      timeoutMs,
+    ),
+    { maxAgeMs: (deps.countsMaxAgeSeconds ?? COUNTS_MAX_AGE_SECONDS) * 1000, now },
+  );
   // Left out of a scrape whose read failed or ran out of time, rather than repeating stale values.
   new Gauge({
     name: 'billing_figures_up',
-    help: '1 when this scrape read the usage, invoice and worker figures from Postgres in time, else 0',
+    help: '1 when this scrape has the usage batch and invoice counts and read the worker heartbeats from Postgres in time, else 0',
     registers: [registry],
     async collect() {
-      this.set((await figures()) ? 1 : 0);
+      const [beats, counted] = await Promise.all([heartbeats(), counts()]);
+      this.set(beats && counted ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'billing_status_counts_age_seconds',
+    help: 'Age of the counts by status of a table (billing_usage_batches, billing_invoices) in this scrape; read again once older than METRICS_COUNTS_MAX_AGE_SECONDS',
+    labelNames: ['table'],
+    registers: [registry],
+    async collect() {
+      const counted = await counts();
+      this.reset();
+      if (!counted) return;
+      const age = Math.max(0, now() - counted.readAt) / 1000;
+      for (const table of ['usage_batches', 'invoices']) this.set({ table }, age);
     },
   });
   new Gauge({
@@ -147,9 +215,9 @@ function registerFigureGauges(registry: Registry, deps: ApiMetricsDeps): void {
     labelNames: ['status'],
     registers: [registry],
     async collect() {
-      const read = await figures();
+      const counted = await counts();
       this.reset();
-      if (read) setByStatus(this, USAGE_BATCH_STATUSES, read.usageBatches);
+      if (counted) setByStatus(this, USAGE_BATCH_STATUSES, counted.value.usageBatches);
     },
   });
   new Gauge({
@@ -158,9 +226,9 @@ function registerFigureGauges(registry: Registry, deps: ApiMetricsDeps): void {
     labelNames: ['status'],
     registers: [registry],
     async collect() {
-      const read = await figures();
+      const counted = await counts();
       this.reset();
-      if (read) setByStatus(this, INVOICE_STATES, read.invoices);
+      if (counted) setByStatus(this, INVOICE_STATES, counted.value.invoices);
     },
   });
   new Gauge({
@@ -169,11 +237,11 @@ function registerFigureGauges(registry: Registry, deps: ApiMetricsDeps): void {
     labelNames: ['task_queue'],
     registers: [registry],
     async collect() {
-      const read = await figures();
+      const read = await heartbeats();
       this.reset();
       if (!read) return;
       this.set({ task_queue: deps.taskQueue }, 0);
-      for (const queue of read.heartbeats) this.set({ task_queue: queue.taskQueue }, queue.alive);
+      for (const queue of read) this.set({ task_queue: queue.taskQueue }, queue.alive);
     },
   });
   new Gauge({
@@ -182,9 +250,9 @@ function registerFigureGauges(registry: Registry, deps: ApiMetricsDeps): void {
     labelNames: ['task_queue'],
     registers: [registry],
     async collect() {
-      const read = await figures();
+      const read = await heartbeats();
       this.reset();
-      for (const queue of read?.heartbeats ?? []) this.set({ task_queue: queue.taskQueue }, queue.newestAgeSeconds);
+      for (const queue of read ?? []) this.set({ task_queue: queue.taskQueue }, queue.newestAgeSeconds);
     },
   });
 }
@@ -216,20 +284,27 @@ function httpInstruments(registry: Registry): RequestHandler {
 }
 
 /**
+ * Node's process metrics (CPU, memory, event-loop lag, GC, handles) under their usual names, less the
+ * gauges prom-client names like counters.
+ */
+export function registerProcessMetrics(registry: Registry): void {
+  collectDefaultMetrics({ register: registry });
+  for (const name of GAUGES_NAMED_AS_COUNTERS) registry.removeSingleMetric(name);
+}
+
+/**
  * The API's Prometheus metrics, in a registry of their own (one per app, so that several apps can live in
- * one process): HTTP traffic, the Postgres pool, figures read from Postgres at scrape time (the same on
- * every replica), and Node's process metrics. docs/observability.md describes each.
+ * one process): HTTP traffic, the Postgres pool, figures read from Postgres (the same on every replica),
+ * and Node's process metrics. They are served on the metrics port (METRICS_PORT), never on the API's own.
+ * docs/observability.md describes each.
  */
 export function createApiMetrics(deps: ApiMetricsDeps): ApiMetrics {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
+  registerProcessMetrics(registry);
   registerPoolGauges(registry, deps.db);
   registerFigureGauges(registry, deps);
   return {
     middleware: httpInstruments(registry),
-    handler: async (_req, res) => {
-      const text = await registry.metrics();
-      res.set('Content-Type', registry.contentType).set('Cache-Control', 'no-store').send(text);
-    },
+    render: async () => ({ contentType: registry.contentType, body: await registry.metrics() }),
   };
 }

@@ -1,13 +1,46 @@
 import type { RuntimeOptions } from '@temporalio/worker';
-import type { Config } from '../config';
+import { Gauge, Registry } from 'prom-client';
+import { freePort } from '../temporal/dev-server';
+import { registerProcessMetrics } from './metrics';
+import type { MetricsText } from './metrics-server';
+
+/** How long a scrape waits for the Temporal SDK's own exporter, in this process. */
+const SDK_SCRAPE_TIMEOUT_MS = 2_000;
+
+export interface WorkerMetrics {
+  /** The Temporal runtime's telemetry: install it once per process, before the first connection. */
+  runtimeOptions: Pick<RuntimeOptions, 'telemetryOptions'>;
+  /** The SDK's metrics and the process's own, in the Prometheus text format, for the metrics port. */
+  render: () => Promise<MetricsText>;
+}
 
 /**
- * The Temporal runtime's options for a worker process: with WORKER_METRICS_PORT set, the SDK serves its
- * own metrics (task slots, poll and schedule-to-start latencies, failures, sticky cache) in the Prometheus
- * text format on that port, on every interface, for Prometheus to scrape. The runtime is installed once
- * per process, before the first connection.
+ * A worker process's metrics. The Temporal SDK (its Rust core) exports its metrics (task slots, poll and
+ * schedule-to-start latencies, failures, sticky cache) only through an HTTP exporter of its own; it is
+ * bound to a free port on 127.0.0.1, inside this process's host, and each scrape of the worker's metrics
+ * port reads it and adds Node's process metrics. Counters get the `_total` suffix, as Prometheus names
+ * them; durations stay in milliseconds, as the SDK records them.
  */
-export function workerRuntimeOptions(config: Pick<Config, 'WORKER_METRICS_PORT'>): RuntimeOptions {
-  if (config.WORKER_METRICS_PORT === 0) return {};
-  return { telemetryOptions: { metrics: { prometheus: { bindAddress: `0.0.0.0:${config.WORKER_METRICS_PORT}` } } } };
+export async function createWorkerMetrics(): Promise<WorkerMetrics> {
+  const sdkPort = await freePort();
+  const sdkUrl = `http://127.0.0.1:${sdkPort}/metrics`;
+  const registry = new Registry();
+  registerProcessMetrics(registry);
+  const sdkUp = new Gauge({
+    name: 'billing_worker_sdk_metrics_up',
+    help: "1 when this scrape read the Temporal SDK's metrics (the temporal_* series), else 0",
+    registers: [registry],
+  });
+  return {
+    runtimeOptions: { telemetryOptions: { metrics: { prometheus: { bindAddress: `127.0.0.1:${sdkPort}`, countersTotalSuffix: true } } } },
+    render: async () => {
+      const sdk = await fetch(sdkUrl, { signal: AbortSignal.timeout(SDK_SCRAPE_TIMEOUT_MS) })
+        .then(async (res) => (res.ok ? res.text() : undefined))
+        .catch(() => undefined);
+      sdkUp.set(sdk === undefined ? 0 : 1);
+      const own = await registry.metrics();
+      const sdkText = !sdk || sdk.endsWith('\n') ? (sdk ?? '') : `${sdk}\n`;
+      return { contentType: registry.contentType, body: `${sdkText}${own}` };
+    },
+  };
 }

@@ -36,7 +36,20 @@ function newcomerEnvironment(ports: Record<string, number>): Record<string, stri
 }
 
 async function freePorts() {
-  return { PORT: await freePort(), TEMPORAL_PORT: await freePort(), TEMPORAL_UI_PORT: await freePort(), EMBEDDED_POSTGRES_PORT: await freePort() };
+  return {
+    PORT: await freePort(),
+    TEMPORAL_PORT: await freePort(),
+    TEMPORAL_UI_PORT: await freePort(),
+    EMBEDDED_POSTGRES_PORT: await freePort(),
+    METRICS_PORT: await freePort(),
+    WORKER_METRICS_PORT: await freePort(),
+  };
+}
+
+/** The Prometheus text a metrics port answers. */
+async function metricsAt(port: number): Promise<{ status: number; text: string }> {
+  const res = await fetch(`http://127.0.0.1:${port}/metrics`, { signal: AbortSignal.timeout(10_000) });
+  return { status: res.status, text: await res.text() };
 }
 
 interface ProcessInfo {
@@ -109,6 +122,11 @@ async function healthWithin(started: Started, port: number, timeoutMs: number): 
   }
 }
 
+async function waitFor(condition: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+}
+
 /** The binary `npm start` says it runs the dev server from. */
 function temporalBinaryOf(output: string): string | undefined {
   for (const line of output.split('\n')) {
@@ -175,6 +193,19 @@ describe('npm start on a machine without the Temporal CLI', () => {
     const started = npmStart(newcomerEnvironment(ports));
     const health = await healthWithin(started, ports.PORT, 180_000);
     expect(health).toEqual({ status: 200, body: expect.objectContaining({ data: expect.objectContaining({ postgres: 'up', temporal: 'up' }) }) });
+    // Both metrics ports are on, printed with the addresses, and the API's own port has no /metrics.
+    const api = await metricsAt(ports.METRICS_PORT);
+    expect({ status: api.status, figures: /^billing_figures_up /m.test(api.text) }).toEqual({ status: 200, figures: true });
+    const worker = await metricsAt(ports.WORKER_METRICS_PORT);
+    expect({ status: worker.status, sdk: /^billing_worker_sdk_metrics_up 1$/m.test(worker.text), pollers: /^temporal_num_pollers\{/m.test(worker.text) }).toEqual({
+      status: 200,
+      sdk: true,
+      pollers: true,
+    });
+    expect((await fetch(`http://127.0.0.1:${ports.PORT}/metrics`)).status).toBe(404);
+    await waitFor(() => started.output().includes('Press Ctrl-C to stop.'), 10_000);
+    expect(started.output()).toContain(`API metrics     http://127.0.0.1:${ports.METRICS_PORT}/metrics`);
+    expect(started.output()).toContain(`Worker metrics  http://127.0.0.1:${ports.WORKER_METRICS_PORT}/metrics`);
 
     expect(started.output()).toContain(`${FETCH_LINE} 1.9.1 into ${path.join(dataDir, 'tools')}`);
     const fetched = fetchedTemporalDirs(path.join(dataDir, 'tools')).map((dir) => path.join(dir, 'temporal'));

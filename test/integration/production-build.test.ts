@@ -70,7 +70,14 @@ describe('the production build', () => {
 
     const address = process.env.TEMPORAL_ADDRESS!;
     const taskQueue = `compiled-${Date.now()}`;
-    const env = { TEMPORAL_TASK_QUEUE: taskQueue, HOST: '127.0.0.1', PORT: String(await freePort()) };
+    const env = {
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      HOST: '127.0.0.1',
+      PORT: String(await freePort()),
+      // Each process takes its own: the API METRICS_PORT, the worker WORKER_METRICS_PORT.
+      METRICS_PORT: String(await freePort()),
+      WORKER_METRICS_PORT: String(await freePort()),
+    };
     const logFile = path.join(process.env.TEST_WORK_DIR!, `${taskQueue}.log`);
     const worker = runCompiled('worker.js', env, logFile);
     children.push(worker);
@@ -79,6 +86,11 @@ describe('the production build', () => {
 
     const health = await healthOf(`http://127.0.0.1:${env.PORT}`, 60_000);
     expect(health).toEqual({ status: 200, body: expect.objectContaining({ data: { postgres: 'up', temporal: 'up', worker: 'up' } }) });
+    // The compiled processes serve their metrics on their metrics ports.
+    const apiMetrics = await fetch(`http://127.0.0.1:${env.METRICS_PORT}/metrics`);
+    expect({ status: apiMetrics.status, figures: /^billing_figures_up 1$/m.test(await apiMetrics.text()) }).toEqual({ status: 200, figures: true });
+    const workerMetrics = await fetch(`http://127.0.0.1:${env.WORKER_METRICS_PORT}/metrics`);
+    expect({ status: workerMetrics.status, sdk: /^billing_worker_sdk_metrics_up 1$/m.test(await workerMetrics.text()) }).toEqual({ status: 200, sdk: true });
 
     // A workflow runs on the compiled worker and its activity reaches Postgres: an unknown item ends the
     // workflow at once with the typed not-found failure, which maps back to the error model.

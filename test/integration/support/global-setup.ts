@@ -12,7 +12,8 @@ const ROOT = path.resolve(__dirname, '../../..');
 
 /**
  * One run of the integration suite gets a fresh database and its own Temporal dev server, and one
- * worker process shared by all test files (tests that kill a worker start their own on another queue).
+ * worker process shared by all test files (tests that kill a worker start their own on another queue),
+ * whose Prometheus metrics are at TEST_WORKER_METRICS_URL.
  */
 export default async function globalSetup(): Promise<void> {
   const adminUrl = process.env.TEST_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -61,7 +62,10 @@ export default async function globalSetup(): Promise<void> {
   env.TEST_MAIL_DIR = mailDir;
   Object.assign(process.env, env);
 
-  const worker = spawnWorker({ ...env, WEBHOOK_RELAY: 'true' }, path.join(workDir, 'worker.log'));
+  // Its metrics port is its own: workers that tests start leave theirs off unless they choose one.
+  const workerMetricsPort = await freePort();
+  const worker = spawnWorker({ ...env, WEBHOOK_RELAY: 'true', WORKER_METRICS_PORT: String(workerMetricsPort) }, path.join(workDir, 'worker.log'));
   process.env.TEST_WORKER_PID = String(worker.pid);
+  process.env.TEST_WORKER_METRICS_URL = `http://127.0.0.1:${workerMetricsPort}/metrics`;
   await waitForWorker(env.TEMPORAL_ADDRESS, env.TEMPORAL_TASK_QUEUE!, worker, 180_000);
 }

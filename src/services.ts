@@ -58,12 +58,15 @@ import { createUsageRepository } from './modules/usage/usage.repository';
 import { createUsageService } from './modules/usage/usage.service';
 import { createApiMetrics } from './observability/metrics';
 import type { FileStorage } from './storage/file-storage';
+import type { Logger } from 'pino';
 import { storagesFrom } from './storage/storage-from-config';
 import type { TemporalHandle, WorkflowServiceDeps } from './temporal/client';
 
 /** What every service is built from. */
 export interface ServiceDeps {
   db: Knex;
+  /** The process's own log, for what tenants must not read (why a webhook destination was refused). */
+  logger?: Logger;
   mailer: Mailer;
   /** Uploaded invoice documents. */
   storage: FileStorage;
@@ -140,7 +143,7 @@ export function createServices(deps: ServiceDeps) {
     attributes,
     catalog: createCatalogService(db, attributes),
     apps: createAppService(db),
-    webhooks: createWebhookService({ db, policy: deps.webhookPolicy }),
+    webhooks: createWebhookService({ db, policy: deps.webhookPolicy, ...(deps.logger ? { logger: deps.logger } : {}) }),
     emailTemplates: createEmailTemplateService(db),
     invoiceTemplates: createInvoiceTemplateService(db),
     emails: createEmailService(deps),

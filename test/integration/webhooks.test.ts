@@ -5,9 +5,10 @@ import { Worker } from '@temporalio/worker';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { createWebhookActivities } from '../../activities/webhooks.activities';
 import { createServices, serviceDepsFrom } from '../../src/services';
-import { destinationPolicy, postJson, urlProblem } from '../../src/modules/webhooks/destination';
+import type { Logger } from 'pino';
+import { destinationPolicy, postJson, REFUSED_NOT_HTTPS, REFUSED_NOT_PUBLIC, urlProblem } from '../../src/modules/webhooks/destination';
 import { createWebhookRepository } from '../../src/modules/webhooks/webhooks.repository';
-import { deliveryIdOf } from '../../src/modules/webhooks/webhooks.service';
+import { createWebhookService, deliveryIdOf } from '../../src/modules/webhooks/webhooks.service';
 import { webhookDeliveryWorkflow } from '../../workflows/webhook-delivery.workflow';
 import { WEBHOOK_ATTEMPT_OFFSETS_MS } from '../../workflows/webhook-delivery.types';
 import { timeSkippingEnvironment } from '../workflow/support/environment';
@@ -284,21 +285,101 @@ describe('webhooks', () => {
     expect((await api.http().post('/webhooks/trigger').set(system()).send({ eventType: 'webhook.test' })).status).toBe(201);
   });
 
-  it('when a destination is private, then production refuses it unless its host is allowed', async () => {
+  it('when a destination is private, then production refuses it unless its host and port are allowed', async () => {
     const production = destinationPolicy({ NODE_ENV: 'production' });
-    expect(urlProblem('http://example.com/hook', production)).toBe('must use https');
-    expect(urlProblem('https://10.1.2.3/hook', production)).toMatch(/private/);
-    expect(urlProblem('https://[::1]/hook', production)).toMatch(/private/);
-    // A name that resolves to a private address is refused when it is resolved, at each attempt.
-    const refused = await postJson(receiver.url('/private').replace('127.0.0.1', 'localhost'), {}, '{}', { ...production, httpsOnly: false }, 2000);
-    expect(refused).toMatchObject({ statusCode: null, error: expect.stringMatching(/destination refused: localhost resolves to/) });
-    const allowed = await postJson(receiver.url('/private'), {}, '{}', destinationPolicy({ NODE_ENV: 'production', WEBHOOK_ALLOWED_HOSTS: '127.0.0.1' }), 2000);
+    expect(urlProblem('http://example.com/hook', production)).toBe(REFUSED_NOT_HTTPS);
+    expect(urlProblem('https://10.1.2.3/hook', production)).toBe(REFUSED_NOT_PUBLIC);
+    expect(urlProblem('https://[::1]/hook', production)).toBe(REFUSED_NOT_PUBLIC);
+    // A name that resolves to a private address is refused when it is resolved, at each attempt, in words that name no address.
+    const byName = receiver.url('/private').replace('127.0.0.1', 'localhost');
+    const refused = await postJson(byName, {}, '{}', { ...production, httpsOnly: false }, 2000);
+    expect(refused).toMatchObject({ statusCode: null, error: REFUSED_NOT_PUBLIC, detail: expect.stringMatching(/^localhost resolves to (127\.0\.0\.1|::1), which is not a public address$/) });
+    // Listed with its port, the host is exempt on that port only; a bare host means port 443.
+    const port = new URL(receiver.url('/')).port;
+    const allowed = await postJson(receiver.url('/private'), {}, '{}', destinationPolicy({ NODE_ENV: 'production', WEBHOOK_ALLOWED_HOSTS: `127.0.0.1:${port}` }), 2000);
     expect(allowed).toMatchObject({ statusCode: 200, error: null });
-    expect(receiver.received('/private')).toHaveLength(1);
+    expect(await postJson(byName, {}, '{}', destinationPolicy({ NODE_ENV: 'production', WEBHOOK_ALLOWED_HOSTS: `localhost:${port}` }), 2000)).toMatchObject({ statusCode: 200, error: null });
+    for (const listed of ['127.0.0.1', `127.0.0.1:${Number(port) + 1}`, `localhost:${port}`]) {
+      const policy = { ...destinationPolicy({ NODE_ENV: 'production', WEBHOOK_ALLOWED_HOSTS: listed }), httpsOnly: false };
+      expect([listed, await postJson(receiver.url('/private'), {}, '{}', policy, 2000)]).toEqual([listed, expect.objectContaining({ statusCode: null, error: REFUSED_NOT_PUBLIC })]);
+    }
+    expect(receiver.received('/private')).toHaveLength(2);
     // Through the API (development here), a URL that is not http(s) is refused with the field named.
     const bad = await api.http().post('/webhooks/endpoints').set(admin()).send({ url: 'ftp://example.com/x', eventTypes: ['*'] });
-    expect(bad.status).toBe(400);
-    expect(JSON.stringify(bad.body)).toContain('url');
+    expect([bad.status, bad.body]).toEqual([400, { status: 'error', message: 'Validation failed', errors: [{ code: 1001, path: 'body.url', message: 'the URL must use http or https' }] }]);
+  });
+
+  it('when an API runs in production, then it refuses private destinations in words that name no address, and allows only a listed host:port', async () => {
+    const port = new URL(receiver.url('/')).port;
+    const production = await startTestApi({ NODE_ENV: 'production', WEBHOOK_ALLOWED_HOSTS: `127.0.0.1:${port}` });
+    try {
+      const refusal = (message: string) => ({ status: 'error', message: 'Validation failed', errors: [{ code: 1001, path: 'body.url', message }] });
+      const create = (url: string) => production.http().post('/webhooks/endpoints').set(admin()).send({ url, eventTypes: ['webhook.test'] });
+      const answers = [];
+      for (const url of ['https://10.1.2.3/hook', 'https://[fd00::1]:8443/hook', `https://127.0.0.1:${Number(port) + 1}/hook`, 'https://127.0.0.1/hook', `http://127.0.0.1:${Number(port) + 1}/hook`, 'http://hooks.example.com/hook']) {
+        const res = await create(url);
+        answers.push([url, res.status, res.body]);
+      }
+      expect(answers).toEqual([
+        ['https://10.1.2.3/hook', 400, refusal(REFUSED_NOT_PUBLIC)],
+        ['https://[fd00::1]:8443/hook', 400, refusal(REFUSED_NOT_PUBLIC)],
+        [`https://127.0.0.1:${Number(port) + 1}/hook`, 400, refusal(REFUSED_NOT_PUBLIC)],
+        ['https://127.0.0.1/hook', 400, refusal(REFUSED_NOT_PUBLIC)],
+        [`http://127.0.0.1:${Number(port) + 1}/hook`, 400, refusal(REFUSED_NOT_HTTPS)],
+        ['http://hooks.example.com/hook', 400, refusal(REFUSED_NOT_HTTPS)],
+      ]);
+      expect(REFUSED_NOT_PUBLIC).toBe('the destination is not allowed: it does not resolve to a public address');
+      expect(REFUSED_NOT_HTTPS).toBe('the destination is not allowed: it must use https');
+      // The listed host on its port, plain http included, is exempt: any path.
+      const listed = await create(receiver.url('/listed/any/path'));
+      expect(listed.status).toBe(201);
+      const changed = await production.http().put(`/webhooks/endpoints/${listed.body.data.id}`).set(admin()).send({ url: 'https://192.168.1.20/hook' });
+      expect([changed.status, changed.body]).toEqual([400, refusal(REFUSED_NOT_PUBLIC)]);
+    } finally {
+      await production.close();
+    }
+  });
+
+  it('when an attempt is refused because the host resolves to a private address or not at all, then the delivery log says so in the same words, naming no address; the worker log has the details', async () => {
+    const own = await createTenant(api, 'webhooks-refused');
+    const internal = await api.http().post('/webhooks/endpoints').set(bearer(own.adminToken)).send({ url: receiver.url('/internal').replace('127.0.0.1', 'localhost'), eventTypes: ['*'] }).expect(201);
+    const missing = await api.http().post('/webhooks/endpoints').set(bearer(own.adminToken)).send({ url: 'http://no-such-host.invalid/hook', eventTypes: ['*'] }).expect(201);
+    const endpoints = [internal.body.data.id as string, missing.body.data.id as string];
+    // Written as dispatched, so that the stack's own worker (development rules) leaves the deliveries to this test.
+    const eventId = await api.db.transaction(async (trx) => {
+      const repository = createWebhookRepository(trx);
+      const id = await repository.emit(own.organisationId, 'webhook.test', { refused: true });
+      await repository.markDispatched([id]);
+      await repository.createDeliveries(endpoints.map((endpointId) => ({ id: deliveryIdOf(endpointId, id), organisationId: own.organisationId, endpointId, eventId: id })));
+      return id;
+    });
+    const warnings: Array<{ fields: Record<string, unknown>; message: string }> = [];
+    const logger = { warn: (fields: Record<string, unknown>, message: string) => warnings.push({ fields, message }) } as unknown as Logger;
+    // The worker's rules in production, but for plain http, which the receiver speaks. An earlier test
+    // connected to localhost on the receiver's port while it was allowed: no attempt reuses that connection.
+    const worker = createWebhookService({ db: api.db, policy: { ...destinationPolicy({ NODE_ENV: 'production' }), httpsOnly: false }, logger });
+    for (const endpointId of endpoints) {
+      expect(await worker.attempt({ deliveryId: deliveryIdOf(endpointId, eventId), endpointId, generation: 0, attempt: 1 })).toBe('retry');
+    }
+    expect(receiver.received('/internal')).toHaveLength(0);
+
+    const deliveries = await api.http().get('/webhooks/deliveries').set(bearer(own.adminToken)).expect(200);
+    expect(deliveries.body.data.items.map((delivery: { endpointId: string; attempts: unknown[] }) => [delivery.endpointId, delivery.attempts]).sort()).toEqual(
+      endpoints.map((endpointId) => [endpointId, [{ attempt: 1, statusCode: null, durationMs: expect.any(Number), responseExcerpt: null, error: 'the destination is not allowed: it does not resolve to a public address', at: expect.any(String) }]]).sort(),
+    );
+    expect(JSON.stringify(deliveries.body)).not.toMatch(/127\.0\.0\.1|::1|resolves to|ENOTFOUND|EAI_/);
+    const stored = await api.db('webhook_attempts').whereIn('delivery_id', endpoints.map((endpointId) => deliveryIdOf(endpointId, eventId))).select('error', 'response_excerpt');
+    expect(stored).toEqual([
+      { error: REFUSED_NOT_PUBLIC, response_excerpt: null },
+      { error: REFUSED_NOT_PUBLIC, response_excerpt: null },
+    ]);
+    // Operators read what was refused, and why, in the worker's own log.
+    const reasons = Object.fromEntries(warnings.map((warning) => [warning.fields.endpointId, warning]));
+    expect(reasons[endpoints[0]!]).toEqual({
+      fields: expect.objectContaining({ organisationId: own.organisationId, deliveryId: deliveryIdOf(endpoints[0]!, eventId), reason: expect.stringMatching(/^localhost resolves to (127\.0\.0\.1|::1), which is not a public address$/) }),
+      message: `webhook attempt failed: ${REFUSED_NOT_PUBLIC}`,
+    });
+    expect(reasons[endpoints[1]!]!.fields.reason).toMatch(/^no-such-host\.invalid does not resolve: getaddrinfo (ENOTFOUND|EAI_AGAIN)/);
   });
 });
 

@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import { Webhook } from 'standardwebhooks';
 import { AppError, orNotFound } from '../../domain/errors';
 import type { Page, PageQuery } from '../../http/paging';
+import type { Logger } from 'pino';
 import { postJson, urlProblem, type DestinationPolicy } from './destination';
 import { createWebhookRepository, type AttemptRow, type DeliveryRow, type DeliveryStatus, type EndpointRow } from './webhooks.repository';
 import type { WebhookEventType } from './webhooks.schemas';
@@ -73,13 +74,13 @@ export type ObjectResolver = (organisationId: string, eventType: WebhookEventTyp
  * Outbound webhooks: endpoints and their secrets, the events of the outbox turned into one delivery per
  * subscribed endpoint, and each delivery's attempts, signed per the Standard Webhooks specification.
  */
-export function createWebhookService(deps: { db: Knex; policy: DestinationPolicy; resolveObject?: ObjectResolver }) {
+export function createWebhookService(deps: { db: Knex; policy: DestinationPolicy; resolveObject?: ObjectResolver; logger?: Logger }) {
   const { db, policy } = deps;
   const repository = createWebhookRepository(db);
 
   function checkUrl(url: string): void {
     const problem = urlProblem(url, policy);
-    if (problem) throw AppError.validation(`url ${problem}`, 'url');
+    if (problem) throw AppError.validation(problem, 'body.url');
   }
 
   /** The signatures of a message: the current secret's, and the previous one's while it still signs. */
@@ -198,6 +199,9 @@ export function createWebhookService(deps: { db: Knex; policy: DestinationPolicy
       const body = JSON.stringify(delivery.event.payload);
       const headers = { 'webhook-id': delivery.event.id, 'webhook-timestamp': String(Math.floor(at.getTime() / 1000)), 'webhook-signature': signatures(endpoint, delivery.event.id, at, body) };
       const result = await postJson(endpoint.url, headers, body, policy, ATTEMPT_TIMEOUT_MS);
+      // The details (addresses, the system's message) go to the worker's log; the delivery log, which the
+      // organisation's Admins read, keeps the words that name no address.
+      if (result.detail) deps.logger?.warn({ deliveryId: delivery.id, endpointId: endpoint.id, organisationId: delivery.organisation_id, attempt: input.attempt, reason: result.detail }, `webhook attempt failed: ${result.error}`);
       await repository.recordAttempt({ deliveryId: delivery.id, generation: input.generation, attempt: input.attempt, statusCode: result.statusCode, durationMs: result.durationMs, responseExcerpt: result.excerpt, error: result.error });
       if (result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300) {
         await repository.finishDelivery(delivery.id, 'delivered');

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseAllowedDestinations } from './modules/webhooks/destination';
 
 /**
  * The only reader of process.env. Every process parses its configuration once at start-up; a missing or
@@ -27,8 +28,14 @@ const configSchema = z.object({
   WORKER_MAX_CONCURRENT_ACTIVITIES: z.coerce.number().int().min(1).max(1000).default(50),
   // Contracts an invoice run bills together in one transaction, and how many such pages run at once.
   INVOICE_RUN_PAGE_SIZE: z.coerce.number().int().min(1).max(5000).default(1000),
-  // Hosts webhooks may reach in production even though they are private or plain http (comma-separated).
-  WEBHOOK_ALLOWED_HOSTS: z.string().default(''),
+  // Destinations webhooks may reach in production even though they are private or plain http: comma-separated
+  // `host:port` entries (a bare host means port 443); only that host on that port is exempt.
+  WEBHOOK_ALLOWED_HOSTS: z
+    .string()
+    .default('')
+    .superRefine((value, context) => {
+      for (const problem of parseAllowedDestinations(value).problems) context.addIssue({ code: 'custom', message: problem });
+    }),
   // Whether this worker relays the webhook outbox (every worker may; they share the events).
   WEBHOOK_RELAY: booleanFromEnv.default(true),
   INVOICE_RUN_PAGES_IN_FLIGHT: z.coerce.number().int().min(1).max(16).default(2),

@@ -15,6 +15,7 @@ import { createContactGroupService } from './modules/contact-groups/contact-grou
 import { createContractLifecycleService } from './modules/contracts/contract-lifecycle.service';
 import { createPlanChangeLifecycleService } from './modules/contracts/plan-change-lifecycle.service';
 import { resolveContractPlan } from './modules/contracts/contract-plans.repository';
+import { createContractRepository } from './modules/contracts/contracts.repository';
 import { createContractService } from './modules/contracts/contracts.service';
 import { createCustomerService } from './modules/customers/customers.service';
 import { createCreditNoteLifecycleService } from './modules/credit-notes/credit-note-lifecycle.service';
@@ -36,6 +37,7 @@ import { createInvoiceRunControlService } from './modules/invoice-runs/invoice-r
 import { createInvoiceTemplateService } from './modules/invoice-templates/invoice-templates.service';
 import { destinationPolicy, type DestinationPolicy } from './modules/webhooks/destination';
 import { createWebhookDeliveryControl } from './modules/webhooks/webhook-deliveries';
+import type { TriggerSubject } from './modules/webhooks/triggers';
 import { createWebhookService } from './modules/webhooks/webhooks.service';
 import { createChargeService } from './modules/charges/charges.service';
 import { createInvoiceRunService, type InvoiceRunPaging } from './modules/invoice-runs/invoice-runs.service';
@@ -51,6 +53,7 @@ import { createExportService } from './modules/objects/exports.service';
 import { createObjectExportService } from './modules/objects/object-export.service';
 import { createObjectService } from './modules/objects/objects.service';
 import { createOrganisationSettingsService } from './modules/organisation-settings/settings.service';
+import { createPaymentRepository } from './modules/payments/payments.repository';
 import { createPaymentService } from './modules/payments/payments.service';
 import { createRevenueSyncService } from './modules/revenue/revenue-sync.service';
 import { createRevenueService } from './modules/revenue/revenue.service';
@@ -59,6 +62,7 @@ import { createUsageRepository } from './modules/usage/usage.repository';
 import { createUsageService } from './modules/usage/usage.service';
 import { createApiMetrics } from './observability/metrics';
 import type { FileStorage } from './storage/file-storage';
+import type { Logger } from 'pino';
 import { storagesFrom } from './storage/storage-from-config';
 import { createSecretBox, type SecretBox } from './security/secret-box';
 import type { TemporalHandle, WorkflowServiceDeps } from './temporal/client';
@@ -66,6 +70,8 @@ import type { TemporalHandle, WorkflowServiceDeps } from './temporal/client';
 /** What every service is built from. */
 export interface ServiceDeps {
   db: Knex;
+  /** The process's own log, for what tenants must not read (why a webhook destination was refused). */
+  logger?: Logger;
   mailer: Mailer;
   /** Renders e-mail templates in worker threads, within the configured budget. */
   templates: TemplateRenderer;
@@ -151,7 +157,7 @@ export function createServices(deps: ServiceDeps) {
     attributes,
     catalog: createCatalogService(db, attributes),
     apps: createAppService(db),
-    webhooks: createWebhookService({ db, policy: deps.webhookPolicy, secrets: deps.secrets }),
+    webhooks: createWebhookService({ db, policy: deps.webhookPolicy, secrets: deps.secrets, ...(deps.logger ? { logger: deps.logger } : {}) }),
     emailTemplates: createEmailTemplateService(db, deps.templates),
     invoiceTemplates: createInvoiceTemplateService(db),
     emails: createEmailService(deps),
@@ -179,19 +185,43 @@ export function createApiServices(deps: ServiceDeps & { temporal: TemporalHandle
     jobControl: createJobControlService({ ...workflowDeps, exports: deps.exports, jobs: services.jobs }),
     emailSending: createEmailSendingService({ ...workflowDeps, emails: services.emails }),
   };
-  // A triggered event carries the object as the API shows it.
+  // A triggered event carries the object as the API shows it, with what tells whether it is in the event's state.
   const webhooks = createWebhookService({
     db: deps.db,
     policy: deps.webhookPolicy,
     secrets: deps.secrets,
-    resolveObject: (organisationId, eventType, objectId) => {
-      if (eventType.startsWith('invoice_run.')) return apiServices.invoiceRunControl.view(organisationId, objectId);
-      if (eventType.startsWith('invoice.')) return apiServices.invoices.get(organisationId, objectId);
-      if (eventType.startsWith('contract.')) return apiServices.contracts.requireContract(organisationId, objectId);
-      if (eventType === 'payment.created') return services.payments.getById(organisationId, objectId);
-      if (eventType.startsWith('credit_note.')) return apiServices.creditNotes.get(organisationId, objectId);
-      if (eventType === 'usage.batch_processed') return apiServices.usage.batch(organisationId, objectId);
-      return undefined;
+    resolveObject: async (organisationId, kind, objectId): Promise<TriggerSubject> => {
+      switch (kind) {
+        case 'invoice': {
+          const data = await apiServices.invoices.get(organisationId, objectId);
+          const reminded = (await createInvoiceRepository(deps.db).reminderDays(objectId)).length > 0;
+          return { data, facts: { kind, status: data.status, reminded } };
+        }
+        case 'invoice_run': {
+          const data = await apiServices.invoiceRunControl.view(organisationId, objectId);
+          return { data, facts: { kind, status: data.status } };
+        }
+        case 'contract': {
+          const data = await apiServices.contracts.requireContract(organisationId, objectId);
+          const resumedOnce = await createContractRepository(deps.db).wasResumed(organisationId, objectId);
+          return { data, facts: { kind, status: data.status, resumedOnce } };
+        }
+        case 'payment': {
+          const data = await services.payments.getById(organisationId, objectId);
+          // Payments recorded by marking an invoice paid, and refunds, carry keys the server made; neither sends payment.created.
+          const row = (await createPaymentRepository(deps.db).findById(organisationId, objectId))!;
+          const recordedBy = row.credit_note_id ? 'refund' : row.idempotency_scope === 'system' ? 'invoice' : 'api';
+          return { data, facts: { kind, recordedBy, invoiceId: row.invoice_id, creditNoteId: row.credit_note_id } };
+        }
+        case 'credit_note': {
+          const data = await apiServices.creditNotes.get(organisationId, objectId);
+          return { data, facts: { kind, status: data.status } };
+        }
+        case 'usage_batch': {
+          const data = await apiServices.usage.batch(organisationId, objectId);
+          return { data, facts: { kind, status: data.status } };
+        }
+      }
     },
   });
   return {

@@ -51,7 +51,8 @@ export async function createWorker(
   // A client of its own, for the activities that drive other workflows (an invoice run raising its drafts).
   const temporal = await connectTemporal(deps.config, deps.temporalAddress);
   await ensureSearchAttributes(connection as unknown as Pick<Connection, 'operatorService'>, deps.config.TEMPORAL_NAMESPACE);
-  const serviceDeps = serviceDepsFrom(deps.config, deps.db);
+  // The worker's log gets what the delivery log must not show (the addresses a refused destination resolved to).
+  const serviceDeps = { ...serviceDepsFrom(deps.config, deps.db), logger: deps.logger };
   const services = createServices(serviceDeps);
   // Secrets an older version kept in the clear are sealed before the worker takes any work.
   await services.webhooks.sealPlainSecrets();

@@ -5,9 +5,11 @@ import { Worker } from '@temporalio/worker';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { createWebhookActivities } from '../../activities/webhooks.activities';
 import { createServices, serviceDepsFrom } from '../../src/services';
-import { destinationPolicy, postJson, urlProblem } from '../../src/modules/webhooks/destination';
+import type { Logger } from 'pino';
+import { destinationPolicy, postJson, REFUSED_NOT_HTTPS, REFUSED_NOT_PUBLIC, urlProblem } from '../../src/modules/webhooks/destination';
+import { TRIGGERABLE_EVENT_TYPES } from '../../src/modules/webhooks/triggers';
 import { createWebhookRepository } from '../../src/modules/webhooks/webhooks.repository';
-import { deliveryIdOf } from '../../src/modules/webhooks/webhooks.service';
+import { createWebhookService, deliveryIdOf } from '../../src/modules/webhooks/webhooks.service';
 import { webhookDeliveryWorkflow } from '../../workflows/webhook-delivery.workflow';
 import { WEBHOOK_ATTEMPT_OFFSETS_MS } from '../../workflows/webhook-delivery.types';
 import { timeSkippingEnvironment } from '../workflow/support/environment';
@@ -141,7 +143,9 @@ describe('webhooks', () => {
     // Triggered with an object, the event carries its current state.
     await api.http().post('/webhooks/trigger').set(auth).send({ eventType: 'contract.resumed', objectId: fixture.contractId }).expect(201);
     const again = await until(() => (receiver.received('/events').length >= 6 ? receiver.received('/events') : undefined));
-    expect(verified(secret, again.at(-1)!).data).toMatchObject({ id: fixture.contractId, status: 'active' });
+    expect(verified(secret, again.at(-1)!)).toMatchObject({ type: 'contract.resumed', triggered: true, data: { id: fixture.contractId, status: 'active' } });
+    // Events of real changes carry no `triggered`.
+    expect(events.filter((event) => 'triggered' in event)).toEqual([]);
   });
 
   it('when drafts are created by hand or by an invoice run, then invoice.created carries each', async () => {
@@ -284,21 +288,242 @@ describe('webhooks', () => {
     expect((await api.http().post('/webhooks/trigger').set(system()).send({ eventType: 'webhook.test' })).status).toBe(201);
   });
 
-  it('when a destination is private, then production refuses it unless its host is allowed', async () => {
+  it('when a destination is private, then production refuses it unless its host and port are allowed', async () => {
     const production = destinationPolicy({ NODE_ENV: 'production' });
-    expect(urlProblem('http://example.com/hook', production)).toBe('must use https');
-    expect(urlProblem('https://10.1.2.3/hook', production)).toMatch(/private/);
-    expect(urlProblem('https://[::1]/hook', production)).toMatch(/private/);
-    // A name that resolves to a private address is refused when it is resolved, at each attempt.
-    const refused = await postJson(receiver.url('/private').replace('127.0.0.1', 'localhost'), {}, '{}', { ...production, httpsOnly: false }, 2000);
-    expect(refused).toMatchObject({ statusCode: null, error: expect.stringMatching(/destination refused: localhost resolves to/) });
-    const allowed = await postJson(receiver.url('/private'), {}, '{}', destinationPolicy({ NODE_ENV: 'production', WEBHOOK_ALLOWED_HOSTS: '127.0.0.1' }), 2000);
+    expect(urlProblem('http://example.com/hook', production)).toBe(REFUSED_NOT_HTTPS);
+    expect(urlProblem('https://10.1.2.3/hook', production)).toBe(REFUSED_NOT_PUBLIC);
+    expect(urlProblem('https://[::1]/hook', production)).toBe(REFUSED_NOT_PUBLIC);
+    // A name that resolves to a private address is refused when it is resolved, at each attempt, in words that name no address.
+    const byName = receiver.url('/private').replace('127.0.0.1', 'localhost');
+    const refused = await postJson(byName, {}, '{}', { ...production, httpsOnly: false }, 2000);
+    expect(refused).toMatchObject({ statusCode: null, error: REFUSED_NOT_PUBLIC, detail: expect.stringMatching(/^localhost resolves to (127\.0\.0\.1|::1), which is not a public address$/) });
+    // Listed with its port, the host is exempt on that port only; a bare host means port 443.
+    const port = new URL(receiver.url('/')).port;
+    const allowed = await postJson(receiver.url('/private'), {}, '{}', destinationPolicy({ NODE_ENV: 'production', WEBHOOK_ALLOWED_HOSTS: `127.0.0.1:${port}` }), 2000);
     expect(allowed).toMatchObject({ statusCode: 200, error: null });
-    expect(receiver.received('/private')).toHaveLength(1);
+    expect(await postJson(byName, {}, '{}', destinationPolicy({ NODE_ENV: 'production', WEBHOOK_ALLOWED_HOSTS: `localhost:${port}` }), 2000)).toMatchObject({ statusCode: 200, error: null });
+    for (const listed of ['127.0.0.1', `127.0.0.1:${Number(port) + 1}`, `localhost:${port}`]) {
+      const policy = { ...destinationPolicy({ NODE_ENV: 'production', WEBHOOK_ALLOWED_HOSTS: listed }), httpsOnly: false };
+      expect([listed, await postJson(receiver.url('/private'), {}, '{}', policy, 2000)]).toEqual([listed, expect.objectContaining({ statusCode: null, error: REFUSED_NOT_PUBLIC })]);
+    }
+    expect(receiver.received('/private')).toHaveLength(2);
     // Through the API (development here), a URL that is not http(s) is refused with the field named.
     const bad = await api.http().post('/webhooks/endpoints').set(admin()).send({ url: 'ftp://example.com/x', eventTypes: ['*'] });
-    expect(bad.status).toBe(400);
-    expect(JSON.stringify(bad.body)).toContain('url');
+    expect([bad.status, bad.body]).toEqual([400, { status: 'error', message: 'Validation failed', errors: [{ code: 1001, path: 'body.url', message: 'the URL must use http or https' }] }]);
+  });
+
+  it('when an API runs in production, then it refuses private destinations in words that name no address, and allows only a listed host:port', async () => {
+    const port = new URL(receiver.url('/')).port;
+    const production = await startTestApi({ NODE_ENV: 'production', WEBHOOK_ALLOWED_HOSTS: `127.0.0.1:${port}` });
+    try {
+      const refusal = (message: string) => ({ status: 'error', message: 'Validation failed', errors: [{ code: 1001, path: 'body.url', message }] });
+      const create = (url: string) => production.http().post('/webhooks/endpoints').set(admin()).send({ url, eventTypes: ['webhook.test'] });
+      const answers = [];
+      for (const url of ['https://10.1.2.3/hook', 'https://[fd00::1]:8443/hook', `https://127.0.0.1:${Number(port) + 1}/hook`, 'https://127.0.0.1/hook', `http://127.0.0.1:${Number(port) + 1}/hook`, 'http://hooks.example.com/hook']) {
+        const res = await create(url);
+        answers.push([url, res.status, res.body]);
+      }
+      expect(answers).toEqual([
+        ['https://10.1.2.3/hook', 400, refusal(REFUSED_NOT_PUBLIC)],
+        ['https://[fd00::1]:8443/hook', 400, refusal(REFUSED_NOT_PUBLIC)],
+        [`https://127.0.0.1:${Number(port) + 1}/hook`, 400, refusal(REFUSED_NOT_PUBLIC)],
+        ['https://127.0.0.1/hook', 400, refusal(REFUSED_NOT_PUBLIC)],
+        [`http://127.0.0.1:${Number(port) + 1}/hook`, 400, refusal(REFUSED_NOT_HTTPS)],
+        ['http://hooks.example.com/hook', 400, refusal(REFUSED_NOT_HTTPS)],
+      ]);
+      expect(REFUSED_NOT_PUBLIC).toBe('the destination is not allowed: it does not resolve to a public address');
+      expect(REFUSED_NOT_HTTPS).toBe('the destination is not allowed: it must use https');
+      // The listed host on its port, plain http included, is exempt: any path.
+      const listed = await create(receiver.url('/listed/any/path'));
+      expect(listed.status).toBe(201);
+      const changed = await production.http().put(`/webhooks/endpoints/${listed.body.data.id}`).set(admin()).send({ url: 'https://192.168.1.20/hook' });
+      expect([changed.status, changed.body]).toEqual([400, refusal(REFUSED_NOT_PUBLIC)]);
+    } finally {
+      await production.close();
+    }
+  });
+
+  it('when an attempt is refused because the host resolves to a private address or not at all, then the delivery log says so in the same words, naming no address; the worker log has the details', async () => {
+    const own = await createTenant(api, 'webhooks-refused');
+    const internal = await api.http().post('/webhooks/endpoints').set(bearer(own.adminToken)).send({ url: receiver.url('/internal').replace('127.0.0.1', 'localhost'), eventTypes: ['*'] }).expect(201);
+    const missing = await api.http().post('/webhooks/endpoints').set(bearer(own.adminToken)).send({ url: 'http://no-such-host.invalid/hook', eventTypes: ['*'] }).expect(201);
+    const endpoints = [internal.body.data.id as string, missing.body.data.id as string];
+    // Written as dispatched, so that the stack's own worker (development rules) leaves the deliveries to this test.
+    const eventId = await api.db.transaction(async (trx) => {
+      const repository = createWebhookRepository(trx);
+      const id = await repository.emit(own.organisationId, 'webhook.test', { refused: true });
+      await repository.markDispatched([id]);
+      await repository.createDeliveries(endpoints.map((endpointId) => ({ id: deliveryIdOf(endpointId, id), organisationId: own.organisationId, endpointId, eventId: id })));
+      return id;
+    });
+    const warnings: Array<{ fields: Record<string, unknown>; message: string }> = [];
+    const logger = { warn: (fields: Record<string, unknown>, message: string) => warnings.push({ fields, message }) } as unknown as Logger;
+    // The worker's rules in production, but for plain http, which the receiver speaks. An earlier test
+    // connected to localhost on the receiver's port while it was allowed: no attempt reuses that connection.
+    const worker = createWebhookService({ db: api.db, policy: { ...destinationPolicy({ NODE_ENV: 'production' }), httpsOnly: false }, secrets: serviceDepsFrom(api.config, api.db).secrets, logger });
+    for (const endpointId of endpoints) {
+      expect(await worker.attempt({ deliveryId: deliveryIdOf(endpointId, eventId), endpointId, generation: 0, attempt: 1 })).toBe('retry');
+    }
+    expect(receiver.received('/internal')).toHaveLength(0);
+
+    const deliveries = await api.http().get('/webhooks/deliveries').set(bearer(own.adminToken)).expect(200);
+    expect(deliveries.body.data.items.map((delivery: { endpointId: string; attempts: unknown[] }) => [delivery.endpointId, delivery.attempts]).sort()).toEqual(
+      endpoints.map((endpointId) => [endpointId, [{ attempt: 1, statusCode: null, durationMs: expect.any(Number), responseExcerpt: null, error: 'the destination is not allowed: it does not resolve to a public address', at: expect.any(String) }]]).sort(),
+    );
+    expect(JSON.stringify(deliveries.body)).not.toMatch(/127\.0\.0\.1|::1|resolves to|ENOTFOUND|EAI_/);
+    const stored = await api.db('webhook_attempts').whereIn('delivery_id', endpoints.map((endpointId) => deliveryIdOf(endpointId, eventId))).select('error', 'response_excerpt');
+    expect(stored).toEqual([
+      { error: REFUSED_NOT_PUBLIC, response_excerpt: null },
+      { error: REFUSED_NOT_PUBLIC, response_excerpt: null },
+    ]);
+    // Operators read what was refused, and why, in the worker's own log.
+    const reasons = Object.fromEntries(warnings.map((warning) => [warning.fields.endpointId, warning]));
+    expect(reasons[endpoints[0]!]).toEqual({
+      fields: expect.objectContaining({ organisationId: own.organisationId, deliveryId: deliveryIdOf(endpoints[0]!, eventId), reason: expect.stringMatching(/^localhost resolves to (127\.0\.0\.1|::1), which is not a public address$/) }),
+      message: `webhook attempt failed: ${REFUSED_NOT_PUBLIC}`,
+    });
+    expect(reasons[endpoints[1]!]!.fields.reason).toMatch(/^no-such-host\.invalid does not resolve: getaddrinfo (ENOTFOUND|EAI_AGAIN)/);
+  });
+});
+
+describe('triggered webhooks', () => {
+  const trigger = (auth: Record<string, string>, eventType: string, objectId?: string) => api.http().post('/webhooks/trigger').set(auth).send(objectId ? { eventType, objectId } : { eventType });
+  const conflict = (message: string) => ({ status: 'error', message, errors: [{ code: 1003, message }] });
+  const invalid = (path: string, message: string) => ({ status: 'error', message: 'Validation failed', errors: [{ code: 1001, path, message }] });
+
+  it('when an object is not in the state the event names, then the trigger answers 409 naming the state it is in, and sends nothing', async () => {
+    const own = await createTenant(api, 'webhooks-trigger-state');
+    await api.http().post('/webhooks/endpoints').set(bearer(own.adminToken)).send({ url: receiver.url('/trigger-state'), eventTypes: ['*'] }).expect(201);
+    const fixture = await createBillingFixture(api, own);
+    const auth = bearer(own.systemToken);
+    const answers: unknown[] = [];
+    const expectAnswer = async (eventType: string, objectId: string) => {
+      const res = await trigger(auth, eventType, objectId);
+      answers.push([eventType, res.status, res.body]);
+    };
+    const invoice = (await api.http().post('/invoices').set(auth).send(invoiceBody(fixture.contractPlanId)).expect(201)).body.data.id as string;
+    await expectAnswer('invoice.paid', invoice);
+    await expectAnswer('invoice.raised', invoice);
+    await api.http().post(`/invoices/${invoice}/raise`).set(auth).send({}).expect(200);
+    await api.http().post(`/invoices/${invoice}/send`).set(auth).send({}).expect(200);
+    // The invoice was raised, but is sent now: the event names the current state, not one passed through.
+    await expectAnswer('invoice.raised', invoice);
+    await expectAnswer('invoice.created', invoice);
+    await expectAnswer('invoice.paid', invoice);
+    await expectAnswer('invoice.overdue', invoice);
+    await expectAnswer('contract.terminated', fixture.contractId);
+    await expectAnswer('contract.activated', fixture.contractId);
+    await api.http().post(`/contracts/${fixture.contractId}/activate`).set(auth).send({}).expect(200);
+    await expectAnswer('contract.terminated', fixture.contractId);
+    await expectAnswer('contract.resumed', fixture.contractId);
+    await expectAnswer('contract.suspended', fixture.contractId);
+    await api.http().post(`/invoices/${invoice}/mark-paid`).set(auth).send({ paidDate: '2026-11-15' }).expect(200);
+    const payments = await api.http().get('/payments').set(auth).query({ invoiceId: invoice }).expect(200);
+    await expectAnswer('payment.created', payments.body.data.items[0].id);
+    expect(answers).toEqual([
+      ['invoice.paid', 409, conflict('the invoice is draft, not paid; invoice.paid cannot be triggered for it')],
+      ['invoice.raised', 409, conflict('the invoice is draft, not raised; invoice.raised cannot be triggered for it')],
+      ['invoice.raised', 409, conflict('the invoice is sent, not raised; invoice.raised cannot be triggered for it')],
+      ['invoice.created', 409, conflict('the invoice is sent, not draft; invoice.created cannot be triggered for it')],
+      ['invoice.paid', 409, conflict('the invoice is sent, not paid; invoice.paid cannot be triggered for it')],
+      ['invoice.overdue', 409, conflict('the invoice is sent with no reminder sent, not overdue (raised or sent, with a reminder sent); invoice.overdue cannot be triggered for it')],
+      ['contract.terminated', 409, conflict('the contract is draft, not terminated; contract.terminated cannot be triggered for it')],
+      ['contract.activated', 409, conflict('the contract is draft, not active; contract.activated cannot be triggered for it')],
+      ['contract.terminated', 409, conflict('the contract is active, not terminated; contract.terminated cannot be triggered for it')],
+      ['contract.resumed', 409, conflict('the contract is active and was never suspended, not active after a suspension; contract.resumed cannot be triggered for it')],
+      ['contract.suspended', 409, conflict('the contract is active, not suspended; contract.suspended cannot be triggered for it')],
+      ['payment.created', 409, conflict(`the payment is the one recorded when invoice ${invoice} was marked paid, not one recorded through POST /payments; payment.created cannot be triggered for it`)],
+    ]);
+    // The real changes were sent; nothing triggered was written or sent.
+    await until(() => (receiver.received('/trigger-state').length >= 5 ? true : undefined));
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect(receiver.received('/trigger-state').map((entry) => JSON.parse(entry.body) as Record<string, unknown>).filter((payload) => 'triggered' in payload)).toEqual([]);
+    expect(await api.db('webhook_events').where({ organisation_id: own.organisationId }).whereRaw("payload \\? 'triggered'")).toEqual([]);
+  });
+
+  it('when an object is in the state the event names, then the event is sent once, marked triggered; a repeat within 24 hours answers the same webhook-id and sends nothing', async () => {
+    const own = await createTenant(api, 'webhooks-triggered');
+    const created = await api.http().post('/webhooks/endpoints').set(bearer(own.adminToken)).send({ url: receiver.url('/triggered'), eventTypes: ['invoice.paid', 'payment.created'] }).expect(201);
+    const secret = created.body.data.secret as string;
+    const fixture = await createBillingFixture(api, own);
+    const auth = bearer(own.systemToken);
+    const invoice = (await api.http().post('/invoices').set(auth).send(invoiceBody(fixture.contractPlanId)).expect(201)).body.data.id as string;
+    await api.http().post(`/invoices/${invoice}/mark-paid`).set(auth).send({ paidDate: '2026-11-15' }).expect(200);
+    const payment = (await api.http().post('/payments').set(auth).send({ customerId: fixture.customerId, amount: '12.50', currency: 'USD', paidAt: '2026-11-20T10:00:00Z' }).expect(201)).body.data.id as string;
+
+    const first = await trigger(auth, 'invoice.paid', invoice);
+    expect([first.status, first.body.data]).toEqual([201, { eventId: expect.stringMatching(/^msg_/), eventType: 'invoice.paid', repeated: false }]);
+    const again = await trigger(auth, 'invoice.paid', invoice);
+    expect([again.status, again.body.data]).toEqual([200, { eventId: first.body.data.eventId, eventType: 'invoice.paid', repeated: true }]);
+    // Three triggers of payment.created: one event, one webhook-id.
+    const paid = [];
+    for (let i = 0; i < 3; i += 1) paid.push(await trigger(auth, 'payment.created', payment));
+    expect(paid.map((res) => [res.status, res.body.data.eventId, res.body.data.repeated])).toEqual([
+      [201, expect.stringMatching(/^msg_/), false],
+      [200, paid[0]!.body.data.eventId, true],
+      [200, paid[0]!.body.data.eventId, true],
+    ]);
+
+    // Two real events (invoice.paid, payment.created) and two triggered ones, each once.
+    await until(() => (receiver.received('/triggered').length >= 4 ? true : undefined));
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const received = receiver.received('/triggered').map((entry) => ({ id: entry.headers['webhook-id'], event: verified(secret, entry) as Record<string, unknown> & { data: Record<string, unknown> } }));
+    expect(received).toHaveLength(4);
+    const triggered = received.filter((entry) => entry.event.triggered === true);
+    const real = received.filter((entry) => !('triggered' in entry.event));
+    expect(triggered.map((entry) => [entry.id, entry.event.type, entry.event.data.id]).sort()).toEqual(
+      [
+        [first.body.data.eventId, 'invoice.paid', invoice],
+        [paid[0]!.body.data.eventId, 'payment.created', payment],
+      ].sort(),
+    );
+    expect(triggered.find((entry) => entry.event.type === 'invoice.paid')!.event).toMatchObject({ type: 'invoice.paid', triggered: true, data: { id: invoice, status: 'paid' } });
+    expect(real.map((entry) => entry.event.type).sort()).toEqual(['invoice.paid', 'payment.created']);
+    expect(new Set(received.map((entry) => entry.id)).size).toBe(4);
+
+    // After 24 hours, the same trigger is a new event with a new webhook-id.
+    await api.db('webhook_events').where({ id: first.body.data.eventId }).update({ created_at: api.db.raw("now() - interval '24 hours 1 minute'") });
+    const later = await trigger(auth, 'invoice.paid', invoice);
+    expect([later.status, later.body.data.repeated]).toEqual([201, false]);
+    expect(later.body.data.eventId).not.toBe(first.body.data.eventId);
+  });
+
+  it('when two triggers of the same event for the same object race, then both answer one event', async () => {
+    const own = await createTenant(api, 'webhooks-trigger-race');
+    const fixture = await createBillingFixture(api, own);
+    const auth = bearer(own.systemToken);
+    const payment = (await api.http().post('/payments').set(auth).send({ customerId: fixture.customerId, amount: '5.00', currency: 'USD', paidAt: '2026-11-20T10:00:00Z' }).expect(201)).body.data.id as string;
+    const answers = await Promise.all(Array.from({ length: 6 }, () => trigger(auth, 'payment.created', payment)));
+    expect(answers.map((res) => res.status).sort()).toEqual([200, 200, 200, 200, 200, 201]);
+    expect(new Set(answers.map((res) => res.body.data.eventId)).size).toBe(1);
+    expect(await api.db('webhook_events').where({ organisation_id: own.organisationId, type: 'payment.created', triggered_object_id: payment }).count<{ count: string }[]>('* as count')).toEqual([{ count: '1' }]);
+  });
+
+  it('when a trigger names no object, an event of a step, an object of webhook.test or a missing object, then 400 or 404 says which', async () => {
+    const auth = system();
+    const answers = [];
+    for (const body of [
+      { eventType: 'invoice.paid' },
+      { eventType: 'payment.created' },
+      { eventType: 'webhook.test', objectId: 'inv_1' },
+      { eventType: 'invoice.transition_undone', objectId: 'inv_1' },
+      { eventType: 'contract.plan_changed', objectId: 'con_1' },
+      { eventType: 'invoice.paid', objectId: 'inv_missing' },
+      { eventType: 'contract.activated', objectId: 'con_missing' },
+    ]) {
+      const res = await api.http().post('/webhooks/trigger').set(auth).send(body);
+      answers.push([body, res.status, res.body]);
+    }
+    const notTriggered = `must be webhook.test or an event that names its object's state (${TRIGGERABLE_EVENT_TYPES.slice(1).join(', ')}); events of a step (an undo, a plan change, a milestone, credits) are not triggered: redeliver the original delivery`;
+    expect(answers).toEqual([
+      [{ eventType: 'invoice.paid' }, 400, invalid('body.objectId', 'objectId is required: invoice.paid carries the invoice it reports')],
+      [{ eventType: 'payment.created' }, 400, invalid('body.objectId', 'objectId is required: payment.created carries the payment it reports')],
+      [{ eventType: 'webhook.test', objectId: 'inv_1' }, 400, invalid('body.objectId', 'webhook.test carries no object: leave objectId out')],
+      [{ eventType: 'invoice.transition_undone', objectId: 'inv_1' }, 400, invalid('body.eventType', notTriggered)],
+      [{ eventType: 'contract.plan_changed', objectId: 'con_1' }, 400, invalid('body.eventType', notTriggered)],
+      [{ eventType: 'invoice.paid', objectId: 'inv_missing' }, 404, { status: 'error', message: 'Invoice not found', errors: [{ code: 1002, message: 'Invoice not found' }] }],
+      [{ eventType: 'contract.activated', objectId: 'con_missing' }, 404, { status: 'error', message: 'Contract not found', errors: [{ code: 1002, message: 'Contract not found' }] }],
+    ]);
   });
 });
 

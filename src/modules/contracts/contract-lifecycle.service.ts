@@ -53,6 +53,8 @@ export function createContractLifecycleService(db: Knex) {
         // What billing needs to know of the change: the days without fees, and the last day billed.
         const today = new Date().toISOString().slice(0, 10);
         if (input.from === 'suspended') await contracts.closeSuspension(input.contractId, today);
+        // What `contract.resumed` needs, if it is triggered later: a suspension of less than a day leaves no row.
+        if (input.from === 'suspended' && input.to === 'active') await contracts.markResumed(input.contractId);
         if (input.to === 'suspended') await contracts.openSuspension(input.organisationId, input.contractId, today);
         if (input.to === 'ended' || input.to === 'terminated') await contracts.endBy(input.contractId, today);
         await createWebhookRepository(trx).emit(input.organisationId, contractEventOf(input.from, input.to), await contracts.find(input.organisationId, input.contractId));

@@ -243,6 +243,16 @@ export function createContractRepository(db: Knex) {
       await open.clone().update({ to_date: db.raw("?::date - interval '1 day'", [day]) });
     },
 
+    /** Inside the status transaction of a resume: when the contract was last resumed. */
+    async markResumed(contractId: string): Promise<void> {
+      await db('contracts').where({ id: contractId }).update({ resumed_at: db.fn.now() });
+    },
+
+    /** Whether the contract was ever resumed after a suspension. */
+    async wasResumed(organisationId: string, contractId: string): Promise<boolean> {
+      return Boolean(await db('contracts').where({ organisation_id: organisationId, id: contractId }).whereNotNull('resumed_at').first('id'));
+    },
+
     /** A contract that ends or is terminated on `day` bills nothing after it: its end date moves up to it. */
     async endBy(contractId: string, day: string): Promise<void> {
       await db('contracts')

@@ -22,9 +22,12 @@ export interface EventRow {
   id: string;
   organisation_id: string;
   type: string;
-  payload: { type: string; timestamp: string; data: unknown };
+  /** `triggered` only on events sent through POST /webhooks/trigger; events of real changes leave it out. */
+  payload: { type: string; triggered?: true; timestamp: string; data: unknown };
   created_at: Date;
   dispatched_at: Date | null;
+  /** The object a triggered event carries. */
+  triggered_object_id: string | null;
 }
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
@@ -93,6 +96,37 @@ export function createWebhookRepository(db: Knex) {
     async emitMany(organisationId: string, type: string, datas: unknown[], at = new Date()): Promise<void> {
       const rows = datas.map((data) => ({ id: newId('msg', at.getTime()), organisation_id: organisationId, type, payload: { type, timestamp: at.toISOString(), data }, created_at: at.toISOString() }));
       await bulkInsert(db, 'webhook_events', EVENT_COLUMNS, rows);
+    },
+
+    /**
+     * An event sent through POST /webhooks/trigger: its payload says so (`triggered: true`, beside `type`),
+     * and it names the object it carries, if any, for `latestTrigger`.
+     */
+    async emitTriggered(organisationId: string, type: string, data: unknown, objectId: string | null, at = new Date()): Promise<string> {
+      const id = newId('msg', at.getTime());
+      await db('webhook_events').insert({
+        id,
+        organisation_id: organisationId,
+        type,
+        payload: JSON.stringify({ type, triggered: true, timestamp: at.toISOString(), data }),
+        created_at: at,
+        triggered_object_id: objectId,
+      });
+      return id;
+    },
+
+    /** Until the caller's transaction ends, no other trigger of this type for this object runs. */
+    async lockTrigger(organisationId: string, type: string, objectId: string): Promise<void> {
+      await db.raw('SELECT pg_advisory_xact_lock(hashtextextended(?, 0))', [`webhook_events.trigger:${organisationId}:${type}:${objectId}`]);
+    },
+
+    /** The latest event triggered for this type and object since `since`. */
+    async latestTrigger(organisationId: string, type: string, objectId: string, since: Date): Promise<EventRow | undefined> {
+      return db<EventRow>('webhook_events')
+        .where({ organisation_id: organisationId, type, triggered_object_id: objectId })
+        .where('created_at', '>', since)
+        .orderBy('created_at', 'desc')
+        .first();
     },
 
     /**

@@ -1,3 +1,4 @@
+import { documented } from '../../http/openapi';
 import { pageOf, pageQuery } from '../../http/paging';
 import { defineRoute, requires, type Route } from '../../http/route';
 import { deletedSchema, idParam } from '../../http/schemas';
@@ -94,16 +95,27 @@ export function webhookRoutes(deps: AppDeps): Route[] {
       response: deliverySchema,
       handler: async ({ params, auth }) => webhookDeliveries.redeliver(auth.organisationId, params.id),
     }),
-    defineRoute({
-      method: 'post',
-      path: '/webhooks/trigger',
-      summary: "Send a test event, or an object's current state as the given event, to the subscribed endpoints",
-      tag: TAG,
-      access: requires('WebhookService:trigger'),
-      body: triggerBody,
-      response: triggerSchema,
-      successStatus: 201,
-      handler: async ({ body, auth }) => webhooks.trigger(auth.organisationId, body),
-    }),
+    documented(
+      defineRoute({
+        method: 'post',
+        path: '/webhooks/trigger',
+        summary:
+          "Send a test event, or an object's current state as the event naming that state (409 when the object is in another), marked triggered, to the subscribed endpoints; the same type for the same object within 24 hours answers the first event (200) and sends nothing",
+        tag: TAG,
+        access: requires('WebhookService:trigger'),
+        body: triggerBody,
+        response: triggerSchema,
+        successStatus: 201,
+        handler: async ({ body, auth, setSuccessStatus }) => {
+          const triggered = await webhooks.trigger(auth.organisationId, body);
+          if (triggered.repeated) setSuccessStatus(200);
+          return triggered;
+        },
+      }),
+      {
+        alsoSucceedsWith: { status: 200, description: 'The same type was triggered for the same object in the last 24 hours: that event, sent once' },
+        errors: { 409: 'The object is not in the state the event names; the message says which it is in' },
+      },
+    ),
   ];
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { pageQuery } from '../../http/paging';
 import { atLeastOne, freeText, reference, text } from '../../http/schemas';
+import { TRIGGERABLE_EVENT_TYPES } from './triggers';
 
 /** Every event type an endpoint may subscribe to; `docs/webhooks.md` shows a payload of each. */
 export const WEBHOOK_EVENT_TYPES = [
@@ -31,6 +32,9 @@ export const WEBHOOK_EVENT_TYPES = [
   'webhook.test',
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+
+// Every type the trigger sends is one endpoints subscribe to.
+const _triggerableAreEventTypes: readonly WebhookEventType[] = TRIGGERABLE_EVENT_TYPES;
 
 const eventTypes = z
   .array(z.union([z.literal('*'), z.enum(WEBHOOK_EVENT_TYPES)]))
@@ -93,13 +97,20 @@ export const deliverySchema = z.object({
 });
 
 export const triggerBody = z.object({
-  eventType: z.enum(WEBHOOK_EVENT_TYPES),
+  eventType: z
+    .enum(TRIGGERABLE_EVENT_TYPES, {
+      error: () => `must be webhook.test or an event that names its object's state (${TRIGGERABLE_EVENT_TYPES.slice(1).join(', ')}); events of a step (an undo, a plan change, a milestone, credits) are not triggered: redeliver the original delivery`,
+    })
+    .describe('webhook.test, or an event type that names a state of its object'),
   objectId: reference()
     .optional()
-    .describe("send this object's current state as the event: an invoice (invoice.*), a run (invoice_run.*), a contract (contract.*), a payment (payment.created) or a usage batch (usage.batch_processed)"),
+    .describe(
+      "the object whose current state the event carries (required but for webhook.test): an invoice (invoice.*), a run (invoice_run.*), a contract (contract.*), a payment (payment.created), a credit note (credit_note.*) or a usage batch (usage.batch_processed); it must be in the state the event names",
+    ),
 });
 
 export const triggerSchema = z.object({
-  eventId: z.string(),
+  eventId: z.string().describe("the event's id, its webhook-id"),
   eventType: z.string(),
+  repeated: z.boolean().describe('true when the same type was triggered for the same object in the last 24 hours: that event is answered, and nothing new is sent'),
 });

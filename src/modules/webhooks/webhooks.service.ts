@@ -4,9 +4,10 @@ import type { SecretBox } from '../../security/secret-box';
 import { Webhook } from 'standardwebhooks';
 import { AppError, orNotFound } from '../../domain/errors';
 import type { Page, PageQuery } from '../../http/paging';
+import type { Logger } from 'pino';
 import { postJson, urlProblem, type DestinationPolicy } from './destination';
 import { createWebhookRepository, type AttemptRow, type DeliveryRow, type DeliveryStatus, type EndpointRow } from './webhooks.repository';
-import type { WebhookEventType } from './webhooks.schemas';
+import { nounOf, TEST_EVENT_DATA, TRIGGER_REPEAT_WINDOW_MS, ruleOf, triggerRefusal, type TriggerableEventType, type TriggerKind, type TriggerSubject } from './triggers';
 
 /** How long the previous secret keeps signing after a rotation. */
 export const SECRET_OVERLAP_MS = 24 * 60 * 60 * 1000;
@@ -67,20 +68,27 @@ export interface DispatchedDelivery {
   since: number;
 }
 
-/** The current state of an object, as the API shows it, for a triggered event. */
-export type ObjectResolver = (organisationId: string, eventType: WebhookEventType, objectId: string) => Promise<unknown> | undefined;
+/** An object as the API shows it, with the facts the trigger's rules check; a 404 when there is none of the kind. */
+export type ObjectResolver = (organisationId: string, kind: TriggerKind, objectId: string) => Promise<TriggerSubject>;
+
+/** What the trigger answers: the event's id, and whether it is that of an earlier trigger. */
+export interface TriggeredEvent {
+  eventId: string;
+  eventType: string;
+  repeated: boolean;
+}
 
 /**
  * Outbound webhooks: endpoints and their secrets, the events of the outbox turned into one delivery per
  * subscribed endpoint, and each delivery's attempts, signed per the Standard Webhooks specification.
  */
-export function createWebhookService(deps: { db: Knex; policy: DestinationPolicy; secrets: SecretBox; resolveObject?: ObjectResolver }) {
+export function createWebhookService(deps: { db: Knex; policy: DestinationPolicy; secrets: SecretBox; resolveObject?: ObjectResolver; logger?: Logger }) {
   const { db, policy } = deps;
   const repository = createWebhookRepository(db);
 
   function checkUrl(url: string): void {
     const problem = urlProblem(url, policy);
-    if (problem) throw AppError.validation(`url ${problem}`, 'url');
+    if (problem) throw AppError.validation(problem, 'body.url');
   }
 
   /** The signatures of a message: the current secret's, and the previous one's while it still signs. */
@@ -148,16 +156,28 @@ export function createWebhookService(deps: { db: Knex; policy: DestinationPolicy
     /**
      * A test event, or an object's current state as the given event, through the outbox like any other:
      * every endpoint subscribed to the type receives it (a `webhook.test` reaches every enabled endpoint).
+     * Its payload carries `triggered: true`. An object is sent only while it is in the state the event
+     * names (409 otherwise, naming its state); the same type for the same object again within 24 hours
+     * answers the first event's id and sends nothing, so a receiver never gets two messages of one fact.
      */
-    async trigger(organisationId: string, body: { eventType: WebhookEventType; objectId?: string }) {
-      let data: unknown = { test: true, message: 'A test event sent by POST /webhooks/trigger' };
-      if (body.objectId) {
-        const resolved = deps.resolveObject?.(organisationId, body.eventType, body.objectId);
-        if (!resolved) throw AppError.validation(`objectId cannot be sent as ${body.eventType}`, 'objectId');
-        data = await resolved;
+    async trigger(organisationId: string, body: { eventType: TriggerableEventType; objectId?: string }): Promise<TriggeredEvent> {
+      const { eventType, objectId } = body;
+      if (eventType === 'webhook.test') {
+        if (objectId) throw AppError.validation('webhook.test carries no object: leave objectId out', 'body.objectId');
+        return { eventId: await repository.emitTriggered(organisationId, eventType, TEST_EVENT_DATA, null), eventType, repeated: false };
       }
-      const eventId = await repository.emit(organisationId, body.eventType, data);
-      return { eventId, eventType: body.eventType };
+      if (!objectId) throw AppError.validation(`objectId is required: ${eventType} carries the ${nounOf(eventType)} it reports`, 'body.objectId');
+      if (!deps.resolveObject) throw new Error('the webhook service was built without an object resolver');
+      const subject = await deps.resolveObject(organisationId, ruleOf(eventType).kind, objectId);
+      const refusal = triggerRefusal(eventType, subject.facts);
+      if (refusal) throw AppError.conflict(refusal);
+      return db.transaction(async (trx) => {
+        const repo = createWebhookRepository(trx);
+        await repo.lockTrigger(organisationId, eventType, objectId);
+        const earlier = await repo.latestTrigger(organisationId, eventType, objectId, new Date(Date.now() - TRIGGER_REPEAT_WINDOW_MS));
+        if (earlier) return { eventId: earlier.id, eventType, repeated: true };
+        return { eventId: await repo.emitTriggered(organisationId, eventType, subject.data, objectId), eventType, repeated: false };
+      });
     },
 
     /**
@@ -205,6 +225,9 @@ export function createWebhookService(deps: { db: Knex; policy: DestinationPolicy
       const body = JSON.stringify(delivery.event.payload);
       const headers = { 'webhook-id': delivery.event.id, 'webhook-timestamp': String(Math.floor(at.getTime() / 1000)), 'webhook-signature': signatures(endpoint, delivery.event.id, at, body) };
       const result = await postJson(endpoint.url, headers, body, policy, ATTEMPT_TIMEOUT_MS);
+      // The details (addresses, the system's message) go to the worker's log; the delivery log, which the
+      // organisation's Admins read, keeps the words that name no address.
+      if (result.detail) deps.logger?.warn({ deliveryId: delivery.id, endpointId: endpoint.id, organisationId: delivery.organisation_id, attempt: input.attempt, reason: result.detail }, `webhook attempt failed: ${result.error}`);
       await repository.recordAttempt({ deliveryId: delivery.id, generation: input.generation, attempt: input.attempt, statusCode: result.statusCode, durationMs: result.durationMs, responseExcerpt: result.excerpt, error: result.error });
       if (result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300) {
         await repository.finishDelivery(delivery.id, 'delivered');

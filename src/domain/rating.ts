@@ -334,7 +334,9 @@ export function rateUsage(terms: Pick<RatingTerms, 'currency' | 'items'>, window
   const item = terms.items.find((candidate) => candidate.id === window.planItemId);
   if (!item) throw AppError.validation(`plan item ${window.planItemId} is not among the terms`);
   const currency = terms.currency;
-  const charged = ledger.usage.filter((usage) => usage.planItemId === window.planItemId && usage.from === window.from && usage.to === window.to);
+  // A window that grew since it was charged (an end moved later) still holds what was charged for its
+  // earlier days: every charge of the item within the window counts against it.
+  const charged = ledger.usage.filter((usage) => usage.planItemId === window.planItemId && usage.from >= window.from && usage.to <= window.to);
   const base = { planItemId: item.id, fromDate: window.from, toDate: window.to };
   const charge = (quantity: Decimal | null, amount: Decimal): Charge => ({ kind: 'usage', planItemId: item.id, from: window.from, to: window.to, period: window.period, quantity: quantity?.toFixed() ?? null, amount: formatAmount(amount, currency) });
   if (charged.length === 0) {
@@ -345,9 +347,11 @@ export function rateUsage(terms: Pick<RatingTerms, 'currency' | 'items'>, window
   const chargedQuantity = quantities.every((quantity) => quantity !== null) ? quantities.reduce((sum, quantity) => sum.plus(quantity!), new Decimal(0)) : null;
   const chargedAmount = charged.reduce((sum, usage) => sum.plus(usage.amount), new Decimal(0));
   const late = { title: `${item.name}: usage of ${window.from} to ${window.to}` };
+  // A window that grew (an end moved later) is charged for its whole span once, even when no usage came.
+  const grown = !charged.some((usage) => usage.from === window.from && usage.to === window.to);
   if (item.pricingModel === 'per_unit' && chargedQuantity !== null) {
     const units = total.minus(chargedQuantity);
-    if (units.isZero()) return null;
+    if (units.isZero() && !grown) return null;
     const price = toDecimal(item.unitPrice!);
     return {
       line: { ...base, ...late, description: `${units.toFixed()} units after ${chargedQuantity.toFixed()} billed before (${total.toFixed()} in all) × ${price.toFixed()}`, quantity: units.toFixed(), price: price.toFixed() },
@@ -356,7 +360,7 @@ export function rateUsage(terms: Pick<RatingTerms, 'currency' | 'items'>, window
   }
   const rated = toDecimal(priceItem(item, total.toFixed(), currency).amount);
   const difference = rated.minus(chargedAmount);
-  if (difference.isZero()) return null;
+  if (difference.isZero() && !grown) return null;
   return {
     line: { ...base, ...late, description: `${total.toFixed()} in all rates ${formatAmount(rated, currency)}; ${formatAmount(chargedAmount, currency)} billed before`, quantity: '1', price: formatAmount(difference, currency) },
     charges: [charge(chargedQuantity === null ? null : total.minus(chargedQuantity), difference)],

@@ -534,11 +534,14 @@ async function checkRunTotals(model: Model, runId: string, invoices: Invoice[], 
  * still serves discounts, per plan item, the lines of the item's first periods still to serve (a line's
  * period is its charges' period), and has served as many periods as the item that took the most. A
  * percentage is taken off each plan item's lines, rounded half-up; an amount (once per period served) is
- * shared over the plan items in proportion to their lines, never beyond them. The model counts the periods.
+ * shared over the plan items in proportion to their lines, never beyond them. Coupons stack in the order they
+ * were applied: each takes at most what the earlier ones left of a plan item's lines. The model counts the periods.
  */
 function checkCoupons(model: Model, invoice: Invoice, charges: readonly ChargeRow[], problems: Problems): void {
   const priced = invoice.items.filter(isPriced).map((line) => ({ line, periodFrom: chargesOfLine(model, invoice.id, line, charges)[0]?.periodFrom ?? '', amount: lineMinor(line.quantity, line.price, model.minor) }));
   const discounts = invoice.items.filter((line) => line.couponId !== null);
+  // What the coupons applied before took off each plan item of the invoice.
+  const takenBefore = new Map<string, bigint>();
   for (const coupon of model.coupons) {
     const left = coupon.periods - coupon.used;
     const lines = discounts.filter((line) => line.couponId === coupon.id);
@@ -564,12 +567,20 @@ function checkCoupons(model: Model, invoice: Invoice, charges: readonly ChargeRo
     const budget = coupon.amountOff === null ? 0n : coupon.amountOff * BigInt(served);
     const whole = sumMinor(bases.map((entry) => entry.base));
     const taken = budget < whole ? budget : whole;
+    let capped = false;
     for (const { planItemId, entries, base } of bases) {
       const line = lines.filter((candidate) => candidate.planItemId === planItemId);
       const discount = -sumMinor(line.map((candidate) => lineMinor(candidate.quantity, candidate.price, model.minor)));
+      const room = base - (takenBefore.get(planItemId) ?? 0n) > 0n ? base - (takenBefore.get(planItemId) ?? 0n) : 0n;
+      const cap = (value: bigint) => {
+        if (value <= room) return value;
+        capped = true;
+        return room;
+      };
       let expected: bigint | [bigint, bigint];
-      if (coupon.percentOff !== null) expected = roundedMinor(new DecimalJs(base.toString()).times(coupon.percentOff).dividedBy(100).dividedBy(scale(model.minor)), model.minor);
-      else expected = [(taken * base) / whole, (taken * base + whole - 1n) / whole];
+      if (coupon.percentOff !== null) expected = cap(roundedMinor(new DecimalJs(base.toString()).times(coupon.percentOff).dividedBy(100).dividedBy(scale(model.minor)), model.minor));
+      else expected = [cap((taken * base) / whole), cap((taken * base + whole - 1n) / whole)];
+      takenBefore.set(planItemId, (takenBefore.get(planItemId) ?? 0n) + discount);
       const fine = typeof expected === 'bigint' ? discount === expected : discount >= expected[0] && discount <= expected[1];
       if (!fine) problems.push(`${where}: takes ${fromMinor(discount, model.minor)} off ${planItemId} (lines ${fromMinor(base, model.minor)}), not ${typeof expected === 'bigint' ? fromMinor(expected, model.minor) : expected.map((value) => fromMinor(value, model.minor)).join(' to ')}`);
       if (line.length > 1) problems.push(`${where}: ${line.length} discount lines for ${planItemId}`);
@@ -581,7 +592,7 @@ function checkCoupons(model: Model, invoice: Invoice, charges: readonly ChargeRo
     }
     if (coupon.amountOff !== null && whole > 0n) {
       const all = -sumMinor(lines.map((candidate) => lineMinor(candidate.quantity, candidate.price, model.minor)));
-      if (all !== taken) problems.push(`${where}: takes ${fromMinor(all, model.minor)} in all, not ${fromMinor(taken, model.minor)}`);
+      if (capped ? all > taken : all !== taken) problems.push(`${where}: takes ${fromMinor(all, model.minor)} in all, not ${capped ? 'at most ' : ''}${fromMinor(taken, model.minor)}`);
     }
     for (const line of lines) if (!bases.some((entry) => entry.planItemId === line.planItemId)) problems.push(`${where}: discounts ${line.planItemId}, which has no eligible line`);
   }
@@ -718,7 +729,7 @@ async function play(h: History): Promise<void> {
       count(`add item: ${item.pricing}`);
       trace.push(`add ${name} (${added.id}): ${JSON.stringify(body)} from ${isoOf(from)}`);
     } else if (s.kind === 'removeItem') {
-      // Any item of the plan, an item removed already too: the removal sets its last day in force again.
+      // Any item of the plan, an item removed already too: that one answers 409.
       const known = model.items.filter((item) => !item.deleted);
       const item = known[s.which % known.length]!;
       const from = clock + s.offset;
@@ -726,6 +737,11 @@ async function play(h: History): Promise<void> {
       const outcome = await outcomeOf(() => services.billingPlans.deleteItem(organisationId, contract.planId, item.id, isoOf(from)));
       count(`remove item: ${kindOf(outcome)}`);
       trace.push(`remove ${item.name} from ${isoOf(from)} (charged through ${showDay(chargedThrough)}): ${describeOutcome(outcome)}`);
+      if (item.to !== null) {
+        // Removed once is removed: a later date would bring back days it was out of force.
+        expectAnswer(outcome, `conflict: the plan item was already removed: its last day in force is ${isoOf(item.to)}`);
+        continue;
+      }
       if (from <= chargedThrough) {
         // Inside a span already charged: refused, naming the charge and the first day the removal may take effect.
         expectAnswer(outcome, new RegExp(`^conflict: invoice \\S+ charged plan item ${item.id} for \\S+ to ${isoOf(chargedThrough)}: the item can change from ${isoOf(chargedThrough + 1)} on, not from ${isoOf(from)}$`));
@@ -906,8 +922,9 @@ const FOUND: Array<[string, History]> = [
   ],
   [
     // The metered item is removed from 11 January, so 1–10 January's usage is charged on the 12th; removed
-    // again from 11 February, it is in force again through 10 February, and the 1–31 January window is charged in full.
-    'when an item removed already is removed from a later day, then the usage of its window cut by the first removal is not charged again',
+    // again from 11 February, it was put back in force through 10 February and the 1–31 January window
+    // charged in full. A second removal is refused now.
+    'when an item removed already is removed from a later day, then it is refused and the usage of its window is not charged again',
     { currency: 'USD', anchor: 'calendar', kind: 'monthly', start: JANUARY_2025, end: null, fee: 10_000, arrears: false, unitPrice: '2', steps: [usage(-3, 5), { kind: 'removeItem', which: 1, offset: 10 }, run(11), { kind: 'removeItem', which: 1, offset: 30 }, run(30)] },
   ],
   [

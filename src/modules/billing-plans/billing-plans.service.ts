@@ -130,6 +130,8 @@ export function createBillingPlanService(db: Knex) {
         orNotFound(await repository.lock(organisationId, planId), 'Plan item');
         const item = await repository.findItem(organisationId, itemId);
         if (!item || item.plan_id !== planId) throw AppError.notFound('Plan item');
+        // Removed once is removed: a later date would bring back days it was out of force.
+        if (item.effective_to) throw AppError.conflict(`the plan item was already removed: its last day in force is ${calendarDay(item.effective_to)}`);
         const charged = await createChargeRepository(trx).anyFor([itemId]);
         if (!charged && !(await createContractRepository(trx).planInUse(organisationId, planId))) {
           await repository.deleteItem(organisationId, planId, itemId);

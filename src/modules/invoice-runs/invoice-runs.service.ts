@@ -83,7 +83,6 @@ export interface PlannedInvoice {
   charges: Charge[][];
 }
 
-
 const earliest = (days: string[]) => days.reduce((a, b) => (b < a ? b : a));
 const latest = (days: string[]) => days.reduce((a, b) => (b > a ? b : a));
 
@@ -231,8 +230,8 @@ const failedOutcome = (failure: AppError): ContractOutcome => ({
 
 /**
  * The steps of an invoice run: record it, list what it bills, bill a page of contracts at a time. A page
- * is planned with one read of each kind (contracts, plans, suspensions, entities, periods billed, one
- * usage aggregation per meter and period) and written in one transaction under its contracts' row locks,
+ * is planned with one read of each kind (contracts, plans, suspensions, entities, the charge ledger, one
+ * usage aggregation per meter for every window) and written in one transaction under its contracts' row locks,
  * with multi-row inserts. Every day and usage window it charges is recorded in the charge ledger, which
  * the next plan reads, so reruns, concurrent runs and retried activities bill nothing twice.
  */

@@ -99,6 +99,9 @@ function firstDayOfMonth(monthIndex: number): number {
   return dayOf(Math.floor(monthIndex / 12), monthIndex % 12, 1);
 }
 
+/** The earlier of two last days, null being open-ended. */
+export const earlierEnd = (a: string | null, b: string | null): string | null => (a === null ? b : b === null || a < b ? a : b);
+
 /** The calendar day `n` days after `day` (before it, for a negative `n`), within the years 1 to 9999. */
 export function addDays(day: string, n: number): string {
   const iso = isoOf(parseDay(day, 'day') + n);

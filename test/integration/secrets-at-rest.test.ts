@@ -19,14 +19,17 @@ afterAll(() => api.close());
 
 const admin = () => bearer(tenant.adminToken);
 
-/** Every text, varchar and jsonb value of every table of the suite's database that holds `needle`. */
-async function whereStored(needle: string): Promise<string[]> {
-  const columns = await api.db('information_schema.columns')
+/** Every text and JSON column of every table of the suite's database. */
+const textColumns = () =>
+  api.db('information_schema.columns')
     .where({ table_schema: 'public' })
     .whereIn('data_type', ['text', 'character varying', 'jsonb', 'json'])
     .select<Array<{ table_name: string; column_name: string }>>('table_name', 'column_name');
+
+/** The columns that hold `needle` in some row. */
+async function whereStored(needle: string): Promise<string[]> {
   const found: string[] = [];
-  for (const { table_name: table, column_name: column } of columns) {
+  for (const { table_name: table, column_name: column } of await textColumns()) {
     const hit = await api.db(table).whereRaw('position(? in ??::text) > 0', [needle, column]).first(api.db.raw('1 as hit'));
     if (hit) found.push(`${table}.${column}`);
   }
@@ -35,12 +38,8 @@ async function whereStored(needle: string): Promise<string[]> {
 
 /** Every secret-looking value in the database: client and webhook secrets the suite issued, whoever issued them. */
 async function plainSecretsAnywhere(): Promise<string[]> {
-  const columns = await api.db('information_schema.columns')
-    .where({ table_schema: 'public' })
-    .whereIn('data_type', ['text', 'character varying', 'jsonb', 'json'])
-    .select<Array<{ table_name: string; column_name: string }>>('table_name', 'column_name');
   const found: string[] = [];
-  for (const { table_name: table, column_name: column } of columns) {
+  for (const { table_name: table, column_name: column } of await textColumns()) {
     // Sealed values are left out first: their base64url ciphertext can hold "cs_" and 40 more characters by chance.
     const hit = await api.db(table).whereRaw(`regexp_replace(??::text, 'sb1:[A-Za-z0-9:_-]*', '', 'g') ~ '(whsec_[A-Za-z0-9+/]{20}|cs_[A-Za-z0-9_-]{40})'`, [column]).first(api.db.raw('1 as hit'));
     if (hit) found.push(`${table}.${column}`);

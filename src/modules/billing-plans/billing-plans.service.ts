@@ -5,13 +5,12 @@ import { addDays } from '../../domain/billing-periods';
 import { isCurrency } from '../../domain/currencies';
 import { AppError, DomainError, orNotFound } from '../../domain/errors';
 import { validatePlanItemPricing } from '../../domain/pricing';
-import { dayIn } from '../../domain/zoned-days';
 import type { Page, PageQuery } from '../../http/paging';
 import { createSkuRepository } from '../catalog/catalog.repository';
 import { createChargeRepository, describeCharge } from '../charges/charges.repository';
 import { createContractRepository } from '../contracts/contracts.repository';
 import { createMeterRepository } from '../meters/meters.repository';
-import { getOrganisationSettings } from '../organisation-settings/settings.repository';
+import { organisationToday as todayOf } from '../organisation-settings/settings.repository';
 import { createBillingPlanRepository } from './billing-plans.repository';
 import type { createPlanBody, planItemInput, planItemSchema, planSchema, updatePlanBody } from './billing-plans.schemas';
 
@@ -29,11 +28,6 @@ function assertPriceable(items: PlanItemInput[], path: string): void {
       throw error;
     }
   });
-}
-
-/** Today in the organisation's time zone: the default day an edit of a plan in use takes effect. */
-async function todayOf(db: Knex, organisationId: string): Promise<string> {
-  return dayIn((await getOrganisationSettings(db, organisationId)).timezone);
 }
 
 /** An edit effective from `day` must not rewrite what a contract was already charged for. */

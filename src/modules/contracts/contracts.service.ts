@@ -90,12 +90,13 @@ export function createContractService(deps: WorkflowServiceDeps) {
     },
 
     async update(organisationId: string, id: string, changes: { name?: string; endDate?: string | null }): Promise<Contract> {
-      const contract = await requireContract(organisationId, id);
-      // ISO calendar days compare as text.
-      if (changes.endDate && changes.endDate < contract.startDate) throw AppError.validation(`must not be before the contract's startDate ${contract.startDate}`, 'body.endDate');
       await deps.db.transaction(async (trx) => {
         const locked = createContractRepository(trx);
         await locked.lockMany(organisationId, [id]);
+        // Read under the lock: its plans' ends are what a run or a plan change left them.
+        const contract = orNotFound(await locked.find(organisationId, id), 'Contract');
+        // ISO calendar days compare as text.
+        if (changes.endDate && changes.endDate < contract.startDate) throw AppError.validation(`must not be before the contract's startDate ${contract.startDate}`, 'body.endDate');
         if (changes.endDate !== undefined && changes.endDate !== contract.endDate) {
           // The plans that ended with the contract move with it; a plan ended earlier (a plan change) keeps its end.
           const following = contract.plans.filter((plan) => plan.endDate === contract.endDate);

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { calendarDay } from '../../db/dates';
+import { earlierEnd } from '../../domain/billing-periods';
 import { AppError } from '../../domain/errors';
 import { createBillingPlanRepository } from '../billing-plans/billing-plans.repository';
 import { createEntityRepository } from '../entities/entities.repository';
@@ -15,7 +16,6 @@ interface UsagePlan {
   entities: Set<string>;
 }
 
-const earlier = (a: string | null, b: string | null) => (a === null ? b : b === null || a < b ? a : b);
 const later = (a: string, b: string) => (a > b ? a : b);
 
 /**
@@ -34,7 +34,7 @@ export async function assertUsageUnshared(trx: Knex, organisationId: string, con
     id: row.id,
     contractId: row.contract_id,
     from: calendarDay(row.start_date),
-    to: earlier(row.end_date ? calendarDay(row.end_date) : null, row.contract_end_date ? calendarDay(row.contract_end_date) : null),
+    to: earlierEnd(row.end_date ? calendarDay(row.end_date) : null, row.contract_end_date ? calendarDay(row.contract_end_date) : null),
     meters: new Set((billingPlans.get(row.plan_id)?.items ?? []).flatMap((item) => (item.meterId ? [item.meterId] : []))),
     entities: new Set(row.customer_entity_ids ?? allEntities),
   }));
@@ -43,7 +43,7 @@ export async function assertUsageUnshared(trx: Knex, organisationId: string, con
     for (const other of plans) {
       if (other.id === candidate.id || (candidates.includes(other) && other.id < candidate.id)) continue;
       const from = later(candidate.from, other.from);
-      const to = earlier(candidate.to, other.to);
+      const to = earlierEnd(candidate.to, other.to);
       if (to !== null && to < from) continue;
       const meter = [...candidate.meters].find((id) => other.meters.has(id));
       const entity = [...candidate.entities].find((id) => other.entities.has(id));

@@ -2,7 +2,6 @@ import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowNotF
 import type { Knex } from 'knex';
 import { newId } from '../../db/ids';
 import { addDays } from '../../domain/billing-periods';
-import { dayIn } from '../../domain/zoned-days';
 import { AppError, orNotFound } from '../../domain/errors';
 import { formatAmount } from '../../domain/money';
 import type { Page, PageQuery } from '../../http/paging';
@@ -11,7 +10,7 @@ import type { InvoiceRunInput } from '../../../workflows/invoice-run.types';
 import { invoiceRunWorkflow } from '../../../workflows/invoice-run.workflow';
 import { invoiceRunWorkflowId, searchAttributes } from '../../../workflows/shared';
 import { createContractRepository } from '../contracts/contracts.repository';
-import { getOrganisationSettings } from '../organisation-settings/settings.repository';
+import { organisationToday } from '../organisation-settings/settings.repository';
 import { createInvoiceRunRepository, type InvoiceRunRepository, type InvoiceRunRow } from './invoice-runs.repository';
 import type { InvoiceRun } from './invoice-runs.schemas';
 import type { InvoiceRunService } from './invoice-runs.service';
@@ -21,7 +20,7 @@ export const BILLING_HORIZON_DAYS = 366;
 
 /** Today in the organisation's time zone, and the last billing date it may ask for. */
 async function horizonOf(db: Knex, organisationId: string): Promise<{ today: string; last: string }> {
-  const today = dayIn((await getOrganisationSettings(db, organisationId)).timezone);
+  const today = await organisationToday(db, organisationId);
   return { today, last: addDays(today, BILLING_HORIZON_DAYS) };
 }
 

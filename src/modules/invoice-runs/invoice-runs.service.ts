@@ -3,7 +3,7 @@ import { calendarDay } from '../../db/dates';
 import { currencyMinorUnits } from '../../domain/currencies';
 import { newId } from '../../db/ids';
 import { deterministicDatabaseError } from '../../db/errors';
-import { addDays, type Suspension } from '../../domain/billing-periods';
+import { addDays, earlierEnd, type Suspension } from '../../domain/billing-periods';
 import { AppError, DomainError, orNotFound } from '../../domain/errors';
 import { Decimal, formatAmount, roundToMinor, sumAmounts, toDecimal } from '../../domain/money';
 import { couponDiscounts, discountLinesOf, type ContractCoupon } from '../../domain/rating-coupons';
@@ -134,8 +134,6 @@ function groupBy<T, K, V>(rows: readonly T[], keyOf: (row: T) => K, valueOf: (ro
 /** A contract plan's window of a meter. */
 const usageKey = (usage: PendingUsage) => `${usage.contractPlanId}|${usage.window.from}|${usage.window.to}`;
 
-/** The earlier of two last days, null being open-ended. */
-const earliestEnd = (a: string | null, b: string | null) => (a === null ? b : b === null || a < b ? a : b);
 
 /** The contract's coupons' discount lines on its invoices (the rating engine's), and the periods each served. */
 function applyCoupons(invoices: PlannedInvoice[], coupons: ActiveContractCoupon[]): Array<{ id: string; periods: number }> {
@@ -290,7 +288,7 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
             currency: contract.currency,
             anchor: contract.billingAnchor,
             startDate: contractPlan.startDate,
-            endDate: earliestEnd(contractPlan.endDate, contract.endDate),
+            endDate: earlierEnd(contractPlan.endDate, contract.endDate),
             periods: periodVersions.get(billingPlan.id) ?? [],
             items: (billingPlan.items as unknown as RatedItem[]).filter((item) => !byMilestones.has(`${contractPlan.id} ${item.id}`)),
             suspensions: suspensions.get(contract.id) ?? [],

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { dayIn } from '../../domain/zoned-days';
 
 export interface SettingsRow {
   base_currency: string;
@@ -20,6 +21,11 @@ export type SettingsChanges = Partial<Omit<SettingsRow, 'updated_at'>>;
 export async function getOrganisationSettings(db: Knex, organisationId: string): Promise<SettingsRow> {
   await db('organisation_settings').insert({ organisation_id: organisationId }).onConflict('organisation_id').ignore();
   return db('organisation_settings').where({ organisation_id: organisationId }).first();
+}
+
+/** Today in the organisation's time zone: the day edits and runs default to. */
+export async function organisationToday(db: Knex, organisationId: string): Promise<string> {
+  return dayIn((await getOrganisationSettings(db, organisationId)).timezone);
 }
 
 /** Sets the given columns of the organisation's row; undefined when it has none yet. */

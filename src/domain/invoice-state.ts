@@ -12,14 +12,14 @@ export type InvoiceAction = (typeof INVOICE_ACTIONS)[number];
 /** The single steps; markPaid from draft runs raise, send, then pay. */
 export type InvoiceStep = 'raise' | 'send' | 'pay' | 'cancel';
 
-const STEP_TARGET: Record<InvoiceStep, InvoiceState> = { raise: 'raised', send: 'sent', pay: 'paid', cancel: 'cancelled' };
+const STEP_TARGET = { raise: 'raised', send: 'sent', pay: 'paid', cancel: 'cancelled' } as const satisfies Record<InvoiceStep, InvoiceState>;
 
 /** Paid or cancelled: nothing is left to do but, for a while, undo. */
 export function isSettled(state: InvoiceState): boolean {
   return state === 'paid' || state === 'cancelled';
 }
 
-export function targetOf(step: InvoiceStep): InvoiceState {
+export function targetOf(step: InvoiceStep): (typeof STEP_TARGET)[InvoiceStep] {
   return STEP_TARGET[step];
 }
 

@@ -1,6 +1,7 @@
 import type { RuntimeOptions } from '@temporalio/worker';
 import { Gauge, Registry } from 'prom-client';
 import { freePort } from '../temporal/dev-server';
+import { domainEventsRelayed } from './event-metrics';
 import { registerProcessMetrics } from './metrics';
 import type { MetricsText } from './metrics-server';
 
@@ -26,6 +27,7 @@ export async function createWorkerMetrics(): Promise<WorkerMetrics> {
   const sdkUrl = `http://127.0.0.1:${sdkPort}/metrics`;
   const registry = new Registry();
   registerProcessMetrics(registry);
+  registry.registerMetric(domainEventsRelayed);
   const sdkUp = new Gauge({
     name: 'billing_worker_sdk_metrics_up',
     help: "1 when this scrape read the Temporal SDK's metrics (the temporal_* series), else 0",

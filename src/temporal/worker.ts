@@ -13,7 +13,9 @@ import { createChatbotAnswerService } from '../modules/chatbot/chatbot-answers.s
 import { createContractService } from '../modules/contracts/contracts.service';
 import { createInvoiceRunControlService } from '../modules/invoice-runs/invoice-run-control.service';
 import { createInvoiceService } from '../modules/invoices/invoices.service';
-import { startWebhookDispatcher } from '../modules/webhooks/webhook-deliveries';
+import { startEventRelay } from '../events/relay';
+import { metricsSubscriber } from '../observability/event-metrics';
+import { webhookSubscriber } from '../modules/webhooks/webhook-deliveries';
 import { connectionOptions, connectTemporal } from './client';
 import { ensureSearchAttributes } from './search-attributes';
 
@@ -82,8 +84,10 @@ export async function createWorker(
     shutdownGraceTime: '30s',
     ...overrides,
   });
-  // The webhook outbox's relay runs beside the worker, on the worker's own client.
-  const dispatcher = deps.config.WEBHOOK_RELAY ? startWebhookDispatcher({ webhooks: services.webhooks, temporal, logger: deps.logger }) : undefined;
+  // The outbox's relay runs beside the worker: it hands the domain events to their subscribers.
+  const dispatcher = deps.config.WEBHOOK_RELAY
+    ? startEventRelay({ db: deps.db, logger: deps.logger, subscribers: [webhookSubscriber({ webhooks: services.webhooks, temporal }), metricsSubscriber()] })
+    : undefined;
   return {
     worker,
     connection,

@@ -1,4 +1,3 @@
-import { Client as PgClient } from 'pg';
 import type { Knex } from 'knex';
 import pino from 'pino';
 import request from 'supertest';
@@ -9,6 +8,7 @@ import { startApi, type StartedApi } from '../../src/main/runtime';
 import { createWorkerHeartbeatRepository } from '../../src/modules/workers/workers.repository';
 import { freePort } from '../../src/temporal/dev-server';
 import { sample } from '../support/prometheus-text';
+import { adminQuery } from './support/admin-query';
 import { promtoolProblems } from '../support/promtool';
 
 /**
@@ -26,16 +26,6 @@ let api: StartedApi;
 /** Reads them at most once a minute, the default. */
 let cachingApi: StartedApi | undefined;
 let db: Knex;
-
-async function adminQuery(sql: string): Promise<void> {
-  const admin = new PgClient({ connectionString: adminUrl });
-  await admin.connect();
-  try {
-    await admin.query(sql);
-  } finally {
-    await admin.end();
-  }
-}
 
 async function startMetricsApi(settings: Record<string, string>): Promise<StartedApi> {
   const config = loadConfig({ ...process.env, DATABASE_URL: databaseUrl, TEMPORAL_TASK_QUEUE: taskQueue, HOST: '127.0.0.1', PORT: '0', ...settings });

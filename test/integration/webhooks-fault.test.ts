@@ -1,3 +1,4 @@
+import { markDispatched } from '../../src/events/outbox';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
@@ -43,8 +44,8 @@ it('when the worker is killed while a delivery is in flight, then the event is s
     const endpointId = created.body.data.id as string;
     const eventId = await api.db.transaction(async (trx) => {
       const repository = createWebhookRepository(trx);
-      const id = await repository.emit(tenant.organisationId, 'webhook.test', { kill: true });
-      await repository.markDispatched([id]);
+      const id = await repository.emitTriggered(tenant.organisationId, 'webhook.test', { kill: true }, null);
+      await markDispatched(trx, [id]);
       await repository.createDeliveries([{ id: deliveryIdOf(endpointId, id), organisationId: tenant.organisationId, endpointId, eventId: id }]);
       return id;
     });

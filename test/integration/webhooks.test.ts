@@ -1,3 +1,5 @@
+import { domainEvent } from '../../src/domain/events';
+import { markDispatched, recordEvent } from '../../src/events/outbox';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
@@ -194,7 +196,8 @@ describe('webhooks', () => {
     await endpoint('/rolled-back');
     await expect(
       api.db.transaction(async (trx) => {
-        await createWebhookRepository(trx).emit(tenant.organisationId, 'webhook.test', { rolledBack: true });
+        const payment = { id: 'pay_rolled_back', rolledBack: true };
+        await recordEvent(trx, tenant.organisationId, domainEvent('payment.created', payment));
         throw new Error('the change fails after its event was written');
       }),
     ).rejects.toThrow('the change fails');
@@ -351,8 +354,8 @@ describe('webhooks', () => {
     // Written as dispatched, so that the stack's own worker (development rules) leaves the deliveries to this test.
     const eventId = await api.db.transaction(async (trx) => {
       const repository = createWebhookRepository(trx);
-      const id = await repository.emit(own.organisationId, 'webhook.test', { refused: true });
-      await repository.markDispatched([id]);
+      const id = await repository.emitTriggered(own.organisationId, 'webhook.test', { refused: true }, null);
+      await markDispatched(trx, [id]);
       await repository.createDeliveries(endpoints.map((endpointId) => ({ id: deliveryIdOf(endpointId, id), organisationId: own.organisationId, endpointId, eventId: id })));
       return id;
     });
@@ -545,8 +548,8 @@ describe('webhook delivery schedule (time-skipping server)', () => {
     // The event is written and marked dispatched at once, so that the stack's own dispatcher leaves it to this test.
     const eventId = await api.db.transaction(async (trx) => {
       const repository = createWebhookRepository(trx);
-      const id = await repository.emit(own.organisationId, 'webhook.test', { flaky: true });
-      await repository.markDispatched([id]);
+      const id = await repository.emitTriggered(own.organisationId, 'webhook.test', { flaky: true }, null);
+      await markDispatched(trx, [id]);
       await repository.createDeliveries([{ id: deliveryIdOf(created.id, id), organisationId: own.organisationId, endpointId: created.id, eventId: id }]);
       return id;
     });

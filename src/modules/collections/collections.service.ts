@@ -1,3 +1,5 @@
+import { domainEvent } from '../../domain/events';
+import { recordEvent } from '../../events/outbox';
 import type { Knex } from 'knex';
 import { calendarDay } from '../../db/dates';
 import { orNotFound } from '../../domain/errors';
@@ -12,7 +14,6 @@ import { invoiceMailVariables } from '../invoices/invoice-mail';
 import { renderInvoicePdf } from '../invoices/invoice-pdf';
 import { AGEING_BUCKETS, amountDue, createInvoiceRepository, type AgeingBucket, type InvoiceRow } from '../invoices/invoices.repository';
 import { getOrganisationSettings } from '../organisation-settings/settings.repository';
-import { createWebhookRepository } from '../webhooks/webhooks.repository';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -108,7 +109,7 @@ export function createCollectionsService(deps: { db: Knex; mailer: Mailer; templ
         const first = (await recorded.reminderDays(row.id)).length === 0;
         if ((await recorded.recordReminder({ organisationId: row.organisation_id, invoiceId: row.id, daysAfterDue: input.daysAfterDue, sentTo: recipients, messageId })) && first) {
           // The first reminder is the moment the invoice is overdue by the organisation's schedule.
-          await createWebhookRepository(trx).emit(row.organisation_id, 'invoice.overdue', await recorded.find(row.organisation_id, row.id));
+          await recordEvent(trx, row.organisation_id, domainEvent('invoice.overdue', (await recorded.find(row.organisation_id, row.id))!));
         }
       });
       return 'sent';

@@ -1,3 +1,5 @@
+import { domainEvent } from '../../domain/events';
+import { recordEvent } from '../../events/outbox';
 import type { Knex } from 'knex';
 import type { ContractState } from '../../domain/contract-state';
 import { AppError, orNotFound } from '../../domain/errors';
@@ -5,7 +7,6 @@ import { formatAmount } from '../../domain/money';
 import { milestoneCharge } from '../../domain/rating';
 import { createBillingPlanRepository } from '../billing-plans/billing-plans.repository';
 import { createInvoiceRepository, type NewInvoice } from '../invoices/invoices.repository';
-import { createWebhookRepository } from '../webhooks/webhooks.repository';
 import { assertUsageUnshared } from './usage-attribution';
 import { createContractRepository, type MilestoneToInvoice } from './contracts.repository';
 
@@ -16,8 +17,9 @@ async function milestoneAmount(trx: Knex, organisationId: string, milestone: Mil
   return milestoneCharge({ pricingModel: item.pricing_model, unitPrice: item.unit_price, quantity: item.quantity, tiers: item.tiers, packageSize: item.package_size }, milestone.currency, milestone);
 }
 
-/** The webhook event of a contract's status change. */
-function contractEventOf(from: ContractState, to: ContractState): string {
+/** The event of a contract's status change (a contract never goes back to draft). */
+function contractEventOf(from: ContractState, to: ContractState): `contract.${'activated' | 'resumed' | Exclude<ContractState, 'draft' | 'active'>}` {
+  if (to === 'draft') throw AppError.conflict('a contract never goes back to draft');
   if (to === 'active') return from === 'suspended' ? 'contract.resumed' : 'contract.activated';
   return `contract.${to}`;
 }
@@ -57,7 +59,7 @@ export function createContractLifecycleService(db: Knex) {
         if (input.from === 'suspended' && input.to === 'active') await contracts.markResumed(input.contractId);
         if (input.to === 'suspended') await contracts.openSuspension(input.organisationId, input.contractId, today);
         if (input.to === 'ended' || input.to === 'terminated') await contracts.endBy(input.contractId, today);
-        await createWebhookRepository(trx).emit(input.organisationId, contractEventOf(input.from, input.to), await contracts.find(input.organisationId, input.contractId));
+        await recordEvent(trx, input.organisationId, domainEvent(contractEventOf(input.from, input.to), (await contracts.find(input.organisationId, input.contractId))!));
       });
     },
 
@@ -90,11 +92,11 @@ export function createContractLifecycleService(db: Knex) {
         };
         const invoice = await createInvoiceRepository(trx).create(draft);
         await contracts.markMilestoneAchieved(milestone.id, invoice.id);
-        await createWebhookRepository(trx).emit(input.organisationId, 'milestone.achieved', {
+        await recordEvent(trx, input.organisationId, domainEvent('milestone.achieved', {
           contractId: input.contractId,
           milestone: await contracts.milestone(input.organisationId, milestone.contract_plan_id, milestone.id),
           invoice: await createInvoiceRepository(trx).find(input.organisationId, invoice.id),
-        });
+        }));
         return { invoiceId: invoice.id };
       });
     },

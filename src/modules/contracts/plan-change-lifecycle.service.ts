@@ -1,3 +1,5 @@
+import { domainEvent } from '../../domain/events';
+import { recordEvent } from '../../events/outbox';
 import type { Knex } from 'knex';
 import { addDays, billingTimingOf, fullFee, type BillableItem } from '../../domain/billing-periods';
 import { AppError, orNotFound } from '../../domain/errors';
@@ -8,7 +10,6 @@ import { createBillingPlanRepository } from '../billing-plans/billing-plans.repo
 import { createChargeRepository, type ChargeRow } from '../charges/charges.repository';
 import { creditedByItem } from '../credit-notes/credited';
 import { createInvoiceRepository, type Invoice } from '../invoices/invoices.repository';
-import { createWebhookRepository } from '../webhooks/webhooks.repository';
 import { assertUsageUnshared } from './usage-attribution';
 import { createContractRepository, type Contract } from './contracts.repository';
 import { createPlanChangeRepository, toPlanChange, type PlanChange, type PlanChangeCredit } from './plan-changes.repository';
@@ -208,7 +209,7 @@ export function createPlanChangeLifecycleService(db: Knex) {
           credits,
         });
         const change = toPlanChange((await changes.find(input.organisationId, contract.id, input.planChangeId))!, contract.currency);
-        await createWebhookRepository(trx).emit(input.organisationId, 'contract.plan_changed', { contract: await contracts.find(input.organisationId, contract.id), planChange: change });
+        await recordEvent(trx, input.organisationId, domainEvent('contract.plan_changed', { contract: await contracts.find(input.organisationId, contract.id), planChange: change }));
         return change;
       });
     },
@@ -241,7 +242,7 @@ export function createPlanChangeLifecycleService(db: Knex) {
         // A standing change always has its old plan: only an earlier change, undone after it, could remove that.
         if (change.from_contract_plan_id) await contracts.setPlanEnd(change.from_contract_plan_id, change.previous_end_date ? calendarDay(change.previous_end_date) : null);
         const undone = toPlanChange((await changes.find(input.organisationId, input.contractId, change.id))!, contract.currency);
-        await createWebhookRepository(trx).emit(input.organisationId, 'contract.plan_change_undone', { contract: await contracts.find(input.organisationId, contract.id), planChange: undone });
+        await recordEvent(trx, input.organisationId, domainEvent('contract.plan_change_undone', { contract: await contracts.find(input.organisationId, contract.id), planChange: undone }));
         return undone;
       });
     },

@@ -1,3 +1,5 @@
+import { domainEvent } from '../../domain/events';
+import { recordEvent } from '../../events/outbox';
 import type { Knex } from 'knex';
 import type { Mailer } from '../../mail/mailer';
 import type { MailTemplate, TemplateRenderer } from '../../mail/templating';
@@ -13,7 +15,6 @@ import { amountDue, createInvoiceRepository, type InvoiceRow } from '../invoices
 import { getOrganisationSettings } from '../organisation-settings/settings.repository';
 import { createPaymentRepository } from '../payments/payments.repository';
 import { syncInvoiceRevenue } from '../revenue/revenue.service';
-import { createWebhookRepository } from '../webhooks/webhooks.repository';
 import { creditableOf, creditedOf } from './credited';
 import { createCreditNoteRepository, type CreditNoteChange, type CreditNoteRow } from './credit-notes.repository';
 import { toCreditNote } from './credit-note-view';
@@ -76,7 +77,7 @@ export function createCreditNoteLifecycleService(deps: { db: Knex; mailer: Maile
 
   async function emit(trx: Knex, note: CreditNoteRow, type: CreditNoteEvent): Promise<void> {
     const current = (await createCreditNoteRepository(trx).find(note.organisation_id, note.id))!;
-    await createWebhookRepository(trx).emit(note.organisation_id, type, toCreditNote(current));
+    await recordEvent(trx, note.organisation_id, domainEvent(type, toCreditNote(current)));
   }
 
   /** The note's number: kept from an earlier issue, else the next of the organisation's credit note series. */

@@ -1,9 +1,10 @@
+import { domainEvent } from '../../domain/events';
+import { recordEvent } from '../../events/outbox';
 import type { Knex } from 'knex';
 import { newId } from '../../db/ids';
 import { AppError } from '../../domain/errors';
 import { drawFrom, drawOrder, drawPreferring, giveBack, outstanding, type CreditLot, type Draw } from '../../domain/credit-lots';
 import { Decimal, formatAmount, toDecimal } from '../../domain/money';
-import { createWebhookRepository } from '../webhooks/webhooks.repository';
 import type { CreditEntry, CreditEntryKind } from './credits.schemas';
 import { paginate, type Page, type PageQuery } from '../../http/paging';
 
@@ -138,7 +139,7 @@ export function createCreditRepository(db: Knex) {
         { lotId: lot.id, amount: toDecimal(lot.remaining).negated().toFixed() },
       ]);
       await db('credit_lots').where({ id: lot.id }).update({ expired_at: db.fn.now() });
-      await createWebhookRepository(db).emit(key.organisation_id, 'credits.expired', { customerId: key.customer_id, ...toCreditEntry(entry) });
+      await recordEvent(db, key.organisation_id, domainEvent('credits.expired', { customerId: key.customer_id, ...toCreditEntry(entry) }));
       balance = toDecimal(entry.balance_after);
       expired.push(entry);
     }

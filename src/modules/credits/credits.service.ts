@@ -1,3 +1,5 @@
+import { domainEvent } from '../../domain/events';
+import { recordEvent } from '../../events/outbox';
 import type { Knex } from 'knex';
 import { currencyMinorUnits } from '../../domain/currencies';
 import { AppError, orNotFound } from '../../domain/errors';
@@ -8,7 +10,6 @@ import type { WorkflowServiceDeps } from '../../temporal/client';
 import { creditExpiryWorkflow } from '../../../workflows/credit-expiry.workflow';
 import { creditExpiryWorkflowId, searchAttributes } from '../../../workflows/shared';
 import { createCustomerRepository } from '../customers/customers.repository';
-import { createWebhookRepository } from '../webhooks/webhooks.repository';
 import { createCreditRepository, toCreditEntry } from './credits.repository';
 import type { AddCreditsBody, CreditEntry, Credits } from './credits.schemas';
 
@@ -65,7 +66,7 @@ export function createCreditService(deps: { db: Knex }) {
           lotId,
         });
         const entry = toCreditEntry(row);
-        await createWebhookRepository(trx).emit(organisationId, 'credits.granted', { customerId, ...entry });
+        await recordEvent(trx, organisationId, domainEvent('credits.granted', { customerId, ...entry }));
         return entry;
       });
     },

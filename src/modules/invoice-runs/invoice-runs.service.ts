@@ -1,3 +1,5 @@
+import { domainEvent } from '../../domain/events';
+import { recordEvent } from '../../events/outbox';
 import type { Knex } from 'knex';
 import { calendarDay } from '../../db/dates';
 import { currencyMinorUnits } from '../../domain/currencies';
@@ -21,7 +23,6 @@ import { findEffectiveRate } from '../fx-rates/fx-rates.repository';
 import { createInvoiceRepository, type NewInvoiceItem } from '../invoices/invoices.repository';
 import { createMeterRepository } from '../meters/meters.repository';
 import { getOrganisationSettings } from '../organisation-settings/settings.repository';
-import { createWebhookRepository } from '../webhooks/webhooks.repository';
 import { createInvoiceRunRepository, type ContractOutcome, type InvoiceRunRow, type RunInvoice } from './invoice-runs.repository';
 
 export type { ContractOutcome };
@@ -571,7 +572,7 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
         if (!(await runs.finish(input.runId, status))) return;
         const run = (await runs.findById(input.runId))!;
         const summary = await runs.summary(input.runId);
-        await createWebhookRepository(trx).emit(run.organisation_id, `invoice_run.${status}`, {
+        await recordEvent(trx, run.organisation_id, domainEvent(`invoice_run.${status}`, {
           id: run.id,
           status,
           billingDate: calendarDay(run.billing_date),
@@ -580,7 +581,7 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
           progress: { contracts: run.contracts_total, done: summary.done, failed: summary.failed },
           invoicesCreated: summary.totals.reduce((sum, total) => sum + total.created, 0),
           totals: summary.totals.map(({ currency, amount }) => ({ currency, amount: formatAmount(amount, currency) })),
-        });
+        }));
       });
     },
   };

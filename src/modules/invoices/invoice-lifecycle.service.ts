@@ -1,3 +1,5 @@
+import { domainEvent, type DomainEventType } from '../../domain/events';
+import { recordEvent } from '../../events/outbox';
 import type { Knex } from 'knex';
 import { calendarDay } from '../../db/dates';
 import { AppError, orNotFound } from '../../domain/errors';
@@ -16,7 +18,6 @@ import { createPlanChangeRepository } from '../contracts/plan-changes.repository
 import { createCreditRepository } from '../credits/credits.repository';
 import { createPaymentRepository } from '../payments/payments.repository';
 import { syncInvoiceRevenue } from '../revenue/revenue.service';
-import { createWebhookRepository } from '../webhooks/webhooks.repository';
 import { loadInvoiceDocument } from './invoice-document';
 import { invoiceMailVariables } from './invoice-mail';
 import { renderInvoicePdf } from './invoice-pdf';
@@ -64,9 +65,9 @@ type Step = ReturnType<typeof repositoriesOf> & {
  * The outbox: the invoice as the API shows it after the change, written in the change's transaction, so
  * that a webhook goes out if and only if the change commits.
  */
-async function emitInvoiceEvent(trx: Knex, invoice: InvoiceRow, type: string): Promise<void> {
-  const current = await createInvoiceRepository(trx).find(invoice.organisation_id, invoice.id);
-  await createWebhookRepository(trx).emit(invoice.organisation_id, type, current);
+async function emitInvoiceEvent(trx: Knex, invoice: InvoiceRow, type: DomainEventType & `invoice.${string}`): Promise<void> {
+  const current = (await createInvoiceRepository(trx).find(invoice.organisation_id, invoice.id))!;
+  await recordEvent(trx, invoice.organisation_id, domainEvent(type, current));
 }
 
 /**

@@ -4,7 +4,7 @@ import { bulkInsert } from '../../db/bulk';
 import { newId } from '../../db/ids';
 import { AppError } from '../../domain/errors';
 import { numericProblem } from '../../domain/storable';
-import { createWebhookRepository } from '../webhooks/webhooks.repository';
+import { recordEvents } from '../../events/outbox';
 import { paginate, type Page, type PageQuery } from '../../http/paging';
 import type { InvoiceState, InvoiceStep } from '../../domain/invoice-state';
 import { Decimal, formatAmount, toDecimal } from '../../domain/money';
@@ -249,14 +249,10 @@ export type NumberSeries = 'default' | 'credit_note';
 
 const itemOrder = [{ column: 'created_at' }, { column: 'id' }];
 
-/**
- * The outbox write of new drafts, in their transaction: `invoice.created` with each invoice as the API
- * shows it, when an endpoint of the organisation listens for it.
- */
+/** The outbox write of new drafts, in their transaction: `invoice.created` with each invoice as the API shows it. */
 async function emitCreated(trx: Knex, organisationId: string, invoiceIds: string[]): Promise<void> {
-  const webhooks = createWebhookRepository(trx);
-  if (invoiceIds.length === 0 || !(await webhooks.listens(organisationId, 'invoice.created'))) return;
-  await webhooks.emitMany(organisationId, 'invoice.created', await createInvoiceRepository(trx).findMany(organisationId, invoiceIds));
+  if (invoiceIds.length === 0) return;
+  await recordEvents(trx, organisationId, 'invoice.created', await createInvoiceRepository(trx).findMany(organisationId, invoiceIds));
 }
 
 /** A new draft's row, its data as a value (JSON text for a single insert). */

@@ -1,3 +1,5 @@
+import { domainEvent } from '../../domain/events';
+import { recordEvent } from '../../events/outbox';
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import { currencyMinorUnits } from '../../domain/currencies';
@@ -14,7 +16,6 @@ import {
   type PaymentRow,
 } from './payments.repository';
 import type { CreatePaymentBody, UpdatePaymentBody } from './payments.schemas';
-import { createWebhookRepository } from '../webhooks/webhooks.repository';
 
 export interface Payment {
   id: string;
@@ -122,7 +123,7 @@ export function createPaymentService(db: Knex) {
             reference: input.reference ?? null,
             idempotency: idempotencyKey ? { scope: 'client', key: idempotencyKey, fingerprint } : null,
           });
-          await createWebhookRepository(trx).emit(organisationId, 'payment.created', toPayment(inserted));
+          await recordEvent(trx, organisationId, domainEvent('payment.created', toPayment(inserted)));
           return inserted;
         });
         return { payment: toPayment(row), replayed: false };

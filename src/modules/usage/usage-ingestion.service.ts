@@ -1,9 +1,10 @@
+import { domainEvent } from '../../domain/events';
+import { recordEvent } from '../../events/outbox';
 import type { Knex } from 'knex';
 import { AppError, orNotFound } from '../../domain/errors';
 import { parseUsageEvent, type UsageEvent } from '../../domain/usage-event';
 import type { FailedRecord, UsageBatchSummary, UsageChunkInput, UsageChunkOutcome } from '../../../workflows/usage-batch.types';
 import { createEntityRepository } from '../entities/entities.repository';
-import { createWebhookRepository } from '../webhooks/webhooks.repository';
 import { createUsageRepository } from './usage.repository';
 
 /** The contract's per-event codes: 2002 (integer) for an unknown customer entity, "27" (string) for a parse failure. */
@@ -72,7 +73,7 @@ export function createUsageIngestionService(db: Knex) {
         const batch = await usage.completeBatch(input.batchId, input.summary);
         if (!batch) return;
         // The batch as GET /events/batches/{id} shows it, less its failed records (read them there).
-        await createWebhookRepository(trx).emit(batch.organisation_id, 'usage.batch_processed', {
+        await recordEvent(trx, batch.organisation_id, domainEvent('usage.batch_processed', {
           id: batch.id,
           status: batch.status,
           error: batch.error,
@@ -80,7 +81,7 @@ export function createUsageIngestionService(db: Knex) {
           summary: usage.summaryOf(batch),
           createdAt: batch.created_at.toISOString(),
           completedAt: batch.completed_at?.toISOString() ?? null,
-        });
+        }));
       });
     },
 

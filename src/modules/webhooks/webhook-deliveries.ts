@@ -1,5 +1,5 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import type { Logger } from 'pino';
+import type { EventSubscriber } from '../../events/relay';
 import type { TemporalHandle, WorkflowServiceDeps } from '../../temporal/client';
 import { webhookDeliveryWorkflow } from '../../../workflows/webhook-delivery.workflow';
 import { searchAttributes, webhookDeliveryWorkflowId } from '../../../workflows/shared';
@@ -33,41 +33,15 @@ export function createWebhookDeliveryControl(deps: WorkflowServiceDeps & { webho
 }
 
 /**
- * The outbox relay, in every worker: every `intervalMs`, the oldest undispatched events become deliveries
- * and their workflows start, in the transaction that marks the events dispatched (workers share the work
- * through SKIP LOCKED). Postgres holds every event until then, so a crash or an outage of Temporal delays
- * webhooks and loses none.
+ * Webhooks as a subscriber of the domain events (src/events/relay.ts): every event becomes one delivery per
+ * endpoint subscribed to its type, each delivered by a workflow of its own.
  */
-export function startWebhookDispatcher(deps: { webhooks: WebhookService; temporal: TemporalHandle; logger: Logger; intervalMs?: number; batch?: number }): { stop: () => Promise<void> } {
-  const intervalMs = deps.intervalMs ?? 250;
-  const batch = deps.batch ?? 100;
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> = Promise.resolve();
-
-  const step = async () => {
-    try {
-      // A full batch means more are waiting: go on at once.
-      while (!stopped && (await deps.webhooks.dispatch(batch, async (deliveries) => {
-        for (const delivery of deliveries) await startDelivery(deps.temporal, { ...delivery, generation: 0 });
-      })) === batch);
-    } catch (error) {
-      deps.logger.warn({ err: error }, 'webhook dispatch failed; the events stay in the outbox and are tried again');
-    }
-  };
-  const schedule = () => {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      running = step().finally(schedule);
-    }, intervalMs);
-  };
-  schedule();
-
+export function webhookSubscriber(deps: { webhooks: WebhookService; temporal: TemporalHandle }): EventSubscriber {
   return {
-    async stop() {
-      stopped = true;
-      if (timer) clearTimeout(timer);
-      await running;
-    },
+    name: 'webhooks',
+    handle: (trx, events) =>
+      deps.webhooks.deliver(trx, events, async (deliveries) => {
+        for (const delivery of deliveries) await startDelivery(deps.temporal, { ...delivery, generation: 0 });
+      }),
   };
 }

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { bulkInsert } from '../../db/bulk';
+import type { OutboxEvent } from '../../events/outbox';
 import { newId } from '../../db/ids';
 import { paginate, type Page, type PageQuery } from '../../http/paging';
 
@@ -18,17 +18,8 @@ export interface EndpointRow {
   updated_at: Date;
 }
 
-export interface EventRow {
-  id: string;
-  organisation_id: string;
-  type: string;
-  /** `triggered` only on events sent through POST /webhooks/trigger; events of real changes leave it out. */
-  payload: { type: string; triggered?: true; timestamp: string; data: unknown };
-  created_at: Date;
-  dispatched_at: Date | null;
-  /** The object a triggered event carries. */
-  triggered_object_id: string | null;
-}
+/** An event of the outbox, as a delivery sends it. */
+export type EventRow = OutboxEvent;
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
 
@@ -69,35 +60,11 @@ export interface NewAttempt {
   error: string | null;
 }
 
-const EVENT_COLUMNS = [
-  ['id', 'text'],
-  ['organisation_id', 'text'],
-  ['type', 'text'],
-  ['payload', 'jsonb'],
-  ['created_at', 'timestamptz'],
-] as const;
-
 /** Webhook endpoints, the outbox of events, deliveries and their attempts. `db` may be a transaction. */
 export function createWebhookRepository(db: Knex) {
   const endpoints = (organisationId: string) => db<EndpointRow>('webhook_endpoints').where({ organisation_id: organisationId });
 
   return {
-    /**
-     * The outbox: an event row written in the caller's transaction, so that it exists if and only if the
-     * change it reports commits. Answers the event's id, which is its `webhook-id`.
-     */
-    async emit(organisationId: string, type: string, data: unknown, at = new Date()): Promise<string> {
-      const id = newId('msg', at.getTime());
-      await db('webhook_events').insert({ id, organisation_id: organisationId, type, payload: JSON.stringify({ type, timestamp: at.toISOString(), data }), created_at: at });
-      return id;
-    },
-
-    /** Events of many changes of one type, in one statement; each gets its own id. */
-    async emitMany(organisationId: string, type: string, datas: unknown[], at = new Date()): Promise<void> {
-      const rows = datas.map((data) => ({ id: newId('msg', at.getTime()), organisation_id: organisationId, type, payload: { type, timestamp: at.toISOString(), data }, created_at: at.toISOString() }));
-      await bulkInsert(db, 'webhook_events', EVENT_COLUMNS, rows);
-    },
-
     /**
      * An event sent through POST /webhooks/trigger: its payload says so (`triggered: true`, beside `type`),
      * and it names the object it carries, if any, for `latestTrigger`.
@@ -127,18 +94,6 @@ export function createWebhookRepository(db: Knex) {
         .where('created_at', '>', since)
         .orderBy('created_at', 'desc')
         .first();
-    },
-
-    /**
-     * Whether an enabled endpoint of the organisation receives this type: changes made in bulk (an invoice
-     * run's drafts) write their events only then, rather than thousands of rows nobody will be sent.
-     */
-    async listens(organisationId: string, type: string): Promise<boolean> {
-      const row = await endpoints(organisationId)
-        .where({ enabled: true })
-        .andWhere((query) => query.whereRaw('event_types \\? ?', [type]).orWhereRaw("event_types \\? '*'"))
-        .first('id');
-      return Boolean(row);
     },
 
     async createEndpoint(organisationId: string, endpoint: { url: string; description?: string; eventTypes: string[]; enabled: boolean; secret: string }): Promise<EndpointRow> {
@@ -220,10 +175,6 @@ export function createWebhookRepository(db: Knex) {
      * The oldest events not yet dispatched, locked so that two dispatchers never take the same one
      * (SKIP LOCKED: the other takes the next ones).
      */
-    async lockUndispatched(limit: number): Promise<EventRow[]> {
-      return db<EventRow>('webhook_events').whereNull('dispatched_at').orderBy('created_at').limit(limit).forUpdate().skipLocked();
-    },
-
     /** The organisation's enabled endpoints, for choosing an event's subscribers. */
     async enabledEndpoints(organisationId: string): Promise<EndpointRow[]> {
       return endpoints(organisationId).where({ enabled: true });
@@ -236,10 +187,6 @@ export function createWebhookRepository(db: Knex) {
         .insert(deliveries.map((delivery) => ({ id: delivery.id, organisation_id: delivery.organisationId, endpoint_id: delivery.endpointId, event_id: delivery.eventId })))
         .onConflict(['endpoint_id', 'event_id'])
         .ignore();
-    },
-
-    async markDispatched(eventIds: string[]): Promise<void> {
-      if (eventIds.length > 0) await db('webhook_events').whereIn('id', eventIds).update({ dispatched_at: db.fn.now() });
     },
 
     async deliveryToAttempt(deliveryId: string): Promise<DeliveryToAttempt | undefined> {

@@ -1,36 +1,14 @@
 import { z } from 'zod';
+import { DOMAIN_EVENT_TYPES, type DomainEventType } from '../../domain/events';
 import { pageQuery } from '../../http/paging';
 import { atLeastOne, freeText, reference, text } from '../../http/schemas';
 import { TRIGGERABLE_EVENT_TYPES } from './triggers';
 
-/** Every event type an endpoint may subscribe to; `docs/webhooks.md` shows a payload of each. */
-export const WEBHOOK_EVENT_TYPES = [
-  'invoice.created',
-  'invoice.raised',
-  'invoice.sent',
-  'invoice.paid',
-  'invoice.cancelled',
-  'invoice.transition_undone',
-  'invoice.overdue',
-  'invoice_run.completed',
-  'invoice_run.failed',
-  'contract.activated',
-  'contract.suspended',
-  'contract.resumed',
-  'contract.ended',
-  'contract.terminated',
-  'contract.plan_changed',
-  'contract.plan_change_undone',
-  'milestone.achieved',
-  'payment.created',
-  'credit_note.issued',
-  'credit_note.voided',
-  'credit_note.transition_undone',
-  'credits.granted',
-  'credits.expired',
-  'usage.batch_processed',
-  'webhook.test',
-] as const;
+/**
+ * Every event type an endpoint may subscribe to: the domain events (src/domain/events.ts) and the test event;
+ * `docs/webhooks.md` shows a payload of each.
+ */
+export const WEBHOOK_EVENT_TYPES: [DomainEventType | 'webhook.test', ...Array<DomainEventType | 'webhook.test'>] = [DOMAIN_EVENT_TYPES[0]!, ...DOMAIN_EVENT_TYPES.slice(1), 'webhook.test'];
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
 // Every type the trigger sends is one endpoints subscribe to.

@@ -5,6 +5,7 @@ import { Webhook } from 'standardwebhooks';
 import { AppError, orNotFound } from '../../domain/errors';
 import type { Page, PageQuery } from '../../http/paging';
 import type { Logger } from 'pino';
+import type { OutboxEvent } from '../../events/outbox';
 import { postJson, urlProblem, type DestinationPolicy } from './destination';
 import { createWebhookRepository, type AttemptRow, type DeliveryRow, type DeliveryStatus, type EndpointRow } from './webhooks.repository';
 import { nounOf, TEST_EVENT_DATA, TRIGGER_REPEAT_WINDOW_MS, ruleOf, triggerRefusal, type TriggerableEventType, type TriggerKind, type TriggerSubject } from './triggers';
@@ -181,26 +182,20 @@ export function createWebhookService(deps: { db: Knex; policy: DestinationPolicy
     },
 
     /**
-     * The dispatcher's step, in one transaction: the oldest undispatched events become one delivery per
-     * subscribed endpoint, `start` runs each delivery's workflow, and the events are marked dispatched.
-     * If a start fails, nothing commits and the next step tries the same events again; a workflow already
-     * started for a delivery keeps running (its id follows from the delivery's).
+     * The webhooks' part of a relay step, in the relay's transaction: each event becomes one delivery per
+     * subscribed endpoint and `start` runs each delivery's workflow. If a start fails, nothing commits and the
+     * relay hands the same events on again; a workflow already started for a delivery keeps running (its id
+     * follows from the delivery's), and a delivery made twice is the same row.
      */
-    async dispatch(limit: number, start: (deliveries: DispatchedDelivery[]) => Promise<void>): Promise<number> {
-      return db.transaction(async (trx) => {
-        const repo = createWebhookRepository(trx);
-        const events = await repo.lockUndispatched(limit);
-        if (events.length === 0) return 0;
-        const endpointsOf = new Map<string, EndpointRow[]>();
-        for (const organisationId of new Set(events.map((event) => event.organisation_id))) endpointsOf.set(organisationId, await repo.enabledEndpoints(organisationId));
-        const pairs = events.flatMap((event) =>
-          (endpointsOf.get(event.organisation_id) ?? []).filter((endpoint) => subscribed(endpoint, event.type)).map((endpoint) => ({ event, endpoint })),
-        );
-        await repo.createDeliveries(pairs.map(({ event, endpoint }) => ({ id: deliveryIdOf(endpoint.id, event.id), organisationId: event.organisation_id, endpointId: endpoint.id, eventId: event.id })));
-        await start(pairs.map(({ event, endpoint }) => ({ deliveryId: deliveryIdOf(endpoint.id, event.id), endpointId: endpoint.id, organisationId: event.organisation_id, since: event.created_at.getTime() })));
-        await repo.markDispatched(events.map((event) => event.id));
-        return events.length;
-      });
+    async deliver(trx: Knex.Transaction, events: readonly OutboxEvent[], start: (deliveries: DispatchedDelivery[]) => Promise<void>): Promise<void> {
+      const repo = createWebhookRepository(trx);
+      const endpointsOf = new Map<string, EndpointRow[]>();
+      for (const organisationId of new Set(events.map((event) => event.organisation_id))) endpointsOf.set(organisationId, await repo.enabledEndpoints(organisationId));
+      const pairs = events.flatMap((event) =>
+        (endpointsOf.get(event.organisation_id) ?? []).filter((endpoint) => subscribed(endpoint, event.type)).map((endpoint) => ({ event, endpoint })),
+      );
+      await repo.createDeliveries(pairs.map(({ event, endpoint }) => ({ id: deliveryIdOf(endpoint.id, event.id), organisationId: event.organisation_id, endpointId: endpoint.id, eventId: event.id })));
+      await start(pairs.map(({ event, endpoint }) => ({ deliveryId: deliveryIdOf(endpoint.id, event.id), endpointId: endpoint.id, organisationId: event.organisation_id, since: event.created_at.getTime() })));
     },
 
     /**

@@ -1,0 +1,129 @@
+/**
+ * The domain events: every change of state the product announces, a closed list of types with the shape of
+ * what each carries (docs/architecture.md, "Domain events"). A change records its events in its own
+ * transaction, in the outbox (src/events/outbox.ts); the relay hands them to the subscribers once the change
+ * has committed: outbound webhooks, the worker's metrics, and whatever reacts to them next.
+ *
+ * An event that carries an object carries it as the API shows it at that moment; those representations
+ * belong to their modules, so here they are only objects with an id.
+ */
+
+/** An object as the API shows it (an invoice, a contract, a payment, ...), at the moment of the change. */
+export interface Snapshot {
+  readonly id: string;
+}
+
+/** Amounts per currency, as decimal strings. */
+export interface CurrencyTotal {
+  currency: string;
+  amount: string;
+}
+
+export interface InvoiceRunFinished {
+  id: string;
+  status: 'completed' | 'failed';
+  billingDate: string;
+  dryRun: boolean;
+  scheduleId: string | null;
+  progress: { contracts: number | null; done: number; failed: number };
+  invoicesCreated: number;
+  totals: CurrencyTotal[];
+}
+
+export interface UsageBatchProcessed {
+  id: string;
+  status: string;
+  error: string | null;
+  total: number;
+  summary: unknown;
+  createdAt: string;
+  completedAt: string | null;
+}
+
+/** An entry of a customer's credit balance (a grant, an expiry), with the customer. */
+export interface CreditEntryEvent extends Snapshot {
+  customerId: string;
+}
+
+export interface MilestoneAchieved {
+  contractId: string;
+  milestone: Snapshot | undefined;
+  invoice: Snapshot | undefined;
+}
+
+export interface PlanChangeEvent {
+  contract: Snapshot | undefined;
+  planChange: Snapshot;
+}
+
+/** Each event type and what its `data` holds. */
+export interface DomainEventData {
+  'invoice.created': Snapshot;
+  'invoice.raised': Snapshot;
+  'invoice.sent': Snapshot;
+  'invoice.paid': Snapshot;
+  'invoice.cancelled': Snapshot;
+  'invoice.transition_undone': Snapshot;
+  'invoice.overdue': Snapshot;
+  'invoice_run.completed': InvoiceRunFinished;
+  'invoice_run.failed': InvoiceRunFinished;
+  'contract.activated': Snapshot;
+  'contract.suspended': Snapshot;
+  'contract.resumed': Snapshot;
+  'contract.ended': Snapshot;
+  'contract.terminated': Snapshot;
+  'contract.plan_changed': PlanChangeEvent;
+  'contract.plan_change_undone': PlanChangeEvent;
+  'milestone.achieved': MilestoneAchieved;
+  'payment.created': Snapshot;
+  'credit_note.issued': Snapshot;
+  'credit_note.voided': Snapshot;
+  'credit_note.transition_undone': Snapshot;
+  'credits.granted': CreditEntryEvent;
+  'credits.expired': CreditEntryEvent;
+  'usage.batch_processed': UsageBatchProcessed;
+}
+
+export type DomainEventType = keyof DomainEventData;
+
+/** One event: its type and its data, the pair checked together. */
+export type DomainEvent<T extends DomainEventType = DomainEventType> = { [K in T]: { type: K; data: DomainEventData[K] } }[T];
+
+const EVENT_TYPES: { [K in DomainEventType]: true } = {
+  'invoice.created': true,
+  'invoice.raised': true,
+  'invoice.sent': true,
+  'invoice.paid': true,
+  'invoice.cancelled': true,
+  'invoice.transition_undone': true,
+  'invoice.overdue': true,
+  'invoice_run.completed': true,
+  'invoice_run.failed': true,
+  'contract.activated': true,
+  'contract.suspended': true,
+  'contract.resumed': true,
+  'contract.ended': true,
+  'contract.terminated': true,
+  'contract.plan_changed': true,
+  'contract.plan_change_undone': true,
+  'milestone.achieved': true,
+  'payment.created': true,
+  'credit_note.issued': true,
+  'credit_note.voided': true,
+  'credit_note.transition_undone': true,
+  'credits.granted': true,
+  'credits.expired': true,
+  'usage.batch_processed': true,
+};
+
+/** Every domain event type, in the order the documentation lists them. */
+export const DOMAIN_EVENT_TYPES = Object.keys(EVENT_TYPES) as DomainEventType[];
+
+export function isDomainEventType(type: string): type is DomainEventType {
+  return Object.hasOwn(EVENT_TYPES, type);
+}
+
+/** An event of `type`: the type checks the data against it. */
+export function domainEvent<T extends DomainEventType>(type: T, data: DomainEventData[T]): DomainEvent<T> {
+  return { type, data } as DomainEvent<T>;
+}

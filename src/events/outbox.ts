@@ -1,0 +1,54 @@
+import type { Knex } from 'knex';
+import { bulkInsert } from '../db/bulk';
+import { newId } from '../db/ids';
+import type { DomainEvent, DomainEventData, DomainEventType } from '../domain/events';
+
+/**
+ * The outbox (table `webhook_events`, its name from when webhooks were its only reader): a change writes its
+ * domain events in its own transaction, so that an event exists if and only if the change it reports
+ * commits. The relay (./relay.ts) hands them to the subscribers afterwards.
+ */
+
+/** An event as the outbox keeps it: its payload is what a webhook sends. */
+export interface OutboxEvent {
+  id: string;
+  organisation_id: string;
+  type: string;
+  /** `triggered` only on events sent through POST /webhooks/trigger; events of real changes leave it out. */
+  payload: { type: string; triggered?: true; timestamp: string; data: unknown };
+  created_at: Date;
+  dispatched_at: Date | null;
+  /** The object a triggered event carries. */
+  triggered_object_id: string | null;
+}
+
+const EVENT_COLUMNS = [
+  ['id', 'text'],
+  ['organisation_id', 'text'],
+  ['type', 'text'],
+  ['payload', 'jsonb'],
+  ['created_at', 'timestamptz'],
+] as const;
+
+/** Records one event of the organisation in `db`'s transaction; answers its id, which is its `webhook-id`. */
+export async function recordEvent(db: Knex, organisationId: string, event: DomainEvent, at = new Date()): Promise<string> {
+  const id = newId('msg', at.getTime());
+  await db('webhook_events').insert({ id, organisation_id: organisationId, type: event.type, payload: JSON.stringify({ type: event.type, timestamp: at.toISOString(), data: event.data }), created_at: at });
+  return id;
+}
+
+/** Events of many changes of one type, in one statement; each gets its own id. */
+export async function recordEvents<T extends DomainEventType>(db: Knex, organisationId: string, type: T, datas: ReadonlyArray<DomainEventData[T]>, at = new Date()): Promise<void> {
+  if (datas.length === 0) return;
+  const rows = datas.map((data) => ({ id: newId('msg', at.getTime()), organisation_id: organisationId, type, payload: { type, timestamp: at.toISOString(), data }, created_at: at.toISOString() }));
+  await bulkInsert(db, 'webhook_events', EVENT_COLUMNS, rows);
+}
+
+/** The oldest events no relay has handed on yet, locked for this transaction; other relays skip them. */
+export async function lockUndispatched(trx: Knex, limit: number): Promise<OutboxEvent[]> {
+  return trx<OutboxEvent>('webhook_events').whereNull('dispatched_at').orderBy('created_at').limit(limit).forUpdate().skipLocked();
+}
+
+export async function markDispatched(trx: Knex, eventIds: readonly string[]): Promise<void> {
+  if (eventIds.length > 0) await trx('webhook_events').whereIn('id', eventIds).update({ dispatched_at: trx.fn.now() });
+}

@@ -1,4 +1,4 @@
-import type { AnswerInput, ChatbotAnswerService, ModelStepInput, ModelTurnInput, ToolCallInput } from '../src/modules/chatbot/chatbot-answers.service';
+import type { AnswerInput, ChatbotAnswerService, ModelStepInput, ModelTurnInput, ToolCallInput } from '../src/modules/chatbot';
 import { Context } from '@temporalio/activity';
 import { withHeartbeat } from './adapter';
 

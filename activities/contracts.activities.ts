@@ -1,5 +1,4 @@
-import type { AchieveMilestoneInput, SetContractStatusInput } from '../src/modules/contracts/contract-lifecycle.service';
-import type { ChangePlanInput, UndoPlanChangeInput } from '../src/modules/contracts/plan-change-lifecycle.service';
+import type { AchieveMilestoneInput, SetContractStatusInput, ChangePlanInput, UndoPlanChangeInput } from '../src/modules/lifecycles';
 import type { Services } from '../src/services';
 
 export function createContractActivities(services: Services) {

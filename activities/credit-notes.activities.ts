@@ -1,5 +1,5 @@
 import type { Services } from '../src/services';
-import type { CreditNoteStepInput } from '../src/modules/credit-notes/credit-note-lifecycle.service';
+import type { CreditNoteStepInput } from '../src/modules/lifecycles';
 
 export function createCreditNoteActivities(services: Services) {
   const { creditNoteLifecycle } = services;

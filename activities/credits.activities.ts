@@ -1,4 +1,4 @@
-import type { ExpireLotInput } from '../src/modules/credits/credits.service';
+import type { ExpireLotInput } from '../src/modules/credits';
 import type { Services } from '../src/services';
 
 export function createCreditActivities(services: Services) {

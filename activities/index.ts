@@ -1,5 +1,5 @@
-import type { ChatbotAnswerService } from '../src/modules/chatbot/chatbot-answers.service';
-import type { InvoiceService } from '../src/modules/invoices/invoices.service';
+import type { ChatbotAnswerService } from '../src/modules/chatbot';
+import type { InvoiceService } from '../src/modules/invoices';
 import type { Services } from '../src/services';
 import { reportingFailures } from './adapter';
 import { createChatbotActivities } from './chatbot.activities';

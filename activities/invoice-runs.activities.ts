@@ -1,6 +1,6 @@
 import type { Services } from '../src/services';
-import type { BeginRunInput, BillContractsInput } from '../src/modules/invoice-runs/invoice-runs.service';
-import type { InvoiceService } from '../src/modules/invoices/invoices.service';
+import type { BeginRunInput, BillContractsInput } from '../src/modules/invoice-runs';
+import type { InvoiceService } from '../src/modules/invoices';
 import { withHeartbeat } from './adapter';
 
 export function createInvoiceRunActivities(services: Services, drivers: { invoices: InvoiceService }) {

@@ -1,4 +1,4 @@
-import type { SyncItemRevenueInput } from '../src/modules/revenue/revenue.service';
+import type { SyncItemRevenueInput } from '../src/modules/revenue';
 import type { Services } from '../src/services';
 
 export function createRevenueActivities(services: Services) {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseAllowedDestinations } from './modules/webhooks/destination';
+import { parseAllowedDestinations } from './security/allowed-destinations';
 
 /**
  * The only reader of process.env. Every process parses its configuration once at start-up; a missing or

@@ -1,7 +1,7 @@
 import type { Store } from 'express-rate-limit';
 import type { Logger } from 'pino';
 import type { Config } from './config';
-import type { AccessTokenIssuer } from './modules/auth/access-tokens';
+import type { AccessTokenIssuer } from './modules/auth';
 import type { ApiServices } from './services';
 
 /** What the API's routes are built from: configuration for HTTP concerns, and the services. */

@@ -2,64 +2,38 @@ import type { Knex } from 'knex';
 import { requireSetting, type Config } from './config';
 import { createMailer, type Mailer } from './mail/mailer';
 import { createTemplateRenderer, templateBudgetFrom, type TemplateRenderer } from './mail/templating';
-import { createAddressService } from './modules/addresses/addresses.service';
-import { createAppService } from './modules/apps/apps.service';
-import { createAttributeService } from './modules/attributes/attributes.service';
-import { createOrganisationAttributeService } from './modules/attributes/organisation-attributes.service';
-import type { AccessTokenIssuer } from './modules/auth/access-tokens';
-import { createAuthService, createSessionVersions } from './modules/auth/auth.service';
-import { createBillingPlanService } from './modules/billing-plans/billing-plans.service';
-import { createCatalogService } from './modules/catalog/catalog.service';
-import { createCollectionsService } from './modules/collections/collections.service';
-import { createContactGroupService } from './modules/contact-groups/contact-groups.service';
-import { createContractLifecycleService } from './modules/contracts/contract-lifecycle.service';
-import { createPlanChangeLifecycleService } from './modules/contracts/plan-change-lifecycle.service';
-import { resolveContractPlan } from './modules/contracts/contract-plans.repository';
-import { createContractRepository } from './modules/contracts/contracts.repository';
-import { createContractService } from './modules/contracts/contracts.service';
-import { createCustomerService } from './modules/customers/customers.service';
-import { createCreditNoteLifecycleService } from './modules/credit-notes/credit-note-lifecycle.service';
-import { createCreditNoteService } from './modules/credit-notes/credit-notes.service';
-import type { ModelSettings } from './modules/chatbot/model-engine';
-import { createChatbotService } from './modules/chatbot/chatbot.service';
-import { createCreditGrantService, createCreditService } from './modules/credits/credits.service';
-import { createCouponService } from './modules/coupons/coupons.service';
-import { createEmailTemplateService } from './modules/email-templates/email-templates.service';
-import { createEmailSendingService } from './modules/emails/email-sending.service';
-import { createEmailService } from './modules/emails/emails.service';
-import { createEntityService } from './modules/entities/entities.service';
-import { createFsmService } from './modules/fsm/fsm.service';
-import { createFxRateService } from './modules/fx-rates/fx-rates.service';
-import { createHealthService } from './modules/health/health.service';
-import { createIdempotencyService } from './modules/idempotency/idempotency.service';
-import { createInvoiceRepository } from './modules/invoices/invoices.repository';
-import { createInvoiceRunControlService } from './modules/invoice-runs/invoice-run-control.service';
-import { createInvoiceTemplateService } from './modules/invoice-templates/invoice-templates.service';
-import { destinationPolicy, type DestinationPolicy } from './modules/webhooks/destination';
-import { createWebhookDeliveryControl } from './modules/webhooks/webhook-deliveries';
-import type { TriggerSubject } from './modules/webhooks/triggers';
-import { createWebhookService } from './modules/webhooks/webhooks.service';
-import { createChargeService } from './modules/charges/charges.service';
-import { createInvoiceRunService, type InvoiceRunPaging } from './modules/invoice-runs/invoice-runs.service';
-import { createInvoiceFileService } from './modules/invoices/invoice-files.service';
-import { createInvoiceItemService } from './modules/invoices/invoice-items.service';
-import { createInvoiceLifecycleService } from './modules/invoices/invoice-lifecycle.service';
-import { createInvoiceService } from './modules/invoices/invoices.service';
-import { createInvoiceRunScheduleService } from './modules/invoice-run-schedules/invoice-run-schedules.service';
-import { createJobControlService } from './modules/jobs/job-control.service';
-import { createJobService } from './modules/jobs/jobs.service';
-import { createMeterService } from './modules/meters/meters.service';
-import { createExportService } from './modules/objects/exports.service';
-import { createObjectExportService } from './modules/objects/object-export.service';
-import { createObjectService } from './modules/objects/objects.service';
-import { createOrganisationSettingsService } from './modules/organisation-settings/settings.service';
-import { createPaymentRepository } from './modules/payments/payments.repository';
-import { createPaymentService } from './modules/payments/payments.service';
-import { createRevenueSyncService } from './modules/revenue/revenue-sync.service';
-import { createRevenueService } from './modules/revenue/revenue.service';
-import { createUsageIngestionService } from './modules/usage/usage-ingestion.service';
-import { createUsageRepository } from './modules/usage/usage.repository';
-import { createUsageService } from './modules/usage/usage.service';
+import { createAddressService, createCustomerService, createEntityService } from './modules/customers';
+import { createAppService, type AccessTokenIssuer, createAuthService, createSessionVersions } from './modules/auth';
+import { createAttributeService, createOrganisationAttributeService } from './modules/attributes';
+import { createBillingPlanService } from './modules/billing-plans';
+import { createCatalogService } from './modules/catalog';
+import { createCollectionsService } from './modules/collections';
+import { createContactGroupService } from './modules/contact-groups';
+import { createContractLifecycleService, createPlanChangeLifecycleService, createCreditNoteLifecycleService, createInvoiceLifecycleService } from './modules/lifecycles';
+import { contractCurrency, contractPlanUse, contractsIn, createContractService, resolveContractPlan } from './modules/contracts';
+import { createCreditNoteService } from './modules/credit-notes';
+import { type ModelSettings, createChatbotService } from './modules/chatbot';
+import { createCreditGrantService, createCreditService } from './modules/credits';
+import { createCouponService } from './modules/coupons';
+import { createEmailTemplateService } from './modules/email-templates';
+import { createEmailSendingService, createEmailService } from './modules/emails';
+import { createFsmService } from './modules/fsm';
+import { createFxRateService } from './modules/fx-rates';
+import { createHealthService } from './modules/health';
+import { createIdempotencyService } from './modules/idempotency';
+import { invoicesIn, createInvoiceFileService, createInvoiceItemService, createInvoiceService } from './modules/invoices';
+import { createInvoiceRunControlService, createInvoiceRunService, type InvoiceRunPaging } from './modules/invoice-runs';
+import { createInvoiceTemplateService } from './modules/invoice-templates';
+import { destinationPolicy, type DestinationPolicy, createWebhookDeliveryControl, type TriggerSubject, createWebhookService } from './modules/webhooks';
+import { createChargeService } from './modules/charges';
+import { createInvoiceRunScheduleService } from './modules/invoice-run-schedules';
+import { createJobControlService, createJobService } from './modules/jobs';
+import { createMeterService } from './modules/meters';
+import { createExportService, createObjectExportService, createObjectService } from './modules/objects';
+import { createOrganisationSettingsService } from './modules/organisation-settings';
+import { paymentsIn, createPaymentService } from './modules/payments';
+import { createRevenueSyncService, createRevenueService } from './modules/revenue';
+import { createUsageIngestionService, usageIn, createUsageService } from './modules/usage';
 import { createApiMetrics } from './observability/metrics';
 import type { FileStorage } from './storage/file-storage';
 import type { Logger } from 'pino';
@@ -140,11 +114,11 @@ export function createServices(deps: ServiceDeps) {
     coupons: createCouponService(db),
     collections: createCollectionsService(deps),
     invoiceRuns,
-    charges: createChargeService(db),
+    charges: createChargeService(db, (organisationId, contractId) => contractCurrency(db, organisationId, contractId)),
     // Usage, plans and contracts
     meters: createMeterService(db),
     usageIngestion: createUsageIngestionService(db),
-    billingPlans: createBillingPlanService(db),
+    billingPlans: createBillingPlanService(db, contractPlanUse),
     contractLifecycle: createContractLifecycleService(db),
     planChangeLifecycle: createPlanChangeLifecycleService(db),
     // Objects and jobs
@@ -194,7 +168,7 @@ export function createApiServices(deps: ServiceDeps & { temporal: TemporalHandle
       switch (kind) {
         case 'invoice': {
           const data = await apiServices.invoices.get(organisationId, objectId);
-          const reminded = (await createInvoiceRepository(deps.db).reminderDays(objectId)).length > 0;
+          const reminded = (await invoicesIn(deps.db).reminderDays(objectId)).length > 0;
           return { data, facts: { kind, status: data.status, reminded } };
         }
         case 'invoice_run': {
@@ -203,13 +177,13 @@ export function createApiServices(deps: ServiceDeps & { temporal: TemporalHandle
         }
         case 'contract': {
           const data = await apiServices.contracts.requireContract(organisationId, objectId);
-          const resumedOnce = await createContractRepository(deps.db).wasResumed(organisationId, objectId);
+          const resumedOnce = await contractsIn(deps.db).wasResumed(organisationId, objectId);
           return { data, facts: { kind, status: data.status, resumedOnce } };
         }
         case 'payment': {
           const data = await services.payments.getById(organisationId, objectId);
           // Payments recorded by marking an invoice paid, and refunds, carry keys the server made; neither sends payment.created.
-          const row = (await createPaymentRepository(deps.db).findById(organisationId, objectId))!;
+          const row = (await paymentsIn(deps.db).findById(organisationId, objectId))!;
           const recordedBy = row.credit_note_id ? 'refund' : row.idempotency_scope === 'system' ? 'invoice' : 'api';
           return { data, facts: { kind, recordedBy, invoiceId: row.invoice_id, creditNoteId: row.credit_note_id } };
         }
@@ -238,8 +212,8 @@ export function createApiServices(deps: ServiceDeps & { temporal: TemporalHandle
       db: deps.db,
       taskQueue: deps.temporal.taskQueue,
       countsMaxAgeSeconds: deps.metricsCountsMaxAgeSeconds,
-      usageBatchesByStatus: (db) => createUsageRepository(db).countBatchesByStatus(),
-      invoicesByStatus: (db) => createInvoiceRepository(db).countByStatus(),
+      usageBatchesByStatus: (db) => usageIn(db).countBatchesByStatus(),
+      invoicesByStatus: (db) => invoicesIn(db).countByStatus(),
     }),
     // Custom lifecycles run through the same invoice and contract services as their own endpoints.
     fsm: createFsmService({ db: deps.db, invoices: apiServices.invoices, contracts: apiServices.contracts }),

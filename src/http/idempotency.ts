@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Request, RequestHandler } from 'express';
 import { AppError } from '../domain/errors';
-import type { IdempotencyService } from '../modules/idempotency/idempotency.service';
+import type { IdempotencyService } from '../modules/idempotency';
 
 /** Visible ASCII, 1 to 255 characters: a UUID, a ULID or any key of the caller's own making. */
 export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;

@@ -6,10 +6,11 @@ import { JSON_TYPES, requireBodyType } from './body-guards';
 import { checkIdempotencyKey, idempotentRoute } from './idempotency';
 import { sendError, sendSuccess } from './envelope';
 import { zodToAppError } from './error-handler';
-import { roleAllows, type Role } from './permissions';
+import { roleAllows } from './permissions';
+import type { SessionVersions } from './sessions';
 import { acceptedAnswer, expressPath, isAccepted, type AuthContext, type Route } from './route';
-import type { AccessTokenIssuer } from '../modules/auth/access-tokens';
-import type { IdempotencyService } from '../modules/idempotency/idempotency.service';
+import type { AccessTokenIssuer } from '../modules/auth';
+import type { IdempotencyService } from '../modules/idempotency';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -20,8 +21,6 @@ declare module 'express-serve-static-core' {
 const UNAUTHORIZED = new AppError('unauthorized', 'Unauthorized', [{ code: ERROR_CODES.unauthorized, message: 'A valid bearer access token is required' }]);
 const FORBIDDEN = new AppError('forbidden', 'Forbidden');
 
-/** The current token version of a token's app or user; null once it is gone. */
-export type SessionVersions = (auth: { organisationId: string; subjectId: string; role: Role }) => Promise<number | null>;
 
 export interface RouterOptions {
   accessTokens: AccessTokenIssuer;

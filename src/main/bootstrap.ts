@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { loadConfig } from '../config';
 import { createDb, migrateLatest } from '../db/knex';
-import { bootstrapOrganisation } from '../modules/organisations/bootstrap.service';
+import { bootstrapOrganisation } from '../modules/organisations';
 import { laptopDatabaseUrl } from './laptop';
 import { runMain } from './runtime';
 

@@ -1,11 +1,11 @@
 import type { AppDeps } from '../deps';
 import type { Route } from '../http/route';
-import { appRoutes } from './apps/apps.routes';
-import { addressRoutes } from './addresses/addresses.routes';
+import { appRoutes } from './auth/apps.routes';
+import { addressRoutes } from './customers/addresses.routes';
 import { authRoutes } from './auth/auth.routes';
 import { contactGroupRoutes } from './contact-groups/contact-groups.routes';
 import { customerRoutes } from './customers/customers.routes';
-import { entityRoutes } from './entities/entities.routes';
+import { entityRoutes } from './customers/entities.routes';
 import { healthRoutes } from './health/health.routes';
 import { meterRoutes } from './meters/meters.routes';
 import { usageRoutes } from './usage/usage.routes';

@@ -2,9 +2,8 @@ import type { Request, RequestHandler } from 'express';
 import type { Knex } from 'knex';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { INVOICE_STATES } from '../domain/invoice-state';
-import type { UsageBatchRow } from '../modules/usage/usage.repository';
-import { HEARTBEAT_FRESH_SECONDS } from '../modules/workers/worker-heartbeat.service';
-import { createWorkerHeartbeatRepository } from '../modules/workers/workers.repository';
+import type { UsageBatchRow } from '../modules/usage';
+import { HEARTBEAT_FRESH_SECONDS, heartbeatsIn } from '../modules/workers';
 import type { MetricsText } from './metrics-server';
 
 /** The route label of a request no route matched (a 404, /docs assets), so that raw paths never become labels. */
@@ -177,7 +176,7 @@ function registerFigureGauges(registry: Registry, deps: ApiMetricsDeps): void {
   const timeoutMs = deps.figuresTimeoutMs ?? FIGURES_TIMEOUT_MS;
   const now = deps.now ?? Date.now;
   // The heartbeats (a few rows) at every scrape: a dead worker must show within one scrape.
-  const heartbeats = sharedRead(() => boundedReadOnly(deps.db, timeoutMs, (trx) => createWorkerHeartbeatRepository(trx).summary(HEARTBEAT_FRESH_SECONDS)), timeoutMs);
+  const heartbeats = sharedRead(() => boundedReadOnly(deps.db, timeoutMs, (trx) => heartbeatsIn(trx).summary(HEARTBEAT_FRESH_SECONDS)), timeoutMs);
   // The counts by status go over whole tables: read at most once per max age, whatever the scrapes.
   const counts = cachedRead(
     sharedRead(

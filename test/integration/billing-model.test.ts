@@ -13,7 +13,7 @@ import { createContractRepository } from '../../src/modules/contracts/contracts.
 import { createCouponBody } from '../../src/modules/coupons/coupons.schemas';
 import { createCreditNoteBody } from '../../src/modules/credit-notes/credit-notes.schemas';
 import { createCustomerBody } from '../../src/modules/customers/customers.schemas';
-import { createEntityBody } from '../../src/modules/entities/entities.schemas';
+import { createEntityBody } from '../../src/modules/customers/entities.schemas';
 import { createFxRateBody } from '../../src/modules/fx-rates/fx-rates.schemas';
 import { createInvoiceRunRepository } from '../../src/modules/invoice-runs/invoice-runs.repository';
 import { createInvoiceRepository, type Invoice } from '../../src/modules/invoices/invoices.repository';

@@ -1,4 +1,5 @@
-import { mentioned, periodOf, readQuestion, type Directory } from '../../src/modules/chatbot/builtin-engine';
+import { periodOf, readQuestion } from '../../src/modules/chatbot/builtin-engine';
+import { mentioned, type Directory } from '../../src/modules/chatbot/mentions';
 
 const TODAY = '2026-11-25';
 

@@ -64,4 +64,21 @@ describe('the import rules', () => {
     );
     expect(result!.messages.map((message) => message.message)).toEqual([expect.stringContaining('never the modules behind them')]);
   });
+
+  it("when a module reaches past another's face, code outside reaches past a face, a module imports workflow code, or type imports make a circle, then the structure check fails on each", () => {
+    const fixture = path.join(root, 'test/unit/fixtures/module-rules');
+    const run = spawnSync(path.join(root, 'node_modules/.bin/depcruise'), ['src', 'workflows', '--config', path.join(root, '.dependency-cruiser.cjs'), '--output-type', 'json'], {
+      cwd: fixture,
+      encoding: 'utf8',
+    });
+    const violations = (JSON.parse(run.stdout) as { summary: { violations: Array<{ rule: { name: string }; from: string; to: string }> } }).summary.violations;
+    expect(violations.map((violation) => [violation.rule.name, violation.from, violation.to]).sort()).toEqual([
+      ['module-face', 'src/modules/billing/billing.service.ts', 'src/modules/ledger/ledger.repository.ts'],
+      ['module-face-from-outside', 'src/composition.ts', 'src/modules/ledger/ledger.repository.ts'],
+      ['no-circular', 'src/modules/notes/draft.ts', 'src/modules/notes/issued.ts'],
+      ['workflows-below-modules', 'src/modules/notes/note.service.ts', 'workflows/note.workflow.ts'],
+    ]);
+    // The imports through the faces themselves pass.
+    expect(violations.filter((violation) => violation.to.endsWith('/index.ts'))).toEqual([]);
+  });
 });

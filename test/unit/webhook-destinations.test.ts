@@ -1,5 +1,6 @@
 import { ConfigError, loadConfig } from '../../src/config';
-import { destinationPolicy, parseAllowedDestinations, publicReason, REFUSED_NOT_HTTPS, REFUSED_NOT_PUBLIC, urlProblem } from '../../src/modules/webhooks/destination';
+import { destinationPolicy, publicReason, REFUSED_NOT_HTTPS, REFUSED_NOT_PUBLIC, urlProblem } from '../../src/modules/webhooks/destination';
+import { parseAllowedDestinations } from '../../src/security/allowed-destinations';
 
 describe('webhook destinations', () => {
   it('when WEBHOOK_ALLOWED_HOSTS lists entries, then each is host:port, a bare host meaning port 443', () => {

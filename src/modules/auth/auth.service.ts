@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import type { SessionVersions } from '../../http/router';
+import type { SessionVersions } from '../../http/sessions';
 import { AppError } from '../../domain/errors';
 import type { Role } from '../../http/permissions';
 import type { AccessTokenIssuer } from './access-tokens';
 import { createRefreshTokenRepository } from './refresh-tokens.repository';
 import { burnVerification, newOpaqueToken, sha256, verifySecret } from './secrets';
-import { createUserRepository } from '../users/users.repository';
-import { createAppRepository } from '../apps/apps.repository';
+import { createUserRepository } from './users.repository';
+import { createAppRepository } from './apps.repository';
 
 export interface Session {
   accessToken: string;

@@ -6,11 +6,10 @@ import { isCurrency } from '../../domain/currencies';
 import { AppError, DomainError, orNotFound } from '../../domain/errors';
 import { validatePlanItemPricing } from '../../domain/pricing';
 import type { Page, PageQuery } from '../../http/paging';
-import { createSkuRepository } from '../catalog/catalog.repository';
-import { createChargeRepository, describeCharge } from '../charges/charges.repository';
-import { createContractRepository } from '../contracts/contracts.repository';
-import { createMeterRepository } from '../meters/meters.repository';
-import { organisationToday as todayOf } from '../organisation-settings/settings.repository';
+import { skusIn } from '../catalog';
+import { chargesIn, describeCharge } from '../charges';
+import { metersIn } from '../meters';
+import { organisationToday as todayOf } from '../organisation-settings';
 import { createBillingPlanRepository } from './billing-plans.repository';
 import type { createPlanBody, planItemInput, planItemSchema, planSchema, updatePlanBody } from './billing-plans.schemas';
 
@@ -32,15 +31,25 @@ function assertPriceable(items: PlanItemInput[], path: string): void {
 
 /** An edit effective from `day` must not rewrite what a contract was already charged for. */
 async function assertNotCharged(db: Knex, filter: { planItemIds: string[] }, day: string, what: string): Promise<void> {
-  const charge = await createChargeRepository(db).firstChargedFrom(filter, day);
+  const charge = await chargesIn(db).firstChargedFrom(filter, day);
   if (charge) throw AppError.conflict(`${describeCharge(charge)}: ${what} can change from ${addDays(charge.to, 1)} on, not from ${day}`);
 }
 
-export function createBillingPlanService(db: Knex) {
+/**
+ * What the modules that bill plans say of their use (contracts, milestones): the plan service asks, the
+ * composition root answers with the contracts module's face. `db` may be the caller's transaction.
+ */
+export interface PlanUse {
+  /** Whether a contract bills the plan. */
+  planInUse(db: Knex, organisationId: string, planId: string): Promise<boolean>;
+  /** Whether a milestone names the plan item. */
+  planItemInUse(db: Knex, organisationId: string, planItemId: string): Promise<boolean>;
+}
+
+export function createBillingPlanService(db: Knex, use: PlanUse) {
   const plans = createBillingPlanRepository(db);
-  const contracts = createContractRepository(db);
-  const meters = createMeterRepository(db);
-  const skus = createSkuRepository(db);
+  const meters = metersIn(db);
+  const skus = skusIn(db);
 
   /** An item's meter and SKU must be the organisation's own: another's answers as a missing one, 404. */
   async function assertReferences(organisationId: string, items: PlanItemInput[]): Promise<void> {
@@ -80,7 +89,7 @@ export function createBillingPlanService(db: Knex) {
         const plan = orNotFound(await repository.lock(organisationId, id), 'Billing plan');
         if (changes.name) await repository.update(organisationId, id, { name: changes.name });
         if (changes.billingPeriod === undefined) return;
-        if (!(await createContractRepository(trx).planInUse(organisationId, id))) {
+        if (!(await use.planInUse(trx, organisationId, id))) {
           await repository.setBillingPeriod(id, changes.billingPeriod, null);
           return;
         }
@@ -94,7 +103,7 @@ export function createBillingPlanService(db: Knex) {
 
     /** Refused while a contract bills the plan (the foreign key would refuse it too). */
     async delete(organisationId: string, id: string): Promise<void> {
-      if (await contracts.planInUse(organisationId, id)) throw AppError.conflict('A contract uses this plan');
+      if (await use.planInUse(db, organisationId, id)) throw AppError.conflict('A contract uses this plan');
       if (!(await plans.delete(organisationId, id))) throw AppError.notFound('Billing plan');
     },
 
@@ -107,7 +116,7 @@ export function createBillingPlanService(db: Knex) {
       await get(organisationId, planId);
       assertPriceable([item], 'body');
       await assertReferences(organisationId, [item]);
-      const inUse = await contracts.planInUse(organisationId, planId);
+      const inUse = await use.planInUse(db, organisationId, planId);
       const from = effectiveDate ?? (inUse ? await todayOf(db, organisationId) : null);
       return plans.addItem(organisationId, planId, item, from);
     },
@@ -118,7 +127,7 @@ export function createBillingPlanService(db: Knex) {
      * `effectiveDate` (default: today in the organisation's time zone), which no charge may reach (409).
      */
     async deleteItem(organisationId: string, planId: string, itemId: string, effectiveDate?: string): Promise<void> {
-      if (await contracts.planItemInUse(organisationId, itemId)) throw AppError.conflict('A milestone names this plan item');
+      if (await use.planItemInUse(db, organisationId, itemId)) throw AppError.conflict('A milestone names this plan item');
       await db.transaction(async (trx) => {
         const repository = createBillingPlanRepository(trx);
         orNotFound(await repository.lock(organisationId, planId), 'Plan item');
@@ -126,8 +135,8 @@ export function createBillingPlanService(db: Knex) {
         if (!item || item.plan_id !== planId) throw AppError.notFound('Plan item');
         // Removed once is removed: a later date would bring back days it was out of force.
         if (item.effective_to) throw AppError.conflict(`the plan item was already removed: its last day in force is ${calendarDay(item.effective_to)}`);
-        const charged = await createChargeRepository(trx).anyFor([itemId]);
-        if (!charged && !(await createContractRepository(trx).planInUse(organisationId, planId))) {
+        const charged = await chargesIn(trx).anyFor([itemId]);
+        if (!charged && !(await use.planInUse(trx, organisationId, planId))) {
           await repository.deleteItem(organisationId, planId, itemId);
           return;
         }

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { isUniqueViolation } from '../../db/knex';
 import { AppError, orNotFound } from '../../domain/errors';
 import type { Page, PageQuery } from '../../http/paging';
-import type { AttributeService } from '../attributes/attributes.service';
+import type { AttributeService } from '../attributes';
 import { createSkuGroupRepository, createSkuRepository, toSku, toSkuGroup, type NewSku, type Sku, type SkuGroup, type SkuGroupRow, type SkuRow } from './catalog.repository';
 
 const conflictIfDuplicate =

@@ -1,8 +1,6 @@
 import type { Knex } from 'knex';
-import { orNotFound } from '../../domain/errors';
 import { formatAmount, toDecimal } from '../../domain/money';
 import type { Page, PageQuery } from '../../http/paging';
-import { createContractRepository } from '../contracts/contracts.repository';
 import { createChargeRepository, type ChargeRow } from './charges.repository';
 
 /** A charge as the API shows it: amounts in the contract's currency, units exact. */
@@ -26,13 +24,16 @@ function toView(charge: ChargeRow, currency: string) {
 
 export type ChargeView = ReturnType<typeof toView>;
 
+/** The currency of the organisation's contract, or a 404: the contracts module answers it. */
+export type ContractCurrency = (organisationId: string, contractId: string) => Promise<string>;
+
 /** Reading the charge ledger: what each document charged, for which days, at what net and tax. */
-export function createChargeService(db: Knex) {
+export function createChargeService(db: Knex, currencyOf: ContractCurrency) {
   return {
     async listForContract(organisationId: string, contractId: string, paging: PageQuery): Promise<Page<ChargeView>> {
-      const contract = orNotFound(await createContractRepository(db).find(organisationId, contractId), 'Contract');
+      const currency = await currencyOf(organisationId, contractId);
       const page = await createChargeRepository(db).page(contractId, paging);
-      return { ...page, items: page.items.map((charge) => toView(charge, contract.currency)) };
+      return { ...page, items: page.items.map((charge) => toView(charge, currency)) };
     },
   };
 }

@@ -3,15 +3,15 @@ import { AppError } from '../../domain/errors';
 import { Decimal, formatAmount } from '../../domain/money';
 import { isoDate } from '../../http/schemas';
 import { roleAllows, type Action, type Role } from '../../http/permissions';
-import type { CollectionsService } from '../collections/collections.service';
-import type { ContractService } from '../contracts/contracts.service';
-import type { FxRateService } from '../fx-rates/fx-rates.service';
-import type { InvoiceRunControlService } from '../invoice-runs/invoice-run-control.service';
-import type { InvoiceService } from '../invoices/invoices.service';
-import type { MeterService } from '../meters/meters.service';
-import type { PaymentService } from '../payments/payments.service';
-import type { RevenueService } from '../revenue/revenue.service';
-import { mentioned, type Directory, type Named } from './builtin-engine';
+import type { CollectionsService } from '../collections';
+import type { ContractService } from '../contracts';
+import type { FxRateService } from '../fx-rates';
+import type { InvoiceRunControlService } from '../invoice-runs';
+import type { InvoiceService } from '../invoices';
+import type { MeterService } from '../meters';
+import type { PaymentService } from '../payments';
+import type { RevenueService } from '../revenue';
+import { mentioned, type Directory, type Named } from './mentions';
 
 /**
  * The chatbot's read-only questions. Each one is answered by the services the API's own routes call, with

@@ -7,13 +7,10 @@ import { Decimal, formatAmount, sumAmounts } from '../../domain/money';
 import type { Mailer } from '../../mail/mailer';
 import type { TemplateRenderer } from '../../mail/templating';
 import type { ReminderInput, ReminderOutcome, ReminderPlan } from '../../../workflows/invoice-lifecycle.types';
-import { createContactGroupRepository } from '../contact-groups/contact-groups.repository';
-import { renderTemplateOfKind } from '../email-templates/email-templates.service';
-import { loadInvoiceDocument } from '../invoices/invoice-document';
-import { invoiceMailVariables } from '../invoices/invoice-mail';
-import { renderInvoicePdf } from '../invoices/invoice-pdf';
-import { AGEING_BUCKETS, amountDue, createInvoiceRepository, type AgeingBucket, type InvoiceRow } from '../invoices/invoices.repository';
-import { getOrganisationSettings } from '../organisation-settings/settings.repository';
+import { contactGroupsIn } from '../contact-groups';
+import { renderTemplateOfKind } from '../email-templates';
+import { loadInvoiceDocument, invoiceMailVariables, renderInvoicePdf, AGEING_BUCKETS, amountDue, invoicesIn, type AgeingBucket, type InvoiceRow } from '../invoices';
+import { getOrganisationSettings } from '../organisation-settings';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -44,7 +41,7 @@ export interface Collections {
  */
 export function createCollectionsService(deps: { db: Knex; mailer: Mailer; templates: TemplateRenderer }) {
   const { db, mailer, templates } = deps;
-  const invoices = createInvoiceRepository(db);
+  const invoices = invoicesIn(db);
 
   return {
     /** Totals of raised and sent invoices per currency, by days past their due date as of today (UTC). */
@@ -89,7 +86,7 @@ export function createCollectionsService(deps: { db: Knex; mailer: Mailer; templ
       const row = orNotFound(await invoices.findRow(input.organisationId, input.invoiceId), 'Invoice');
       if (!isOwed(row) || !row.due_date) return 'not owed';
       if ((await invoices.reminderDays(row.id)).includes(input.daysAfterDue)) return 'already sent';
-      const recipients = row.customer_id ? await createContactGroupRepository(db).emailsOfCustomer(row.organisation_id, row.customer_id) : [];
+      const recipients = row.customer_id ? await contactGroupsIn(db).emailsOfCustomer(row.organisation_id, row.customer_id) : [];
       const messageId = `<invoice-${row.id}-reminder-${input.daysAfterDue}@billing>`;
       if (recipients.length > 0) {
         const document = await loadInvoiceDocument(db, row.organisation_id, row.id);
@@ -105,7 +102,7 @@ export function createCollectionsService(deps: { db: Knex; mailer: Mailer; templ
         });
       }
       await db.transaction(async (trx) => {
-        const recorded = createInvoiceRepository(trx);
+        const recorded = invoicesIn(trx);
         const first = (await recorded.reminderDays(row.id)).length === 0;
         if ((await recorded.recordReminder({ organisationId: row.organisation_id, invoiceId: row.id, daysAfterDue: input.daysAfterDue, sentTo: recipients, messageId })) && first) {
           // The first reminder is the moment the invoice is overdue by the organisation's schedule.

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { newId } from '../../db/ids';
 import { paginate, type Page, type PageQuery } from '../../http/paging';
-import { createCustomerRepository } from '../customers/customers.repository';
+import { customersIn } from '../customers';
 import type { CreateContactGroupBody } from './contact-groups.schemas';
 
 export interface ContactGroupRow {
@@ -64,7 +64,7 @@ export function toContactGroup(row: ContactGroupRow, contacts: Contact[]): Conta
 /** A group vanishes with its customer: only groups of live customers are read or deleted. */
 export function createContactGroupRepository(db: Knex) {
   const live = (organisationId: string) =>
-    db<ContactGroupRow>('contact_groups').where({ organisation_id: organisationId }).whereIn('customer_id', createCustomerRepository(db).liveIds());
+    db<ContactGroupRow>('contact_groups').where({ organisation_id: organisationId }).whereIn('customer_id', customersIn(db).liveIds());
 
   return {
     async insert(organisationId: string, group: CreateContactGroupBody): Promise<ContactGroupRow> {

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { AppError, orNotFound } from '../../domain/errors';
 import type { Page, PageQuery } from '../../http/paging';
-import { createCustomerRepository } from '../customers/customers.repository';
+import { customersIn } from '../customers';
 import { createContactGroupRepository, toContactGroup, type ContactGroup, type ContactGroupRepository, type ContactGroupRow } from './contact-groups.repository';
 import type { CreateContactGroupBody } from './contact-groups.schemas';
 
@@ -18,7 +18,7 @@ export function createContactGroupService(db: Knex) {
     async create(organisationId: string, input: CreateContactGroupBody): Promise<ContactGroup> {
       return db.transaction(async (trx) => {
         // The customer stays locked until commit, so it cannot be deleted from under the new group.
-        if (!(await createCustomerRepository(trx).lockLive(organisationId, input.customerId))) throw AppError.notFound('Customer');
+        if (!(await customersIn(trx).lockLive(organisationId, input.customerId))) throw AppError.notFound('Customer');
         const repository = createContactGroupRepository(trx);
         const [group] = await withContacts(repository, organisationId, [await repository.insert(organisationId, input)]);
         return group!;

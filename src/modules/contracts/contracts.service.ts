@@ -5,10 +5,9 @@ import { isCurrency } from '../../domain/currencies';
 import { CONTRACT_STATES, allowedContractActions, type ContractAction } from '../../domain/contract-state';
 import { AppError, orNotFound } from '../../domain/errors';
 import type { Page, PageQuery } from '../../http/paging';
-import { createBillingPlanRepository } from '../billing-plans/billing-plans.repository';
-import { createChargeRepository, describeCharge } from '../charges/charges.repository';
-import { createCustomerRepository } from '../customers/customers.repository';
-import { createEntityRepository } from '../entities/entities.repository';
+import { plansIn } from '../billing-plans';
+import { chargesIn, describeCharge } from '../charges';
+import { customersIn, entitiesIn } from '../customers';
 import {
   achieveMilestoneUpdate,
   changePlanUpdate,
@@ -28,8 +27,8 @@ type MilestoneInput = { planItemId: string; name: string; amount?: string; perce
 /** The contract's lifecycle runs in its workflow; every other field is plain data. */
 export function createContractService(deps: WorkflowServiceDeps) {
   const contracts = createContractRepository(deps.db);
-  const plans = createBillingPlanRepository(deps.db);
-  const customers = createCustomerRepository(deps.db);
+  const plans = plansIn(deps.db);
+  const customers = customersIn(deps.db);
   const planChanges = createPlanChangeRepository(deps.db);
   const { client, taskQueue } = deps.temporal;
 
@@ -101,7 +100,7 @@ export function createContractService(deps: WorkflowServiceDeps) {
           // The plans that ended with the contract move with it; a plan ended earlier (a plan change) keeps its end.
           const following = contract.plans.filter((plan) => plan.endDate === contract.endDate);
           if (changes.endDate !== null) {
-            const charge = await createChargeRepository(trx).firstChargedFrom({ contractPlanIds: contract.plans.map((plan) => plan.id) }, addDays(changes.endDate, 1));
+            const charge = await chargesIn(trx).firstChargedFrom({ contractPlanIds: contract.plans.map((plan) => plan.id) }, addDays(changes.endDate, 1));
             if (charge) throw AppError.conflict(`${describeCharge(charge)}: the contract cannot end before ${charge.to}`);
           }
           for (const plan of following) await locked.setPlanEnd(plan.id, changes.endDate === null ? null : changes.endDate < plan.startDate ? plan.startDate : changes.endDate);
@@ -130,7 +129,7 @@ export function createContractService(deps: WorkflowServiceDeps) {
       // A plan bills the usage of the customer's own entities only.
       const named = input.plans.flatMap((plan, i) => (plan.customerEntityIds ?? []).map((entityId, j) => ({ entityId, path: `body.plans.${i}.customerEntityIds.${j}` })));
       if (named.length > 0) {
-        const own = new Set(await createEntityRepository(deps.db).customerEntityIds(organisationId, input.customerId));
+        const own = new Set(await entitiesIn(deps.db).customerEntityIds(organisationId, input.customerId));
         const foreignEntities = named.filter((entry) => !own.has(entry.entityId));
         if (foreignEntities.length > 0) throw AppError.invalid(foreignEntities.map((entry) => ({ path: entry.path, message: 'is not an entity of the customer' })));
       }

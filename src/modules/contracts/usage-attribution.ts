@@ -2,8 +2,8 @@ import type { Knex } from 'knex';
 import { calendarDay } from '../../db/dates';
 import { earlierEnd } from '../../domain/billing-periods';
 import { AppError } from '../../domain/errors';
-import { createBillingPlanRepository } from '../billing-plans/billing-plans.repository';
-import { createEntityRepository } from '../entities/entities.repository';
+import { plansIn } from '../billing-plans';
+import { entitiesIn } from '../customers';
 import { createContractRepository } from './contracts.repository';
 
 /** One contract plan as far as its usage goes: its days, its meters and the entities it bills. */
@@ -28,8 +28,8 @@ export async function assertUsageUnshared(trx: Knex, organisationId: string, con
   const contracts = createContractRepository(trx);
   const contract = (await contracts.find(organisationId, contractId))!;
   const rows = await contracts.usagePlansOf(organisationId, contract.customerId, contractId);
-  const billingPlans = new Map((await createBillingPlanRepository(trx).findMany(organisationId, [...new Set(rows.map((row) => row.plan_id))])).map((plan) => [plan.id, plan]));
-  const allEntities = await createEntityRepository(trx).customerEntityIds(organisationId, contract.customerId);
+  const billingPlans = new Map((await plansIn(trx).findMany(organisationId, [...new Set(rows.map((row) => row.plan_id))])).map((plan) => [plan.id, plan]));
+  const allEntities = await entitiesIn(trx).customerEntityIds(organisationId, contract.customerId);
   const plans: UsagePlan[] = rows.map((row) => ({
     id: row.id,
     contractId: row.contract_id,

@@ -5,7 +5,7 @@ import { servesAnotherPeriod } from '../../domain/discounts';
 import { AppError, orNotFound } from '../../domain/errors';
 import { formatAmount, hasAtMostMinorUnits, toDecimal } from '../../domain/money';
 import type { Page, PageQuery } from '../../http/paging';
-import { createContractRepository } from '../contracts/contracts.repository';
+import { contractsIn } from '../contracts';
 import { COUPON_CODE_UNIQUE, createCouponRepository, type ActiveContractCoupon, type CouponRow } from './coupons.repository';
 import type { ContractCouponView, CouponView, CreateCouponBody, UpdateCouponBody } from './coupons.schemas';
 
@@ -104,7 +104,7 @@ export function createCouponService(db: Knex) {
     async apply(organisationId: string, contractId: string, code: string): Promise<ContractCouponView> {
       return db.transaction(async (trx) => {
         const repository = createCouponRepository(trx);
-        const contract = orNotFound(await createContractRepository(trx).find(organisationId, contractId), 'Contract');
+        const contract = orNotFound(await contractsIn(trx).find(organisationId, contractId), 'Contract');
         if (contract.status === 'ended' || contract.status === 'terminated') throw AppError.conflict(`the contract is ${contract.status}`);
         const unlocked = await repository.findByCode(organisationId, code);
         if (!unlocked) throw AppError.validation('no coupon with this code', 'body.code');
@@ -128,7 +128,7 @@ export function createCouponService(db: Knex) {
     },
 
     async onContract(organisationId: string, contractId: string): Promise<ContractCouponView[]> {
-      orNotFound(await createContractRepository(db).find(organisationId, contractId), 'Contract');
+      orNotFound(await contractsIn(db).find(organisationId, contractId), 'Contract');
       return (await coupons.onContract(organisationId, contractId)).map(toContractCoupon);
     },
 

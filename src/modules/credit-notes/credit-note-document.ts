@@ -1,8 +1,7 @@
 import type { Knex } from 'knex';
 import { orNotFound } from '../../domain/errors';
 import { toDecimal } from '../../domain/money';
-import { loadInvoiceDocument } from '../invoices/invoice-document';
-import type { InvoiceDocument } from '../invoices/invoice-pdf';
+import { loadInvoiceDocument, type InvoiceDocument } from '../invoices';
 import { createCreditNoteRepository } from './credit-notes.repository';
 import { toCreditNote } from './credit-note-view';
 

@@ -7,8 +7,7 @@ import type { Page, PageQuery } from '../../http/paging';
 import type { WorkflowServiceDeps } from '../../temporal/client';
 import { creditNoteWorkflow, issueCreditNoteUpdate, undoCreditNoteUpdate, voidCreditNoteUpdate } from '../../../workflows/credit-note.workflow';
 import { creditNoteWorkflowId, searchAttributes } from '../../../workflows/shared';
-import { renderInvoicePdf } from '../invoices/invoice-pdf';
-import { createInvoiceRepository } from '../invoices/invoices.repository';
+import { renderInvoicePdf, invoicesIn } from '../invoices';
 import { loadCreditNoteDocument } from './credit-note-document';
 import { creditableOf, creditedOf } from './credited';
 import { createCreditNoteRepository, type CreditNoteFilter, type CreditNoteRow } from './credit-notes.repository';
@@ -59,7 +58,7 @@ export function createCreditNoteService(deps: WorkflowServiceDeps) {
      */
     async create(organisationId: string, invoiceId: string, body: CreateCreditNoteBody): Promise<CreditNote> {
       const draft = await db.transaction(async (trx) => {
-        const invoices = createInvoiceRepository(trx);
+        const invoices = invoicesIn(trx);
         const invoice = orNotFound(await invoices.lock(organisationId, invoiceId), 'Invoice');
         assertCreditable(invoice.status, body.refund ?? false);
         if (!invoice.customer_id) throw AppError.conflict('the invoice has no customer to credit');

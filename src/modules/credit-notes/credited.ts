@@ -2,9 +2,8 @@ import type { Knex } from 'knex';
 import { calendarDay } from '../../db/dates';
 import { taxOn, type CreditableInvoice, type CreditedSoFar } from '../../domain/credit-notes';
 import { sumAmounts, toDecimal } from '../../domain/money';
-import { contractTaxesOf } from '../contracts/contract-plans.repository';
-import { createPlanChangeRepository } from '../contracts/plan-changes.repository';
-import { createInvoiceRepository, type InvoiceRow } from '../invoices/invoices.repository';
+import { contractTaxesOf, planChangesIn } from '../contracts';
+import { invoicesIn, type InvoiceRow } from '../invoices';
 import { createCreditNoteRepository } from './credit-notes.repository';
 
 /** A tax line as the raise records it in the invoice's data. */
@@ -26,7 +25,7 @@ type InvoiceFacts = Pick<InvoiceRow, 'id' | 'organisation_id' | 'contract_id' | 
 export async function creditableOf(trx: Knex, invoice: InvoiceFacts): Promise<CreditableInvoice> {
   const recorded = (invoice.data.taxes as RecordedTax[] | undefined) ?? [];
   const current = invoice.contract_id && recorded.some((tax) => tax.appliesTo === undefined) ? await contractTaxesOf(trx, invoice.organisation_id, invoice.contract_id) : [];
-  const items = await createInvoiceRepository(trx).items(invoice.id);
+  const items = await invoicesIn(trx).items(invoice.id);
   return {
     currency: invoice.currency,
     subtotal: invoice.subtotal ?? '0',
@@ -54,7 +53,7 @@ export async function creditableOf(trx: Knex, invoice: InvoiceFacts): Promise<Cr
 /** Net credited per invoice item: by the invoice's credit notes (not voided), and by plan changes whose credit for its fees sits on a later invoice. */
 async function creditsOf(trx: Knex, invoice: Pick<InvoiceRow, 'id' | 'contract_id'>) {
   const byNotes = await createCreditNoteRepository(trx).creditedSoFar(invoice.id);
-  const byChanges = invoice.contract_id ? await createPlanChangeRepository(trx).creditsOnInvoice(invoice.contract_id, invoice.id) : new Map<string, string>();
+  const byChanges = invoice.contract_id ? await planChangesIn(trx).creditsOnInvoice(invoice.contract_id, invoice.id) : new Map<string, string>();
   const byItem = new Map(byNotes.byItem);
   for (const [itemId, amount] of byChanges) byItem.set(itemId, sumAmounts([byItem.get(itemId) ?? '0', amount]).toFixed());
   return { byNotes, byChanges, byItem };

@@ -9,7 +9,7 @@ import type { PageQuery } from '../../http/paging';
 import type { WorkflowServiceDeps } from '../../temporal/client';
 import { creditExpiryWorkflow } from '../../../workflows/credit-expiry.workflow';
 import { creditExpiryWorkflowId, searchAttributes } from '../../../workflows/shared';
-import { createCustomerRepository } from '../customers/customers.repository';
+import { customersIn } from '../customers';
 import { createCreditRepository, toCreditEntry } from './credits.repository';
 import type { AddCreditsBody, CreditEntry, Credits } from './credits.schemas';
 
@@ -25,7 +25,7 @@ export function createCreditService(deps: { db: Knex }) {
   const { db } = deps;
 
   async function requireCustomer(organisationId: string, customerId: string): Promise<void> {
-    orNotFound(await createCustomerRepository(db).findById(organisationId, customerId), 'Customer');
+    orNotFound(await customersIn(db).findById(organisationId, customerId), 'Customer');
   }
 
   return {
@@ -54,7 +54,7 @@ export function createCreditService(deps: { db: Knex }) {
         throw AppError.validation(`${input.currency} amounts carry at most ${currencyMinorUnits(input.currency)} decimal places`, 'body.amount');
       }
       return db.transaction(async (trx) => {
-        orNotFound(await createCustomerRepository(trx).findById(organisationId, customerId), 'Customer');
+        orNotFound(await customersIn(trx).findById(organisationId, customerId), 'Customer');
         const row = await createCreditRepository(trx).append({
           organisationId,
           customerId,
@@ -97,7 +97,7 @@ export function createCreditGrantService(deps: WorkflowServiceDeps & { credits: 
       if (!input.expiresAt) return deps.credits.add(organisationId, customerId, input);
       // A minute ahead at least, so that the timer cannot fire before the grant is stored.
       if (Date.parse(input.expiresAt) < Date.now() + 60_000) throw AppError.validation('must be at least a minute ahead', 'body.expiresAt');
-      orNotFound(await createCustomerRepository(deps.db).findById(organisationId, customerId), 'Customer');
+      orNotFound(await customersIn(deps.db).findById(organisationId, customerId), 'Customer');
       const lotId = newId('clt');
       await deps.temporal.bounded(() =>
         client.workflow.start(creditExpiryWorkflow, {

@@ -4,7 +4,7 @@ import { pageOf, pageQuery } from '../../http/paging';
 import { documented } from '../../http/openapi';
 import { defineRoute, requires, type Route } from '../../http/route';
 import type { AppDeps } from '../../deps';
-import { pageInMemory } from '../geography/in-memory-page';
+import { pageInMemory } from '../geography';
 import { currencyCodeParam, currencySchema } from './currencies.schemas';
 
 export function currencyRoutes(_deps: AppDeps): Route[] {

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { isUniqueViolation } from '../../db/knex';
 import { AppError, orNotFound } from '../../domain/errors';
 import type { Page, PageQuery } from '../../http/paging';
-import { createEntityRepository } from '../entities/entities.repository';
+import { createEntityRepository } from './entities.repository';
 import { CUSTOMER_EXTERNAL_ID_UNIQUE, createCustomerRepository, toCustomer, type Customer } from './customers.repository';
 import type { CreateCustomerBody } from './customers.schemas';
 

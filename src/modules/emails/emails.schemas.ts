@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { pageQuery } from '../../http/paging';
 import { freeText, reference, text } from '../../http/schemas';
-import { HTML_MAX, SUBJECT_MAX, TEXT_MAX } from '../email-templates/email-templates.schemas';
+import { HTML_MAX, SUBJECT_MAX, TEXT_MAX } from '../email-templates';
 
 export const EMAIL_STATUSES = ['queued', 'sent', 'failed'] as const;
 export type EmailStatus = (typeof EMAIL_STATUSES)[number];

@@ -4,12 +4,9 @@ import { textProblem } from '../../domain/storable';
 import type { Page, PageQuery } from '../../http/paging';
 import type { Mailer, OutgoingMail } from '../../mail/mailer';
 import type { MailTemplate, RenderedMail, TemplateRenderer } from '../../mail/templating';
-import { createEmailTemplateRepository } from '../email-templates/email-templates.repository';
-import { loadInvoiceDocument } from '../invoices/invoice-document';
-import { renderInvoicePdf } from '../invoices/invoice-pdf';
-import { createInvoiceRepository } from '../invoices/invoices.repository';
+import { emailTemplatesIn, SUBJECT_MAX } from '../email-templates';
+import { loadInvoiceDocument, renderInvoicePdf, invoicesIn } from '../invoices';
 import { createEmailRepository, type EmailRow, type NewEmail } from './emails.repository';
-import { SUBJECT_MAX } from '../email-templates/email-templates.schemas';
 import type { Email, EmailStatus, SendEmailBody } from './emails.schemas';
 
 /** What is kept of a mail server's answer or fault. */
@@ -67,7 +64,7 @@ export function createEmailService(deps: { db: Knex; mailer: Mailer; templates: 
   async function render(organisationId: string, body: SendEmailBody): Promise<RenderedMail & { templateId: string | null }> {
     let template: MailTemplate;
     if (body.templateId !== undefined) {
-      const row = await createEmailTemplateRepository(db).find(organisationId, body.templateId);
+      const row = await emailTemplatesIn(db).find(organisationId, body.templateId);
       if (!row) throw AppError.validation('no e-mail template with this id', 'body.templateId');
       template = row;
     } else {
@@ -87,7 +84,7 @@ export function createEmailService(deps: { db: Knex; mailer: Mailer; templates: 
   return {
     /** The row of a message asked for: rendered now, so that a template or variable fault answers 400. */
     async prepare(organisationId: string, id: string, body: SendEmailBody, createdBy: string | null): Promise<NewEmail> {
-      if (body.invoiceId !== undefined && !(await createInvoiceRepository(db).findRow(organisationId, body.invoiceId))) {
+      if (body.invoiceId !== undefined && !(await invoicesIn(db).findRow(organisationId, body.invoiceId))) {
         throw AppError.validation('no invoice with this id', 'body.invoiceId');
       }
       const rendered = await render(organisationId, body);

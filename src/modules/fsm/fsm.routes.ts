@@ -6,8 +6,8 @@ import { CONTRACT_ACTIONS, CONTRACT_STATES } from '../../domain/contract-state';
 import { INVOICE_STATES } from '../../domain/invoice-state';
 import { freeText, idParam, isoDateOrDateTime, reference, text, timestamps } from '../../http/schemas';
 import { defineRoute, requires, type Route } from '../../http/route';
-import { contractSchema } from '../contracts/contracts.schemas';
-import { invoiceSchema } from '../invoices/invoices.schemas';
+import { contractSchema } from '../contracts';
+import { invoiceSchema } from '../invoices';
 
 const objectParams = z.object({ objectType: z.enum(['invoice', 'contract']), id: reference() });
 

@@ -5,8 +5,8 @@ import { checkMachine } from '../../domain/fsm-machine';
 import { INVOICE_ACTIONS, type InvoiceAction } from '../../domain/invoice-state';
 import { isUniqueViolation } from '../../db/knex';
 import type { Page, PageQuery } from '../../http/paging';
-import type { ContractService } from '../contracts/contracts.service';
-import type { InvoiceService } from '../invoices/invoices.service';
+import type { ContractService } from '../contracts';
+import type { InvoiceService } from '../invoices';
 import { createMachineRepository, toMachine, type Machine, type MachineRow, type NewMachine } from './fsm.repository';
 
 export type LifecycleObjectType = 'invoice' | 'contract';

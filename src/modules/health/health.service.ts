@@ -1,8 +1,7 @@
 import { temporal } from '@temporalio/proto';
 import { AppError, ERROR_CODES } from '../../domain/errors';
 import type { WorkflowServiceDeps } from '../../temporal/client';
-import { HEARTBEAT_FRESH_SECONDS } from '../workers/worker-heartbeat.service';
-import { createWorkerHeartbeatRepository } from '../workers/workers.repository';
+import { HEARTBEAT_FRESH_SECONDS, heartbeatsIn } from '../workers';
 import { pingPostgres } from './health.repository';
 
 export type ComponentStatus = 'up' | 'down';
@@ -51,7 +50,7 @@ function unhealthy(status: Partial<HealthStatus>): AppError | undefined {
 
 export function createHealthService(deps: WorkflowServiceDeps) {
   const { db, temporal: handle } = deps;
-  const heartbeats = createWorkerHeartbeatRepository(db);
+  const heartbeats = heartbeatsIn(db);
 
   async function workerPolling(): Promise<boolean> {
     const { pollers } = await handle.client.workflowService.describeTaskQueue({

@@ -9,8 +9,8 @@ import type { WorkflowServiceDeps } from '../../temporal/client';
 import type { InvoiceRunInput } from '../../../workflows/invoice-run.types';
 import { invoiceRunWorkflow } from '../../../workflows/invoice-run.workflow';
 import { invoiceRunWorkflowId, searchAttributes } from '../../../workflows/shared';
-import { createContractRepository } from '../contracts/contracts.repository';
-import { organisationToday } from '../organisation-settings/settings.repository';
+import { contractsIn } from '../contracts';
+import { organisationToday } from '../organisation-settings';
 import { createInvoiceRunRepository, type InvoiceRunRepository, type InvoiceRunRow } from './invoice-runs.repository';
 import type { InvoiceRun } from './invoice-runs.schemas';
 import type { InvoiceRunService } from './invoice-runs.service';
@@ -128,7 +128,7 @@ export function createInvoiceRunControlService(deps: WorkflowServiceDeps & { inv
       const billingDate = body.billingDate ?? horizon.today;
       assertWithinHorizon(billingDate, horizon, 'body.billingDate');
       if (body.contractIds) {
-        const known = await createContractRepository(deps.db).billableIds(organisationId, '9999-12-31', body.contractIds);
+        const known = await contractsIn(deps.db).billableIds(organisationId, '9999-12-31', body.contractIds);
         if (known.length !== new Set(body.contractIds).size) throw AppError.notFound('Contract');
       }
       await runs.insertOrFind({

@@ -11,18 +11,16 @@ import { Decimal, formatAmount, roundToMinor, sumAmounts, toDecimal } from '../.
 import { couponDiscounts, discountLinesOf, type ContractCoupon } from '../../domain/rating-coupons';
 import { feesDue, rateUsage, shareDiscounts, usageWindows, type Charge, type ChargeLedger, type RatedCharge, type RatedItem, type RatingTerms, type UsageWindow } from '../../domain/rating';
 import { startOfDayIn } from '../../domain/zoned-days';
-import { createBillingPlanRepository } from '../billing-plans/billing-plans.repository';
-import { createChargeRepository, ledgerOf } from '../charges/charges.repository';
-import { contractTaxesOf, type ContractTax } from '../contracts/contract-plans.repository';
-import { createContractRepository } from '../contracts/contracts.repository';
-import { createPlanChangeRepository, type PlanChangeRow } from '../contracts/plan-changes.repository';
-import { createCreditRepository } from '../credits/credits.repository';
-import { createCouponRepository, type ActiveContractCoupon } from '../coupons/coupons.repository';
-import { createEntityRepository } from '../entities/entities.repository';
-import { findEffectiveRate } from '../fx-rates/fx-rates.repository';
-import { createInvoiceRepository, type NewInvoiceItem } from '../invoices/invoices.repository';
-import { createMeterRepository } from '../meters/meters.repository';
-import { getOrganisationSettings } from '../organisation-settings/settings.repository';
+import { plansIn } from '../billing-plans';
+import { chargesIn, ledgerOf } from '../charges';
+import { contractTaxesOf, type ContractTax, contractsIn, planChangesIn, type PlanChangeRow } from '../contracts';
+import { creditsIn } from '../credits';
+import { couponsIn, type ActiveContractCoupon } from '../coupons';
+import { entitiesIn } from '../customers';
+import { findEffectiveRate } from '../fx-rates';
+import { invoicesIn, type NewInvoiceItem } from '../invoices';
+import { metersIn } from '../meters';
+import { getOrganisationSettings } from '../organisation-settings';
 import { createInvoiceRunRepository, type ContractOutcome, type InvoiceRunRow, type RunInvoice } from './invoice-runs.repository';
 
 export type { ContractOutcome };
@@ -243,7 +241,7 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
   async function planContracts(trx: Knex, organisationId: string, contractIds: string[], billingDate: string, options: PlanOptions = {}): Promise<Map<string, Planned>> {
     // Every contract asked for has its answer, in the order asked.
     const planned = new Map<string, Planned>(contractIds.map((id) => [id, { customerId: '', invoices: [] }]));
-    const found = await createContractRepository(trx).findMany(organisationId, contractIds);
+    const found = await contractsIn(trx).findMany(organisationId, contractIds);
     const known = new Set(found.map((contract) => contract.id));
     for (const id of contractIds) if (!known.has(id)) planned.set(id, { failure: AppError.notFound('Contract') });
     const contracts = found.filter((contract) => {
@@ -254,24 +252,24 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
     if (contracts.length === 0) return planned;
 
     const suspensions = groupBy(
-      await createContractRepository(trx).suspensionsOf(contracts.map((contract) => contract.id)),
+      await contractsIn(trx).suspensionsOf(contracts.map((contract) => contract.id)),
       (row) => row.contract_id,
       (row): Suspension => ({ from: calendarDay(row.from_date), to: row.to_date ? calendarDay(row.to_date) : null }),
     );
     const customerIds = [...new Set(contracts.map((contract) => contract.customerId))];
-    const entities = groupBy(await createEntityRepository(trx).customerEntitiesOf(organisationId, customerIds), (row) => row.customer_id, (row) => row.id);
+    const entities = groupBy(await entitiesIn(trx).customerEntitiesOf(organisationId, customerIds), (row) => row.customer_id, (row) => row.id);
     const contractPlans = contracts.flatMap((contract) => contract.plans);
     const planIds = [...new Set(contractPlans.map((plan) => plan.planId))];
-    const plans = new Map((await createBillingPlanRepository(trx).findMany(organisationId, planIds)).map((plan) => [plan.id, plan]));
-    const periodVersions = await createBillingPlanRepository(trx).periodsOf(planIds);
+    const plans = new Map((await plansIn(trx).findMany(organisationId, planIds)).map((plan) => [plan.id, plan]));
+    const periodVersions = await plansIn(trx).periodsOf(planIds);
     const ledgers = groupBy(
-      (await createChargeRepository(trx).of(contractPlans.map((plan) => plan.id))).filter((charge) => charge.invoiceId !== options.withoutInvoiceId),
+      (await chargesIn(trx).of(contractPlans.map((plan) => plan.id))).filter((charge) => charge.invoiceId !== options.withoutInvoiceId),
       (charge) => charge.contractPlanId,
       (charge) => charge,
     );
     const settings = await getOrganisationSettings(trx, organisationId);
     // An item with milestones on a contract plan is billed by its milestones there, never by a run as well.
-    const byMilestones = new Set((await createContractRepository(trx).milestoneItemsOf(contractPlans.map((plan) => plan.id))).map((row) => `${row.contract_plan_id} ${row.plan_item_id}`));
+    const byMilestones = new Set((await contractsIn(trx).milestoneItemsOf(contractPlans.map((plan) => plan.id))).map((row) => `${row.contract_plan_id} ${row.plan_item_id}`));
 
     // Fees are priced now; usage lines wait for one aggregation per meter and window, for the whole page.
     const invoicesOf = new Map<string, PlannedInvoice[]>();
@@ -315,7 +313,7 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
     }
 
     const couponsOf = groupBy(
-      await createCouponRepository(trx).onContracts(
+      await couponsIn(trx).onContracts(
         organisationId,
         contracts.map((contract) => contract.id),
       ),
@@ -323,12 +321,12 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
       (row) => row,
     );
     // Plan changes to settle are rare: their contracts' taxes are read for them alone.
-    const changesOf = groupBy(await createPlanChangeRepository(trx).pendingOf(contracts.map((contract) => contract.id)), (row) => row.contract_id, (row) => row);
+    const changesOf = groupBy(await planChangesIn(trx).pendingOf(contracts.map((contract) => contract.id)), (row) => row.contract_id, (row) => row);
     const taxesOf = new Map<string, ContractTax[]>();
     for (const contractId of changesOf.keys()) taxesOf.set(contractId, await contractTaxesOf(trx, organisationId, contractId));
     const failing = new Map<string, AppError>();
     const customerOf = new Map(contracts.map((contract) => [contract.id, contract.customerId]));
-    const meters = new Map((await createMeterRepository(trx).findMany(organisationId, [...new Set(pending.map((usage) => usage.window.meterId))])).map((meter) => [meter.id, meter]));
+    const meters = new Map((await metersIn(trx).findMany(organisationId, [...new Set(pending.map((usage) => usage.window.meterId))])).map((meter) => [meter.id, meter]));
     // One aggregation per meter for the whole page: every window of every contract plan at once.
     const byMeter = new Map<string, PendingUsage[]>();
     for (const usage of pending) {
@@ -341,7 +339,7 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
       // A contract plan reads a window once, however many of its items rate it.
       const groups = new Map(usages.map((usage) => [usageKey(usage), usage]));
       const members = [...groups].flatMap(([key, usage]) => usage.entityIds.map((customerEntityId) => ({ customerEntityId, key, ...instantsOf(usage.window) })));
-      const values = await createMeterRepository(trx).aggregateGroups(meters.get(meterId)!, members);
+      const values = await metersIn(trx).aggregateGroups(meters.get(meterId)!, members);
       for (const usage of usages) {
         try {
           usage.slots[usage.index] = rateUsage(usage.terms, usage.window, toDecimal(values.get(usageKey(usage)) ?? 0), usage.ledger);
@@ -404,7 +402,7 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
   async function billTogether(input: Omit<BillContractsInput, 'range' | 'contractIds'>, contractIds: string[], asOf: Date | undefined): Promise<Map<string, ContractOutcome>> {
     return db.transaction(async (trx) => {
       // Runs that meet on a contract take turns; the second sees what the first claimed.
-      await createContractRepository(trx).lockMany(input.organisationId, contractIds);
+      await contractsIn(trx).lockMany(input.organisationId, contractIds);
       const planned = await planContracts(trx, input.organisationId, contractIds, input.billingDate, { asOf });
       const outcomes = new Map<string, ContractOutcome>();
       const drafts: Array<{ contractId: string; customerId: string; invoice: PlannedInvoice; made: RunInvoice[] }> = [];
@@ -426,7 +424,7 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
           served.push(...(plan.coupons ?? []));
         }
       }
-      const invoiceIds = await createInvoiceRepository(trx).createMany(
+      const invoiceIds = await invoicesIn(trx).createMany(
         drafts.map(({ contractId, customerId, invoice }) => ({
           organisationId: input.organisationId,
           customerId,
@@ -444,19 +442,19 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
       const charges = drafts.flatMap(({ contractId, invoice }, index) =>
         shareDiscounts(invoice.charges.flat(), discountLinesOf(invoice.items), invoice.currency).map((charge) => ({ ...charge, contractId, contractPlanId: invoice.contractPlanId, invoiceId: invoiceIds[index]! })),
       );
-      const recorded = await createChargeRepository(trx).record(input.organisationId, input.runId, charges);
+      const recorded = await chargesIn(trx).record(input.organisationId, input.runId, charges);
       // Under the contracts' locks nobody else can have charged them: a mismatch is a bug, and rolls back.
       if (recorded !== charges.length) throw new Error(`${charges.length - recorded} of the page's charges were made meanwhile`);
       await createInvoiceRunRepository(trx).recordOutcomes(input.organisationId, input.runId, [...outcomes].map(([contractId, outcome]) => ({ contractId, outcome })));
       // Each coupon that discounted the contract's invoices has served one more period.
-      await createCouponRepository(trx).countPeriods(served);
+      await couponsIn(trx).countPeriods(served);
       // The plan changes those invoices credit are settled; what did not fit on them is the customer's credit.
-      await createPlanChangeRepository(trx).settle(changes.map((change) => ({ id: change.id, invoiceId: invoiceIds[change.draftIndex]!, toBalance: change.toBalance })));
+      await planChangesIn(trx).settle(changes.map((change) => ({ id: change.id, invoiceId: invoiceIds[change.draftIndex]!, toBalance: change.toBalance })));
       // In one order of balances, so that two pages crediting the same customers never wait on each other crosswise.
       const byBalance = (change: (typeof changes)[number]) => `${change.customerId}\u0000${change.currency}`;
       for (const change of [...changes].sort((a, b) => (byBalance(a) < byBalance(b) ? -1 : byBalance(a) > byBalance(b) ? 1 : 0))) {
         if (change.toBalance === null) continue;
-        await createCreditRepository(trx).append({
+        await creditsIn(trx).append({
           organisationId: input.organisationId,
           customerId: change.customerId,
           currency: change.currency,
@@ -472,7 +470,7 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
 
   /** A page's contracts: the billable ones in its range, among those the run names if it names any. */
   async function pageContracts(input: BillContractsInput, run: InvoiceRunRow): Promise<string[]> {
-    return createContractRepository(db).billableIds(input.organisationId, input.billingDate, run.contract_ids ?? undefined, input.range);
+    return contractsIn(db).billableIds(input.organisationId, input.billingDate, run.contract_ids ?? undefined, input.range);
   }
 
   return {
@@ -515,7 +513,7 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
         workflowId: input.workflowId,
         createdBy: input.createdBy ?? null,
       });
-      const contractIds = await createContractRepository(db).billableIds(input.organisationId, input.billingDate, input.contractIds);
+      const contractIds = await contractsIn(db).billableIds(input.organisationId, input.billingDate, input.contractIds);
       if (!input.contractIds || run.contracts_total === 0) await runs.setTotal(run.id, contractIds.length);
       // The history keeps each page's first and last id, not the contracts: its size does not grow with the run.
       const pages: PageRange[] = [];

@@ -1,10 +1,8 @@
 import type { Knex } from 'knex';
 import { orNotFound } from '../../domain/errors';
 import { Decimal, formatAmount } from '../../domain/money';
-import { createAddressRepository, type Address } from '../addresses/addresses.repository';
-import { createCustomerRepository } from '../customers/customers.repository';
-import { createEntityRepository, type EntityRow, type EntityType } from '../entities/entities.repository';
-import { createInvoiceTemplateRepository } from '../invoice-templates/invoice-templates.repository';
+import { addressesIn, type Address, customersIn, entitiesIn, type EntityRow, type EntityType } from '../customers';
+import { invoiceTemplatesIn } from '../invoice-templates';
 import type { InvoiceDocument, InvoiceParty } from './invoice-pdf';
 import { createInvoiceRepository } from './invoices.repository';
 
@@ -17,9 +15,9 @@ function toParty(entity: { row: EntityRow; address: Address | undefined } | unde
 
 /** The first live entity of a kind, with its first address: who issues and who receives the invoice. */
 async function entityParty(db: Knex, organisationId: string, filter: { type: EntityType; customerId?: string }) {
-  const row = await createEntityRepository(db).firstLive(organisationId, filter);
+  const row = await entitiesIn(db).firstLive(organisationId, filter);
   if (!row) return undefined;
-  const addresses = await createAddressRepository(db).listByEntity(organisationId, [row.id]);
+  const addresses = await addressesIn(db).listByEntity(organisationId, [row.id]);
   return { row, address: addresses.get(row.id)?.[0] };
 }
 
@@ -30,8 +28,8 @@ export async function loadInvoiceDocument(db: Knex, organisationId: string, invo
   const [seller, customerEntity, customer, template] = await Promise.all([
     entityParty(db, organisationId, { type: 'seller' }),
     customerId ? entityParty(db, organisationId, { type: 'customer', customerId }) : undefined,
-    customerId ? createCustomerRepository(db).findAnyById(organisationId, customerId) : undefined,
-    createInvoiceTemplateRepository(db).findDefaultBranding(organisationId),
+    customerId ? customersIn(db).findAnyById(organisationId, customerId) : undefined,
+    invoiceTemplatesIn(db).findDefaultBranding(organisationId),
   ]);
   const taxes = (invoice.data.taxes as InvoiceDocument['taxes'] | undefined) ?? [];
   // An owed invoice that credit or credit notes partly settle shows them, and what is left due.

@@ -3,9 +3,9 @@ import { calendarDay } from '../../db/dates';
 import { AppError, orNotFound } from '../../domain/errors';
 import { shareDiscounts, type Charge } from '../../domain/rating';
 import { discountLinesOf } from '../../domain/rating-coupons';
-import { createBillingPlanRepository } from '../billing-plans/billing-plans.repository';
-import { createChargeRepository } from '../charges/charges.repository';
-import { createContractRepository } from '../contracts/contracts.repository';
+import { plansIn } from '../billing-plans';
+import { chargesIn } from '../charges';
+import { contractsIn } from '../contracts';
 import { createInvoiceRepository, toInvoiceItem, type Invoice, type InvoiceRow, type NewInvoiceItem } from './invoices.repository';
 
 const DRAFT_ONLY = 'Items can change only while the invoice is a draft';
@@ -16,7 +16,7 @@ type InvoiceItem = ReturnType<typeof toInvoiceItem>;
 export async function assertPlanItemsKnown(db: Knex, organisationId: string, items: ReadonlyArray<{ planItemId?: string | null }>): Promise<void> {
   const named = [...new Set(items.flatMap((item) => (item.planItemId ? [item.planItemId] : [])))];
   if (named.length === 0) return;
-  const known = await createBillingPlanRepository(db).existingItemIds(organisationId, named);
+  const known = await plansIn(db).existingItemIds(organisationId, named);
   if (known.length !== named.length) throw AppError.notFound('Plan item');
 }
 
@@ -74,10 +74,10 @@ export function createInvoiceItemService(db: Knex, repriceDraft: DraftRepricer) 
         const found = orNotFound(await createInvoiceRepository(trx).findRow(organisationId, invoiceId), 'Invoice');
         if (!found.contract_plan_id || !found.contract_id) throw AppError.conflict('The invoice has no contract plan to sync from');
         // The contract's row lock first, as runs and plan changes take it: the ledger changes under it.
-        await createContractRepository(trx).lockMany(organisationId, [found.contract_id]);
+        await contractsIn(trx).lockMany(organisationId, [found.contract_id]);
         const invoice = orNotFound(await createInvoiceRepository(trx).lock(organisationId, invoiceId), 'Invoice');
         assertDraft(invoice);
-        const charges = createChargeRepository(trx);
+        const charges = chargesIn(trx);
         const span = invoice.from_date && invoice.to_date ? { from: calendarDay(invoice.from_date), to: calendarDay(invoice.to_date) } : null;
         const draft = { organisationId, invoiceId, contractId: found.contract_id, contractPlanId: found.contract_plan_id, date: calendarDay(invoice.date), span };
         const repriced = await repriceDraft(trx, draft);

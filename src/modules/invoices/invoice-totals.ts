@@ -4,10 +4,10 @@ import { AppError } from '../../domain/errors';
 import { convert } from '../../domain/fx';
 import { Decimal, formatAmount, roundToMinor, sumAmounts } from '../../domain/money';
 import { chargeTax } from '../../domain/rating';
-import { createChargeRepository } from '../charges/charges.repository';
-import { contractTaxesOf } from '../contracts/contract-plans.repository';
-import { findEffectiveRate } from '../fx-rates/fx-rates.repository';
-import { getOrganisationSettings } from '../organisation-settings/settings.repository';
+import { chargesIn } from '../charges';
+import { contractTaxesOf } from '../contracts';
+import { findEffectiveRate } from '../fx-rates';
+import { getOrganisationSettings } from '../organisation-settings';
 import { createInvoiceRepository, type InvoiceRow, type InvoiceTotals } from './invoices.repository';
 
 /** Units of the base currency for one unit of the invoice's, on the invoice date; a missing rate blocks the raise. */
@@ -42,7 +42,7 @@ export async function computeInvoiceTotals(trx: Knex, invoice: Pick<InvoiceRow, 
   const taxTotal = sumAmounts(taxes.map((tax) => tax.amount));
   const total = subtotal.plus(taxTotal);
   // The ledger's charges of the invoice carry their taxes too: at what net, and what tax, each day was charged.
-  const charges = createChargeRepository(trx);
+  const charges = chargesIn(trx);
   await charges.setTaxes(new Map((await charges.ofInvoice(invoice.id)).map((charge) => [charge.id, chargeTax(charge, taxes, invoice.currency)])));
 
   const baseCurrency = (await getOrganisationSettings(trx, invoice.organisation_id)).base_currency;

@@ -16,7 +16,7 @@ import {
 } from '../../../workflows/invoice-lifecycle.workflow';
 import { invoiceWorkflowId, searchAttributes } from '../../../workflows/shared';
 import type { Page, PageQuery } from '../../http/paging';
-import type { ContractPlanRef } from '../contracts/contract-plans.repository';
+import type { ContractPlanRef } from '../contracts';
 import { loadInvoiceDocument } from './invoice-document';
 import { assertPlanItemsKnown } from './invoice-items.service';
 import { lifecycleSnapshot } from './invoice-snapshot';

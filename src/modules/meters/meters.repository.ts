@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { newId } from '../../db/ids';
 import { paginate, type Page, type PageQuery } from '../../http/paging';
-import { createUsageRepository, type Aggregation, type UsageAggregate, type UsageWindow } from '../usage/usage.repository';
+import { usageIn, type Aggregation, type UsageAggregate, type UsageWindow } from '../usage';
 
 export type { Aggregation, UsageWindow };
 
@@ -81,12 +81,12 @@ export function createMeterRepository(db: Knex) {
 
     /** The meter's aggregate of its metric's events over a window (the events belong to the usage module). */
     async aggregate(meter: MeterRow, window: UsageWindow, groupBy?: 'day' | 'month'): Promise<UsageAggregate> {
-      return createUsageRepository(db).aggregate(meter.organisation_id, meter.metric, { aggregation: meter.aggregation, uniqueField: meter.unique_field }, window, groupBy);
+      return usageIn(db).aggregate(meter.organisation_id, meter.metric, { aggregation: meter.aggregation, uniqueField: meter.unique_field }, window, groupBy);
     },
 
     /** The meter's aggregate for each group of customer entities, each over its own window, by the group's key. */
     async aggregateGroups(meter: MeterRow, members: ReadonlyArray<{ customerEntityId: string; key: string; from: Date; to: Date }>): Promise<Map<string, string | null>> {
-      return createUsageRepository(db).aggregateGroups(meter.organisation_id, meter.metric, { aggregation: meter.aggregation, uniqueField: meter.unique_field }, members);
+      return usageIn(db).aggregateGroups(meter.organisation_id, meter.metric, { aggregation: meter.aggregation, uniqueField: meter.unique_field }, members);
     },
   };
 }

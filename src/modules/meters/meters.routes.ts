@@ -3,7 +3,7 @@ import { pageOf, pageQuery } from '../../http/paging';
 import { defineRoute, requires, type Route } from '../../http/route';
 import { atLeastOne, byInstant, idParam, isoDateTime, jsonObject, ordered, reference, text, timestamps } from '../../http/schemas';
 import type { AppDeps } from '../../deps';
-import { batchRecordSchema, batchResultSchema } from '../usage/usage.schemas';
+import { batchRecordSchema, batchResultSchema } from '../usage';
 
 const aggregation = z.enum(['sum', 'count', 'max', 'unique_count', 'latest']);
 

@@ -2,8 +2,7 @@ import { newId } from '../../db/ids';
 import type { WorkflowServiceDeps } from '../../temporal/client';
 import { exportWorkflow } from '../../../workflows/export.workflow';
 import { exportWorkflowId, searchAttributes } from '../../../workflows/shared';
-import { createJobRepository, toJob } from '../jobs/jobs.repository';
-import type { Job } from '../jobs/jobs.schemas';
+import { jobsIn, toJob, type Job } from '../jobs';
 import { OBJECTS } from './object-registry';
 import type { ObjectQuery } from './object-sql';
 import { createObjectRepository } from './objects.repository';
@@ -11,7 +10,7 @@ import { createObjectRepository } from './objects.repository';
 /** Starts exports: each one a job run by its workflow. */
 export function createExportService(deps: WorkflowServiceDeps) {
   const objects = createObjectRepository(deps.db);
-  const jobs = createJobRepository(deps.db);
+  const jobs = jobsIn(deps.db);
 
   return {
     async start(organisationId: string, createdBy: string, body: { object: string; filter: NonNullable<ObjectQuery['filter']>; format: 'csv' }): Promise<Job> {

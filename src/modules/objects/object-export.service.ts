@@ -1,8 +1,7 @@
 import type { Knex } from 'knex';
 import { AppError } from '../../domain/errors';
 import type { FileStorage, PartUpload, UploadCheckpoint } from '../../storage/file-storage';
-import { exportKey } from '../jobs/export-files';
-import { createJobRepository } from '../jobs/jobs.repository';
+import { exportKey, jobsIn } from '../jobs';
 import { OBJECTS, toObjectRecord } from './object-registry';
 import type { ExportInput, ExportProgress } from '../../../workflows/export.types';
 import { createObjectRepository } from './objects.repository';
@@ -24,7 +23,7 @@ export function csvCell(value: unknown): string {
 
 export function createObjectExportService(deps: { db: Knex; exports: FileStorage }) {
   const objects = createObjectRepository(deps.db);
-  const jobs = createJobRepository(deps.db);
+  const jobs = jobsIn(deps.db);
 
   /** The upload an earlier attempt recorded, if its parts are still there; otherwise a fresh one, header first. */
   async function openUpload(key: string, header: string, resumeFrom: ExportCheckpoint | undefined): Promise<{ upload: PartUpload; at: ExportCheckpoint; pending: string }> {

@@ -1,12 +1,11 @@
 import { z } from 'zod';
 import { calendarDay } from '../../db/dates';
 import type { FieldSpec } from '../../domain/object-query';
-import { contractSchema } from '../contracts/contracts.schemas';
-import { customerSchema } from '../customers/customers.schemas';
-import { entitySchema } from '../entities/entities.schemas';
-import { invoiceSchema } from '../invoices/invoices.schemas';
-import { paymentSchema } from '../payments/payments.schemas';
-import { usageEventSchema } from '../usage/usage.schemas';
+import { contractSchema } from '../contracts';
+import { customerSchema, entitySchema } from '../customers';
+import { invoiceSchema } from '../invoices';
+import { paymentSchema } from '../payments';
+import { usageEventSchema } from '../usage';
 
 export interface ObjectDescriptor {
   table: string;

@@ -3,7 +3,7 @@ import type { AppDeps } from '../../deps';
 import { OPERATORS } from '../../domain/object-query';
 import { MAX_PAGE_SIZE, pageOf } from '../../http/paging';
 import { defineRoute, requires, type Route } from '../../http/route';
-import { jobSchema } from '../jobs/jobs.schemas';
+import { jobSchema } from '../jobs';
 import { objectName } from './object-registry';
 import { reference } from '../../http/schemas';
 

@@ -1,7 +1,6 @@
 import type { Knex } from 'knex';
 import { AppError } from '../../domain/errors';
-import { hashSecret } from '../auth/secrets';
-import { createUserRepository } from '../users/users.repository';
+import { hashSecret, usersIn } from '../auth';
 import { createOrganisationRepository } from './organisations.repository';
 
 /**
@@ -13,7 +12,7 @@ export async function bootstrapOrganisation(
   input: { organisationName: string; email: string; password: string },
 ): Promise<{ organisationId: string; adminUserId: string }> {
   const organisations = createOrganisationRepository(db);
-  const users = createUserRepository(db);
+  const users = usersIn(db);
   const passwordHash = await hashSecret(input.password);
   return db.transaction(async (trx) => {
     const organisation = await organisations.findOrCreate(trx, input.organisationName);

@@ -7,8 +7,8 @@ import { formatAmount, hasAtMostMinorUnits } from '../../domain/money';
 import { isUniqueViolation } from '../../db/knex';
 import { AppError, orNotFound } from '../../domain/errors';
 import type { Page, PageQuery } from '../../http/paging';
-import { createCustomerRepository } from '../customers/customers.repository';
-import { createInvoiceRepository } from '../invoices/invoices.repository';
+import { customersIn } from '../customers';
+import { invoicesIn } from '../invoices';
 import {
   PAYMENT_IDEMPOTENCY_KEY_UNIQUE,
   createPaymentRepository,
@@ -111,8 +111,8 @@ export function createPaymentService(db: Knex) {
       try {
         const row = await db.transaction(async (trx) => {
           // The customer stays locked until commit, so deleting it cannot miss the payment made here.
-          if (!(await createCustomerRepository(trx).lockLive(organisationId, input.customerId))) throw AppError.notFound('Customer');
-          if (input.invoiceId) orNotFound(await createInvoiceRepository(trx).findRow(organisationId, input.invoiceId), 'Invoice');
+          if (!(await customersIn(trx).lockLive(organisationId, input.customerId))) throw AppError.notFound('Customer');
+          if (input.invoiceId) orNotFound(await invoicesIn(trx).findRow(organisationId, input.invoiceId), 'Invoice');
           const inserted = await createPaymentRepository(trx).insert(organisationId, {
             customerId: input.customerId,
             invoiceId: input.invoiceId ?? null,

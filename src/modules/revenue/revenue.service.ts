@@ -5,9 +5,9 @@ import type { InvoiceState } from '../../domain/invoice-state';
 import { Decimal, formatAmount, toDecimal } from '../../domain/money';
 import { recogniseStraightLine } from '../../domain/revenue';
 import type { Page, PageQuery } from '../../http/paging';
-import { createCreditNoteRepository } from '../credit-notes/credit-notes.repository';
-import { createCustomerRepository } from '../customers/customers.repository';
-import { createInvoiceRepository, type InvoiceRow } from '../invoices/invoices.repository';
+import { creditNotesIn } from '../credit-notes';
+import { customersIn } from '../customers';
+import { invoicesIn, type InvoiceRow } from '../invoices';
 import { createRevenueRepository, type NewRevenueRecord, type RevenueRecord, type RevenueStatus } from './revenue.repository';
 import type { RevenueSummary } from './revenue.schemas';
 
@@ -37,8 +37,8 @@ export async function syncInvoiceRevenue(trx: Knex, invoice: RevenueInvoice, sta
   }
   if (state === 'cancelled') return revenue.setStatus(scope, status);
   const invoiceDate = calendarDay(invoice.date);
-  const items = await createInvoiceRepository(trx).items(invoice.id, onlyItemId);
-  const credited = await createCreditNoteRepository(trx).issuedNetByItem(invoice.id);
+  const items = await invoicesIn(trx).items(invoice.id, onlyItemId);
+  const credited = await creditNotesIn(trx).issuedNetByItem(invoice.id);
   const records: NewRevenueRecord[] = items.flatMap((item) => {
     const from = calendarDay(item.from_date ?? invoice.from_date ?? invoiceDate);
     const to = calendarDay(item.to_date ?? invoice.to_date ?? from);
@@ -80,7 +80,7 @@ export function createRevenueService(db: Knex) {
       const toMonthEnd = new Date(`${query.to.slice(0, 7)}-01T00:00:00Z`);
       toMonthEnd.setUTCMonth(toMonthEnd.getUTCMonth() + 1, 0);
       const rows = await createRevenueRepository(db).totalsByInvoice(organisationId, fromMonth, query.to);
-      const customerOf = await createInvoiceRepository(db).customersOf(organisationId, [...new Set(rows.map((row) => row.invoice_id))]);
+      const customerOf = await invoicesIn(db).customersOf(organisationId, [...new Set(rows.map((row) => row.invoice_id))]);
       const byCurrency = new Map<string, { amount: Decimal; customers: Map<string, Decimal> }>();
       for (const row of rows) {
         const entry = byCurrency.get(row.currency) ?? { amount: new Decimal(0), customers: new Map<string, Decimal>() };
@@ -89,7 +89,7 @@ export function createRevenueService(db: Knex) {
         if (customerId) entry.customers.set(customerId, (entry.customers.get(customerId) ?? new Decimal(0)).plus(row.amount));
         byCurrency.set(row.currency, entry);
       }
-      const customers = createCustomerRepository(db);
+      const customers = customersIn(db);
       const currencies = [];
       for (const [currency, entry] of [...byCurrency].sort(([a], [b]) => (a < b ? -1 : 1))) {
         const ranked = [...entry.customers].sort(([idA, a], [idB, b]) => b.comparedTo(a) || (idA < idB ? -1 : 1)).slice(0, query.top);
@@ -106,7 +106,7 @@ export function createRevenueService(db: Knex) {
     /** Recomputes one item's revenue records from its invoice's current state, under the invoice's row lock. */
     async syncItem(input: SyncItemRevenueInput): Promise<{ records: number }> {
       return db.transaction(async (trx) => {
-        const invoices = createInvoiceRepository(trx);
+        const invoices = invoicesIn(trx);
         const item = orNotFound(await invoices.findItem(input.organisationId, input.invoiceItemId), 'Invoice item');
         const invoice = orNotFound(await invoices.lock(input.organisationId, item.invoice_id), 'Invoice');
         return { records: await syncInvoiceRevenue(trx, invoice, invoice.status, input.invoiceItemId) };

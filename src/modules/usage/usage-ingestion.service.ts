@@ -4,7 +4,7 @@ import type { Knex } from 'knex';
 import { AppError, orNotFound } from '../../domain/errors';
 import { parseUsageEvent, type UsageEvent } from '../../domain/usage-event';
 import type { FailedRecord, UsageBatchSummary, UsageChunkInput, UsageChunkOutcome } from '../../../workflows/usage-batch.types';
-import { createEntityRepository } from '../entities/entities.repository';
+import { entitiesIn } from '../customers';
 import { createUsageRepository } from './usage.repository';
 
 /** The contract's per-event codes: 2002 (integer) for an unknown customer entity, "27" (string) for a parse failure. */
@@ -37,7 +37,7 @@ export function createUsageIngestionService(db: Knex) {
           else failedRecords.push({ index, error: result.error, ...UNPARSABLE });
         });
 
-        const known = await createEntityRepository(trx).liveCustomerEntityIds(input.organisationId, [...new Set(parsed.map((p) => p.event.customerEntityId))]);
+        const known = await entitiesIn(trx).liveCustomerEntityIds(input.organisationId, [...new Set(parsed.map((p) => p.event.customerEntityId))]);
         const accepted: UsageEvent[] = [];
         const seenEventIds = new Set<string>();
         let duplicatesInChunk = 0;

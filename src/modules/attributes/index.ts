@@ -1,0 +1,3 @@
+export { createAttributeService } from './attributes.service';
+export type { AttributeService } from './attributes.service';
+export { createOrganisationAttributeService } from './organisation-attributes.service';

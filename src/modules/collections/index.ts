@@ -1,0 +1,2 @@
+export { createCollectionsService } from './collections.service';
+export type { CollectionsService } from './collections.service';

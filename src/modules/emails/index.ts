@@ -1,0 +1,2 @@
+export { createEmailSendingService } from './email-sending.service';
+export { createEmailService } from './emails.service';

@@ -1,0 +1,1 @@
+export { createFsmService } from './fsm.service';

@@ -1,0 +1,3 @@
+export { findEffectiveRate } from './fx-rates.repository';
+export { createFxRateService } from './fx-rates.service';
+export type { FxRateService } from './fx-rates.service';

@@ -1,0 +1,1 @@
+export { pageInMemory } from './in-memory-page';

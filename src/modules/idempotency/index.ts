@@ -1,0 +1,2 @@
+export { createIdempotencyService } from './idempotency.service';
+export type { IdempotencyService } from './idempotency.service';

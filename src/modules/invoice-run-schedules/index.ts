@@ -1,0 +1,1 @@
+export { createInvoiceRunScheduleService } from './invoice-run-schedules.service';

@@ -1,0 +1,4 @@
+export { createInvoiceRunControlService } from './invoice-run-control.service';
+export type { InvoiceRunControlService } from './invoice-run-control.service';
+export { createInvoiceRunService } from './invoice-runs.service';
+export type { BeginRunInput, BillContractsInput, InvoiceRunPaging } from './invoice-runs.service';

@@ -1,0 +1,21 @@
+import type { Knex } from 'knex';
+import { createInvoiceRepository } from './invoices.repository';
+
+export { loadInvoiceDocument } from './invoice-document';
+export { createInvoiceFileService } from './invoice-files.service';
+export { createInvoiceItemService } from './invoice-items.service';
+export { invoiceMailVariables } from './invoice-mail';
+export { renderInvoicePdf } from './invoice-pdf';
+export type { InvoiceDocument } from './invoice-pdf';
+export { lifecycleSnapshot } from './invoice-snapshot';
+export type { LifecycleSnapshot } from './invoice-snapshot';
+export { computeInvoiceTotals } from './invoice-totals';
+export { AGEING_BUCKETS, amountDue } from './invoices.repository';
+export type { AgeingBucket, Invoice, InvoiceRow, InvoiceStatusChange, NewInvoice, NewInvoiceItem, TransitionRow } from './invoices.repository';
+export { invoiceSchema } from './invoices.schemas';
+export { createInvoiceService } from './invoices.service';
+export type { InvoiceService } from './invoices.service';
+
+/** What other modules may do with these rows, inside the transaction (unit of work) they pass. */
+export type InvoiceAccess = Pick<ReturnType<typeof createInvoiceRepository>, 'addCreditedDue' | 'ageing' | 'anyForContractPlan' | 'countByStatus' | 'create' | 'createMany' | 'customersOf' | 'find' | 'findItem' | 'findMany' | 'findRow' | 'findTransition' | 'items' | 'lock' | 'markTransitionUndone' | 'recordReminder' | 'recordTransition' | 'reminderDays' | 'setCreditsApplied' | 'setStatus' | 'takeNextNumber'>;
+export const invoicesIn = (db: Knex): InvoiceAccess => createInvoiceRepository(db);

@@ -1,0 +1,301 @@
+import { domainEvent, type DomainEventType } from '../../domain/events';
+import { recordEvent } from '../../events/outbox';
+import type { Knex } from 'knex';
+import { calendarDay } from '../../db/dates';
+import { AppError, orNotFound } from '../../domain/errors';
+import { formatInvoiceNumber } from '../../domain/invoice-number';
+import { Decimal } from '../../domain/money';
+import { targetOf, type InvoiceStep } from '../../domain/invoice-state';
+import type { Mailer } from '../../mail/mailer';
+import type { TemplateRenderer } from '../../mail/templating';
+import type { CancelInput, PayInput, StepInput } from '../../../workflows/invoice-lifecycle.types';
+import { contactGroupsIn } from '../contact-groups';
+import { customersIn } from '../customers';
+import { renderTemplateOfKind } from '../email-templates';
+import { getOrganisationSettings } from '../organisation-settings';
+import { creditNotesIn, type CreditNoteSettlement } from '../credit-notes';
+import { planChangesIn } from '../contracts';
+import { creditsIn } from '../credits';
+import { paymentsIn } from '../payments';
+import { syncInvoiceRevenue } from '../revenue';
+import { loadInvoiceDocument, invoiceMailVariables, renderInvoicePdf, computeInvoiceTotals, lifecycleSnapshot, type LifecycleSnapshot, invoicesIn, type InvoiceAccess, type InvoiceRow, type InvoiceStatusChange, type TransitionRow } from '../invoices';
+
+/** The repositories a step works with, all on the step's transaction. */
+function repositoriesOf(trx: Knex) {
+  return { invoices: invoicesIn(trx), payments: paymentsIn(trx), creditNotes: creditNotesIn(trx) };
+}
+
+/**
+ * Credit notes outlive what they credit only in order: an invoice with credit notes that count is not
+ * cancelled, nor its raise undone; one whose notes paid back or put credit on the balance keeps its payment.
+ */
+async function assertNoCreditNotes(step: { creditNotes: ReturnType<typeof creditNotesIn>; invoice: InvoiceRow }, what: string, settlements?: CreditNoteSettlement[]): Promise<void> {
+  if (await step.creditNotes.anyStanding(step.invoice.id, settlements)) throw AppError.conflict(`the invoice has credit notes that count; void them before you ${what}`);
+}
+
+/**
+ * Nor is an invoice whose fees a plan change credits (on a later invoice, or pending): cancelled, the fee
+ * would be given back twice; back to a draft, the line the credit names could change. And an invoice that
+ * holds a plan change's credit lines is not cancelled: the customer would lose the credit.
+ */
+async function assertNoPlanChangeCredits(step: { trx: Knex; invoice: InvoiceRow; invoices: InvoiceAccess }, what: string, held = false): Promise<void> {
+  if (!step.invoice.contract_id) return;
+  if ((await planChangesIn(step.trx).creditsOnInvoice(step.invoice.contract_id, step.invoice.id)).size > 0) {
+    throw AppError.conflict(`a plan change credits this invoice's fees; you cannot ${what}`);
+  }
+  const holding = held ? (await step.invoices.items(step.invoice.id)).find((item) => item.plan_change_id !== null) : undefined;
+  if (holding) throw AppError.conflict(`the invoice credits plan change ${holding.plan_change_id}; you cannot ${what}`);
+}
+
+type Step = ReturnType<typeof repositoriesOf> & {
+  trx: Knex;
+  invoice: InvoiceRow;
+  /** Writes a status with its columns and carries the invoice's revenue records along. */
+  setStatus(change: InvoiceStatusChange): Promise<void>;
+  /** Moves the invoice to the step's target state and records the transition (invoice, seq) that makes it run once. */
+  complete(name: InvoiceStep, change: Omit<InvoiceStatusChange, 'status'>, data?: object): Promise<void>;
+};
+
+/**
+ * The outbox: the invoice as the API shows it after the change, written in the change's transaction, so
+ * that a webhook goes out if and only if the change commits.
+ */
+async function emitInvoiceEvent(trx: Knex, invoice: InvoiceRow, type: DomainEventType & `invoice.${string}`): Promise<void> {
+  const current = (await invoicesIn(trx).find(invoice.organisation_id, invoice.id))!;
+  await recordEvent(trx, invoice.organisation_id, domainEvent(type, current));
+}
+
+/**
+ * The steps of the invoice workflow. Each step is one transaction keyed by (invoice, seq): guard, lock,
+ * transition. A retry after a commit finds its transition row and returns without writing; each undo marks
+ * the row and is a no-op twice.
+ */
+export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer; templates: TemplateRenderer }) {
+  const { db, mailer, templates } = deps;
+
+  /** Locks the invoice and hands `work` the step, with the transition already recorded for it, if any. */
+  function inStep<R>(input: StepInput, work: (step: Step, done: TransitionRow | undefined) => Promise<R>): Promise<R> {
+    return db.transaction(async (trx) => {
+      const repositories = repositoriesOf(trx);
+      const invoice = orNotFound(await repositories.invoices.lock(input.organisationId, input.invoiceId), 'Invoice');
+      const setStatus = async (change: InvoiceStatusChange) => {
+        await repositories.invoices.setStatus(invoice.id, change);
+        await syncInvoiceRevenue(trx, invoice, change.status);
+      };
+      const step: Step = {
+        ...repositories,
+        trx,
+        invoice,
+        setStatus,
+        async complete(name, change, data) {
+          await setStatus({ status: targetOf(name), ...change });
+          await repositories.invoices.recordTransition({ ...input, step: name, to: targetOf(name), data });
+          await emitInvoiceEvent(trx, invoice, `invoice.${targetOf(name)}`);
+        },
+      };
+      return work(step, await repositories.invoices.findTransition(input.invoiceId, input.seq));
+    });
+  }
+
+  /**
+   * Guard: a step not yet recorded runs only from the state the workflow planned it from. A workflow that
+   * gave up on a step which had in fact committed must not run it again under a new seq (a second payment).
+   */
+  function assertFrom(invoice: InvoiceRow, input: StepInput): void {
+    if (invoice.status !== input.from) throw AppError.conflict(`the invoice is ${invoice.status}, not ${input.from}`);
+  }
+
+  /** A step that runs once: a retry gets `replay` of the invoice instead. */
+  const once =
+    <I extends StepInput, R>(work: (step: Step, input: I) => Promise<R>, replay: (invoice: InvoiceRow) => R) =>
+    (input: I): Promise<R> =>
+      inStep(input, async (step, done) => {
+        if (done) return replay(step.invoice);
+        assertFrom(step.invoice, input);
+        return work(step, input);
+      });
+
+  /** The undo of a step: runs only if the step committed and was not undone yet. */
+  const undo =
+    (work: (step: Step, transition: TransitionRow) => Promise<void>) =>
+    (input: StepInput): Promise<void> =>
+      inStep(input, async (step, done) => {
+        if (!done || done.undone_at) return;
+        await work(step, done);
+        await step.invoices.markTransitionUndone(input.invoiceId, input.seq);
+        await emitInvoiceEvent(step.trx, step.invoice, 'invoice.transition_undone');
+      });
+
+  /** The invoice's number: kept from an earlier raise, else the next of the gapless series. */
+  async function numberOf({ trx, invoices, invoice }: Step): Promise<{ number: string; number_sequence: number }> {
+    if (invoice.number) return { number: invoice.number, number_sequence: invoice.number_sequence! };
+    const sequence = await invoices.takeNextNumber(invoice.organisation_id);
+    const { invoice_number_format: format } = await getOrganisationSettings(trx, invoice.organisation_id);
+    return { number: formatInvoiceNumber(format, sequence, calendarDay(invoice.date)), number_sequence: sequence };
+  }
+
+  /** Takes what the customer's credit balance holds, up to `most`, for the invoice; returns the amount taken. */
+  async function consumeCredits({ trx, invoices, invoice }: Step, most: string, reason: string): Promise<string> {
+    if (!invoice.customer_id) return '0';
+    const taken = await creditsIn(trx).consume({ organisationId: invoice.organisation_id, customerId: invoice.customer_id, currency: invoice.currency, most, reason, invoiceId: invoice.id });
+    await invoices.setCreditsApplied(invoice.id, taken);
+    return taken;
+  }
+
+  /** Gives credit an invoice consumed back to the customer's balance, to the lots it came from (keeping their expiry). */
+  async function returnCredits({ trx, invoices, invoice }: Step, amount: string | undefined, reason: string): Promise<string | undefined> {
+    if (!invoice.customer_id || amount === undefined || new Decimal(amount).lessThanOrEqualTo(0)) return undefined;
+    const entry = await creditsIn(trx).giveBack({ organisationId: invoice.organisation_id, customerId: invoice.customer_id, currency: invoice.currency, amount, reason, invoiceId: invoice.id });
+    await invoices.setCreditsApplied(invoice.id, '0');
+    return entry.id;
+  }
+
+  /** Days from the invoice's date to its due date: the customer's terms, else the organisation's. */
+  async function paymentTermsOf({ trx, invoice }: Step): Promise<number> {
+    const customer = invoice.customer_id ? await customersIn(trx).findAnyById(invoice.organisation_id, invoice.customer_id) : undefined;
+    return customer?.payment_terms_days ?? (await getOrganisationSettings(trx, invoice.organisation_id)).payment_terms_days;
+  }
+
+  /** Invoices go to every contact in the customer's contact groups. */
+  async function recipientsOf(organisationId: string, invoiceId: string): Promise<string[]> {
+    const invoice = await invoicesIn(db).findRow(organisationId, invoiceId);
+    return invoice?.customer_id ? contactGroupsIn(db).emailsOfCustomer(organisationId, invoice.customer_id) : [];
+  }
+
+  return {
+    /** What Postgres records of the invoice's lifecycle, for a workflow whose own memory fell behind (a reset). */
+    async snapshot(input: { organisationId: string; invoiceId: string }): Promise<LifecycleSnapshot> {
+      const row = orNotFound(await invoicesIn(db).findRow(input.organisationId, input.invoiceId), 'Invoice');
+      return lifecycleSnapshot(db, row);
+    },
+
+    /**
+     * Number, locked items, totals in both currencies, due date, and the customer's credit balance in the
+     * invoice's currency applied to what it owes.
+     */
+    raise: once<StepInput, { number: string }>(
+      async (step) => {
+        const numbering = await numberOf(step);
+        const totals = await computeInvoiceTotals(step.trx, step.invoice);
+        const creditsApplied = await consumeCredits(step, totals.total, `invoice ${numbering.number}`);
+        await step.complete('raise', { ...numbering, stamp: 'raised_at', totals, due_in_days: await paymentTermsOf(step) }, { creditsApplied });
+        return { number: numbering.number };
+      },
+      (invoice) => ({ number: invoice.number! }),
+    ),
+    unraise: undo(async (step, transition) => {
+      await assertNoCreditNotes(step, 'undo its raise');
+      await assertNoPlanChangeCredits(step, 'undo its raise');
+      await returnCredits(step, transition.data.creditsApplied, `raise of invoice ${step.invoice.number} undone`);
+      await step.setStatus({ status: transition.from_state, clear: 'raised_at', due_in_days: null });
+    }),
+
+    /**
+     * Renders the PDF and e-mails it, with the organisation's invoice template (else the built-in message),
+     * to every contact of the customer's contact groups, then records the
+     * transition. Delivery is at least once: a crash between the e-mail and the commit sends again, with
+     * the same Message-ID so that mail systems can fold the copies.
+     */
+    async send(input: StepInput): Promise<void> {
+      if (await invoicesIn(db).findTransition(input.invoiceId, input.seq)) return;
+      assertFrom(orNotFound(await invoicesIn(db).findRow(input.organisationId, input.invoiceId), 'Invoice'), input);
+      const document = await loadInvoiceDocument(db, input.organisationId, input.invoiceId);
+      const recipients = await recipientsOf(input.organisationId, input.invoiceId);
+      const messageId = `<invoice-${input.invoiceId}-${input.seq}@billing>`;
+      if (recipients.length > 0) {
+        const message = await renderTemplateOfKind(db, templates, input.organisationId, 'invoice', invoiceMailVariables(document));
+        await mailer.send({
+          to: recipients,
+          subject: message.subject,
+          html: message.html,
+          ...(message.text === null ? {} : { text: message.text }),
+          attachments: [{ filename: `${document.number}.pdf`, content: await renderInvoicePdf(document), contentType: 'application/pdf' }],
+          messageId,
+        });
+      }
+      await inStep(input, async (step, done) => {
+        if (done) return;
+        assertFrom(step.invoice, input);
+        const delivery = { sentTo: recipients, messageId };
+        await step.complete('send', { stamp: 'sent_at', delivery }, delivery);
+      });
+    },
+    unsend: undo((step, transition) => step.setStatus({ status: transition.from_state, clear: 'sent_at' })),
+
+    /**
+     * Records the payment of what the invoice leaves owing (its total less the credit notes that lowered
+     * it), keyed so that it is made once per transition; nothing is recorded when nothing is owed.
+     */
+    pay: once<PayInput, void>(
+      async (step, input) => {
+        const { invoice } = step;
+        if (!invoice.customer_id || invoice.total === null) throw AppError.conflict('Invoice has no customer or total to pay');
+        const owed = new Decimal(invoice.total).minus(invoice.credits_applied).minus(invoice.credited_due);
+        if (owed.lessThanOrEqualTo(0)) {
+          await step.complete('pay', { paid_date: input.paidDate.slice(0, 10), stamp: 'paid_at' }, {});
+          return;
+        }
+        const payment = await step.payments.insert(invoice.organisation_id, {
+          customerId: invoice.customer_id,
+          invoiceId: invoice.id,
+          amount: owed.toFixed(),
+          currency: invoice.currency,
+          paidAt: input.paidDate,
+          method: 'invoice',
+          reference: null,
+          idempotency: { scope: 'system', key: `invoice:${invoice.id}:${input.seq}`, fingerprint: null },
+        });
+        await step.complete('pay', { paid_date: input.paidDate.slice(0, 10), stamp: 'paid_at' }, { paymentId: payment.id });
+      },
+      () => undefined,
+    ),
+    unpay: undo(async (step, transition) => {
+      await assertNoCreditNotes(step, 'undo its payment', ['refund', 'balance']);
+      if (transition.data.paymentId) await step.payments.setDeleted(transition.data.paymentId, true);
+      await step.setStatus({ status: transition.from_state, paid_date: null, clear: 'paid_at' });
+    }),
+
+    /** From any state; a paid invoice's payment is reversed with it. */
+    cancel: once<CancelInput, void>(
+      async (step, input) => {
+        const { invoice } = step;
+        await assertNoCreditNotes(step, 'cancel it');
+        await assertNoPlanChangeCredits(step, 'cancel it', true);
+        const payment = invoice.status === 'paid' ? await step.payments.findOfInvoice(invoice.organisation_id, invoice.id) : undefined;
+        if (payment) await step.payments.setDeleted(payment.id, true);
+        const creditsReturned = invoice.credits_applied;
+        const creditsReturnedEntryId = await returnCredits(step, creditsReturned, `invoice ${invoice.number} cancelled`);
+        const comments = input.comments !== undefined ? { comments: input.comments } : {};
+        await step.complete('cancel', { stamp: 'cancelled_at', ...comments }, { ...(payment ? { reversedPaymentId: payment.id } : {}), creditsReturned, ...(creditsReturnedEntryId ? { creditsReturnedEntryId } : {}) });
+      },
+      () => undefined,
+    ),
+    uncancel: undo(async (step, transition) => {
+      // A plan change made while it was cancelled left its fees out: restored, they would charge days the new plan bills.
+      const since = step.invoice.contract_plan_id ? await planChangesIn(step.trx).standingFrom(step.invoice.contract_plan_id) : [];
+      const overlapping = since.find((change) => calendarDay(change.effective_date) <= calendarDay(step.invoice.to_date ?? step.invoice.date));
+      if (overlapping) throw AppError.conflict(`plan change ${overlapping.id} took the plan over from ${calendarDay(overlapping.effective_date)}: the invoice's fees cannot come back`);
+      if (transition.data.reversedPaymentId) await step.payments.setDeleted(transition.data.reversedPaymentId, false);
+      // The credit it gave back is taken again, all of it (409 if the customer has spent it meanwhile).
+      const returned = transition.data.creditsReturned;
+      if (step.invoice.customer_id && returned !== undefined && new Decimal(returned).greaterThan(0)) {
+        const { organisation_id: organisationId, customer_id: customerId, currency, id: invoiceId } = step.invoice;
+        await creditsIn(step.trx).append({
+          organisationId,
+          customerId,
+          currency,
+          kind: 'consumption',
+          amount: new Decimal(returned).negated().toFixed(),
+          reason: `invoice ${step.invoice.number} restored`,
+          invoiceId,
+          // From the lots the cancellation gave the credit back to.
+          ...(transition.data.creditsReturnedEntryId ? { reverses: { entryId: transition.data.creditsReturnedEntryId } } : {}),
+        });
+        await step.invoices.setCreditsApplied(invoiceId, returned);
+      }
+      await step.setStatus({ status: transition.from_state, clear: 'cancelled_at' });
+    }),
+  };
+}
+
+export type InvoiceLifecycleService = ReturnType<typeof createInvoiceLifecycleService>;

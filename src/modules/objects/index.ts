@@ -1,0 +1,3 @@
+export { createExportService } from './exports.service';
+export { createObjectExportService } from './object-export.service';
+export { createObjectService } from './objects.service';

@@ -1,0 +1,2 @@
+export { getOrganisationSettings, organisationToday } from './settings.repository';
+export { createOrganisationSettingsService } from './settings.service';

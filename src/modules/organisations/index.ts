@@ -1,0 +1,1 @@
+export { bootstrapOrganisation } from './bootstrap.service';

@@ -1,0 +1,3 @@
+export { createRevenueSyncService } from './revenue-sync.service';
+export { createRevenueService, syncInvoiceRevenue } from './revenue.service';
+export type { RevenueService, SyncItemRevenueInput } from './revenue.service';

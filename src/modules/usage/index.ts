@@ -1,0 +1,11 @@
+import type { Knex } from 'knex';
+import { createUsageRepository } from './usage.repository';
+
+export { createUsageIngestionService } from './usage-ingestion.service';
+export type { Aggregation, UsageAggregate, UsageBatchRow, UsageWindow } from './usage.repository';
+export { batchRecordSchema, batchResultSchema, usageEventSchema } from './usage.schemas';
+export { createUsageService } from './usage.service';
+
+/** What other modules may do with these rows, inside the transaction (unit of work) they pass. */
+export type UsageAccess = Pick<ReturnType<typeof createUsageRepository>, 'aggregate' | 'aggregateGroups' | 'countBatchesByStatus'>;
+export const usageIn = (db: Knex): UsageAccess => createUsageRepository(db);

@@ -19,7 +19,8 @@ import { couponsIn, type ActiveContractCoupon } from '../coupons';
 import { entitiesIn } from '../customers';
 import { findEffectiveRate } from '../fx-rates';
 import { invoicesIn, type NewInvoiceItem } from '../invoices';
-import { metersIn } from '../meters';
+import { metersIn, specOf } from '../meters';
+import { aggregateUsage } from '../usage';
 import { getOrganisationSettings } from '../organisation-settings';
 import { createInvoiceRunRepository, type ContractOutcome, type InvoiceRunRow, type RunInvoice } from './invoice-runs.repository';
 
@@ -339,7 +340,8 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
       // A contract plan reads a window once, however many of its items rate it.
       const groups = new Map(usages.map((usage) => [usageKey(usage), usage]));
       const members = [...groups].flatMap(([key, usage]) => usage.entityIds.map((customerEntityId) => ({ customerEntityId, key, ...instantsOf(usage.window) })));
-      const values = await metersIn(trx).aggregateGroups(meters.get(meterId)!, members);
+      const meter = meters.get(meterId)!;
+      const values = new Map((await aggregateUsage(trx, { organisationId, metric: meter.metric, spec: specOf(meter), members })).map((group) => [group.key, group.value]));
       for (const usage of usages) {
         try {
           usage.slots[usage.index] = rateUsage(usage.terms, usage.window, toDecimal(values.get(usageKey(usage)) ?? 0), usage.ledger);

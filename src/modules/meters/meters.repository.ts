@@ -1,9 +1,9 @@
 import type { Knex } from 'knex';
 import { newId } from '../../db/ids';
 import { paginate, type Page, type PageQuery } from '../../http/paging';
-import { usageIn, type Aggregation, type UsageAggregate, type UsageWindow } from '../usage';
+import type { Aggregation, AggregationSpec } from '../usage';
 
-export type { Aggregation, UsageWindow };
+export type { Aggregation };
 
 export interface MeterRow {
   id: string;
@@ -78,15 +78,8 @@ export function createMeterRepository(db: Knex) {
         map: toMeter,
       });
     },
-
-    /** The meter's aggregate of its metric's events over a window (the events belong to the usage module). */
-    async aggregate(meter: MeterRow, window: UsageWindow, groupBy?: 'day' | 'month'): Promise<UsageAggregate> {
-      return usageIn(db).aggregate(meter.organisation_id, meter.metric, { aggregation: meter.aggregation, uniqueField: meter.unique_field }, window, groupBy);
-    },
-
-    /** The meter's aggregate for each group of customer entities, each over its own window, by the group's key. */
-    async aggregateGroups(meter: MeterRow, members: ReadonlyArray<{ customerEntityId: string; key: string; from: Date; to: Date }>): Promise<Map<string, string | null>> {
-      return usageIn(db).aggregateGroups(meter.organisation_id, meter.metric, { aggregation: meter.aggregation, uniqueField: meter.unique_field }, members);
-    },
   };
 }
+
+/** How the meter folds its metric's events. */
+export const specOf = (meter: MeterRow): AggregationSpec => ({ aggregation: meter.aggregation, uniqueField: meter.unique_field });

@@ -2,7 +2,8 @@ import type { Knex } from 'knex';
 import { isUniqueViolation } from '../../db/knex';
 import { AppError, orNotFound } from '../../domain/errors';
 import type { Page, PageQuery } from '../../http/paging';
-import { createMeterRepository, toMeter, type Aggregation, type Meter, type MeterRow } from './meters.repository';
+import { aggregateUsage, emptyAggregate } from '../usage';
+import { createMeterRepository, specOf, toMeter, type Aggregation, type Meter, type MeterRow } from './meters.repository';
 
 const duplicateName = (error: unknown): never => {
   if (isUniqueViolation(error)) throw AppError.conflict('A meter with this name exists');
@@ -59,11 +60,11 @@ export function createMeterService(db: Knex) {
 
     async usage(organisationId: string, id: string, query: MeterUsageQuery) {
       const meter = await findRow(organisationId, id);
-      const result = await meters.aggregate(
-        meter,
-        { customerEntityId: query.customerEntityId, from: query.from ? new Date(query.from) : undefined, to: query.to ? new Date(query.to) : undefined },
-        query.groupBy,
-      );
+      const window = { key: 'window', customerEntityId: query.customerEntityId ?? null, from: query.from ? new Date(query.from) : null, to: query.to ? new Date(query.to) : null };
+      const usage = { organisationId, metric: meter.metric, spec: specOf(meter), members: [window] };
+      const [total] = await aggregateUsage(db, usage);
+      const groups = query.groupBy ? await aggregateUsage(db, { ...usage, byPeriod: query.groupBy }) : [];
+      const result = { value: total?.value ?? emptyAggregate(usage.spec), groups: groups.map((group) => ({ period: group.period!, value: group.value })) };
       return {
         meterId: meter.id,
         aggregation: meter.aggregation,

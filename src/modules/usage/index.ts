@@ -2,10 +2,12 @@ import type { Knex } from 'knex';
 import { createUsageRepository } from './usage.repository';
 
 export { createUsageIngestionService } from './usage-ingestion.service';
-export type { Aggregation, UsageAggregate, UsageBatchRow, UsageWindow } from './usage.repository';
+export { aggregateUsage, emptyAggregate } from './usage-aggregates';
+export type { AggregationSpec, UsageGroup, UsageMember, UsageQuery } from './usage-aggregates';
+export type { Aggregation, UsageBatchRow } from './usage.repository';
 export { batchRecordSchema, batchResultSchema, usageEventSchema } from './usage.schemas';
 export { createUsageService } from './usage.service';
 
 /** What other modules may do with these rows, inside the transaction (unit of work) they pass. */
-export type UsageAccess = Pick<ReturnType<typeof createUsageRepository>, 'aggregate' | 'aggregateGroups' | 'countBatchesByStatus'>;
+export type UsageAccess = Pick<ReturnType<typeof createUsageRepository>, 'countBatchesByStatus'>;
 export const usageIn = (db: Knex): UsageAccess => createUsageRepository(db);

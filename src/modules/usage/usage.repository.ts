@@ -117,41 +117,6 @@ function applyFilter(query: Knex.QueryBuilder, filter: UsageFilter): Knex.QueryB
 
 export type Aggregation = 'sum' | 'count' | 'max' | 'unique_count' | 'latest';
 
-/** How a meter folds events: the aggregation, and for unique_count the metadata field counted. */
-export interface AggregationSpec {
-  aggregation: Aggregation;
-  uniqueField: string | null;
-}
-
-export interface UsageWindow {
-  customerEntityId?: string;
-  /** All of a customer's entities, for billing. */
-  customerEntityIds?: string[];
-  from?: Date;
-  to?: Date;
-}
-
-export interface UsageAggregate {
-  value: string | null;
-  groups: Array<{ period: string; value: string | null }>;
-}
-
-/** One SQL expression per aggregation, all served by the (organisation, metric, entity, timestamp) index. */
-function aggregateExpression(db: Knex, spec: AggregationSpec): Knex.Raw {
-  switch (spec.aggregation) {
-    case 'sum':
-      return db.raw('coalesce(sum(value), 0)::text');
-    case 'count':
-      return db.raw('count(*)::text');
-    case 'max':
-      return db.raw('max(value)::text');
-    case 'unique_count':
-      return db.raw('count(distinct metadata ->> ?)::text', [spec.uniqueField]);
-    case 'latest':
-      return db.raw('(array_agg(value order by "timestamp" desc, created_at desc, id desc))[1]::text');
-  }
-}
-
 /** Usage batches, their chunks and the stored events. `db` may be a transaction. */
 export function createUsageRepository(db: Knex) {
   return {
@@ -342,60 +307,6 @@ export function createUsageRepository(db: Knex) {
     /** A batch whose ingestion gave up: failed with its reason; one that completed is left as it is. */
     async failBatch(batchId: string, error: string): Promise<void> {
       await db('usage_batches').where({ id: batchId, status: 'processing' }).update({ status: 'failed', error, completed_at: db.fn.now() });
-    },
-
-    /**
-     * The aggregate of a metric's events for each group, in one statement: a group is named by `key` and
-     * made of customer entities, each over its own window, so that every window of every contract plan of
-     * a page is read at once. What `aggregate` gives each group alone; a group with no event is absent.
-     */
-    async aggregateGroups(
-      organisationId: string,
-      metric: string,
-      spec: AggregationSpec,
-      members: ReadonlyArray<{ customerEntityId: string; key: string; from: Date; to: Date }>,
-    ): Promise<Map<string, string | null>> {
-      if (members.length === 0) return new Map();
-      const rows = await db('usage_events')
-        .join(
-          db.raw('unnest(?::text[], ?::text[], ?::timestamptz[], ?::timestamptz[]) as member(entity_id, group_key, window_from, window_to)', [
-            members.map((member) => member.customerEntityId),
-            members.map((member) => member.key),
-            members.map((member) => member.from.toISOString()),
-            members.map((member) => member.to.toISOString()),
-          ]),
-          (join) => join.on('member.entity_id', 'usage_events.customer_entity_id').andOn('usage_events.timestamp', '>=', 'member.window_from').andOn('usage_events.timestamp', '<', 'member.window_to'),
-        )
-        .where({ organisation_id: organisationId, metric })
-        .groupBy('member.group_key')
-        .select<Array<{ group_key: string; value: string | null }>>('member.group_key', db.raw('? as value', [aggregateExpression(db, spec)]));
-      return new Map(rows.map((row) => [row.group_key, row.value]));
-    },
-
-    /** The aggregate of a metric's events over a window, and per UTC day or month when grouped. */
-    async aggregate(
-      organisationId: string,
-      metric: string,
-      spec: AggregationSpec,
-      window: UsageWindow,
-      groupBy?: 'day' | 'month',
-    ): Promise<UsageAggregate> {
-      const base = db('usage_events').where({ organisation_id: organisationId, metric });
-      if (window.customerEntityId) base.where('customer_entity_id', window.customerEntityId);
-      if (window.customerEntityIds) base.whereIn('customer_entity_id', window.customerEntityIds);
-      if (window.from) base.where('timestamp', '>=', window.from);
-      if (window.to) base.where('timestamp', '<', window.to);
-      const expression = aggregateExpression(db, spec);
-      const total = await base.clone().first<{ value: string | null }>(db.raw('? as value', [expression]));
-      if (!groupBy) return { value: total?.value ?? null, groups: [] };
-      // Periods are UTC calendar days or months, named by their first day.
-      const period = db.raw(`to_char(date_trunc('${groupBy}', "timestamp" at time zone 'UTC'), 'YYYY-MM-DD')`);
-      const groups = await base
-        .clone()
-        .select<Array<{ period: string; value: string | null }>>(db.raw('? as period', [period]), db.raw('? as value', [expression]))
-        .groupByRaw('1')
-        .orderByRaw('1');
-      return { value: total?.value ?? null, groups };
     },
   };
 }

@@ -1,8 +1,6 @@
 import {
   condition,
   continueAsNew,
-  defineQuery,
-  defineUpdate,
   log,
   patched,
   setHandler,
@@ -10,10 +8,26 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { allowedActions, isSettled, planAction, targetOf, type InvoiceAction, type InvoiceState, type InvoiceStep } from '../src/domain/invoice-state';
-import type { InvoiceLifecycleInput, LifecycleView, RecordedTransition } from './invoice-lifecycle.types';
+import {
+  cancelUpdate,
+  lifecycleQuery,
+  markPaidUpdate,
+  raiseUpdate,
+  sendUpdate,
+  undoUpdate,
+  type InvoiceActivities,
+  type InvoiceLifecycleInput,
+  type LifecycleView,
+  type RecordedTransition,
+} from './invoice-lifecycle.types';
 import { InvoiceNumberKey } from './search-attributes';
 import { fromApplicationFailure } from '../src/domain/errors';
-import { bookkeepingActivities, conflict, idle, invoiceStepActivities as activities, invoiceStepLocalActivities, Mutex } from './shared';
+import { activitiesOf, conflict, idle, localActivitiesOf, Mutex } from './shared';
+
+const activities = activitiesOf<InvoiceActivities>('invoiceStep');
+/** The steps of an invoice Update and their undo, run inside the workflow task (see LOCAL_ACTIVITY_PROFILES). */
+const invoiceStepLocalActivities = localActivitiesOf<InvoiceActivities>('invoiceStep');
+const bookkeepingActivities = activitiesOf<Pick<InvoiceActivities, 'invoiceUndoWindow' | 'invoiceSnapshot'>>('bookkeeping');
 
 /** Histories recorded before a refused step reloaded the state from Postgres. */
 export const RESYNC_PATCH = 'refused-steps-reload-state-from-postgres';
@@ -34,14 +48,6 @@ const isOwed = (state: InvoiceState) => state === 'raised' || state === 'sent';
 
 /** A reminder goes out at the start (UTC) of the day the invoice becomes that many days overdue. */
 const reminderTime = (dueDate: string, daysAfterDue: number) => Date.parse(`${dueDate}T00:00:00Z`) + daysAfterDue * DAY_MS;
-
-// Update names are stored in histories: renaming one is a breaking change.
-export const raiseUpdate = defineUpdate<LifecycleView>('raise');
-export const sendUpdate = defineUpdate<LifecycleView>('send');
-export const markPaidUpdate = defineUpdate<LifecycleView, [{ paidDate: string }]>('markPaid');
-export const cancelUpdate = defineUpdate<LifecycleView, [{ comments?: string }]>('cancel');
-export const undoUpdate = defineUpdate<LifecycleView>('undo');
-export const lifecycleQuery = defineQuery<LifecycleView>('lifecycle');
 
 /**
  * One workflow per invoice holds its state. Each Update runs its steps' activities one transition at a

@@ -1,6 +1,7 @@
 import {
   condition,
   continueAsNew,
+  deprecatePatch,
   log,
   patched,
   setHandler,
@@ -29,7 +30,12 @@ const activities = activitiesOf<InvoiceActivities>('invoiceStep');
 const invoiceStepLocalActivities = localActivitiesOf<InvoiceActivities>('invoiceStep');
 const bookkeepingActivities = activitiesOf<Pick<InvoiceActivities, 'invoiceUndoWindow' | 'invoiceSnapshot'>>('bookkeeping');
 
-/** Histories recorded before a refused step reloaded the state from Postgres. */
+/**
+ * Histories recorded before a refused step reloaded the state from Postgres. Deprecated (see "Workflow patches"
+ * in docs/operations.md): every step refused as a conflict reloads; the marker is still written, so that a
+ * worker of the release before this one replays what this one records. Remove the call once no run that
+ * recorded the marker without `deprecated` can still be open.
+ */
 export const RESYNC_PATCH = 'refused-steps-reload-state-from-postgres';
 
 /** Histories recorded before settled invoices completed never asked for their undo window. */
@@ -130,7 +136,8 @@ export async function invoiceLifecycleWorkflow(input: InvoiceLifecycleInput): Pr
    */
   async function resynced(error: unknown): Promise<boolean> {
     const refusedByStep = typeof error === 'object' && error !== null && stepFailures.has(error) && fromApplicationFailure(error)?.kind === 'conflict';
-    if (!refusedByStep || !patched(RESYNC_PATCH)) return false;
+    if (!refusedByStep) return false;
+    deprecatePatch(RESYNC_PATCH);
     const recorded = await bookkeepingActivities.invoiceSnapshot({ invoiceId, organisationId });
     const sameStack = recorded.transitions.length === transitions.length && recorded.transitions.every((t, i) => t.seq === transitions[i]!.seq);
     if (recorded.state === state && sameStack) return false;

@@ -72,6 +72,25 @@ export default tseslint.config(
     },
   },
   {
+    // Services drive workflows through the typed client (src/temporal/workflows-client.ts), by workflow type
+    // name: they import a workflow's contract (workflows/*.types.ts) and ids (workflows/ids.ts), never its code.
+    files: ['src/modules/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '/workflows(/index|/shared|/[^/]+\\.workflow)?$',
+              allowTypeImports: true,
+              message: 'Services start workflows by name through deps.temporal.workflows; import the contract (workflows/*.types.ts) and ids (workflows/ids.ts) instead.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['**/*.js', '**/*.cjs'],
     languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly', __dirname: 'readonly' } },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
@@ -93,8 +112,7 @@ export default tseslint.config(
             },
             {
               group: ['**/activities', '**/activities/*'],
-              allowTypeImports: true,
-              message: 'Workflows call activities through proxyActivities, never directly.',
+              message: 'Workflows call activities through proxyActivities, never directly; their interfaces are declared in the workflows\' contract files (workflows/*.types.ts).',
             },
             {
               group: ['**/src/modules', '**/src/modules/**'],

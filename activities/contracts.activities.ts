@@ -1,13 +1,11 @@
-import type { AchieveMilestoneInput, SetContractStatusInput, ChangePlanInput, UndoPlanChangeInput } from '../src/modules/lifecycles';
 import type { Services } from '../src/services';
+import type { ContractActivities } from '../workflows/contract.types';
 
-export function createContractActivities(services: Services) {
+export function createContractActivities(services: Services): ContractActivities {
   return {
-    setContractStatus: (input: SetContractStatusInput) => services.contractLifecycle.setStatus(input),
-    achieveMilestone: (input: AchieveMilestoneInput) => services.contractLifecycle.achieveMilestone(input),
-    changePlan: (input: ChangePlanInput) => services.planChangeLifecycle.changePlan(input),
-    undoPlanChange: (input: UndoPlanChangeInput) => services.planChangeLifecycle.undoPlanChange(input),
+    setContractStatus: (input) => services.contractLifecycle.setStatus(input),
+    achieveMilestone: (input) => services.contractLifecycle.achieveMilestone(input),
+    changePlan: (input) => services.planChangeLifecycle.changePlan(input),
+    undoPlanChange: (input) => services.planChangeLifecycle.undoPlanChange(input),
   };
 }
-
-export type ContractActivities = ReturnType<typeof createContractActivities>;

@@ -1,15 +1,13 @@
 import type { Services } from '../src/services';
-import type { CreditNoteStepInput } from '../src/modules/lifecycles';
+import type { CreditNoteActivities } from '../workflows/credit-note.types';
 
-export function createCreditNoteActivities(services: Services) {
+export function createCreditNoteActivities(services: Services): CreditNoteActivities {
   const { creditNoteLifecycle } = services;
   return {
-    issueCreditNote: (input: CreditNoteStepInput) => creditNoteLifecycle.issue(input),
-    voidCreditNote: (input: CreditNoteStepInput) => creditNoteLifecycle.void(input),
-    undoCreditNote: (input: CreditNoteStepInput) => creditNoteLifecycle.undo(input),
+    issueCreditNote: (input) => creditNoteLifecycle.issue(input),
+    voidCreditNote: (input) => creditNoteLifecycle.void(input),
+    undoCreditNote: (input) => creditNoteLifecycle.undo(input),
     /** E-mails an issued credit note; a mail server that is away is tried again. */
-    mailCreditNote: (input: { organisationId: string; creditNoteId: string }) => creditNoteLifecycle.mail(input),
+    mailCreditNote: (input) => creditNoteLifecycle.mail(input),
   };
 }
-
-export type CreditNoteActivities = ReturnType<typeof createCreditNoteActivities>;

@@ -1,10 +1,8 @@
-import type { ExpireLotInput } from '../src/modules/credits';
 import type { Services } from '../src/services';
+import type { CreditActivities } from '../workflows/credit-expiry.types';
 
-export function createCreditActivities(services: Services) {
+export function createCreditActivities(services: Services): CreditActivities {
   return {
-    expireCreditLot: (input: ExpireLotInput) => services.credits.expireLot(input),
+    expireCreditLot: (input) => services.credits.expireLot(input),
   };
 }
-
-export type CreditActivities = ReturnType<typeof createCreditActivities>;

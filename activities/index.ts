@@ -1,6 +1,17 @@
 import type { ChatbotAnswerService } from '../src/modules/chatbot';
 import type { InvoiceService } from '../src/modules/invoices';
 import type { Services } from '../src/services';
+import type { ChatbotActivities } from '../workflows/chat.types';
+import type { ContractActivities } from '../workflows/contract.types';
+import type { CreditActivities } from '../workflows/credit-expiry.types';
+import type { CreditNoteActivities } from '../workflows/credit-note.types';
+import type { EmailActivities } from '../workflows/email-delivery.types';
+import type { ExportActivities } from '../workflows/export.types';
+import type { InvoiceActivities } from '../workflows/invoice-lifecycle.types';
+import type { InvoiceRunActivities } from '../workflows/invoice-run.types';
+import type { RevenueActivities } from '../workflows/revenue-sync.types';
+import type { UsageActivities } from '../workflows/usage-batch.types';
+import type { WebhookActivities } from '../workflows/webhook-delivery.types';
 import { reportingFailures } from './adapter';
 import { createChatbotActivities } from './chatbot.activities';
 import { createContractActivities } from './contracts.activities';
@@ -14,10 +25,6 @@ import { createRevenueActivities } from './revenue.activities';
 import { createUsageActivities } from './usage.activities';
 import { createWebhookActivities } from './webhooks.activities';
 
-/**
- * Every activity the worker registers: one-line adapters over the services, each failure reported in
- * the error model's terms. Workflows proxy these types.
- */
 /** Services that drive other workflows through the Temporal client. */
 export interface WorkflowDrivers {
   invoices: InvoiceService;
@@ -25,7 +32,24 @@ export interface WorkflowDrivers {
   chatbot: ChatbotAnswerService;
 }
 
-export function createActivities(services: Services, drivers: WorkflowDrivers) {
+/**
+ * Every activity the worker registers, as the workflows' contract files (workflows/*.types.ts) declare
+ * them: each factory is typed against its interface.
+ */
+export type Activities = ChatbotActivities &
+  ContractActivities &
+  CreditActivities &
+  CreditNoteActivities &
+  EmailActivities &
+  ExportActivities &
+  InvoiceActivities &
+  InvoiceRunActivities &
+  RevenueActivities &
+  UsageActivities &
+  WebhookActivities;
+
+/** One-line adapters over the services, each failure reported in the error model's terms. */
+export function createActivities(services: Services, drivers: WorkflowDrivers): Activities {
   return reportingFailures({
     ...createUsageActivities(services),
     ...createInvoiceActivities(services),
@@ -40,5 +64,3 @@ export function createActivities(services: Services, drivers: WorkflowDrivers) {
     ...createChatbotActivities(drivers.chatbot),
   });
 }
-
-export type Activities = ReturnType<typeof createActivities>;

@@ -1,10 +1,8 @@
-import type { SyncItemRevenueInput } from '../src/modules/revenue';
 import type { Services } from '../src/services';
+import type { RevenueActivities } from '../workflows/revenue-sync.types';
 
-export function createRevenueActivities(services: Services) {
+export function createRevenueActivities(services: Services): RevenueActivities {
   return {
-    syncItemRevenue: (input: SyncItemRevenueInput) => services.revenue.syncItem(input),
+    syncItemRevenue: (input) => services.revenue.syncItem(input),
   };
 }
-
-export type RevenueActivities = ReturnType<typeof createRevenueActivities>;

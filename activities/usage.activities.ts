@@ -1,13 +1,11 @@
 import type { Services } from '../src/services';
-import type { UsageBatchSummary, UsageChunkInput } from '../workflows/usage-batch.types';
+import type { UsageActivities } from '../workflows/usage-batch.types';
 import { withHeartbeat } from './adapter';
 
-export function createUsageActivities(services: Services) {
+export function createUsageActivities(services: Services): UsageActivities {
   return {
-    ingestUsageChunk: (input: UsageChunkInput) => withHeartbeat(() => services.usageIngestion.ingestChunk(input)),
-    completeUsageBatch: (input: { batchId: string; summary: UsageBatchSummary }) => services.usageIngestion.completeBatch(input),
-    failUsageBatch: (input: { batchId: string; error: string }) => services.usageIngestion.failBatch(input),
+    ingestUsageChunk: (input) => withHeartbeat(() => services.usageIngestion.ingestChunk(input)),
+    completeUsageBatch: (input) => services.usageIngestion.completeBatch(input),
+    failUsageBatch: (input) => services.usageIngestion.failBatch(input),
   };
 }
-
-export type UsageActivities = ReturnType<typeof createUsageActivities>;

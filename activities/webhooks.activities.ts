@@ -1,12 +1,11 @@
 import type { Services } from '../src/services';
+import type { WebhookActivities } from '../workflows/webhook-delivery.types';
 
-export function createWebhookActivities(services: Services) {
+export function createWebhookActivities(services: Services): WebhookActivities {
   const { webhooks } = services;
   return {
     /** One signed POST, logged; answers whether to stop or try again at the next offset. */
-    attemptWebhookDelivery: (input: { deliveryId: string; endpointId: string; generation: number; attempt: number }) => webhooks.attempt(input),
-    giveUpWebhookDelivery: (input: { deliveryId: string; generation: number }) => webhooks.giveUp(input),
+    attemptWebhookDelivery: (input) => webhooks.attempt(input),
+    giveUpWebhookDelivery: (input) => webhooks.giveUp(input),
   };
 }
-
-export type WebhookActivities = ReturnType<typeof createWebhookActivities>;

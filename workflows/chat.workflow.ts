@@ -1,29 +1,12 @@
-import { condition, continueAsNew, defineUpdate, setHandler, workflowInfo } from '@temporalio/workflow';
-import type { ChatbotActivities } from '../activities/chatbot.activities';
-import { chatbotActivities, idle, modelActivities, Mutex } from './shared';
+import { condition, continueAsNew, setHandler, workflowInfo } from '@temporalio/workflow';
+import { chatMessageUpdate, type ChatbotActivities, type ChatReply, type ChatRole, type ChatWorkflowInput, type ToolStep } from './chat.types';
+import { activitiesOf, idle, Mutex } from './shared';
 
-type AnswerInput = Parameters<ChatbotActivities['answerChatMessage']>[0];
-type ChatReply = Awaited<ReturnType<ChatbotActivities['answerChatMessage']>>;
-type ToolStep = Parameters<ChatbotActivities['chatModelStep']>[0]['steps'][number];
-
-/** Which engine answers: the built-in one (absent), or a language model. */
-export type ChatEngine = 'builtin' | 'model';
-
-/**
- * A question: its words, the asker's role, under which it is answered, and the engine that answers it.
- * Stored in histories: never rename.
- */
-export const chatMessageUpdate = defineUpdate<ChatReply, [Pick<AnswerInput, 'text' | 'role'> & { engine?: ChatEngine }]>('message');
+const chatbotActivities = activitiesOf<Omit<ChatbotActivities, 'chatModelStep'>>('chatTurn');
+const modelActivities = activitiesOf<Pick<ChatbotActivities, 'chatModelStep'>>('modelCall');
 
 /** Calls to the model one question may take (each may ask for tools) before the turn gives up. */
 const MODEL_STEPS = 6;
-
-export interface ChatWorkflowInput {
-  organisationId: string;
-  conversationId: string;
-  /** Turns already taken, as Postgres records them (a conversation picked up again after a pause). */
-  turns: number;
-}
 
 /** Turns one run of the workflow takes before it continues as new, so that its history stays small. */
 const TURNS_PER_RUN = 50;
@@ -45,7 +28,7 @@ export async function chatConversationWorkflow(input: ChatWorkflowInput): Promis
    * until it answers. The answer's figures and sources are the tools' results. A worker that dies between
    * two calls resumes from the history: no tool runs twice, and the turn is stored once.
    */
-  async function askModel(text: string, role: AnswerInput['role']): Promise<ChatReply> {
+  async function askModel(text: string, role: ChatRole): Promise<ChatReply> {
     const steps: ToolStep[] = [];
     let answer: string | undefined;
     for (let call = 0; call < MODEL_STEPS && answer === undefined; call += 1) {

@@ -1,39 +1,21 @@
-import { condition, continueAsNew, defineQuery, defineUpdate, ParentClosePolicy, setHandler, startChild, workflowInfo } from '@temporalio/workflow';
+import { condition, continueAsNew, ParentClosePolicy, setHandler, startChild, workflowInfo } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { allowedContractActions, contractTransition, isFinal, type ContractAction, type ContractState } from '../src/domain/contract-state';
-import type { ContractActivities } from '../activities/contracts.activities';
+import {
+  achieveMilestoneUpdate,
+  changePlanUpdate,
+  contractActionUpdates,
+  contractQuery,
+  undoPlanChangeUpdate,
+  type ContractActivities,
+  type ContractView,
+  type ContractWorkflowInput,
+  type PlanChangeRequest,
+} from './contract.types';
 import { invoiceLifecycleWorkflow } from './invoice-lifecycle.workflow';
-import { conflict, idle, invoiceWorkflowId, Mutex, searchAttributes, transitionActivities as activities } from './shared';
+import { activitiesOf, conflict, idle, invoiceWorkflowId, Mutex, searchAttributes } from './shared';
 
-
-export interface ContractView {
-  state: ContractState;
-  allowedActions: ContractAction[];
-}
-
-// Names are stored in histories: renaming one is a breaking change.
-export const contractActionUpdates: Record<ContractAction, ReturnType<typeof defineUpdate<ContractView>>> = {
-  activate: defineUpdate<ContractView>('activate'),
-  suspend: defineUpdate<ContractView>('suspend'),
-  resume: defineUpdate<ContractView>('resume'),
-  end: defineUpdate<ContractView>('end'),
-  terminate: defineUpdate<ContractView>('terminate'),
-};
-export const achieveMilestoneUpdate = defineUpdate<{ invoiceId: string }, [{ milestoneId: string }]>('achieveMilestone');
-/** A plan change and its undo: the change as recorded (see `PlanChange`). */
-export const changePlanUpdate = defineUpdate<PlanChange, [PlanChangeRequest]>('changePlan');
-export const undoPlanChangeUpdate = defineUpdate<PlanChange, [{ planChangeId: string }]>('undoPlanChange');
-export const contractQuery = defineQuery<ContractView>('contract');
-
-type PlanChange = Awaited<ReturnType<ContractActivities['changePlan']>>;
-export type PlanChangeRequest = Omit<Parameters<ContractActivities['changePlan']>[0], 'organisationId' | 'contractId'>;
-
-export interface ContractWorkflowInput {
-  contractId: string;
-  organisationId: string;
-  customerId: string;
-  state?: ContractState;
-}
+const activities = activitiesOf<ContractActivities>('transition');
 
 /**
  * One workflow per contract owns its lifecycle. Transitions are Updates whose validators refuse an illegal

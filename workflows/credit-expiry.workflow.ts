@@ -1,12 +1,8 @@
 import { sleep } from '@temporalio/workflow';
-import { creditActivities } from './shared';
+import type { CreditActivities, CreditExpiryInput } from './credit-expiry.types';
+import { activitiesOf } from './shared';
 
-export interface CreditExpiryInput {
-  organisationId: string;
-  lotId: string;
-  /** ISO instant. */
-  expiresAt: string;
-}
+const creditActivities = activitiesOf<CreditActivities>('bookkeeping');
 
 /**
  * One per credit lot that expires: a durable timer to its expiry, then what is left of the lot leaves the

@@ -1,15 +1,10 @@
-import { condition, defineUpdate, log, setHandler, uuid4 } from '@temporalio/workflow';
-import { creditNoteMailActivities, creditNoteStepLocalActivities, idle, Mutex } from './shared';
+import { condition, log, setHandler, uuid4 } from '@temporalio/workflow';
+import { issueCreditNoteUpdate, undoCreditNoteUpdate, voidCreditNoteUpdate, type CreditNoteActivities, type CreditNoteStepInput, type CreditNoteWorkflowInput } from './credit-note.types';
+import { activitiesOf, idle, localActivitiesOf, Mutex } from './shared';
 
-export interface CreditNoteWorkflowInput {
-  organisationId: string;
-  creditNoteId: string;
-}
-
-// Update names are stored in histories: renaming one is a breaking change.
-export const issueCreditNoteUpdate = defineUpdate<void>('issue');
-export const voidCreditNoteUpdate = defineUpdate<void>('void');
-export const undoCreditNoteUpdate = defineUpdate<void>('undo');
+/** A credit note's steps, like an invoice's: short transactions inside the workflow task that received the Update. */
+const creditNoteStepLocalActivities = localActivitiesOf<Omit<CreditNoteActivities, 'mailCreditNote'>>('invoiceStep');
+const creditNoteMailActivities = activitiesOf<Pick<CreditNoteActivities, 'mailCreditNote'>>('emailSend');
 
 /** A credit note's workflow completes after this long with nothing to do; the next step starts a new run. */
 const QUIET = '1 hour';
@@ -23,7 +18,7 @@ const QUIET = '1 hour';
 export async function creditNoteWorkflow(input: CreditNoteWorkflowInput): Promise<void> {
   const lock = new Mutex();
   // Each step carries an id of its own, the same on every retry, so that a step that committed is not run twice.
-  const run = (work: (step: CreditNoteWorkflowInput & { stepId: string }) => Promise<void>) => lock.runExclusive(() => work({ ...input, stepId: uuid4() }));
+  const run = (work: (step: CreditNoteStepInput) => Promise<void>) => lock.runExclusive(() => work({ ...input, stepId: uuid4() }));
   let mailDue = false;
   setHandler(issueCreditNoteUpdate, async () => {
     await run(creditNoteStepLocalActivities.issueCreditNote);

@@ -1,15 +1,14 @@
-import { bookkeepingActivities, emailActivities } from './shared';
+import type { EmailActivities, EmailDeliveryInput, EmailOutcome } from './email-delivery.types';
+import { activitiesOf } from './shared';
 
-export interface EmailDeliveryInput {
-  organisationId: string;
-  emailId: string;
-}
+const emailActivities = activitiesOf<Pick<EmailActivities, 'deliverEmail'>>('emailSend');
+const bookkeepingActivities = activitiesOf<Pick<EmailActivities, 'failEmail'>>('bookkeeping');
 
 /**
  * `POST /emails`: one message handed to the mail server, retried with backoff while the server is away or
  * answers 4xx. A message it refuses for good, or one every attempt failed to send, is recorded as failed.
  */
-export async function emailDeliveryWorkflow(input: EmailDeliveryInput): Promise<'sent' | 'refused'> {
+export async function emailDeliveryWorkflow(input: EmailDeliveryInput): Promise<EmailOutcome> {
   try {
     return await emailActivities.deliverEmail(input);
   } catch (error) {

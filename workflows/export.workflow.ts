@@ -1,10 +1,13 @@
 import { ApplicationFailure, isCancellation } from '@temporalio/workflow';
-import type { ExportInput } from './export.types';
-import { bookkeepingActivities, longExportActivities } from './shared';
+import type { ExportActivities, ExportInput, ExportResult } from './export.types';
+import { activitiesOf } from './shared';
+
+const longExportActivities = activitiesOf<Pick<ExportActivities, 'exportObjects'>>('longExport');
+const bookkeepingActivities = activitiesOf<Pick<ExportActivities, 'finishJob'>>('bookkeeping');
 
 
 /** POST /objects/export: a CSV written as a job, whose progress the job shows while it runs. */
-export async function exportWorkflow(input: ExportInput): Promise<{ rows: number; bytes: number }> {
+export async function exportWorkflow(input: ExportInput): Promise<ExportResult> {
   const { finishJob } = bookkeepingActivities;
   try {
     const { rows, bytes } = await longExportActivities.exportObjects(input);

@@ -1,5 +1,6 @@
-// Every workflow the worker runs; this file is the worker's workflowsPath. Workflow type names are stored
-// in histories: renaming one is a breaking change.
+// Every workflow the worker runs; this file is the worker's workflowsPath, and the typed client of
+// src/temporal/workflows-client.ts knows each workflow by the name exported here. Workflow type names are
+// stored in histories: renaming one is a breaking change.
 export { usageBatchWorkflow, usageChunkWorkflow } from './usage-batch.workflow';
 export { invoiceLifecycleWorkflow } from './invoice-lifecycle.workflow';
 export { revenueSyncWorkflow } from './revenue-sync.workflow';

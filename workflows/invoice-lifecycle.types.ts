@@ -1,4 +1,7 @@
+import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { InvoiceState, InvoiceStep } from '../src/domain/invoice-state';
+
+/** The contract of `invoiceLifecycleWorkflow`: its input, its Updates and Query, and its activities. */
 
 export interface InvoiceLifecycleInput {
   invoiceId: string;
@@ -51,3 +54,36 @@ export interface ReminderInput {
 
 /** What a reminder came to: e-mailed and recorded, recorded already (a retry), or the invoice is no longer owed. */
 export type ReminderOutcome = 'sent' | 'already sent' | 'not owed';
+
+// Update names are stored in histories: renaming one is a breaking change.
+export const raiseUpdate = defineUpdate<LifecycleView>('raise');
+export const sendUpdate = defineUpdate<LifecycleView>('send');
+export const markPaidUpdate = defineUpdate<LifecycleView, [{ paidDate: string }]>('markPaid');
+export const cancelUpdate = defineUpdate<LifecycleView, [{ comments?: string }]>('cancel');
+export const undoUpdate = defineUpdate<LifecycleView>('undo');
+export const lifecycleQuery = defineQuery<LifecycleView>('lifecycle');
+
+/** The invoice's lifecycle as Postgres records it: what a workflow rebuilds from. */
+export type LifecycleSnapshot = NonNullable<InvoiceLifecycleInput['carried']>;
+
+export interface InvoiceRef {
+  organisationId: string;
+  invoiceId: string;
+}
+
+export interface InvoiceActivities {
+  /** Raises the draft: it gets its number, which the workflow shows as a search attribute. */
+  raiseInvoice(input: StepInput): Promise<{ number: string }>;
+  unraiseInvoice(input: StepInput): Promise<void>;
+  sendInvoice(input: StepInput): Promise<void>;
+  unsendInvoice(input: StepInput): Promise<void>;
+  payInvoice(input: PayInput): Promise<void>;
+  unpayInvoice(input: StepInput): Promise<void>;
+  cancelInvoice(input: CancelInput): Promise<void>;
+  uncancelInvoice(input: StepInput): Promise<void>;
+  invoiceSnapshot(input: InvoiceRef): Promise<LifecycleSnapshot>;
+  /** How long a settled invoice's workflow waits for an undo, in ms (the organisation's setting). */
+  invoiceUndoWindow(input: { organisationId: string }): Promise<number>;
+  invoiceReminderPlan(input: InvoiceRef): Promise<ReminderPlan>;
+  sendInvoiceReminder(input: ReminderInput): Promise<ReminderOutcome>;
+}

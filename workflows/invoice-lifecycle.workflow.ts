@@ -1,8 +1,7 @@
 import {
   condition,
   continueAsNew,
-  defineQuery,
-  defineUpdate,
+  deprecatePatch,
   log,
   patched,
   setHandler,
@@ -10,12 +9,33 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { allowedActions, isSettled, planAction, targetOf, type InvoiceAction, type InvoiceState, type InvoiceStep } from '../src/domain/invoice-state';
-import type { InvoiceLifecycleInput, LifecycleView, RecordedTransition } from './invoice-lifecycle.types';
+import {
+  cancelUpdate,
+  lifecycleQuery,
+  markPaidUpdate,
+  raiseUpdate,
+  sendUpdate,
+  undoUpdate,
+  type InvoiceActivities,
+  type InvoiceLifecycleInput,
+  type LifecycleView,
+  type RecordedTransition,
+} from './invoice-lifecycle.types';
 import { InvoiceNumberKey } from './search-attributes';
 import { fromApplicationFailure } from '../src/domain/errors';
-import { bookkeepingActivities, conflict, idle, invoiceStepActivities as activities, invoiceStepLocalActivities, Mutex } from './shared';
+import { activitiesOf, conflict, idle, localActivitiesOf, Mutex } from './shared';
 
-/** Histories recorded before a refused step reloaded the state from Postgres. */
+const activities = activitiesOf<InvoiceActivities>('invoiceStep');
+/** The steps of an invoice Update and their undo, run inside the workflow task (see LOCAL_ACTIVITY_PROFILES). */
+const invoiceStepLocalActivities = localActivitiesOf<InvoiceActivities>('invoiceStep');
+const bookkeepingActivities = activitiesOf<Pick<InvoiceActivities, 'invoiceUndoWindow' | 'invoiceSnapshot'>>('bookkeeping');
+
+/**
+ * Histories recorded before a refused step reloaded the state from Postgres. Deprecated (see "Workflow patches"
+ * in docs/operations.md): every step refused as a conflict reloads; the marker is still written, so that a
+ * worker of the release before this one replays what this one records. Remove the call once no run that
+ * recorded the marker without `deprecated` can still be open.
+ */
 export const RESYNC_PATCH = 'refused-steps-reload-state-from-postgres';
 
 /** Histories recorded before settled invoices completed never asked for their undo window. */
@@ -34,14 +54,6 @@ const isOwed = (state: InvoiceState) => state === 'raised' || state === 'sent';
 
 /** A reminder goes out at the start (UTC) of the day the invoice becomes that many days overdue. */
 const reminderTime = (dueDate: string, daysAfterDue: number) => Date.parse(`${dueDate}T00:00:00Z`) + daysAfterDue * DAY_MS;
-
-// Update names are stored in histories: renaming one is a breaking change.
-export const raiseUpdate = defineUpdate<LifecycleView>('raise');
-export const sendUpdate = defineUpdate<LifecycleView>('send');
-export const markPaidUpdate = defineUpdate<LifecycleView, [{ paidDate: string }]>('markPaid');
-export const cancelUpdate = defineUpdate<LifecycleView, [{ comments?: string }]>('cancel');
-export const undoUpdate = defineUpdate<LifecycleView>('undo');
-export const lifecycleQuery = defineQuery<LifecycleView>('lifecycle');
 
 /**
  * One workflow per invoice holds its state. Each Update runs its steps' activities one transition at a
@@ -124,7 +136,8 @@ export async function invoiceLifecycleWorkflow(input: InvoiceLifecycleInput): Pr
    */
   async function resynced(error: unknown): Promise<boolean> {
     const refusedByStep = typeof error === 'object' && error !== null && stepFailures.has(error) && fromApplicationFailure(error)?.kind === 'conflict';
-    if (!refusedByStep || !patched(RESYNC_PATCH)) return false;
+    if (!refusedByStep) return false;
+    deprecatePatch(RESYNC_PATCH);
     const recorded = await bookkeepingActivities.invoiceSnapshot({ invoiceId, organisationId });
     const sameStack = recorded.transitions.length === transitions.length && recorded.transitions.every((t, i) => t.seq === transitions[i]!.seq);
     if (recorded.state === state && sameStack) return false;

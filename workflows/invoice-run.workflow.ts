@@ -1,6 +1,9 @@
 import { patched, workflowInfo } from '@temporalio/workflow';
-import type { BegunRun, InvoiceRunInput } from './invoice-run.types';
-import { billingActivities, bookkeepingActivities } from './shared';
+import type { BegunRun, InvoiceRunActivities, InvoiceRunInput } from './invoice-run.types';
+import { activitiesOf } from './shared';
+
+const billingActivities = activitiesOf<Pick<InvoiceRunActivities, 'billContracts' | 'advanceRunInvoices'>>('billing');
+const bookkeepingActivities = activitiesOf<Pick<InvoiceRunActivities, 'beginInvoiceRun' | 'finishInvoiceRun'>>('bookkeeping');
 
 /**
  * Runs started before pages were billed set-based split their contracts in pages of 25, four pages at a

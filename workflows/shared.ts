@@ -1,58 +1,10 @@
 import { allHandlersFinished, proxyActivities, proxyLocalActivities, type ActivityOptions, type ApplicationFailure, type LocalActivityOptions } from '@temporalio/workflow';
-import type { Duration, SearchAttributePair } from '@temporalio/common';
+import type { Duration } from '@temporalio/common';
 import { Mutex } from 'async-mutex';
-import type { ChatbotActivities } from '../activities/chatbot.activities';
-import type { ContractActivities } from '../activities/contracts.activities';
-import type { CreditNoteActivities } from '../activities/credit-notes.activities';
-import type { CreditActivities } from '../activities/credits.activities';
-import type { EmailActivities } from '../activities/emails.activities';
-import type { ExportActivities } from '../activities/export.activities';
-import type { InvoiceRunActivities } from '../activities/invoice-runs.activities';
-import type { InvoiceActivities } from '../activities/invoices.activities';
-import type { RevenueActivities } from '../activities/revenue.activities';
-import type { UsageActivities } from '../activities/usage.activities';
-import type { WebhookActivities } from '../activities/webhooks.activities';
 import { AppError, BUSINESS_FAILURE_TYPES, toApplicationFailure } from '../src/domain/errors';
-import { ContractIdKey, CustomerIdKey, OrganisationIdKey } from './search-attributes';
 
-// ---------------------------------------------------------------------------------------------------------
-// Workflow ids. They are business keys (one invoice, one workflow; a retried request finds the same one),
-// and running workflows and recorded histories carry them: their formats never change.
-
-export const invoiceWorkflowId = (invoiceId: string) => `invoice:${invoiceId}`;
-export const contractWorkflowId = (contractId: string) => `contract:${contractId}`;
-export const usageBatchWorkflowId = (batchId: string) => `usage-batch:${batchId}`;
-export const usageChunkWorkflowId = (batchId: string, chunkIndex: number) => `usage-batch:${batchId}:chunk:${chunkIndex}`;
-export const exportWorkflowId = (jobId: string) => `export:${jobId}`;
-export const revenueSyncWorkflowId = (invoiceItemId: string) => `revenue-sync:${invoiceItemId}`;
-export const invoiceRunWorkflowId = (runId: string) => `invoice-run:${runId}`;
-export const webhookDeliveryWorkflowId = (deliveryId: string, generation: number) => `webhook-delivery:${deliveryId}:${generation}`;
-export const emailWorkflowId = (emailId: string) => `email:${emailId}`;
-export const creditNoteWorkflowId = (creditNoteId: string) => `credit-note:${creditNoteId}`;
-export const creditExpiryWorkflowId = (lotId: string) => `credit-expiry:${lotId}`;
-export const chatWorkflowId = (conversationId: string) => `chat:${conversationId}`;
-/** One Temporal Schedule per organisation and schedule; the workflows it starts get this id plus the scheduled time. */
-export const invoiceRunScheduleId = (organisationId: string, scheduleId: string) => `invoice-run-schedule:${organisationId}:${scheduleId}`;
-
-// ---------------------------------------------------------------------------------------------------------
-// Search attributes, the same for a workflow started by the API and one started as a child.
-
-export interface SearchAttributeOwners {
-  organisationId: string;
-  customerId?: string | null;
-  contractId?: string | null;
-}
-
-/** Start options (`typedSearchAttributes`) by which operators find a workflow in the Temporal UI. */
-export function searchAttributes({ organisationId, customerId, contractId }: SearchAttributeOwners): { typedSearchAttributes: SearchAttributePair[] } {
-  return {
-    typedSearchAttributes: [
-      { key: OrganisationIdKey, value: organisationId },
-      ...(customerId ? [{ key: CustomerIdKey, value: customerId }] : []),
-      ...(contractId ? [{ key: ContractIdKey, value: contractId }] : []),
-    ],
-  };
-}
+// Workflow ids and search attributes live in ./ids, which the services that start workflows import too.
+export * from './ids';
 
 // ---------------------------------------------------------------------------------------------------------
 // Update handlers.
@@ -178,63 +130,35 @@ export const ACTIVITY_PROFILES = { invoiceStep, transition, ingestion, longExpor
 
 /**
  * Local activities: run by the worker that runs the workflow task, inside that task, so that a short step
- * costs no round trip through the server. Each profile is bounded like the others; a local activity that
- * keeps failing past `localRetryThreshold` is retried on a timer of the server instead.
+ * costs no round trip through the server. A local profile is its regular profile's timeouts and retry
+ * policy (bounded, business failures never retried), less the heartbeat a local activity has no use for;
+ * a local activity that keeps failing past `localRetryThreshold` is retried on a timer of the server instead.
  */
-const invoiceStepLocal: LocalActivityOptions = {
-  startToCloseTimeout: '1 minute',
-  scheduleToCloseTimeout: '10 minutes',
-  localRetryThreshold: '10 seconds',
-  retry: invoiceStep.retry,
-};
+function local({ startToCloseTimeout, scheduleToCloseTimeout, retry }: ActivityOptions): LocalActivityOptions {
+  return { startToCloseTimeout, scheduleToCloseTimeout, retry, localRetryThreshold: '10 seconds' };
+}
 
 /**
- * A usage chunk written inside its child's only workflow task, and the batch's summary inside the task
- * that receives the last chunk's result. A worker that dies mid-chunk loses the task; the server gives it
- * to another worker once the task times out, and the chunk, idempotent, runs again there.
+ * The steps of an invoice or credit note Update and their undo, inside the workflow task that received
+ * the Update. A usage chunk written inside its child's only workflow task, and the batch's summary inside
+ * the task that receives the last chunk's result: a worker that dies mid-chunk loses the task; the server
+ * gives it to another worker once the task times out, and the chunk, idempotent, runs again there.
  */
-const ingestionLocal: LocalActivityOptions = {
-  startToCloseTimeout: ingestion.startToCloseTimeout,
-  scheduleToCloseTimeout: ingestion.scheduleToCloseTimeout,
-  localRetryThreshold: '10 seconds',
-  retry: ingestion.retry,
-};
-const bookkeepingLocal: LocalActivityOptions = {
-  startToCloseTimeout: bookkeeping.startToCloseTimeout,
-  scheduleToCloseTimeout: bookkeeping.scheduleToCloseTimeout,
-  localRetryThreshold: '10 seconds',
-  retry: bookkeeping.retry,
-};
+export const LOCAL_ACTIVITY_PROFILES = {
+  invoiceStep: local(invoiceStep),
+  ingestion: local(ingestion),
+  bookkeeping: local(bookkeeping),
+} as const satisfies Record<string, LocalActivityOptions>;
 
-export const LOCAL_ACTIVITY_PROFILES = { invoiceStep: invoiceStepLocal, ingestion: ingestionLocal, bookkeeping: bookkeepingLocal } as const satisfies Record<
-  string,
-  LocalActivityOptions
->;
+/**
+ * The activities `A` (an interface of a workflow's contract file), called under the named profile: an
+ * activity's profile is fixed by the proxy it is called through, and every proxy is made here.
+ */
+export function activitiesOf<A>(profile: keyof typeof ACTIVITY_PROFILES) {
+  return proxyActivities<A>(ACTIVITY_PROFILES[profile]);
+}
 
-// One proxy per profile: an activity's profile is fixed by the proxy it is called through.
-export const invoiceStepActivities = proxyActivities<InvoiceActivities>(ACTIVITY_PROFILES.invoiceStep);
-/** The steps of an invoice Update and their undo, run inside the workflow task (see LOCAL_ACTIVITY_PROFILES). */
-export const invoiceStepLocalActivities = proxyLocalActivities<InvoiceActivities>(LOCAL_ACTIVITY_PROFILES.invoiceStep);
-/** A credit note's steps, like an invoice's: short transactions inside the workflow task that received the Update. */
-export const creditNoteStepLocalActivities = proxyLocalActivities<Omit<CreditNoteActivities, 'mailCreditNote'>>(LOCAL_ACTIVITY_PROFILES.invoiceStep);
-export const creditNoteMailActivities = proxyActivities<Pick<CreditNoteActivities, 'mailCreditNote'>>(ACTIVITY_PROFILES.emailSend);
-export const transitionActivities = proxyActivities<ContractActivities & RevenueActivities>(ACTIVITY_PROFILES.transition);
-export const ingestionActivities = proxyActivities<Pick<UsageActivities, 'ingestUsageChunk'>>(ACTIVITY_PROFILES.ingestion);
-export const ingestionLocalActivities = proxyLocalActivities<Pick<UsageActivities, 'ingestUsageChunk'>>(LOCAL_ACTIVITY_PROFILES.ingestion);
-export const bookkeepingLocalActivities = proxyLocalActivities<Pick<UsageActivities, 'completeUsageBatch'>>(LOCAL_ACTIVITY_PROFILES.bookkeeping);
-export const longExportActivities = proxyActivities<Pick<ExportActivities, 'exportObjects'>>(ACTIVITY_PROFILES.longExport);
-export const billingActivities = proxyActivities<Pick<InvoiceRunActivities, 'billContracts' | 'advanceRunInvoices'>>(ACTIVITY_PROFILES.billing);
-export const webhookActivities = proxyActivities<WebhookActivities>(ACTIVITY_PROFILES.webhookAttempt);
-export const emailActivities = proxyActivities<Pick<EmailActivities, 'deliverEmail'>>(ACTIVITY_PROFILES.emailSend);
-export const creditActivities = proxyActivities<CreditActivities>(ACTIVITY_PROFILES.bookkeeping);
-export const chatbotActivities = proxyActivities<Omit<ChatbotActivities, 'chatModelStep'>>(ACTIVITY_PROFILES.chatTurn);
-export const modelActivities = proxyActivities<Pick<ChatbotActivities, 'chatModelStep'>>(ACTIVITY_PROFILES.modelCall);
-export const bookkeepingActivities = proxyActivities<
-  Pick<ExportActivities, 'finishJob'> &
-    Pick<UsageActivities, 'completeUsageBatch' | 'failUsageBatch'> &
-    Pick<InvoiceActivities, 'invoiceUndoWindow' | 'invoiceSnapshot'> &
-    Pick<InvoiceRunActivities, 'beginInvoiceRun' | 'finishInvoiceRun'> &
-    Pick<EmailActivities, 'failEmail'>
->(
-  ACTIVITY_PROFILES.bookkeeping,
-);
+/** The activities `A` as local activities, under the named local profile (see LOCAL_ACTIVITY_PROFILES). */
+export function localActivitiesOf<A>(profile: keyof typeof LOCAL_ACTIVITY_PROFILES) {
+  return proxyLocalActivities<A>(LOCAL_ACTIVITY_PROFILES[profile]);
+}

@@ -1,3 +1,5 @@
+/** The contracts of `usageBatchWorkflow` and `usageChunkWorkflow`: inputs, results and activities. */
+
 /** Shapes crossing the workflow boundary: small on purpose (ids and counts; events stay in Postgres). */
 export interface UsageBatchInput {
   batchId: string;
@@ -30,4 +32,10 @@ export interface UsageBatchSummary {
   failed: number;
   total: number;
   duplicates: number;
+}
+
+export interface UsageActivities {
+  ingestUsageChunk(input: UsageChunkInput): Promise<UsageChunkOutcome>;
+  completeUsageBatch(input: { batchId: string; summary: UsageBatchSummary }): Promise<void>;
+  failUsageBatch(input: { batchId: string; error: string }): Promise<void>;
 }

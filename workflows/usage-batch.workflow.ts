@@ -1,7 +1,12 @@
 import { executeChild, patched } from '@temporalio/workflow';
 import { fromApplicationFailure } from '../src/domain/errors';
-import { bookkeepingActivities, bookkeepingLocalActivities, ingestionActivities, ingestionLocalActivities, searchAttributes, usageChunkWorkflowId } from './shared';
-import type { UsageBatchInput, UsageBatchSummary, UsageChunkInput, UsageChunkOutcome } from './usage-batch.types';
+import { activitiesOf, localActivitiesOf, searchAttributes, usageChunkWorkflowId } from './shared';
+import type { UsageActivities, UsageBatchInput, UsageBatchSummary, UsageChunkInput, UsageChunkOutcome } from './usage-batch.types';
+
+const ingestionActivities = activitiesOf<Pick<UsageActivities, 'ingestUsageChunk'>>('ingestion');
+const ingestionLocalActivities = localActivitiesOf<Pick<UsageActivities, 'ingestUsageChunk'>>('ingestion');
+const bookkeepingActivities = activitiesOf<Pick<UsageActivities, 'completeUsageBatch' | 'failUsageBatch'>>('bookkeeping');
+const bookkeepingLocalActivities = localActivitiesOf<Pick<UsageActivities, 'completeUsageBatch'>>('bookkeeping');
 
 /**
  * Since this patch a chunk's write and a batch's summary run as local activities: a one-chunk batch takes

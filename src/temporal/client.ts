@@ -10,10 +10,13 @@ import {
 } from '@temporalio/client';
 import { AppError, ERROR_CODES } from '../domain/errors';
 import type { Config } from '../config';
+import { createWorkflowsClient, type WorkflowsClient } from './workflows-client';
 
 export interface TemporalHandle {
   connection: Connection;
   client: Client;
+  /** Starts workflows, runs their Updates and Queries, by workflow type name (see workflows-client.ts). */
+  workflows: WorkflowsClient;
   namespace: string;
   taskQueue: string;
   /**
@@ -74,6 +77,7 @@ export async function connectTemporal(config: Config, address: string): Promise<
   return {
     connection,
     client,
+    workflows: createWorkflowsClient(client, config.TEMPORAL_TASK_QUEUE),
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     async bounded(calls, deadline = config.TEMPORAL_CALL_TIMEOUT_MS) {

@@ -1,5 +1,6 @@
 import { temporal } from '@temporalio/proto';
 import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
+import { recordHistory } from './support/record-history';
 import { createBillingFixture, invoiceBody, type BillingFixture } from './support/billing-fixtures';
 
 let api: TestApi;
@@ -83,5 +84,41 @@ describe('invoice workflows end, and Postgres rebuilds them', () => {
     const undone = await api.http().post(`/fsm/invoice/${id}/undo`).set(auth()).send({});
     expect(undone.status).toBe(200);
     expect(undone.body.data.status).toBe('sent');
+  });
+
+  it('when an undone send is forgotten by a reset, then the next step is refused by Postgres and the workflow reloads its state from there', async () => {
+    const id = await createInvoice();
+    await post(id, 'raise').expect(200);
+    await post(id, 'send').expect(200);
+    const workflowId = `invoice:${id}`;
+    const { namespace, client } = api.temporal;
+    const beforeUndo = (await client.workflow.getHandle(workflowId).fetchHistory()).events!;
+    const afterSend = beforeUndo.filter((event) => event.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED).at(-1)!;
+    await api.http().post(`/fsm/invoice/${id}/undo`).set(auth()).send({}).expect(200);
+
+    // Reset to just after the send, nothing reapplied: the workflow remembers `sent`; Postgres says `raised`.
+    await client.workflowService.resetWorkflowExecution({
+      namespace,
+      workflowExecution: { workflowId },
+      reason: 'operator reset in a test, nothing reapplied',
+      workflowTaskFinishEventId: afterSend.eventId,
+      requestId: `reset-after-send-${id}`,
+      resetReapplyType: temporal.api.enums.v1.ResetReapplyType.RESET_REAPPLY_TYPE_NONE,
+    });
+    const paid = await post(id, 'mark-paid', { paidDate: '2026-11-20' });
+    expect(paid.status).toBe(200);
+    expect(paid.body.data.status).toBe('paid');
+    const transitions = await api.db('invoice_transitions').where({ invoice_id: id }).whereNull('undone_at').orderBy('seq').select('seq', 'step');
+    expect(transitions.map((t) => [t.seq, t.step])).toEqual([
+      [1, 'raise'],
+      [4, 'send'],
+      [5, 'pay'],
+    ]);
+    // Seq 3 went to the refused pay (planned from `sent`), and numbers only grow; the refusal made the
+    // workflow read Postgres once, then send and pay.
+    const events = (await client.workflow.getHandle(workflowId).fetchHistory()).events!;
+    const snapshots = events.filter((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'invoiceSnapshot');
+    expect(snapshots).toHaveLength(1);
+    await recordHistory(api, workflowId, 'invoice-reset-refused-step-reloads');
   });
 });

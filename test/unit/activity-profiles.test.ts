@@ -64,9 +64,11 @@ describe('activity profiles', () => {
 
     expect(calls.length).toBeGreaterThan(0);
     for (const call of calls) {
-      const [, family, profile] = /^(LOCAL_ACTIVITY_PROFILES|ACTIVITY_PROFILES)\.(\w+),?$/.exec(call.argument) ?? [];
+      // Either a profile by name, or the one a workflow names to activitiesOf / localActivitiesOf (typed as a profile's name).
+      const [, family, profile] = /^(LOCAL_ACTIVITY_PROFILES|ACTIVITY_PROFILES)(?:\.(\w+)|\[(profile)\]),?$/.exec(call.argument)?.filter(Boolean) ?? [];
       const profiles = family === 'LOCAL_ACTIVITY_PROFILES' ? LOCAL_ACTIVITY_PROFILES : ACTIVITY_PROFILES;
-      expect({ ...call, profile: profile && Object.hasOwn(profiles, profile) ? 'known' : 'unknown' }).toEqual({ ...call, profile: 'known' });
+      const known = profile === 'profile' || (profile !== undefined && Object.hasOwn(profiles, profile));
+      expect({ ...call, profile: known ? 'known' : 'unknown' }).toEqual({ ...call, profile: 'known' });
       expect(call.file).toBe('shared.ts');
     }
   });

@@ -81,4 +81,8 @@ describe('the import rules', () => {
     // The imports through the faces themselves pass.
     expect(violations.filter((violation) => violation.to.endsWith('/index.ts'))).toEqual([]);
   });
+  it('when the project itself is checked, then its structure has no violation', () => {
+    const run = spawnSync(path.join(root, 'node_modules/.bin/depcruise'), ['src', 'activities', 'workflows', '--config', '.dependency-cruiser.cjs', '--output-type', 'err'], { cwd: root, encoding: 'utf8' });
+    expect({ status: run.status, output: run.stdout.trim() }).toEqual({ status: 0, output: expect.stringContaining('no dependency violations found') });
+  });
 });

@@ -35,12 +35,17 @@ describe('the workflow import rule', () => {
     ]);
   });
 
+  it('when a workflow imports even the types of an activities file, then lint fails: activities are declared in workflows/', async () => {
+    const messages = await lintWorkflowSource(["import type { Services } from '../activities/index';", 'export const used: Services | undefined = undefined;'].join('\n'));
+    expect(messages).toEqual([expect.stringContaining('never directly')]);
+  });
+
   it('when a workflow imports pure domain code and types only, then lint passes', async () => {
     const messages = await lintWorkflowSource(
       [
         "import { parseUsageEvent } from '../src/domain/usage-event';",
         "import type { Config } from '../src/config';",
-        "import type { UsageActivities } from '../activities/usage.activities';",
+        "import type { UsageActivities } from './usage-batch.types';",
         'export const used: [typeof parseUsageEvent, Config | undefined, UsageActivities | undefined] = [parseUsageEvent, undefined, undefined];',
       ].join('\n'),
     );

@@ -1,11 +1,12 @@
-import { chatConversationWorkflow, chatMessageUpdate } from '../../workflows/chat.workflow';
+import { chatMessageUpdate, type ChatbotActivities } from '../../workflows/chat.types';
+import { chatConversationWorkflow } from '../../workflows/chat.workflow';
 import { chatWorkflowId } from '../../workflows/shared';
 import { TASK_QUEUE, timeSkippingEnvironment, useWorkflowEnvironment } from './support/environment';
 import { fakeActivities } from './support/fake-activities';
 
 jest.setTimeout(60_000);
 
-const fakes = fakeActivities({
+const fakes = fakeActivities<ChatbotActivities>({
   answerChatMessage: async (input) => ({ text: `answer ${String(input.seq)}`, data: null, sources: [] }),
   chatModelStep: async () => ({ kind: 'text', text: 'unused' }),
   chatToolCall: async () => ({ error: 'unused' }),

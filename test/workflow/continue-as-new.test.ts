@@ -1,13 +1,13 @@
 import { defaultPayloadConverter } from '@temporalio/common';
-import type { InvoiceLifecycleInput } from '../../workflows/invoice-lifecycle.types';
-import { invoiceLifecycleWorkflow, lifecycleQuery, markPaidUpdate, raiseUpdate, sendUpdate, undoUpdate } from '../../workflows/invoice-lifecycle.workflow';
+import { type InvoiceLifecycleInput, lifecycleQuery, markPaidUpdate, raiseUpdate, sendUpdate, undoUpdate, type InvoiceActivities } from '../../workflows/invoice-lifecycle.types';
+import { invoiceLifecycleWorkflow } from '../../workflows/invoice-lifecycle.workflow';
 import { invoiceWorkflowId } from '../../workflows/shared';
 import { devServerEnvironment, TASK_QUEUE, useWorkflowEnvironment } from './support/environment';
 import { fakeActivities } from './support/fake-activities';
 
 jest.setTimeout(30_000);
 
-const fakes = fakeActivities({
+const fakes = fakeActivities<InvoiceActivities>({
   raiseInvoice: async () => ({ number: 'INV-0042' }),
   sendInvoice: async () => undefined,
   payInvoice: async () => undefined,

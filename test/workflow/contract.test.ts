@@ -1,7 +1,8 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import { fromApplicationFailure } from '../../src/domain/errors';
-import { achieveMilestoneUpdate, contractActionUpdates, contractQuery, contractWorkflow } from '../../workflows/contract.workflow';
-import { lifecycleQuery } from '../../workflows/invoice-lifecycle.workflow';
+import { achieveMilestoneUpdate, contractActionUpdates, contractQuery, type ContractActivities } from '../../workflows/contract.types';
+import { contractWorkflow } from '../../workflows/contract.workflow';
+import { lifecycleQuery } from '../../workflows/invoice-lifecycle.types';
 import { ContractIdKey, CustomerIdKey, OrganisationIdKey } from '../../workflows/search-attributes';
 import { contractWorkflowId, invoiceWorkflowId } from '../../workflows/shared';
 import { TASK_QUEUE, timeSkippingEnvironment, useWorkflowEnvironment } from './support/environment';
@@ -9,7 +10,7 @@ import { fakeActivities } from './support/fake-activities';
 
 jest.setTimeout(30_000);
 
-const fakes = fakeActivities({
+const fakes = fakeActivities<ContractActivities>({
   setContractStatus: async () => undefined,
   achieveMilestone: async (input) => ({ invoiceId: `inv_for_${String(input.milestoneId)}` }),
 });

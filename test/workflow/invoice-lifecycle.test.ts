@@ -2,16 +2,18 @@ import { Context } from '@temporalio/activity';
 import { WorkflowUpdateStage, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { AppError, fromApplicationFailure, toApplicationFailure } from '../../src/domain/errors';
-import type { InvoiceLifecycleInput, LifecycleView } from '../../workflows/invoice-lifecycle.types';
 import {
   cancelUpdate,
-  invoiceLifecycleWorkflow,
   lifecycleQuery,
   markPaidUpdate,
   raiseUpdate,
   sendUpdate,
   undoUpdate,
-} from '../../workflows/invoice-lifecycle.workflow';
+  type InvoiceActivities,
+  type InvoiceLifecycleInput,
+  type LifecycleView,
+} from '../../workflows/invoice-lifecycle.types';
+import { invoiceLifecycleWorkflow } from '../../workflows/invoice-lifecycle.workflow';
 import { invoiceWorkflowId } from '../../workflows/shared';
 import { TASK_QUEUE, timeSkippingEnvironment, useWorkflowEnvironment } from './support/environment';
 import { deferred, fakeActivities, sleep } from './support/fake-activities';
@@ -27,7 +29,7 @@ const SCHEDULE = [1, 7, 14];
 const dueDates = new Map<string, string>();
 const remindersSent = new Map<string, number[]>();
 
-const fakes = fakeActivities({
+const fakes = fakeActivities<InvoiceActivities>({
   raiseInvoice: async () => ({ number: 'INV-0001' }),
   sendInvoice: async () => undefined,
   payInvoice: async () => undefined,

@@ -1,6 +1,7 @@
 import { WorkflowFailedError } from '@temporalio/client';
 import { AppError, toApplicationFailure } from '../../src/domain/errors';
 import { usageBatchWorkflowId } from '../../workflows/shared';
+import type { UsageActivities } from '../../workflows/usage-batch.types';
 import { usageBatchWorkflow } from '../../workflows/usage-batch.workflow';
 import { TASK_QUEUE, timeSkippingEnvironment, useWorkflowEnvironment } from './support/environment';
 import { fakeActivities } from './support/fake-activities';
@@ -8,7 +9,7 @@ import { fakeActivities } from './support/fake-activities';
 jest.setTimeout(30_000);
 
 const outcome = { success: 2, failed: 1, duplicates: 0, failedRecords: [] };
-const fakes = fakeActivities({
+const fakes = fakeActivities<UsageActivities>({
   ingestUsageChunk: async () => outcome,
   completeUsageBatch: async () => undefined,
   failUsageBatch: async () => undefined,

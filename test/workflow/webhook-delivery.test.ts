@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { webhookDeliveryWorkflow } from '../../workflows/webhook-delivery.workflow';
-import { WEBHOOK_ATTEMPT_OFFSETS_MS } from '../../workflows/webhook-delivery.types';
+import { WEBHOOK_ATTEMPT_OFFSETS_MS, type WebhookActivities } from '../../workflows/webhook-delivery.types';
 import { TASK_QUEUE, timeSkippingEnvironment, useWorkflowEnvironment } from './support/environment';
 
 /** Scripted answers of the attempt activity, per delivery: an outcome, or an error the activity ends with. */
@@ -18,7 +18,7 @@ const environment = useWorkflowEnvironment(timeSkippingEnvironment, {
   async giveUpWebhookDelivery(input: { deliveryId: string }) {
     gaveUp.push(input.deliveryId);
   },
-});
+} satisfies WebhookActivities);
 
 async function deliver(deliveryId: string) {
   return environment().client.workflow.execute(webhookDeliveryWorkflow, {

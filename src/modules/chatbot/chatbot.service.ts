@@ -1,17 +1,16 @@
-import { WithStartWorkflowOperation } from '@temporalio/client';
 import { orNotFound } from '../../domain/errors';
 import type { Page, PageQuery } from '../../http/paging';
 import type { AuthContext } from '../../http/route';
 import type { WorkflowServiceDeps } from '../../temporal/client';
-import { chatConversationWorkflow, chatMessageUpdate, type ChatEngine } from '../../../workflows/chat.workflow';
-import { chatWorkflowId, searchAttributes } from '../../../workflows/shared';
+import { chatMessageUpdate, type ChatEngine } from '../../../workflows/chat.types';
+import { chatWorkflowId, searchAttributes } from '../../../workflows/ids';
 import { createChatbotRepository } from './chatbot.repository';
 import type { ChatMessage, ChatReply, Conversation } from './chatbot.schemas';
 
 /** The API's side of the chatbot: a question goes to its conversation's workflow, which answers it. */
 export function createChatbotService(deps: WorkflowServiceDeps & { engine: ChatEngine }) {
   const conversations = createChatbotRepository(deps.db);
-  const { client, taskQueue } = deps.temporal;
+  const { workflows } = deps.temporal;
 
   async function requireConversation(organisationId: string, id: string): Promise<Conversation> {
     return orNotFound(await conversations.findConversation(organisationId, id), 'Conversation');
@@ -27,9 +26,8 @@ export function createChatbotService(deps: WorkflowServiceDeps & { engine: ChatE
       const conversation = body.conversationId
         ? await requireConversation(auth.organisationId, body.conversationId)
         : await conversations.createConversation(auth.organisationId, auth.subjectId, body.text.slice(0, 80), idempotencyKey);
-      const startWorkflowOperation = new WithStartWorkflowOperation(chatConversationWorkflow, {
+      const startWorkflowOperation = workflows.withStart('chatConversationWorkflow', {
         workflowId: chatWorkflowId(conversation.id),
-        taskQueue,
         // Picked up again after a pause: the turns Postgres holds.
         args: [{ organisationId: auth.organisationId, conversationId: conversation.id, turns: await conversations.turnsOf(conversation.id) }],
         workflowIdConflictPolicy: 'USE_EXISTING',
@@ -37,7 +35,7 @@ export function createChatbotService(deps: WorkflowServiceDeps & { engine: ChatE
       });
       const updateId = idempotencyKey ? `question:${auth.subjectId}:${idempotencyKey}` : undefined;
       const reply = await deps.temporal.bounded(
-        () => client.workflow.executeUpdateWithStart(chatMessageUpdate, { args: [{ text: body.text, role: auth.role, ...(deps.engine === 'model' ? { engine: 'model' as const } : {}) }], startWorkflowOperation, ...(updateId ? { updateId } : {}) }),
+        () => workflows.executeUpdateWithStart(chatMessageUpdate, { args: [{ text: body.text, role: auth.role, ...(deps.engine === 'model' ? { engine: 'model' as const } : {}) }], startWorkflowOperation, ...(updateId ? { updateId } : {}) }),
         'update',
       );
       return { conversationId: conversation.id, reply };

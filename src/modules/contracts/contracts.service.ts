@@ -1,4 +1,3 @@
-import { WithStartWorkflowOperation } from '@temporalio/client';
 import type { WorkflowServiceDeps } from '../../temporal/client';
 import { addDays } from '../../domain/billing-periods';
 import { isCurrency } from '../../domain/currencies';
@@ -12,10 +11,10 @@ import {
   achieveMilestoneUpdate,
   changePlanUpdate,
   contractActionUpdates,
-  contractWorkflow,
   undoPlanChangeUpdate,
-} from '../../../workflows/contract.workflow';
-import { contractWorkflowId, searchAttributes } from '../../../workflows/shared';
+  type ContractWorkflowInput,
+} from '../../../workflows/contract.types';
+import { contractWorkflowId, searchAttributes } from '../../../workflows/ids';
 import { newId } from '../../db/ids';
 import { createContractRepository, type Contract, type ContractTaxRecord, type Milestone } from './contracts.repository';
 import { createPlanChangeRepository, toPlanChange, type PlanChange } from './plan-changes.repository';
@@ -30,15 +29,14 @@ export function createContractService(deps: WorkflowServiceDeps) {
   const plans = plansIn(deps.db);
   const customers = customersIn(deps.db);
   const planChanges = createPlanChangeRepository(deps.db);
-  const { client, taskQueue } = deps.temporal;
+  const { workflows } = deps.temporal;
 
   function startOptions(organisationId: string, contract: Contract) {
     return {
       workflowId: contractWorkflowId(contract.id),
-      taskQueue,
       // The state recorded in Postgres: a workflow started again after its first run ended or was terminated
       // goes on from there.
-      args: [{ contractId: contract.id, organisationId, customerId: contract.customerId, state: contract.status }] as Parameters<typeof contractWorkflow>,
+      args: [{ contractId: contract.id, organisationId, customerId: contract.customerId, state: contract.status }] as [ContractWorkflowInput],
       ...searchAttributes({ organisationId, customerId: contract.customerId, contractId: contract.id }),
     };
   }
@@ -61,7 +59,7 @@ export function createContractService(deps: WorkflowServiceDeps) {
     const contract = await requireContract(organisationId, contractId);
     assertOpen(contract, 'achieve milestones of');
     const { invoiceId } = await deps.temporal.bounded(
-      () => client.workflow.executeUpdateWithStart(achieveMilestoneUpdate, { args: [{ milestoneId }], startWorkflowOperation: withStart(organisationId, contract) }),
+      () => workflows.executeUpdateWithStart(achieveMilestoneUpdate, { args: [{ milestoneId }], startWorkflowOperation: withStart(organisationId, contract) }),
       'update',
     );
     return invoiceId;
@@ -69,7 +67,7 @@ export function createContractService(deps: WorkflowServiceDeps) {
 
   /** The contract's workflow, started if it is not running (a contract whose workflow ended goes on from Postgres). */
   function withStart(organisationId: string, contract: Contract) {
-    return new WithStartWorkflowOperation(contractWorkflow, { ...startOptions(organisationId, contract), workflowIdConflictPolicy: 'USE_EXISTING' });
+    return workflows.withStart('contractWorkflow', { ...startOptions(organisationId, contract), workflowIdConflictPolicy: 'USE_EXISTING' });
   }
 
   /** A tax applies to items of the contract's own plans: any other id is as unknown as a missing one. */
@@ -135,7 +133,7 @@ export function createContractService(deps: WorkflowServiceDeps) {
       }
       const contract = await contracts.create(organisationId, input);
       try {
-        await deps.temporal.bounded(() => client.workflow.start(contractWorkflow, { ...startOptions(organisationId, contract), workflowIdConflictPolicy: 'USE_EXISTING' }));
+        await deps.temporal.bounded(() => workflows.start('contractWorkflow', { ...startOptions(organisationId, contract), workflowIdConflictPolicy: 'USE_EXISTING' }));
       } catch (error) {
         // The contract is whole in Postgres; its first transition starts the workflow (update-with-start).
         if (!(error instanceof AppError && error.kind === 'unavailable')) throw error;
@@ -146,7 +144,7 @@ export function createContractService(deps: WorkflowServiceDeps) {
     async transition(organisationId: string, id: string, action: ContractAction): Promise<Contract> {
       const contract = await requireContract(organisationId, id);
       assertOpen(contract, action);
-      await deps.temporal.bounded(() => client.workflow.executeUpdateWithStart(contractActionUpdates[action], { startWorkflowOperation: withStart(organisationId, contract) }), 'update');
+      await deps.temporal.bounded(() => workflows.executeUpdateWithStart(contractActionUpdates[action], { startWorkflowOperation: withStart(organisationId, contract) }), 'update');
       return requireContract(organisationId, id);
     },
 
@@ -197,7 +195,7 @@ export function createContractService(deps: WorkflowServiceDeps) {
       assertOpen(contract, 'change the plans of');
       // The id is chosen here, so that the workflow's step, retried, finds the change it made.
       const request = { planChangeId: newId('pch'), ...input };
-      return deps.temporal.bounded(() => client.workflow.executeUpdateWithStart(changePlanUpdate, { args: [request], startWorkflowOperation: withStart(organisationId, contract) }), 'update');
+      return deps.temporal.bounded(() => workflows.executeUpdateWithStart(changePlanUpdate, { args: [request], startWorkflowOperation: withStart(organisationId, contract) }), 'update');
     },
 
     /** Undoes a change no invoice has credited yet. */
@@ -205,7 +203,7 @@ export function createContractService(deps: WorkflowServiceDeps) {
       const contract = await requireContract(organisationId, contractId);
       orNotFound(await planChanges.find(organisationId, contractId, planChangeId), 'Plan change');
       assertOpen(contract, 'undo the plan changes of');
-      return deps.temporal.bounded(() => client.workflow.executeUpdateWithStart(undoPlanChangeUpdate, { args: [{ planChangeId }], startWorkflowOperation: withStart(organisationId, contract) }), 'update');
+      return deps.temporal.bounded(() => workflows.executeUpdateWithStart(undoPlanChangeUpdate, { args: [{ planChangeId }], startWorkflowOperation: withStart(organisationId, contract) }), 'update');
     },
 
     async planChanges(organisationId: string, contractId: string, paging: PageQuery): Promise<Page<PlanChange>> {

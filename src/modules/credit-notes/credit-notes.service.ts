@@ -1,12 +1,11 @@
-import { WithStartWorkflowOperation } from '@temporalio/client';
 import type { UpdateDefinition } from '@temporalio/common';
 import { assertCreditable, planCreditNote } from '../../domain/credit-notes';
 import { AppError, orNotFound } from '../../domain/errors';
 import { formatAmount, toDecimal } from '../../domain/money';
 import type { Page, PageQuery } from '../../http/paging';
 import type { WorkflowServiceDeps } from '../../temporal/client';
-import { creditNoteWorkflow, issueCreditNoteUpdate, undoCreditNoteUpdate, voidCreditNoteUpdate } from '../../../workflows/credit-note.workflow';
-import { creditNoteWorkflowId, searchAttributes } from '../../../workflows/shared';
+import { issueCreditNoteUpdate, undoCreditNoteUpdate, voidCreditNoteUpdate } from '../../../workflows/credit-note.types';
+import { creditNoteWorkflowId, searchAttributes } from '../../../workflows/ids';
 import { renderInvoicePdf, invoicesIn } from '../invoices';
 import { loadCreditNoteDocument } from './credit-note-document';
 import { creditableOf, creditedOf } from './credited';
@@ -28,14 +27,13 @@ export function createCreditNoteService(deps: WorkflowServiceDeps) {
 
   /** Update-with-start: the note's workflow is started when it has none running (the first step, or a quiet one completed). */
   async function step(row: CreditNoteRow, definition: UpdateDefinition<void, []>): Promise<void> {
-    const startWorkflowOperation = new WithStartWorkflowOperation(creditNoteWorkflow, {
+    const startWorkflowOperation = temporal.workflows.withStart('creditNoteWorkflow', {
       workflowId: creditNoteWorkflowId(row.id),
-      taskQueue: temporal.taskQueue,
       args: [{ organisationId: row.organisation_id, creditNoteId: row.id }],
       workflowIdConflictPolicy: 'USE_EXISTING',
       ...searchAttributes({ organisationId: row.organisation_id, customerId: row.customer_id }),
     });
-    await temporal.bounded(() => temporal.client.workflow.executeUpdateWithStart(definition, { args: [], startWorkflowOperation }), 'update');
+    await temporal.bounded(() => temporal.workflows.executeUpdateWithStart(definition, { args: [], startWorkflowOperation }), 'update');
   }
 
   async function stepOn(organisationId: string, id: string, definition: UpdateDefinition<void, []>): Promise<CreditNote> {

@@ -7,8 +7,7 @@ import { formatAmount, hasAtMostMinorUnits, toDecimal } from '../../domain/money
 import { newId } from '../../db/ids';
 import type { PageQuery } from '../../http/paging';
 import type { WorkflowServiceDeps } from '../../temporal/client';
-import { creditExpiryWorkflow } from '../../../workflows/credit-expiry.workflow';
-import { creditExpiryWorkflowId, searchAttributes } from '../../../workflows/shared';
+import { creditExpiryWorkflowId, searchAttributes } from '../../../workflows/ids';
 import { customersIn } from '../customers';
 import { createCreditRepository, toCreditEntry } from './credits.repository';
 import type { AddCreditsBody, CreditEntry, Credits } from './credits.schemas';
@@ -91,7 +90,7 @@ export type CreditService = ReturnType<typeof createCreditService>;
  * and does nothing.
  */
 export function createCreditGrantService(deps: WorkflowServiceDeps & { credits: CreditService }) {
-  const { client, taskQueue } = deps.temporal;
+  const { workflows } = deps.temporal;
   return {
     async add(organisationId: string, customerId: string, input: AddCreditsBody): Promise<CreditEntry> {
       if (!input.expiresAt) return deps.credits.add(organisationId, customerId, input);
@@ -100,9 +99,8 @@ export function createCreditGrantService(deps: WorkflowServiceDeps & { credits: 
       orNotFound(await customersIn(deps.db).findById(organisationId, customerId), 'Customer');
       const lotId = newId('clt');
       await deps.temporal.bounded(() =>
-        client.workflow.start(creditExpiryWorkflow, {
+        workflows.start('creditExpiryWorkflow', {
           workflowId: creditExpiryWorkflowId(lotId),
-          taskQueue,
           args: [{ organisationId, lotId, expiresAt: new Date(input.expiresAt!).toISOString() }],
           workflowIdConflictPolicy: 'USE_EXISTING',
           ...searchAttributes({ organisationId, customerId }),

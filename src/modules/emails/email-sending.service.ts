@@ -1,7 +1,6 @@
 import { newId } from '../../db/ids';
 import type { WorkflowServiceDeps } from '../../temporal/client';
-import { emailDeliveryWorkflow } from '../../../workflows/email-delivery.workflow';
-import { emailWorkflowId, searchAttributes } from '../../../workflows/shared';
+import { emailWorkflowId, searchAttributes } from '../../../workflows/ids';
 import type { EmailService } from './emails.service';
 import type { Email, SendEmailBody } from './emails.schemas';
 
@@ -15,9 +14,8 @@ export function createEmailSendingService(deps: WorkflowServiceDeps & { emails: 
       const email = await emails.create(await emails.prepare(organisationId, id, body, createdBy));
       try {
         await temporal.bounded(() =>
-          temporal.client.workflow.start(emailDeliveryWorkflow, {
+          temporal.workflows.start('emailDeliveryWorkflow', {
             workflowId: emailWorkflowId(id),
-            taskQueue: temporal.taskQueue,
             args: [{ organisationId, emailId: id }],
             ...searchAttributes({ organisationId }),
           }),

@@ -13,7 +13,7 @@ import type { Page, PageQuery } from '../../http/paging';
 import { deleted } from '../../http/schemas';
 import type { WorkflowServiceDeps } from '../../temporal/client';
 import type { InvoiceRunInput } from '../../../workflows/invoice-run.types';
-import { invoiceRunScheduleId, invoiceRunWorkflowId, searchAttributes } from '../../../workflows/shared';
+import { invoiceRunScheduleId, invoiceRunWorkflowId, searchAttributes } from '../../../workflows/ids';
 import { createInvoiceRunScheduleRepository, type InvoiceRunScheduleRow, type ScheduleChanges } from './invoice-run-schedules.repository';
 import type {
   BackfillBody,

@@ -7,8 +7,7 @@ import { formatAmount } from '../../domain/money';
 import type { Page, PageQuery } from '../../http/paging';
 import type { WorkflowServiceDeps } from '../../temporal/client';
 import type { InvoiceRunInput } from '../../../workflows/invoice-run.types';
-import { invoiceRunWorkflow } from '../../../workflows/invoice-run.workflow';
-import { invoiceRunWorkflowId, searchAttributes } from '../../../workflows/shared';
+import { invoiceRunWorkflowId, searchAttributes } from '../../../workflows/ids';
 import { contractsIn } from '../contracts';
 import { organisationToday } from '../organisation-settings';
 import { createInvoiceRunRepository, type InvoiceRunRepository, type InvoiceRunRow } from './invoice-runs.repository';
@@ -60,7 +59,7 @@ async function toRun(runs: InvoiceRunRepository, row: InvoiceRunRow): Promise<In
 /** Invoice runs as the API drives them: each is recorded, then run by its workflow `invoice-run:{id}`. */
 export function createInvoiceRunControlService(deps: WorkflowServiceDeps & { invoiceRuns: InvoiceRunService }) {
   const runs = createInvoiceRunRepository(deps.db);
-  const { client, taskQueue } = deps.temporal;
+  const { workflows } = deps.temporal;
   /** When each running run's workflow was last described, for the read repair below. */
   const describedAt = new Map<string, number>();
 
@@ -76,7 +75,7 @@ export function createInvoiceRunControlService(deps: WorkflowServiceDeps & { inv
     if (describedAt.size >= 10_000) describedAt.clear();
     describedAt.set(row.id, now);
     try {
-      const description = await deps.temporal.bounded(() => client.workflow.getHandle(row.workflow_id).describe());
+      const description = await deps.temporal.bounded(() => workflows.handle('invoiceRunWorkflow', row.workflow_id).describe());
       if (description.status.name === 'RUNNING' || description.status.name === 'COMPLETED') return row;
     } catch (error) {
       if (!(error instanceof WorkflowNotFoundError)) return row;
@@ -93,8 +92,8 @@ export function createInvoiceRunControlService(deps: WorkflowServiceDeps & { inv
     const ended = (error: unknown) => error instanceof WorkflowNotFoundError || error instanceof WorkflowFailedError;
     await deps.temporal.bounded(
       () =>
-        client.workflow
-          .getHandle(workflowId)
+        workflows
+          .handle('invoiceRunWorkflow', workflowId)
           .result()
           .then(() => undefined, (error: unknown) => {
             if (!ended(error)) throw error;
@@ -110,9 +109,8 @@ export function createInvoiceRunControlService(deps: WorkflowServiceDeps & { inv
 
   async function startWorkflow(input: InvoiceRunInput & { runId: string }): Promise<void> {
     await deps.temporal.bounded(() =>
-      client.workflow.start(invoiceRunWorkflow, {
+      workflows.start('invoiceRunWorkflow', {
         workflowId: invoiceRunWorkflowId(input.runId),
-        taskQueue,
         args: [input],
         ...searchAttributes({ organisationId: input.organisationId }),
       }),

@@ -1,20 +1,11 @@
-import { WithStartWorkflowOperation, WorkflowNotFoundError } from '@temporalio/client';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import type { UpdateDefinition } from '@temporalio/common';
 import type { Knex } from 'knex';
 import type { WorkflowServiceDeps } from '../../temporal/client';
 import { AppError, orNotFound } from '../../domain/errors';
 import { allowedActions, INVOICE_STATES, type InvoiceAction } from '../../domain/invoice-state';
-import type { InvoiceLifecycleInput, LifecycleView } from '../../../workflows/invoice-lifecycle.types';
-import {
-  cancelUpdate,
-  invoiceLifecycleWorkflow,
-  lifecycleQuery,
-  markPaidUpdate,
-  raiseUpdate,
-  sendUpdate,
-  undoUpdate,
-} from '../../../workflows/invoice-lifecycle.workflow';
-import { invoiceWorkflowId, searchAttributes } from '../../../workflows/shared';
+import { type InvoiceLifecycleInput, type LifecycleView, cancelUpdate, lifecycleQuery, markPaidUpdate, raiseUpdate, sendUpdate, undoUpdate } from '../../../workflows/invoice-lifecycle.types';
+import { invoiceWorkflowId, searchAttributes } from '../../../workflows/ids';
 import type { Page, PageQuery } from '../../http/paging';
 import type { ContractPlanRef } from '../contracts';
 import { loadInvoiceDocument } from './invoice-document';
@@ -30,7 +21,7 @@ type TransitionArgs = { paidDate?: string; comments?: string };
 /** Lifecycle changes go through the invoice's workflow; reads come from Postgres, already committed. */
 export function createInvoiceService(deps: WorkflowServiceDeps, resolveContractPlan: ContractPlanResolver) {
   const invoices = createInvoiceRepository(deps.db);
-  const { client, taskQueue } = deps.temporal;
+  const { workflows } = deps.temporal;
 
   /**
    * Postgres is the source of truth: a workflow started for an invoice that has a history (its first run
@@ -42,9 +33,8 @@ export function createInvoiceService(deps: WorkflowServiceDeps, resolveContractP
   }
 
   function startOperation(row: InvoiceRow, carried?: InvoiceLifecycleInput['carried']) {
-    return new WithStartWorkflowOperation(invoiceLifecycleWorkflow, {
+    return workflows.withStart('invoiceLifecycleWorkflow', {
       workflowId: invoiceWorkflowId(row.id),
-      taskQueue,
       args: [{ invoiceId: row.id, organisationId: row.organisation_id, ...(carried ? { carried } : {}) }],
       workflowIdConflictPolicy: 'USE_EXISTING',
       ...searchAttributes({ organisationId: row.organisation_id, customerId: row.customer_id, contractId: row.contract_id }),
@@ -65,7 +55,7 @@ export function createInvoiceService(deps: WorkflowServiceDeps, resolveContractP
    */
   async function update<Args extends unknown[]>(row: InvoiceRow, definition: UpdateDefinition<LifecycleView, Args>, args: Args, updateId?: string) {
     const startWorkflowOperation = startOperation(row, await carriedOf(row));
-    await deps.temporal.bounded(() => client.workflow.executeUpdateWithStart(definition, { args, updateId, startWorkflowOperation }), 'update');
+    await deps.temporal.bounded(() => workflows.executeUpdateWithStart(definition, { args, updateId, startWorkflowOperation }), 'update');
   }
 
   return {
@@ -91,7 +81,7 @@ export function createInvoiceService(deps: WorkflowServiceDeps, resolveContractP
       await assertPlanItemsKnown(deps.db, organisationId, input.items);
       const row = await invoices.create({ ...input, organisationId, ...plan });
       try {
-        await deps.temporal.bounded(() => client.workflow.start(invoiceLifecycleWorkflow, startOperation(row).options));
+        await deps.temporal.bounded(() => workflows.start('invoiceLifecycleWorkflow', startOperation(row).options));
       } catch (error) {
         // The draft is whole in Postgres; its first transition starts the workflow (update-with-start).
         if (!(error instanceof AppError && error.kind === 'unavailable')) throw error;
@@ -132,7 +122,7 @@ export function createInvoiceService(deps: WorkflowServiceDeps, resolveContractP
     async lifecycle(organisationId: string, id: string): Promise<LifecycleView & { states: readonly string[] }> {
       const row = await requireRow(organisationId, id);
       try {
-        const view = await deps.temporal.bounded(() => client.workflow.getHandle(invoiceWorkflowId(id)).query(lifecycleQuery));
+        const view = await deps.temporal.bounded(() => workflows.query(invoiceWorkflowId(id), lifecycleQuery));
         return { ...view, states: INVOICE_STATES };
       } catch (error) {
         if (!(error instanceof WorkflowNotFoundError)) throw error;

@@ -1,7 +1,6 @@
 import { newId } from '../../db/ids';
 import type { WorkflowServiceDeps } from '../../temporal/client';
-import { exportWorkflow } from '../../../workflows/export.workflow';
-import { exportWorkflowId, searchAttributes } from '../../../workflows/shared';
+import { exportWorkflowId, searchAttributes } from '../../../workflows/ids';
 import { jobsIn, toJob, type Job } from '../jobs';
 import { OBJECTS } from './object-registry';
 import type { ObjectQuery } from './object-sql';
@@ -21,9 +20,8 @@ export function createExportService(deps: WorkflowServiceDeps) {
       const job = await jobs.create({ id: jobId, organisationId, type: 'export', params: body, workflowId, createdBy });
       try {
         await deps.temporal.bounded(() =>
-          deps.temporal.client.workflow.start(exportWorkflow, {
+          deps.temporal.workflows.start('exportWorkflow', {
             workflowId,
-            taskQueue: deps.temporal.taskQueue,
             args: [{ jobId, organisationId, object: body.object, query: { filter: body.filter } }],
             ...searchAttributes({ organisationId }),
           }),

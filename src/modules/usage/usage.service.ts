@@ -3,9 +3,9 @@ import { storableEvent } from '../../domain/usage-event';
 import type { Page, PageQuery } from '../../http/paging';
 import { WorkflowNotFoundError, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import { temporalUnavailable, type WorkflowServiceDeps } from '../../temporal/client';
-import { searchAttributes, usageBatchWorkflowId } from '../../../workflows/shared';
+import type { WorkflowSignature } from '../../temporal/workflows-client';
+import { searchAttributes, usageBatchWorkflowId } from '../../../workflows/ids';
 import type { FailedRecord, UsageBatchSummary } from '../../../workflows/usage-batch.types';
-import { usageBatchWorkflow } from '../../../workflows/usage-batch.workflow';
 import { createUsageRepository, toUsageEvent, type UsageBatchRow, type UsageBatchStatus, type UsageEventRecord, type UsageEventVersion, type UsageFilter } from './usage.repository';
 
 export const MAX_BATCH_EVENTS = 10_000;
@@ -42,7 +42,7 @@ const isUnavailable = (error: unknown) => error instanceof AppError && error.kin
 export function createUsageService(deps: WorkflowServiceDeps) {
   const usage = createUsageRepository(deps.db);
   const { temporal } = deps;
-  const { client, taskQueue } = temporal;
+  const { workflows } = temporal;
 
   async function recordOf(batch: UsageBatchRow): Promise<BatchRecord> {
     return {
@@ -70,7 +70,7 @@ export function createUsageService(deps: WorkflowServiceDeps) {
     if (row.status !== 'processing') return row;
     let reason: string | undefined;
     try {
-      const description = await temporal.bounded(() => client.workflow.getHandle(usageBatchWorkflowId(row.id)).describe());
+      const description = await temporal.bounded(() => workflows.handle('usageBatchWorkflow', usageBatchWorkflowId(row.id)).describe());
       const closed = description.status.name;
       if (closed !== 'RUNNING' && closed !== 'COMPLETED') reason = `the batch workflow ended ${closed.toLowerCase().replace('_', ' ')}; send the batch again`;
     } catch (error) {
@@ -106,12 +106,11 @@ export function createUsageService(deps: WorkflowServiceDeps) {
       if (stored) return { state: 'done', result: { batchId: batch.id, summary: stored, failedRecords: await usage.failedRecords(batch.id) } };
       if (batch.status === 'abandoned') await usage.reviveBatch(batch.id);
 
-      let run: WorkflowHandleWithFirstExecutionRunId<typeof usageBatchWorkflow>;
+      let run: WorkflowHandleWithFirstExecutionRunId<WorkflowSignature<'usageBatchWorkflow'>>;
       try {
         run = await temporal.bounded(() =>
-          client.workflow.start(usageBatchWorkflow, {
+          workflows.start('usageBatchWorkflow', {
             workflowId: usageBatchWorkflowId(batch.id),
-            taskQueue,
             args: [{ batchId: batch.id, organisationId, chunkCount: batch.chunk_count }],
             ...searchAttributes({ organisationId }),
             // A retried request joins the run already under way instead of failing or starting another.

@@ -1,17 +1,15 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { EventSubscriber } from '../../events/relay';
 import type { TemporalHandle, WorkflowServiceDeps } from '../../temporal/client';
-import { webhookDeliveryWorkflow } from '../../../workflows/webhook-delivery.workflow';
-import { searchAttributes, webhookDeliveryWorkflowId } from '../../../workflows/shared';
+import { searchAttributes, webhookDeliveryWorkflowId } from '../../../workflows/ids';
 import type { DispatchedDelivery, WebhookService } from './webhooks.service';
 
 /** Starts a delivery's workflow; one already started for the same delivery and generation is left running. */
 async function startDelivery(temporal: TemporalHandle, delivery: DispatchedDelivery & { generation: number }): Promise<void> {
   try {
     await temporal.bounded(() =>
-      temporal.client.workflow.start(webhookDeliveryWorkflow, {
+      temporal.workflows.start('webhookDeliveryWorkflow', {
         workflowId: webhookDeliveryWorkflowId(delivery.deliveryId, delivery.generation),
-        taskQueue: temporal.taskQueue,
         args: [delivery],
         ...searchAttributes({ organisationId: delivery.organisationId }),
       }),

@@ -1,0 +1,72 @@
+import { WithStartWorkflowOperation, type Client, type WorkflowHandle, type WorkflowHandleWithStartDetails, type WorkflowStartOptions, type WorkflowUpdateOptions } from '@temporalio/client';
+import type { QueryDefinition, SignalDefinition, UpdateDefinition } from '@temporalio/common';
+// Types only: the workflows the worker registers (workflows/index.ts is its workflowsPath), by name.
+import type * as registered from '../../workflows';
+
+type Registered = typeof registered;
+
+/**
+ * The name of a registered workflow: its exported function's name, which Temporal records as the
+ * workflow type in every history and running workflow. Never rename one.
+ */
+export type WorkflowName = keyof Registered;
+
+/** Each registered workflow's input and result, by name, as its contract file (workflows/*.types.ts) declares them. */
+export type WorkflowContracts = {
+  [N in WorkflowName]: { input: Parameters<Registered[N]>[0]; result: Awaited<ReturnType<Registered[N]>> };
+};
+
+/** A workflow's signature by name: what Temporal's client types its handles and options with. */
+export type WorkflowSignature<N extends WorkflowName> = (input: WorkflowContracts[N]['input']) => Promise<WorkflowContracts[N]['result']>;
+
+/** Start options without the task queue, which the client fills in: the workflow's id, args, policies, search attributes. */
+export type StartOptions<N extends WorkflowName> = Omit<WorkflowStartOptions<WorkflowSignature<N>>, 'taskQueue'>;
+
+/**
+ * The one way services drive workflows: by workflow type name, typed against the workflow's input and
+ * result, on the process's task queue. No workflow code is imported, only its contract's types; Update,
+ * Query and Signal definitions come from the workflow's contract file.
+ */
+export function createWorkflowsClient(client: Client, taskQueue: string) {
+  const options = <N extends WorkflowName>(start: StartOptions<N>): WorkflowStartOptions<WorkflowSignature<N>> =>
+    ({ ...start, taskQueue }) as WorkflowStartOptions<WorkflowSignature<N>>;
+  return {
+    /** Starts the workflow and answers its handle (its first run's id among the details). */
+    start<N extends WorkflowName>(name: N, start: StartOptions<N>): Promise<WorkflowHandleWithStartDetails<WorkflowSignature<N>>> {
+      return client.workflow.start<WorkflowSignature<N>>(name, options(start));
+    },
+
+    /** Starts the workflow and waits for its result. */
+    execute<N extends WorkflowName>(name: N, start: StartOptions<N>): Promise<WorkflowContracts[N]['result']> {
+      return client.workflow.execute<WorkflowSignature<N>>(name, options(start));
+    },
+
+    /** The start of an update-with-start (`executeUpdateWithStart`). */
+    withStart<N extends WorkflowName>(name: N, start: StartOptions<N> & Required<Pick<StartOptions<N>, 'workflowIdConflictPolicy'>>): WithStartWorkflowOperation<WorkflowSignature<N>> {
+      return new WithStartWorkflowOperation<WorkflowSignature<N>>(name, { ...options(start), workflowIdConflictPolicy: start.workflowIdConflictPolicy });
+    },
+
+    /** Runs an Update, starting the workflow first if none runs under the operation's id. */
+    executeUpdateWithStart<N extends WorkflowName, Ret, Args extends unknown[]>(
+      update: UpdateDefinition<Ret, Args>,
+      call: WorkflowUpdateOptions & { args?: Args; startWorkflowOperation: WithStartWorkflowOperation<WorkflowSignature<N>> },
+    ): Promise<Ret> {
+      return client.workflow.executeUpdateWithStart(update, call as WorkflowUpdateOptions & { args: Args; startWorkflowOperation: WithStartWorkflowOperation<WorkflowSignature<N>> });
+    },
+
+    /** A running (or closed) workflow of that type, by id: its result, description, cancellation. */
+    handle<N extends WorkflowName>(_name: N, workflowId: string): WorkflowHandle<WorkflowSignature<N>> {
+      return client.workflow.getHandle<WorkflowSignature<N>>(workflowId);
+    },
+
+    query<Ret, Args extends unknown[]>(workflowId: string, query: QueryDefinition<Ret, Args>, ...args: Args): Promise<Ret> {
+      return client.workflow.getHandle(workflowId).query(query, ...args);
+    },
+
+    signal<Args extends unknown[]>(workflowId: string, signal: SignalDefinition<Args>, ...args: Args): Promise<void> {
+      return client.workflow.getHandle(workflowId).signal(signal, ...args);
+    },
+  };
+}
+
+export type WorkflowsClient = ReturnType<typeof createWorkflowsClient>;

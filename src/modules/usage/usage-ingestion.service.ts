@@ -65,8 +65,7 @@ export function createUsageIngestionService(db: Knex) {
       });
     },
 
-    /** Records the merged counts; a second call changes nothing. */
-    /** The batch completed, with its `usage.batch_processed` webhook event in the same transaction. */
+    /** Records the merged counts, with the `usage.batch_processed` event in the same transaction; a second call changes nothing. */
     async completeBatch(input: { batchId: string; summary: UsageBatchSummary }): Promise<void> {
       await db.transaction(async (trx) => {
         const usage = createUsageRepository(trx);

@@ -257,8 +257,10 @@ export function createUsageRepository(db: Knex) {
       return result.rowCount;
     },
 
-    /** Records the merged counts (also of a failed batch whose retry got through); a completed one is left as it is. */
-    /** Answers the batch if this call completed it (a retry finds it completed already and answers undefined). */
+    /**
+     * Records the merged counts (also of a failed batch whose retry got through); a completed one is left as
+     * it is. Answers the batch if this call completed it (a retry finds it completed already: undefined).
+     */
     async completeBatch(batchId: string, summary: UsageBatchSummary): Promise<UsageBatchRow | undefined> {
       const [row] = await db<UsageBatchRow>('usage_batches').where({ id: batchId }).whereIn('status', ['processing', 'failed']).update({
         status: 'completed',

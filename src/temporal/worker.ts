@@ -79,7 +79,7 @@ export async function createWorker(
     }),
     maxConcurrentActivityTaskExecutions: deps.config.WORKER_MAX_CONCURRENT_ACTIVITIES,
     // Let running activities finish on shutdown; what does not finish in time is retried elsewhere.
-    shutdownGraceTime: '30s',
+    shutdownGraceTime: `${deps.config.WORKER_SHUTDOWN_GRACE_SECONDS}s`,
     ...overrides,
   });
   // The webhook outbox's relay runs beside the worker, on the worker's own client.

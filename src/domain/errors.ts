@@ -23,6 +23,8 @@ export const ERROR_KINDS = {
   method_not_allowed: { status: 405, code: 1010, retryable: false },
   // Well-formed input that cannot be processed within the service's limits: a template over its render budget.
   unprocessable: { status: 422, code: 1011, retryable: false },
+  // An invoice in another currency than the organisation's base currency, with no FX rate effective on its date.
+  fx_rate_missing: { status: 422, code: 1012, retryable: false },
 } as const satisfies Record<string, { status: number; code: number; retryable: boolean }>;
 
 export type ErrorKind = keyof typeof ERROR_KINDS;
@@ -88,6 +90,11 @@ export class AppError extends Error {
 
   static unavailable(message: string): AppError {
     return new AppError('unavailable', message);
+  }
+
+  /** No `from`→`to` rate effective on `date`, which an invoice in `from` needs to be billed or previewed. */
+  static missingFxRate(from: string, to: string, date: string): AppError {
+    return new AppError('fx_rate_missing', `No ${from}/${to} FX rate effective on ${date}`);
   }
 }
 

@@ -373,7 +373,7 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
         if (currency !== base && !(await findEffectiveRate(trx, organisationId, currency, base, billingDate))) missing.add(currency);
       }
       for (const { contractId, currency } of invoiced) {
-        if (missing.has(currency) && !failing.has(contractId)) failing.set(contractId, AppError.conflict(`No ${currency}/${base} FX rate effective on ${billingDate}: the invoice could not be raised`));
+        if (missing.has(currency) && !failing.has(contractId)) failing.set(contractId, AppError.missingFxRate(currency, base, billingDate));
       }
     }
 

@@ -7,6 +7,7 @@ import { checkIdempotencyKey, idempotentRoute } from './idempotency';
 import { sendError, sendSuccess } from './envelope';
 import { zodToAppError } from './error-handler';
 import { roleAllows, type Role } from './permissions';
+import { UNKNOWN_PROPERTY, unknownProperties } from './unknown-properties';
 import { acceptedAnswer, expressPath, isAccepted, type AuthContext, type Route } from './route';
 import type { AccessTokenIssuer } from '../modules/auth/access-tokens';
 import type { IdempotencyService } from '../modules/idempotency/idempotency.service';
@@ -88,8 +89,12 @@ function parsePart(route: Route, req: Request, part: 'params' | 'query' | 'body'
   const unstorable = jsonTextProblem(checked);
   if (unstorable) throw AppError.validation(unstorable.problem, [part, ...unstorable.path].join('.'));
   const result = schema.safeParse(req[part] ?? {});
-  if (!result.success) throw zodToAppError(result.error, part);
-  return result.data;
+  // A property the body's schema does not name would be dropped unseen: it is refused by its path instead.
+  const unknown = part === 'body' ? unknownProperties(schema, req.body).map((path) => ({ path: [part, ...path].join('.'), message: UNKNOWN_PROPERTY })) : [];
+  if (result.success && unknown.length === 0) return result.data;
+  // A strict object's unknown keys are found by both.
+  const problems = [...(result.success ? [] : zodToAppError(result.error, part).items), ...unknown];
+  throw AppError.invalid(problems.filter((problem, i) => problems.findIndex((other) => other.path === problem.path && other.message === problem.message) === i));
 }
 
 /** A handler's answer that its own `response` (or `accepted`) schema rejects: a bug in the route, never the caller's fault. */

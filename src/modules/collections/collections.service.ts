@@ -8,8 +8,7 @@ import type { ReminderInput, ReminderOutcome, ReminderPlan } from '../../../work
 import { createContactGroupRepository } from '../contact-groups/contact-groups.repository';
 import { renderTemplateOfKind } from '../email-templates/email-templates.service';
 import { loadInvoiceDocument } from '../invoices/invoice-document';
-import { invoiceMailVariables } from '../invoices/invoice-mail';
-import { renderInvoicePdf } from '../invoices/invoice-pdf';
+import { invoiceMailVariables, mailWithPdf } from '../invoices/invoice-mail';
 import { AGEING_BUCKETS, amountDue, createInvoiceRepository, type AgeingBucket, type InvoiceRow } from '../invoices/invoices.repository';
 import { getOrganisationSettings } from '../organisation-settings/settings.repository';
 import { createWebhookRepository } from '../webhooks/webhooks.repository';
@@ -94,14 +93,7 @@ export function createCollectionsService(deps: { db: Knex; mailer: Mailer; templ
         const document = await loadInvoiceDocument(db, row.organisation_id, row.id);
         const dueDate = calendarDay(row.due_date);
         const message = await renderTemplateOfKind(db, templates, row.organisation_id, 'reminder', invoiceMailVariables(document, { daysOverdue: daysBetween(dueDate, todayUtc()), daysAfterDue: input.daysAfterDue }));
-        await mailer.send({
-          to: recipients,
-          subject: message.subject,
-          html: message.html,
-          ...(message.text === null ? {} : { text: message.text }),
-          attachments: [{ filename: `${document.number}.pdf`, content: await renderInvoicePdf(document), contentType: 'application/pdf' }],
-          messageId,
-        });
+        await mailWithPdf(mailer, { to: recipients, message, document, id: row.id, messageId });
       }
       await db.transaction(async (trx) => {
         const recorded = createInvoiceRepository(trx);

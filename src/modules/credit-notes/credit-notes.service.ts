@@ -7,7 +7,7 @@ import type { Page, PageQuery } from '../../http/paging';
 import type { WorkflowServiceDeps } from '../../temporal/client';
 import { creditNoteWorkflow, issueCreditNoteUpdate, undoCreditNoteUpdate, voidCreditNoteUpdate } from '../../../workflows/credit-note.workflow';
 import { creditNoteWorkflowId, searchAttributes } from '../../../workflows/shared';
-import { renderInvoicePdf } from '../invoices/invoice-pdf';
+import { documentPdf } from '../invoices/invoice-mail';
 import { createInvoiceRepository } from '../invoices/invoices.repository';
 import { loadCreditNoteDocument } from './credit-note-document';
 import { creditableOf, creditedOf } from './credited';
@@ -86,7 +86,7 @@ export function createCreditNoteService(deps: WorkflowServiceDeps) {
     /** The credit note as a PDF, with the file name it is offered under. */
     async pdf(organisationId: string, id: string): Promise<{ filename: string; content: Buffer }> {
       const document = await loadCreditNoteDocument(db, organisationId, id);
-      return { filename: `${document.number ?? id}.pdf`, content: await renderInvoicePdf(document) };
+      return documentPdf(document, id);
     },
 
     issue: (organisationId: string, id: string) => stepOn(organisationId, id, issueCreditNoteUpdate),

@@ -6,7 +6,7 @@ import type { Mailer, OutgoingMail } from '../../mail/mailer';
 import type { MailTemplate, RenderedMail, TemplateRenderer } from '../../mail/templating';
 import { createEmailTemplateRepository } from '../email-templates/email-templates.repository';
 import { loadInvoiceDocument } from '../invoices/invoice-document';
-import { renderInvoicePdf } from '../invoices/invoice-pdf';
+import { pdfAttachment } from '../invoices/invoice-mail';
 import { createInvoiceRepository } from '../invoices/invoices.repository';
 import { createEmailRepository, type EmailRow, type NewEmail } from './emails.repository';
 import { SUBJECT_MAX } from '../email-templates/email-templates.schemas';
@@ -137,7 +137,7 @@ export function createEmailService(deps: { db: Knex; mailer: Mailer; templates: 
       const mail: OutgoingMail = { to: row.to, subject: row.subject, html: row.html, ...(row.text === null ? {} : { text: row.text }), messageId: row.message_id };
       if (row.invoice_id) {
         const document = await loadInvoiceDocument(db, row.organisation_id, row.invoice_id);
-        mail.attachments = [{ filename: `${document.number ?? 'draft-invoice'}.pdf`, content: await renderInvoicePdf(document), contentType: 'application/pdf' }];
+        mail.attachments = [await pdfAttachment(document, 'draft-invoice')];
       }
       try {
         await mailer.send(mail);

@@ -18,8 +18,7 @@ import { createPaymentRepository } from '../payments/payments.repository';
 import { syncInvoiceRevenue } from '../revenue/revenue.service';
 import { createWebhookRepository } from '../webhooks/webhooks.repository';
 import { loadInvoiceDocument } from './invoice-document';
-import { invoiceMailVariables } from './invoice-mail';
-import { renderInvoicePdf } from './invoice-pdf';
+import { invoiceMailVariables, mailWithPdf } from './invoice-mail';
 import { computeInvoiceTotals } from './invoice-totals';
 import { lifecycleSnapshot, type LifecycleSnapshot } from './invoice-snapshot';
 import { createInvoiceRepository, type InvoiceRepository, type InvoiceRow, type InvoiceStatusChange, type TransitionRow } from './invoices.repository';
@@ -208,14 +207,7 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer; 
       const messageId = `<invoice-${input.invoiceId}-${input.seq}@billing>`;
       if (recipients.length > 0) {
         const message = await renderTemplateOfKind(db, templates, input.organisationId, 'invoice', invoiceMailVariables(document));
-        await mailer.send({
-          to: recipients,
-          subject: message.subject,
-          html: message.html,
-          ...(message.text === null ? {} : { text: message.text }),
-          attachments: [{ filename: `${document.number}.pdf`, content: await renderInvoicePdf(document), contentType: 'application/pdf' }],
-          messageId,
-        });
+        await mailWithPdf(mailer, { to: recipients, message, document, id: input.invoiceId, messageId });
       }
       await inStep(input, async (step, done) => {
         if (done) return;

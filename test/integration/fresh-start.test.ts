@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fetchedTemporalDirs } from '../../src/temporal/cli-download';
+import { waitFor } from '../support/wait';
 import { descendantsOf, freePorts, healthWithin, killGroups, npmStart, stillAlive, type Started } from './support/npm-start';
 
 /**
@@ -37,11 +38,6 @@ function newcomerEnvironment(ports: Record<string, number>): Record<string, stri
 async function metricsAt(port: number): Promise<{ status: number; text: string }> {
   const res = await fetch(`http://127.0.0.1:${port}/metrics`, { signal: AbortSignal.timeout(10_000) });
   return { status: res.status, text: await res.text() };
-}
-
-async function waitFor(condition: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
 }
 
 /** The binary `npm start` says it runs the dev server from. */
@@ -111,7 +107,7 @@ describe('npm start on a machine without the Temporal CLI', () => {
       pollers: true,
     });
     expect((await fetch(`http://127.0.0.1:${ports.PORT}/metrics`)).status).toBe(404);
-    await waitFor(() => started.output().includes('Press Ctrl-C to stop.'), 10_000);
+    await waitFor(() => started.output().includes('Press Ctrl-C to stop.') || undefined, 10_000, 100);
     expect(started.output()).toContain(`API metrics     http://127.0.0.1:${ports.METRICS_PORT}/metrics`);
     expect(started.output()).toContain(`Worker metrics  http://127.0.0.1:${ports.WORKER_METRICS_PORT}/metrics`);
 

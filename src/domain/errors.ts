@@ -98,16 +98,28 @@ export class AppError extends Error {
   }
 }
 
-export type DomainErrorCode = 'unknown_currency' | 'invalid_amount' | 'invalid_pricing' | 'invalid_fx_rate';
-
-/** A rule of pure domain code broken by the input: a validation error that also names the rule. */
+/**
+ * A rule of pure domain code broken by the input (an unknown currency, an amount or price that is not a
+ * number, an FX rate not above zero): a validation error, which a service may re-throw with the path of
+ * the input that broke it.
+ */
 export class DomainError extends AppError {
-  constructor(
-    readonly code: DomainErrorCode,
-    message: string,
-  ) {
+  constructor(message: string) {
     super('validation', message, [{ code: ERROR_CODES.validation, message }]);
     this.name = 'DomainError';
+  }
+}
+
+/**
+ * A fault of this program, never of its input or of a dependency: something it keeps true was found
+ * broken (a count that must match, a module built without a part it needs). Not an `AppError`: a request
+ * that meets one answers a plain 500 and the log has the message; inside Temporal it is retried like
+ * any other fault.
+ */
+export class InvariantError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'InvariantError';
   }
 }
 

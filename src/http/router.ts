@@ -1,6 +1,6 @@
 import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { rateLimit, type Store } from 'express-rate-limit';
-import { AppError, ERROR_CODES } from '../domain/errors';
+import { AppError, ERROR_CODES, InvariantError } from '../domain/errors';
 import { jsonTextProblem } from '../domain/storable';
 import { JSON_TYPES, requireBodyType } from './body-guards';
 import { checkIdempotencyKey, idempotentRoute } from './idempotency';
@@ -102,7 +102,7 @@ function assertDocumented(route: Route, data: unknown, schema = route.response):
   const result = schema?.safeParse(data);
   if (result && !result.success) {
     const problems = result.error.issues.map((issue) => `${issue.path.join('.') || '(data)'}: ${issue.message}`).join('; ');
-    throw new Error(`${route.method.toUpperCase()} ${route.path} answered outside its response schema: ${problems}`);
+    throw new InvariantError(`${route.method.toUpperCase()} ${route.path} answered outside its response schema: ${problems}`);
   }
 }
 

@@ -26,6 +26,8 @@ const configSchema = z.object({
   TEMPORAL_TLS_KEY_PATH: z.string().optional(),
   TEMPORAL_API_KEY: z.string().optional(),
   WORKER_MAX_CONCURRENT_ACTIVITIES: z.coerce.number().int().min(1).max(1000).default(50),
+  // How long a stopping worker lets its running activities finish before cancelling them.
+  WORKER_SHUTDOWN_GRACE_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
   // Contracts an invoice run bills together in one transaction, and how many such pages run at once.
   INVOICE_RUN_PAGE_SIZE: z.coerce.number().int().min(1).max(5000).default(1000),
   // Destinations webhooks may reach in production even though they are private or plain http: comma-separated

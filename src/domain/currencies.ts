@@ -24,12 +24,8 @@ export function isCurrency(code: string): boolean {
   return BY_CODE.has(code);
 }
 
-export function findCurrency(code: string): Currency | undefined {
-  return BY_CODE.get(code);
-}
-
 export function currencyMinorUnits(code: string): number {
   const currency = BY_CODE.get(code);
-  if (!currency) throw new DomainError('unknown_currency', `${code} is not an ISO 4217 currency`);
+  if (!currency) throw new DomainError(`${code} is not an ISO 4217 currency`);
   return currency.minorUnits;
 }

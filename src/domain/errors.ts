@@ -23,6 +23,8 @@ export const ERROR_KINDS = {
   method_not_allowed: { status: 405, code: 1010, retryable: false },
   // Well-formed input that cannot be processed within the service's limits: a template over its render budget.
   unprocessable: { status: 422, code: 1011, retryable: false },
+  // An invoice in another currency than the organisation's base currency, with no FX rate effective on its date.
+  fx_rate_missing: { status: 422, code: 1012, retryable: false },
 } as const satisfies Record<string, { status: number; code: number; retryable: boolean }>;
 
 export type ErrorKind = keyof typeof ERROR_KINDS;
@@ -89,18 +91,35 @@ export class AppError extends Error {
   static unavailable(message: string): AppError {
     return new AppError('unavailable', message);
   }
+
+  /** No `from`→`to` rate effective on `date`, which an invoice in `from` needs to be billed or previewed. */
+  static missingFxRate(from: string, to: string, date: string): AppError {
+    return new AppError('fx_rate_missing', `No ${from}/${to} FX rate effective on ${date}`);
+  }
 }
 
-export type DomainErrorCode = 'unknown_currency' | 'invalid_amount' | 'invalid_pricing' | 'invalid_fx_rate';
-
-/** A rule of pure domain code broken by the input: a validation error that also names the rule. */
+/**
+ * A rule of pure domain code broken by the input (an unknown currency, an amount or price that is not a
+ * number, an FX rate not above zero): a validation error, which a service may re-throw with the path of
+ * the input that broke it.
+ */
 export class DomainError extends AppError {
-  constructor(
-    readonly code: DomainErrorCode,
-    message: string,
-  ) {
+  constructor(message: string) {
     super('validation', message, [{ code: ERROR_CODES.validation, message }]);
     this.name = 'DomainError';
+  }
+}
+
+/**
+ * A fault of this program, never of its input or of a dependency: something it keeps true was found
+ * broken (a count that must match, a module built without a part it needs). Not an `AppError`: a request
+ * that meets one answers a plain 500 and the log has the message; inside Temporal it is retried like
+ * any other fault.
+ */
+export class InvariantError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'InvariantError';
   }
 }
 

@@ -7,13 +7,13 @@ import { Decimal, roundToMinor, toDecimal } from './money';
  */
 export function convert(amount: number | string | Decimal, rate: number | string | Decimal, toCurrency: string): Decimal {
   const r = toDecimal(rate);
-  if (r.lte(0)) throw new DomainError('invalid_fx_rate', 'an FX rate must be greater than zero');
+  if (r.lte(0)) throw new DomainError('an FX rate must be greater than zero');
   return roundToMinor(toDecimal(amount).times(r), toCurrency);
 }
 
 /** 1 / rate to 12 significant digits, for a pair quoted only the other way round. */
 export function invertRate(rate: number | string | Decimal): Decimal {
   const r = toDecimal(rate);
-  if (r.lte(0)) throw new DomainError('invalid_fx_rate', 'an FX rate must be greater than zero');
+  if (r.lte(0)) throw new DomainError('an FX rate must be greater than zero');
   return new Decimal(1).dividedBy(r).toSignificantDigits(12, Decimal.ROUND_HALF_UP);
 }

@@ -11,15 +11,15 @@ const NUMERIC = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
 /** Numbers or numeric strings in; never NaN, Infinity or free text. */
 export function toDecimal(input: number | string | Decimal | DecimalBase): Decimal {
   if (input instanceof DecimalBase) {
-    if (!input.isFinite()) throw new DomainError('invalid_amount', 'amount must be finite');
+    if (!input.isFinite()) throw new DomainError('amount must be finite');
     return new Decimal(input);
   }
   if (typeof input === 'number') {
-    if (!Number.isFinite(input)) throw new DomainError('invalid_amount', 'amount must be finite');
+    if (!Number.isFinite(input)) throw new DomainError('amount must be finite');
     return new Decimal(input);
   }
   if (typeof input === 'string' && NUMERIC.test(input.trim())) return new Decimal(input.trim());
-  throw new DomainError('invalid_amount', `${String(input)} is not a number`);
+  throw new DomainError(`${String(input)} is not a number`);
 }
 
 /** Half-up (away from zero) to the currency's minor unit. */

@@ -30,7 +30,7 @@ export interface Price {
   lines: PriceLine[];
 }
 
-const invalid = (message: string) => new DomainError('invalid_pricing', message);
+const invalid = (message: string) => new DomainError(message);
 
 function nonNegative(value: Numeric | null | undefined, field: string): Decimal {
   if (value === undefined || value === null) throw invalid(`${field} is required`);

@@ -85,6 +85,9 @@ export function storableEvent(raw: unknown): unknown {
   return { [UNSTORABLE]: `${found.path.join('.') || 'event'} ${found.problem}` };
 }
 
+/** The properties an event may have: any other fails the event. */
+export const USAGE_EVENT_PROPERTIES: readonly string[] = ['CustomerEntityId', 'metric', 'value', 'timestamp', 'metadata', 'eventId', 'jobId', 'JobId'];
+
 export function parseUsageEvent(raw: unknown): ParsedUsageEvent {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     return { ok: false, error: 'event must be an object' };
@@ -92,6 +95,8 @@ export function parseUsageEvent(raw: unknown): ParsedUsageEvent {
   const unstorable = (raw as Record<string, unknown>)[UNSTORABLE];
   if (typeof unstorable === 'string') return { ok: false, error: unstorable };
   const record = raw as Record<string, unknown>;
+  const unknown = Object.keys(record).filter((key) => !USAGE_EVENT_PROPERTIES.includes(key));
+  if (unknown.length > 0) return { ok: false, error: `${unknown.join(', ')}: not ${unknown.length === 1 ? 'a property' : 'properties'} of a usage event` };
   const customerEntityId = text(record, 'CustomerEntityId', true);
   const metric = text(record, 'metric', true);
   const eventId = text(record, 'eventId', false);

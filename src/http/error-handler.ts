@@ -4,9 +4,17 @@ import { AppError, ERROR_CODES, fromApplicationFailure } from '../domain/errors'
 import { deterministicDatabaseError, isDatabaseUnavailable } from '../db/errors';
 import { isTemporalUnavailable, temporalUnavailable } from '../temporal/client';
 import { sendError } from './envelope';
+import { UNKNOWN_PROPERTY } from './unknown-properties';
 
 export function zodToAppError(error: ZodError, location: string): AppError {
-  return AppError.invalid(error.issues.map((issue) => ({ path: [location, ...issue.path.map(String)].join('.'), message: issue.message })));
+  return AppError.invalid(
+    error.issues.flatMap((issue) => {
+      const path = [location, ...issue.path.map(String)];
+      // A strict object's unknown keys, each by its own path, as the router names those of any other object.
+      if (issue.code === 'unrecognized_keys') return issue.keys.map((key) => ({ path: [...path, key].join('.'), message: UNKNOWN_PROPERTY }));
+      return [{ path: path.join('.'), message: issue.message }];
+    }),
+  );
 }
 
 /** Errors raised by express's body parsers, by their `type`. */

@@ -55,7 +55,8 @@ function storable(schema: unknown): unknown {
   if (types.includes('string') && out.pattern === undefined && out.enum === undefined && out.const === undefined) out.pattern = STORABLE_TEXT;
   if (types.includes('object')) {
     out.propertyNames ??= { pattern: STORABLE_TEXT };
-    out.additionalProperties ??= { $ref: STORABLE_JSON_REF };
+    // An object of named properties takes no other (the router refuses them by path); a free-form one takes any.
+    out.additionalProperties ??= out.properties ? false : { $ref: STORABLE_JSON_REF };
   }
   return out;
 }

@@ -178,7 +178,3 @@ export function roleAllows(role: Role, actions: readonly Action[]): boolean {
   const granted = ROLE_ACTIONS[role];
   return actions.every((action) => granted.has(action));
 }
-
-export function actionsOf(role: Role): Action[] {
-  return [...ROLE_ACTIONS[role]];
-}

@@ -1,6 +1,6 @@
 import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { rateLimit, type Store } from 'express-rate-limit';
-import { AppError, ERROR_CODES } from '../domain/errors';
+import { AppError, ERROR_CODES, InvariantError } from '../domain/errors';
 import { jsonTextProblem } from '../domain/storable';
 import { JSON_TYPES, requireBodyType } from './body-guards';
 import { checkIdempotencyKey, idempotentRoute } from './idempotency';
@@ -8,6 +8,7 @@ import { sendError, sendSuccess } from './envelope';
 import { zodToAppError } from './error-handler';
 import { roleAllows } from './permissions';
 import type { SessionVersions } from './sessions';
+import { UNKNOWN_PROPERTY, unknownProperties } from './unknown-properties';
 import { acceptedAnswer, expressPath, isAccepted, type AuthContext, type Route } from './route';
 import type { AccessTokenIssuer } from '../modules/auth';
 import type { IdempotencyService } from '../modules/idempotency';
@@ -87,8 +88,12 @@ function parsePart(route: Route, req: Request, part: 'params' | 'query' | 'body'
   const unstorable = jsonTextProblem(checked);
   if (unstorable) throw AppError.validation(unstorable.problem, [part, ...unstorable.path].join('.'));
   const result = schema.safeParse(req[part] ?? {});
-  if (!result.success) throw zodToAppError(result.error, part);
-  return result.data;
+  // A property the body's schema does not name would be dropped unseen: it is refused by its path instead.
+  const unknown = part === 'body' ? unknownProperties(schema, req.body).map((path) => ({ path: [part, ...path].join('.'), message: UNKNOWN_PROPERTY })) : [];
+  if (result.success && unknown.length === 0) return result.data;
+  // A strict object's unknown keys are found by both.
+  const problems = [...(result.success ? [] : zodToAppError(result.error, part).items), ...unknown];
+  throw AppError.invalid(problems.filter((problem, i) => problems.findIndex((other) => other.path === problem.path && other.message === problem.message) === i));
 }
 
 /** A handler's answer that its own `response` (or `accepted`) schema rejects: a bug in the route, never the caller's fault. */
@@ -96,7 +101,7 @@ function assertDocumented(route: Route, data: unknown, schema = route.response):
   const result = schema?.safeParse(data);
   if (result && !result.success) {
     const problems = result.error.issues.map((issue) => `${issue.path.join('.') || '(data)'}: ${issue.message}`).join('; ');
-    throw new Error(`${route.method.toUpperCase()} ${route.path} answered outside its response schema: ${problems}`);
+    throw new InvariantError(`${route.method.toUpperCase()} ${route.path} answered outside its response schema: ${problems}`);
   }
 }
 

@@ -2,6 +2,7 @@ import { Decimal } from 'decimal.js';
 import { z } from 'zod';
 import { listCurrencies } from '../domain/currencies';
 import { instantProblem, numericProblem } from '../domain/storable';
+import { InvariantError } from '../domain/errors';
 
 /**
  * The input contract of every route, built from a few factories so that the same parameters drive both
@@ -123,7 +124,7 @@ export function decimal(column: DecimalColumn) {
   const { precision, scale, sign, max } = column;
   const integerDigits = column.integerDigits ?? precision - scale;
   if (max !== undefined && (!Number.isInteger(Math.log10(max)) || Math.log10(max) >= integerDigits)) {
-    throw new Error(`decimal max must be a power of ten below the column's range: ${max}`);
+    throw new InvariantError(`decimal max must be a power of ten below the column's range: ${max}`);
   }
   const pattern = decimalPattern(column, integerDigits);
   const textForm = new RegExp(pattern);

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { AppError, ERROR_CODES } from '../domain/errors';
+import { AppError, ERROR_CODES, InvariantError } from '../domain/errors';
 
 /** The parts of an e-mail a template gives: each a Handlebars template. */
 export interface MailTemplate {
@@ -238,7 +238,7 @@ export function createTemplateRenderer(budget: TemplateBudget = DEFAULT_TEMPLATE
       });
       if ('failed' in outcome) throw AppError.validation(`The template could not be rendered: ${outcome.failed.reason}`);
       if ('output' in outcome) throw overBudget(budget, 'output', outcome.output.part, 'render');
-      if ('invalid' in outcome || !outcome.parts) throw new Error('the render thread answered a render with no parts');
+      if ('invalid' in outcome || !outcome.parts) throw new InvariantError('the render thread answered a render with no parts');
       return outcome.parts;
     },
 

@@ -1,4 +1,6 @@
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { Runtime } from '@temporalio/worker';
 import type { Logger } from 'pino';
@@ -14,71 +16,30 @@ import {
   laptopTemporalBinary,
   startEmbeddedPostgres,
   startLaptopTemporal,
-  type LaptopProcess,
 } from './laptop';
 import { runMain, startApi, startWorker } from './runtime';
+import { StopRequested, Supervisor } from './supervisor';
 
 /**
  * `npm start`: the laptop all-in-one. Starts embedded PostgreSQL and the Temporal dev server unless
  * DATABASE_URL / TEMPORAL_ADDRESS name others (fetching the Temporal CLI into DATA_DIR/tools on a machine
  * that has none), migrates, then runs the worker and the API, each with its Prometheus metrics on a port of
- * its own (9465 and 9464 on METRICS_HOST unless set; 0 turns one off). Ctrl-C stops them
- * in reverse order (API, worker, Temporal, PostgreSQL); a second Ctrl-C forces the exit.
+ * its own (9465 and 9464 on METRICS_HOST unless set; 0 turns one off). All of it runs in a child process
+ * group, out of the terminal's reach: Ctrl-C stops the parts in reverse order (API, worker within
+ * WORKER_SHUTDOWN_GRACE_SECONDS and a margin, Temporal, PostgreSQL); a second Ctrl-C forces the exit.
  */
 
 /** Signals closer together than this are one Ctrl-C passed on by several wrappers, not a second one. */
 const REPEATED_SIGNAL_MS = 1000;
 
-class StopRequested extends Error {}
+/** Set in the environment of the process that runs the stack, in a process group of its own. */
+const STACK_PROCESS = 'BILLING_START_STACK';
 
-/** What this process started, stopped in reverse order of starting. */
-class Supervisor {
-  private readonly parts: (LaptopProcess & { name: string })[] = [];
-  private exitCode: number | undefined;
-  private wake: () => void = () => undefined;
-  readonly stopRequested = new Promise<void>((resolve) => {
-    this.wake = resolve;
-  });
-
-  constructor(private readonly logger: Logger) {}
-
-  get stopping(): boolean {
-    return this.exitCode !== undefined;
-  }
-
-  requestStop(exitCode: number): void {
-    this.exitCode ??= exitCode;
-    this.wake();
-  }
-
-  /** Starts a part unless a stop was requested; one that comes up after the request is stopped with the rest. */
-  async start<T extends LaptopProcess>(name: string, begin: () => Promise<T>): Promise<T> {
-    if (this.stopping) throw new StopRequested();
-    const part = await begin();
-    this.parts.push({ name, stop: () => part.stop(), kill: part.kill });
-    if (this.stopping) throw new StopRequested();
-    return part;
-  }
-
-  /** A part leaves the list only once stopped, so that a forced exit still kills the one being stopped. */
-  async stopAll(): Promise<number> {
-    for (let part = this.parts.at(-1); part; part = this.parts.at(-1)) {
-      this.logger.info(`stopping ${part.name}`);
-      try {
-        await part.stop();
-      } catch (error) {
-        this.exitCode = 1;
-        this.logger.error({ err: error }, `${part.name} did not stop cleanly`);
-      }
-      this.parts.pop();
-    }
-    return this.exitCode ?? 0;
-  }
-
-  kill(): void {
-    for (const part of this.parts) part.kill?.();
-  }
-}
+/**
+ * Beyond WORKER_SHUTDOWN_GRACE_SECONDS, the time the worker is given to cancel what is still running and
+ * close its connections before the rest is stopped without it.
+ */
+const WORKER_STOP_MARGIN_MS = 10_000;
 
 interface Addresses {
   api: string;
@@ -144,7 +105,9 @@ async function startEverything(config: Config, logger: Logger, supervisor: Super
         return { url: started.url, stop: started.close };
       })
     : undefined;
-  const worker = await supervisor.start('worker', () => startWorker(config, endpoints, logger));
+  const worker = await supervisor.start('worker', () => startWorker(config, endpoints, logger), {
+    stopWithinMs: config.WORKER_SHUTDOWN_GRACE_SECONDS * 1000 + WORKER_STOP_MARGIN_MS,
+  });
   const onWorkerEnd = (error?: unknown) => {
     if (supervisor.stopping) return;
     logger.error({ err: error }, 'the worker stopped on its own; stopping everything');
@@ -168,50 +131,79 @@ async function startEverything(config: Config, logger: Logger, supervisor: Super
   });
 }
 
-runMain(async () => {
-  const fromEnvironment = loadConfig();
-  const config: Config = {
-    ...fromEnvironment,
-    JWT_SECRET: fromEnvironment.JWT_SECRET ?? laptopSecret(fromEnvironment, 'jwt-secret', 'JWT_SECRET'),
-    SECRETS_KEY: fromEnvironment.SECRETS_KEY ?? laptopSecret(fromEnvironment, 'secrets-key', 'SECRETS_KEY'),
+/**
+ * The process a terminal runs: the stack runs in a child in a process group of its own, so that the
+ * terminal's Ctrl-C reaches none of PostgreSQL, the Temporal dev server, the worker and the API at once;
+ * this one passes each signal on, and the child stops them in order. It ends with the child.
+ */
+function launch(): void {
+  const child = spawn(process.execPath, [...process.execArgv, ...process.argv.slice(1)], {
+    detached: true,
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    env: { ...process.env, [STACK_PROCESS]: '1' },
+  });
+  const forward = (signal: NodeJS.Signals) => {
+    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
   };
-  const logger = createLogger(config);
-  // The Temporal runtime would shut the worker down by itself on SIGINT/SIGTERM; here the worker must stop
-  // after the API and before the Temporal server, so the supervisor does it. Its metrics exporter, when
-  // the worker's metrics are on, is part of the runtime too.
-  const workerMetrics = (config.WORKER_METRICS_PORT ?? LAPTOP_WORKER_METRICS_PORT) > 0 ? await createWorkerMetrics() : undefined;
-  Runtime.install({ shutdownSignals: [], ...workerMetrics?.runtimeOptions });
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, forward);
+  child.once('error', (error) => {
+    process.stderr.write(`${error.message}\n`);
+    process.exit(1);
+  });
+  child.once('exit', (code, signal) => process.exit(code ?? 128 + (signal ? os.constants.signals[signal] : 0)));
+}
 
-  const supervisor = new Supervisor(logger);
-  let firstSignalAt: number | undefined;
-  const onSignal = (signal: NodeJS.Signals) => {
-    if (firstSignalAt === undefined) {
-      firstSignalAt = Date.now();
-      logger.info({ signal }, 'stopping (press Ctrl-C again to force)');
-      supervisor.requestStop(0);
-      return;
+function runStack(): void {
+  runMain(async () => {
+    const fromEnvironment = loadConfig();
+    const config: Config = {
+      ...fromEnvironment,
+      JWT_SECRET: fromEnvironment.JWT_SECRET ?? laptopSecret(fromEnvironment, 'jwt-secret', 'JWT_SECRET'),
+      SECRETS_KEY: fromEnvironment.SECRETS_KEY ?? laptopSecret(fromEnvironment, 'secrets-key', 'SECRETS_KEY'),
+    };
+    const logger = createLogger(config);
+    // The Temporal runtime would shut the worker down by itself on SIGINT/SIGTERM; here the worker must stop
+    // after the API and before the Temporal server, so the supervisor does it. Its metrics exporter, when
+    // the worker's metrics are on, is part of the runtime too.
+    const workerMetrics = (config.WORKER_METRICS_PORT ?? LAPTOP_WORKER_METRICS_PORT) > 0 ? await createWorkerMetrics() : undefined;
+    Runtime.install({ shutdownSignals: [], ...workerMetrics?.runtimeOptions });
+
+    const supervisor = new Supervisor(logger);
+    let firstSignalAt: number | undefined;
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (firstSignalAt === undefined) {
+        firstSignalAt = Date.now();
+        logger.info({ signal }, 'stopping (press Ctrl-C again to force)');
+        supervisor.requestStop(0);
+        return;
+      }
+      // One Ctrl-C can arrive more than once: `timeout` re-sends it to its process group, and tsx relays it.
+      if (Date.now() - firstSignalAt < REPEATED_SIGNAL_MS) return;
+      logger.warn({ signal }, 'forced exit');
+      process.exit(130);
+    };
+    for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, onSignal);
+    // The launcher gone (killed outright), nothing would pass a Ctrl-C on any more: stop as if one came.
+    process.on('disconnect', () => onSignal('SIGHUP'));
+    // Last resort for a forced or unexpected exit: no child process may outlive us.
+    process.on('exit', () => supervisor.kill());
+
+    let startupError: unknown;
+    try {
+      await startEverything(config, logger, supervisor, workerMetrics);
+      await supervisor.stopRequested;
+    } catch (error) {
+      // A failure after a stop was requested is a part losing what it depends on while starting.
+      if (!supervisor.stopping) startupError = error;
+      else if (!(error instanceof StopRequested)) logger.info({ err: error }, 'start-up interrupted');
     }
-    // One Ctrl-C can arrive more than once: `timeout` re-sends it to its process group, and tsx relays it.
-    if (Date.now() - firstSignalAt < REPEATED_SIGNAL_MS) return;
-    logger.warn({ signal }, 'forced exit');
-    process.exit(130);
-  };
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, onSignal);
-  // Last resort for a forced or unexpected exit: no child process may outlive us.
-  process.on('exit', () => supervisor.kill());
+    const exitCode = await supervisor.stopAll();
+    if (startupError) throw startupError;
+    logger.info('stopped');
+    // Connections left by a part that failed while starting must not keep the process alive.
+    process.exit(exitCode);
+  });
+}
 
-  let startupError: unknown;
-  try {
-    await startEverything(config, logger, supervisor, workerMetrics);
-    await supervisor.stopRequested;
-  } catch (error) {
-    // A failure after a stop was requested is a part losing what it depends on while starting.
-    if (!supervisor.stopping) startupError = error;
-    else if (!(error instanceof StopRequested)) logger.info({ err: error }, 'start-up interrupted');
-  }
-  const exitCode = await supervisor.stopAll();
-  if (startupError) throw startupError;
-  logger.info('stopped');
-  // Connections left by a part that failed while starting must not keep the process alive.
-  process.exit(exitCode);
-});
+if (process.env[STACK_PROCESS] === '1') runStack();
+else launch();

@@ -1,4 +1,5 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { ConfigError } from '../config';
 
 /**
  * Secrets at rest (webhook signing secrets, answers kept for idempotent replay): sealed with AES-256-GCM
@@ -46,7 +47,7 @@ export function createSecretBox(current: string, previous: readonly string[] = [
       if (!isSealed(value)) return value;
       const [, id, iv, text, tag] = value.split(':');
       const key = keys.get(id ?? '');
-      if (!key || !iv || text === undefined || !tag) throw new Error(`a secret sealed with key ${id} cannot be opened: that key is not among SECRETS_KEY and SECRETS_KEYS_PREVIOUS`);
+      if (!key || !iv || text === undefined || !tag) throw new ConfigError(`a secret sealed with key ${id} cannot be opened: that key is not among SECRETS_KEY and SECRETS_KEYS_PREVIOUS`);
       const decipher = createDecipheriv('aes-256-gcm', key.bytes, Buffer.from(iv, 'base64url'));
       decipher.setAuthTag(Buffer.from(tag, 'base64url'));
       return Buffer.concat([decipher.update(Buffer.from(text, 'base64url')), decipher.final()]).toString('utf8');

@@ -2,6 +2,7 @@ import fs from 'node:fs/promises';
 import { createReadStream } from 'node:fs';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
+import { InvariantError } from '../domain/errors';
 
 /** A stored object's content, with its length for Content-Length. */
 export interface StoredFile {
@@ -51,7 +52,7 @@ export interface FileStorage {
 export function checkedKey(key: string): string {
   const segments = key.split('/');
   if (segments.some((segment) => segment === '' || segment === '.' || segment === '..' || segment.includes('\\'))) {
-    throw new Error(`invalid storage key: ${key}`);
+    throw new InvariantError(`invalid storage key: ${key}`);
   }
   return key;
 }

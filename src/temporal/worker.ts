@@ -80,7 +80,7 @@ export async function createWorker(
     }),
     maxConcurrentActivityTaskExecutions: deps.config.WORKER_MAX_CONCURRENT_ACTIVITIES,
     // Let running activities finish on shutdown; what does not finish in time is retried elsewhere.
-    shutdownGraceTime: '30s',
+    shutdownGraceTime: `${deps.config.WORKER_SHUTDOWN_GRACE_SECONDS}s`,
     ...overrides,
   });
   // The outbox's relay runs beside the worker: it hands the domain events to their subscribers.

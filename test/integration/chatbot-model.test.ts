@@ -1,12 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
-import path from 'node:path';
 import type { AddressInfo } from 'node:net';
-import type { ChildProcess } from 'node:child_process';
 import { CHATBOT_QUERIES } from '../../src/modules/chatbot/chatbot-queries';
 import { toolParameters } from '../../src/modules/chatbot/model-engine';
 import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
-import { spawnWorker, waitForWorker } from './support/worker-process';
+import { queueWorkers } from './support/worker-process';
 
 /**
  * The model engine against a scripted OpenAI-compatible server on 127.0.0.1: it answers each call to
@@ -87,14 +85,8 @@ let tenant: Tenant;
 let other: Tenant;
 let acme = '';
 let hooli = '';
-const workers: ChildProcess[] = [];
-
-async function startWorker(): Promise<ChildProcess> {
-  const worker = spawnWorker({ TEMPORAL_TASK_QUEUE: taskQueue, CHATBOT_LLM_BASE_URL: model.url, CHATBOT_LLM_MODEL: 'scripted' }, path.join(process.env.TEST_WORK_DIR!, `${taskQueue}.log`));
-  workers.push(worker);
-  await waitForWorker(process.env.TEMPORAL_ADDRESS!, taskQueue, worker, 180_000);
-  return worker;
-}
+const workers = queueWorkers(taskQueue);
+const startWorker = () => workers.start({ CHATBOT_LLM_BASE_URL: model.url, CHATBOT_LLM_MODEL: 'scripted' });
 
 beforeAll(async () => {
   model = await startScriptedServer();
@@ -106,7 +98,7 @@ beforeAll(async () => {
   await startWorker();
 });
 afterAll(async () => {
-  for (const worker of workers) if (worker.exitCode === null) worker.kill('SIGKILL');
+  for (const worker of workers.all) if (worker.exitCode === null) worker.kill('SIGKILL');
   await api.close();
   await model.close();
 });
@@ -182,7 +174,7 @@ describe('the model engine', () => {
     const key = `kill-${randomUUID()}`;
     const asking = ask('What does Acme owe, and when did it last pay?', key).then((res) => res);
     await held;
-    workers.at(-1)!.kill('SIGKILL');
+    workers.all.at(-1)!.kill('SIGKILL');
     await startWorker();
 
     let res = await asking;

@@ -37,6 +37,17 @@ async function raiseInvoice(fixture: BillingFixture, price: number): Promise<{ i
   return (await api.http().post(`/invoices/${created.body.data.id}/raise`).set(system()).send({}).expect(200)).body.data;
 }
 
+describe('credit added', () => {
+  it('when no kind is given, then the credit is a grant, as the OpenAPI document says', async () => {
+    const fixture = await createBillingFixture(api, tenant);
+    const added = await api.http().post(`/customers/${fixture.customerId}/credits`).set(system()).send({ amount: '12.5', currency: 'USD', reason: 'Goodwill' });
+    expect([added.status, added.body.data.kind, added.body.data.amount, added.body.data.balanceAfter]).toEqual([201, 'grant', '12.50', '12.50']);
+    const documented = (await api.http().get('/openapi.json').expect(200)).body.paths['/customers/{id}/credits'].post.requestBody.content['application/json'].schema;
+    expect(documented.properties.kind).toMatchObject({ enum: ['grant', 'purchase'], default: 'grant' });
+    expect(documented.required).toEqual(['amount', 'currency', 'reason']);
+  });
+});
+
 describe('credit that expires', () => {
   it('when an invoice takes credit, then it takes the lot that expires first; undone, the credit goes back to the lots it came from', async () => {
     const fixture = await createBillingFixture(api, tenant);

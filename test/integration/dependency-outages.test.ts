@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { bearer, createTenant, type Tenant, type TestApi } from './support/harness';
 import { createBillingFixture, invoiceBody } from './support/billing-fixtures';
 import { createCustomerEntity, usageEvent } from './support/fixtures';
-import { startBreakableStack, waitFor, type BreakableStack } from './support/breakable-stack';
+import { waitFor } from '../support/wait';
+import { startBreakableStack, type BreakableStack } from './support/breakable-stack';
 
 jest.setTimeout(300_000);
 

@@ -1,6 +1,6 @@
 import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
 import { createBillingFixture, invoiceBody, type BillingFixture } from './support/billing-fixtures';
-import { waitFor } from './support/breakable-stack';
+import { waitFor } from '../support/wait';
 import { mailWith, pdfText } from './support/read-back';
 import { REFUSED_DOMAIN } from './support/smtp-capture';
 

@@ -1,9 +1,10 @@
-import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fetchedTemporalDirs } from '../../src/temporal/cli-download';
-import { freePort } from '../../src/temporal/dev-server';
+import { waitFor } from '../support/wait';
+import { descendantsOf, freePorts, healthWithin, killGroups, npmStart, stillAlive, type Started } from './support/npm-start';
 
 /**
  * `npm start` as a newcomer runs it: a machine with Node and Python but no Temporal CLI, and an empty
@@ -12,8 +13,6 @@ import { freePort } from '../../src/temporal/dev-server';
  * database, Temporal server or worker: the stack is its own, on free ports.
  */
 
-const ROOT = path.resolve(__dirname, '../..');
-const TSX_CLI = path.join(ROOT, 'node_modules/tsx/dist/cli.mjs');
 const FETCH_LINE = 'Fetching the Temporal CLI';
 
 let work: string;
@@ -35,96 +34,10 @@ function newcomerEnvironment(ports: Record<string, number>): Record<string, stri
   };
 }
 
-async function freePorts() {
-  return {
-    PORT: await freePort(),
-    TEMPORAL_PORT: await freePort(),
-    TEMPORAL_UI_PORT: await freePort(),
-    EMBEDDED_POSTGRES_PORT: await freePort(),
-    METRICS_PORT: await freePort(),
-    WORKER_METRICS_PORT: await freePort(),
-  };
-}
-
 /** The Prometheus text a metrics port answers. */
 async function metricsAt(port: number): Promise<{ status: number; text: string }> {
   const res = await fetch(`http://127.0.0.1:${port}/metrics`, { signal: AbortSignal.timeout(10_000) });
   return { status: res.status, text: await res.text() };
-}
-
-interface ProcessInfo {
-  pid: number;
-  command: string;
-}
-
-/** Living processes (a zombie has exited already) by parent. */
-function processTable(): Map<number, ProcessInfo[]> {
-  const byParent = new Map<number, ProcessInfo[]>();
-  for (const line of execFileSync('ps', ['-e', '-o', 'pid=,ppid=,stat=,args='], { encoding: 'utf8' }).split('\n')) {
-    const match = /^\s*(\d+)\s+(\d+)\s+(\S+)\s+(.*)$/.exec(line);
-    if (!match || match[3]!.startsWith('Z')) continue;
-    const parent = Number(match[2]);
-    byParent.set(parent, [...(byParent.get(parent) ?? []), { pid: Number(match[1]), command: match[4]! }]);
-  }
-  return byParent;
-}
-
-function descendantsOf(pid: number): ProcessInfo[] {
-  const table = processTable();
-  const found: ProcessInfo[] = [];
-  for (let queue = [pid]; queue.length > 0; ) {
-    const children = table.get(queue.shift()!) ?? [];
-    found.push(...children);
-    queue.push(...children.map((child) => child.pid));
-  }
-  return found;
-}
-
-function stillAlive(processes: ProcessInfo[]): ProcessInfo[] {
-  const alive = new Set([...processTable().values()].flat().map((process) => process.pid));
-  return processes.filter((process) => alive.has(process.pid));
-}
-
-interface Started {
-  child: ChildProcess;
-  output: () => string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-/** `npm start`, in a process group of its own so that a failed test can kill whatever it left. */
-function npmStart(env: Record<string, string>): Started {
-  const child = spawn(process.execPath, [TSX_CLI, 'src/main/start.ts'], { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-  running.push(child);
-  let output = '';
-  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-  return { child, output: () => output, exited };
-}
-
-async function healthWithin(started: Started, port: number, timeoutMs: number): Promise<{ status: number; body: unknown }> {
-  const deadline = Date.now() + timeoutMs;
-  let last: string | undefined;
-  for (;;) {
-    if (started.child.exitCode !== null || started.child.signalCode !== null) {
-      throw new Error(`npm start exited (${started.child.exitCode ?? started.child.signalCode}):\n${started.output().slice(-4000)}`);
-    }
-    try {
-      const res = await fetch(`http://127.0.0.1:${port}/health`, { signal: AbortSignal.timeout(5_000) });
-      if (res.status === 200) return { status: res.status, body: await res.json() };
-      last = `${res.status} ${await res.text()}`;
-    } catch (error) {
-      // not listening yet
-      last = String(error);
-    }
-    if (Date.now() > deadline) throw new Error(`/health did not answer 200 within ${timeoutMs} ms; its last answer: ${last ?? 'none'}\n${started.output().slice(-4000)}`);
-    await new Promise((resolve) => setTimeout(resolve, 500));
-  }
-}
-
-async function waitFor(condition: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
 }
 
 /** The binary `npm start` says it runs the dev server from. */
@@ -164,16 +77,7 @@ beforeAll(() => {
 });
 
 afterAll(() => {
-  // The whole group, even when `npm start` itself has exited: a process it failed to stop would live on.
-  for (const child of running) {
-    try {
-      process.kill(-child.pid!, 'SIGKILL');
-    } catch {
-      // the group is empty
-    }
-    child.stdout?.destroy();
-    child.stderr?.destroy();
-  }
+  killGroups(running);
   fs.rmSync(work, { recursive: true, force: true });
 });
 
@@ -190,7 +94,7 @@ describe('npm start on a machine without the Temporal CLI', () => {
     expect(fs.existsSync(dataDir)).toBe(false);
 
     const ports = await freePorts();
-    const started = npmStart(newcomerEnvironment(ports));
+    const started = npmStart(newcomerEnvironment(ports), running);
     const health = await healthWithin(started, ports.PORT, 180_000);
     expect(health).toEqual({ status: 200, body: expect.objectContaining({ data: expect.objectContaining({ postgres: 'up', temporal: 'up' }) }) });
     // Both metrics ports are on, printed with the addresses, and the API's own port has no /metrics.
@@ -203,7 +107,7 @@ describe('npm start on a machine without the Temporal CLI', () => {
       pollers: true,
     });
     expect((await fetch(`http://127.0.0.1:${ports.PORT}/metrics`)).status).toBe(404);
-    await waitFor(() => started.output().includes('Press Ctrl-C to stop.'), 10_000);
+    await waitFor(() => started.output().includes('Press Ctrl-C to stop.') || undefined, 10_000, 100);
     expect(started.output()).toContain(`API metrics     http://127.0.0.1:${ports.METRICS_PORT}/metrics`);
     expect(started.output()).toContain(`Worker metrics  http://127.0.0.1:${ports.WORKER_METRICS_PORT}/metrics`);
 
@@ -221,7 +125,7 @@ describe('npm start on a machine without the Temporal CLI', () => {
     expect(fetched).toBeDefined();
 
     const ports = await freePorts();
-    const started = npmStart(newcomerEnvironment(ports));
+    const started = npmStart(newcomerEnvironment(ports), running);
     await healthWithin(started, ports.PORT, 180_000);
     expect(started.output()).not.toContain(FETCH_LINE);
     expect(temporalBinaryOf(started.output())).toBe(fetched);

@@ -49,6 +49,60 @@ describe('envelopes', () => {
     expect(Number(named[0]!.n)).toBe(0);
   });
 
+  it('when a body holds a property its route does not take, whatever its value, then 400 naming it by path (in a batch, that event fails alone with "27")', async () => {
+    const customer = await api.http().post('/customers').set(bearer(tenant.systemToken)).send({ name: 'Unknown Ltd', currency: 'USD', foo: { a: 1 }, bar: 2 });
+    expect([customer.status, customer.body]).toEqual([
+      400,
+      {
+        status: 'error',
+        message: 'Validation failed',
+        errors: [
+          { code: 1001, path: 'body.foo', message: 'is not a property this request takes' },
+          { code: 1001, path: 'body.bar', message: 'is not a property this request takes' },
+        ],
+      },
+    ]);
+    expect(Number((await api.db('customers').where({ organisation_id: tenant.organisationId, name: 'Unknown Ltd' }).count({ n: '*' }))[0]!.n)).toBe(0);
+    // Deep in a body, and beside the problems the schema finds.
+    const settings = await api.http().put('/organisation/settings').set(bearer(tenant.adminToken)).send({ paymentTermsDays: -1, dunning: { days: [1] } });
+    expect(settings.body.errors).toEqual([expect.objectContaining({ path: 'body.paymentTermsDays' }), { code: 1001, path: 'body.dunning', message: 'is not a property this request takes' }]);
+    const event = { CustomerEntityId: 'ent_x', metric: 'm', value: 1, timestamp: '2026-11-01T00:00:00Z' };
+    for (const route of ['/events/batch', '/usage/bulk']) {
+      const batch = await api.http().post(route).set(bearer(tenant.systemToken)).send({ events: [event, { ...event, foo: { a: 1 } }] });
+      expect(batch.status).toBe(200);
+      // The first fails for its unknown customer entity (2002), not for the second's property.
+      expect(batch.body.data.failedRecords.map((record: { index: number; code: unknown }) => [record.index, record.code])).toEqual([
+        [0, 2002],
+        [1, '27'],
+      ]);
+      expect(batch.body.data.failedRecords[1]).toEqual({ index: 1, code: '27', statusCode: 400, error: 'foo: not a property of a usage event' });
+      const envelope = await api.http().post(route).set(bearer(tenant.systemToken)).send({ events: [event], foo: { a: 1 } });
+      expect([envelope.status, envelope.body.errors]).toEqual([400, [{ code: 1001, path: 'body.foo', message: 'is not a property this request takes' }]]);
+    }
+  });
+
+  it('when any JSON body route gets a property it does not take, then 400 names it by path', async () => {
+    const document = (await api.http().get('/openapi.json').expect(200)).body as { paths: Record<string, Record<string, { requestBody?: { content: Record<string, unknown> } }>> };
+    const missed: string[] = [];
+    let probed = 0;
+    for (const [path, methods] of Object.entries(document.paths)) {
+      for (const [method, operation] of Object.entries(methods)) {
+        if (!operation.requestBody?.content['application/json']) continue;
+        probed += 1;
+        const url = path.replace('{objectType}', 'invoice').replace(/\{\w+\}/g, 'x');
+        let named = false;
+        // Whichever caller may use the route: the route's own refusals (403) come before the body is read.
+        for (const token of [tenant.adminToken, tenant.systemToken]) {
+          const res = await (api.http()[method as 'post'] as (u: string) => ReturnType<ReturnType<TestApi['http']>['post']>)(url).set(bearer(token)).send({ unknownProperty: { a: 1 } });
+          if (res.status === 400 && res.body.errors.some((item: { path?: string }) => item.path === 'body.unknownProperty')) named = true;
+        }
+        if (!named) missed.push(`${method} ${path}`);
+      }
+    }
+    expect(probed).toBeGreaterThan(50);
+    expect(missed).toEqual([]);
+  });
+
   it('when a request succeeds, then the success envelope with a request id header', async () => {
     const res = await api.http().get('/apps').set(bearer(tenant.systemToken)).set('X-Request-Id', 'req-123');
     expect(res.body).toMatchObject({ status: 'success', message: 'Success', data: { page: 1, limit: 20 } });

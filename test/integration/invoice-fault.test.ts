@@ -1,22 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import path from 'node:path';
-import type { ChildProcess } from 'node:child_process';
 import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
 import { createBillingFixture, invoiceBody } from './support/billing-fixtures';
-import { spawnWorker, waitForWorker } from './support/worker-process';
+import { queueWorkers } from './support/worker-process';
 
 // A queue of its own, so that killing this worker leaves the suite's shared worker alone.
 const taskQueue = `billing-invoice-fault-${randomUUID()}`;
 let api: TestApi;
 let tenant: Tenant;
-const workers: ChildProcess[] = [];
-
-async function startWorker(): Promise<ChildProcess> {
-  const worker = spawnWorker({ TEMPORAL_TASK_QUEUE: taskQueue }, path.join(process.env.TEST_WORK_DIR!, `${taskQueue}.log`));
-  workers.push(worker);
-  await waitForWorker(process.env.TEMPORAL_ADDRESS!, taskQueue, worker, 180_000);
-  return worker;
-}
+const workers = queueWorkers(taskQueue);
+const startWorker = () => workers.start();
 
 /** Until a transaction waits for the lock of a number counter: the step is inside its transaction, held there. */
 async function untilWaitingOnCounter(): Promise<void> {
@@ -34,7 +26,7 @@ beforeAll(async () => {
   tenant = await createTenant(api, 'invoice-fault');
 });
 afterAll(async () => {
-  for (const worker of workers) if (worker.exitCode === null) worker.kill('SIGKILL');
+  for (const worker of workers.all) if (worker.exitCode === null) worker.kill('SIGKILL');
   await api.close();
 });
 
@@ -73,7 +65,7 @@ it('when the worker is killed in the middle of a raise, then the invoice ends ra
 
 it('when the worker is killed in the middle of a credit note\'s issue, then the note ends issued once, with one number, and nothing else counts', async () => {
   // One worker on the queue, so that the one killed below is the one running the issue.
-  for (const worker of workers) if (worker.exitCode === null && worker.signalCode === null) worker.kill('SIGKILL');
+  for (const worker of workers.all) if (worker.exitCode === null && worker.signalCode === null) worker.kill('SIGKILL');
   const worker = await startWorker();
   const fixture = await createBillingFixture(api, tenant);
   const auth = bearer(tenant.systemToken);

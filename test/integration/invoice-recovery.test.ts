@@ -2,6 +2,7 @@ import { temporal } from '@temporalio/proto';
 import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
 import { recordHistory } from './support/record-history';
 import { createBillingFixture, invoiceBody, type BillingFixture } from './support/billing-fixtures';
+import { waitFor } from '../support/wait';
 
 let api: TestApi;
 let tenant: Tenant;
@@ -22,15 +23,6 @@ async function createInvoice(): Promise<string> {
   return res.body.data.id as string;
 }
 
-async function waitFor<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs: number): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value) || Date.now() > until) return value;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
-
 describe('invoice workflows end, and Postgres rebuilds them', () => {
   it('when a paid invoice outlives its undo window, then its workflow completes, and a later undo revives it from Postgres', async () => {
     const other = await createTenant(api, 'short-window');
@@ -43,7 +35,10 @@ describe('invoice workflows end, and Postgres rebuilds them', () => {
     await api.http().post(`/invoices/${id}/mark-paid`).set(system).send({ paidDate: '2026-11-15' }).expect(200);
 
     const handle = api.temporal.client.workflow.getHandle(`invoice:${id}`);
-    const status = await waitFor(async () => (await handle.describe()).status.name, (name) => name === 'COMPLETED', 20_000);
+    const status = await waitFor(async () => {
+      const name = (await handle.describe()).status.name;
+      return name === 'COMPLETED' ? name : undefined;
+    }, 20_000);
     expect(status).toBe('COMPLETED');
 
     const undone = await api.http().post(`/fsm/invoice/${id}/undo`).set(system).send({});

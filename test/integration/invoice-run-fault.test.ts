@@ -1,6 +1,7 @@
 import { newId } from '../../src/db/ids';
 import { bearer, createTenant, type Tenant, type TestApi } from './support/harness';
-import { startBreakableStack, waitFor, type BreakableStack } from './support/breakable-stack';
+import { waitFor } from '../support/wait';
+import { startBreakableStack, type BreakableStack } from './support/breakable-stack';
 
 jest.setTimeout(300_000);
 

@@ -197,9 +197,17 @@ describe('invoice runs', () => {
 
     const run = await runTo({ billingDate: '2026-11-01' }, owner);
     expect(run).toMatchObject({ status: 'completed', progress: { contracts: 2, done: 2, failed: 1 }, invoicesCreated: 1 });
-    expect(run.failures).toEqual([{ contractId: bad.contractId, code: expect.any(String), message: 'No USD/EUR FX rate effective on 2026-11-01: the invoice could not be raised' }]);
+    expect(run.failures).toEqual([{ contractId: bad.contractId, code: '1012', message: 'No USD/EUR FX rate effective on 2026-11-01' }]);
     expect(await linesOf(good.contractId)).toHaveLength(3);
     expect(await linesOf(bad.contractId)).toHaveLength(0);
+    // The preview of the same invoice says the same, as a 422 of its own.
+    const upcoming = await api.http().get(`/contracts/${bad.contractId}/upcoming-invoice`).query({ date: '2026-11-01' }).set(bearer(owner.systemToken));
+    expect([upcoming.status, upcoming.body]).toEqual([
+      422,
+      { status: 'error', message: 'No USD/EUR FX rate effective on 2026-11-01', errors: [{ code: 1012, message: 'No USD/EUR FX rate effective on 2026-11-01' }] },
+    ]);
+    const documentedAs = (await api.http().get('/openapi.json').expect(200)).body.paths['/contracts/{id}/upcoming-invoice'].get.responses['422'];
+    expect(documentedAs).toEqual({ description: expect.stringContaining('no FX rate effective on the date: code 1012'), content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } } });
 
     await api.http().post('/fx-rates').set(bearer(owner.systemToken)).send({ fromCurrency: 'USD', toCurrency: 'EUR', rate: '0.9', effectiveDate: '2026-10-01' }).expect(201);
     expect(await retried(run.id, owner)).toMatchObject({ status: 'completed', progress: { done: 2, failed: 0 }, failures: [], invoicesCreated: 2 });

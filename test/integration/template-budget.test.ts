@@ -1,7 +1,7 @@
 import { temporal } from '@temporalio/proto';
 import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
 import { createBillingFixture, invoiceBody, type BillingFixture } from './support/billing-fixtures';
-import { waitFor } from './support/breakable-stack';
+import { waitFor } from '../support/wait';
 
 let api: TestApi;
 let tenant: Tenant;

@@ -1,10 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import path from 'node:path';
-import type { ChildProcess } from 'node:child_process';
 import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
 import { createCustomerEntity, usageEvent } from './support/fixtures';
-import { spawnWorker, waitForWorker } from './support/worker-process';
-import { waitFor } from './support/breakable-stack';
+import { queueWorkers } from './support/worker-process';
+import { waitFor } from '../support/wait';
 
 // A queue of its own, so that killing this worker leaves the suite's shared worker alone.
 const taskQueue = `billing-fault-${randomUUID()}`;
@@ -12,14 +10,8 @@ const workerEnv = { TEMPORAL_TASK_QUEUE: taskQueue, WORKER_MAX_CONCURRENT_ACTIVI
 let api: TestApi;
 let tenant: Tenant;
 let entityId: string;
-const workers: ChildProcess[] = [];
-
-async function startWorker(): Promise<ChildProcess> {
-  const worker = spawnWorker(workerEnv, path.join(process.env.TEST_WORK_DIR!, `${taskQueue}.log`));
-  workers.push(worker);
-  await waitForWorker(process.env.TEMPORAL_ADDRESS!, taskQueue, worker, 180_000);
-  return worker;
-}
+const workers = queueWorkers(taskQueue);
+const startWorker = () => workers.start(workerEnv);
 
 
 beforeAll(async () => {
@@ -28,7 +20,7 @@ beforeAll(async () => {
   ({ entityId } = await createCustomerEntity(api, tenant));
 });
 afterAll(async () => {
-  for (const worker of workers) if (worker.exitCode === null) worker.kill('SIGKILL');
+  for (const worker of workers.all) if (worker.exitCode === null) worker.kill('SIGKILL');
   await api.close();
 });
 

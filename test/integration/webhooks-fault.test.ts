@@ -6,7 +6,8 @@ import { createWebhookRepository } from '../../src/modules/webhooks/webhooks.rep
 import { deliveryIdOf } from '../../src/modules/webhooks/webhooks.service';
 import { webhookDeliveryWorkflow } from '../../workflows/webhook-delivery.workflow';
 import { bearer, createTenant, type Tenant, type TestApi } from './support/harness';
-import { startBreakableStack, waitFor, type BreakableStack } from './support/breakable-stack';
+import { waitFor } from '../support/wait';
+import { startBreakableStack, type BreakableStack } from './support/breakable-stack';
 
 jest.setTimeout(240_000);
 

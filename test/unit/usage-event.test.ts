@@ -1,4 +1,5 @@
-import { parseUsageEvent } from '../../src/domain/usage-event';
+import { parseUsageEvent, USAGE_EVENT_PROPERTIES } from '../../src/domain/usage-event';
+import { usageEventInput } from '../../src/modules/usage/usage.schemas';
 
 const valid = { CustomerEntityId: 'ent_1', metric: 'api_calls', value: 3, timestamp: '2026-11-01T10:00:00Z' };
 
@@ -61,5 +62,14 @@ describe('parseUsageEvent', () => {
 
   it('when a leap day exists, then it is accepted', () => {
     expect(parseUsageEvent({ ...valid, timestamp: '2028-02-29T00:00:00Z' }).ok).toBe(true);
+  });
+
+  it('when an event has a property an event does not have, whatever its value, then it is rejected naming it', () => {
+    expect(parseUsageEvent({ ...valid, foo: { a: 1 }, bar: 1 })).toEqual({ ok: false, error: 'foo, bar: not properties of a usage event' });
+    expect(parseUsageEvent({ ...valid, foo: null })).toEqual({ ok: false, error: 'foo: not a property of a usage event' });
+  });
+
+  it('when the properties of a batch event are listed, then they are those of an event sent alone', () => {
+    expect([...USAGE_EVENT_PROPERTIES].sort()).toEqual(Object.keys(usageEventInput.shape).sort());
   });
 });

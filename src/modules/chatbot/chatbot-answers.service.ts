@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { deterministicDatabaseError } from '../../db/errors';
-import { AppError } from '../../domain/errors';
+import { AppError, type ErrorKind } from '../../domain/errors';
 import type { Role } from '../../http/permissions';
 import type { ContractService } from '../contracts';
 import type { CustomerService, EntityService } from '../customers';
@@ -11,6 +11,9 @@ import { CHATBOT_QUERIES, runQuery, type ChatAnswer, type ChatbotReads } from '.
 import { callModel, type ModelSettings, type ModelStep, type ToolStep } from './model-engine';
 import { createChatbotRepository } from './chatbot.repository';
 import type { ChatReply } from './chatbot.schemas';
+
+/** Refusals a question's answer tells in words; any other failure is a fault, retried. */
+const ANSWERED_IN_WORDS = new Set<ErrorKind>(['forbidden', 'not_found', 'conflict', 'validation', 'fx_rate_missing']);
 
 /** Where the engine finds the organisation's names: the same lists the API serves. */
 export interface DirectoryReads {
@@ -105,7 +108,7 @@ async function answerOf(reads: ChatbotReads, input: AnswerInput, reading: Readin
   } catch (error) {
     // What the caller may not see, what is not there, or a value Postgres cannot hold is answered in words; a fault is retried.
     const known = error instanceof AppError ? error : deterministicDatabaseError(error);
-    if (known && ['forbidden', 'not_found', 'conflict', 'validation'].includes(known.kind)) {
+    if (known && ANSWERED_IN_WORDS.has(known.kind)) {
       const why = known.kind === 'forbidden' ? 'Your role may not read that.' : (known.items[0]?.message ?? known.message);
       return { text: why, data: null, sources: [], intent: reading.name };
     }
@@ -146,7 +149,7 @@ export function createChatbotAnswerService(deps: { db: Knex; reads: ChatbotReads
         return { text: answer.text, data: answer.data, sources: answer.sources };
       } catch (error) {
         const known = error instanceof AppError ? error : deterministicDatabaseError(error);
-        if (known && ['forbidden', 'not_found', 'conflict', 'validation'].includes(known.kind)) {
+        if (known && ANSWERED_IN_WORDS.has(known.kind)) {
           return { error: known.kind === 'forbidden' ? 'Your role may not read that.' : (known.items[0]?.message ?? known.message) };
         }
         throw error;

@@ -9,7 +9,7 @@ import type { TemplateRenderer } from '../../mail/templating';
 import type { ReminderInput, ReminderOutcome, ReminderPlan } from '../../../workflows/invoice-lifecycle.types';
 import { contactGroupsIn } from '../contact-groups';
 import { renderTemplateOfKind } from '../email-templates';
-import { loadInvoiceDocument, invoiceMailVariables, renderInvoicePdf, AGEING_BUCKETS, amountDue, invoicesIn, type AgeingBucket, type InvoiceRow } from '../invoices';
+import { loadInvoiceDocument, invoiceMailVariables, mailWithPdf, AGEING_BUCKETS, amountDue, invoicesIn, type AgeingBucket, type InvoiceRow } from '../invoices';
 import { getOrganisationSettings } from '../organisation-settings';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -92,14 +92,7 @@ export function createCollectionsService(deps: { db: Knex; mailer: Mailer; templ
         const document = await loadInvoiceDocument(db, row.organisation_id, row.id);
         const dueDate = calendarDay(row.due_date);
         const message = await renderTemplateOfKind(db, templates, row.organisation_id, 'reminder', invoiceMailVariables(document, { daysOverdue: daysBetween(dueDate, todayUtc()), daysAfterDue: input.daysAfterDue }));
-        await mailer.send({
-          to: recipients,
-          subject: message.subject,
-          html: message.html,
-          ...(message.text === null ? {} : { text: message.text }),
-          attachments: [{ filename: `${document.number}.pdf`, content: await renderInvoicePdf(document), contentType: 'application/pdf' }],
-          messageId,
-        });
+        await mailWithPdf(mailer, { to: recipients, message, document, id: row.id, messageId });
       }
       await db.transaction(async (trx) => {
         const recorded = invoicesIn(trx);

@@ -6,7 +6,7 @@ import type { Page, PageQuery } from '../../http/paging';
 import type { WorkflowServiceDeps } from '../../temporal/client';
 import { issueCreditNoteUpdate, undoCreditNoteUpdate, voidCreditNoteUpdate } from '../../../workflows/credit-note.types';
 import { creditNoteWorkflowId, searchAttributes } from '../../../workflows/ids';
-import { renderInvoicePdf, invoicesIn } from '../invoices';
+import { documentPdf, invoicesIn } from '../invoices';
 import { loadCreditNoteDocument } from './credit-note-document';
 import { creditableOf, creditedOf } from './credited';
 import { createCreditNoteRepository, type CreditNoteFilter, type CreditNoteRow } from './credit-notes.repository';
@@ -83,7 +83,7 @@ export function createCreditNoteService(deps: WorkflowServiceDeps) {
     /** The credit note as a PDF, with the file name it is offered under. */
     async pdf(organisationId: string, id: string): Promise<{ filename: string; content: Buffer }> {
       const document = await loadCreditNoteDocument(db, organisationId, id);
-      return { filename: `${document.number ?? id}.pdf`, content: await renderInvoicePdf(document) };
+      return documentPdf(document, id);
     },
 
     issue: (organisationId: string, id: string) => stepOn(organisationId, id, issueCreditNoteUpdate),

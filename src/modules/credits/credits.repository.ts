@@ -2,7 +2,7 @@ import { domainEvent } from '../../domain/events';
 import { recordEvent } from '../../events/outbox';
 import type { Knex } from 'knex';
 import { newId } from '../../db/ids';
-import { AppError } from '../../domain/errors';
+import { AppError, InvariantError } from '../../domain/errors';
 import { drawFrom, drawOrder, drawPreferring, giveBack, outstanding, type CreditLot, type Draw } from '../../domain/credit-lots';
 import { Decimal, formatAmount, toDecimal } from '../../domain/money';
 import type { CreditEntry, CreditEntryKind } from './credits.schemas';
@@ -162,7 +162,7 @@ export function createCreditRepository(db: Knex) {
     const draws = entry.reverses ? drawPreferring(open, await lotsAddedBy(key, entry.reverses), wanted) : drawFrom(open, wanted);
     // The lots hold the balance: fewer is a balance too low (the write refuses it), unless they disagree.
     const drawn = draws.reduce((sum, draw) => sum.minus(draw.amount), new Decimal(0));
-    if (drawn.lessThan(wanted) && balance.greaterThanOrEqualTo(wanted)) throw new Error(`the ${key.currency} credit lots of customer ${key.customer_id} hold less than its balance`);
+    if (drawn.lessThan(wanted) && balance.greaterThanOrEqualTo(wanted)) throw new InvariantError(`the ${key.currency} credit lots of customer ${key.customer_id} hold less than its balance`);
     return write(key, balance, entry, draws);
   }
 

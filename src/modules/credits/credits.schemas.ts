@@ -6,7 +6,7 @@ export const CREDIT_ENTRY_KINDS = ['grant', 'purchase', 'consumption', 'expiry',
 export type CreditEntryKind = (typeof CREDIT_ENTRY_KINDS)[number];
 
 export const addCreditsBody = z.object({
-  kind: z.enum(['grant', 'purchase']).describe('grant: given for free; purchase: prepaid credit the customer paid for'),
+  kind: z.enum(['grant', 'purchase']).default('grant').describe('grant (the default): given for free; purchase: prepaid credit the customer paid for'),
   amount: decimal({ precision: 24, scale: 4, sign: 'positive' }).describe("> 0, with no more decimals than the currency's minor unit"),
   currency: isoCurrency,
   reason: freeText(1000).describe('Why the credit is added, as finance will read it in the ledger'),

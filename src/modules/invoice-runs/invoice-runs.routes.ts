@@ -1,4 +1,5 @@
 import type { AppDeps } from '../../deps';
+import { documented } from '../../http/openapi';
 import { pageOf } from '../../http/paging';
 import { defineRoute, requires, type Route } from '../../http/route';
 import { idParam } from '../../http/schemas';
@@ -49,16 +50,19 @@ export function invoiceRunRoutes(deps: AppDeps): Route[] {
       response: runSchema,
       handler: async ({ params, auth }) => runs.retry(auth.organisationId, params.id),
     }),
-    defineRoute({
-      method: 'get',
-      path: '/contracts/{id}/upcoming-invoice',
-      summary: 'The invoices a run on the date would create for the contract, one per contract plan with something due; nothing is stored',
-      tag: 'Invoice runs',
-      access: requires('ContractService:getContractById'),
-      params: idParam,
-      query: upcomingQuery,
-      response: upcomingSchema,
-      handler: async ({ params, query, auth }) => runs.upcoming(auth.organisationId, params.id, query.date),
-    }),
+    documented(
+      defineRoute({
+        method: 'get',
+        path: '/contracts/{id}/upcoming-invoice',
+        summary: 'The invoices a run on the date would create for the contract, one per contract plan with something due; nothing is stored',
+        tag: 'Invoice runs',
+        access: requires('ContractService:getContractById'),
+        params: idParam,
+        query: upcomingQuery,
+        response: upcomingSchema,
+        handler: async ({ params, query, auth }) => runs.upcoming(auth.organisationId, params.id, query.date),
+      }),
+      { errors: { 422: 'An invoice would be in another currency than the base currency, with no FX rate effective on the date: code 1012, the message names the currencies (from/to) and the date' } },
+    ),
   ];
 }

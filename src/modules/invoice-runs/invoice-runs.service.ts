@@ -6,7 +6,7 @@ import { currencyMinorUnits } from '../../domain/currencies';
 import { newId } from '../../db/ids';
 import { deterministicDatabaseError } from '../../db/errors';
 import { addDays, earlierEnd, type Suspension } from '../../domain/billing-periods';
-import { AppError, DomainError, orNotFound } from '../../domain/errors';
+import { AppError, DomainError, InvariantError, orNotFound } from '../../domain/errors';
 import { Decimal, formatAmount, roundToMinor, sumAmounts, toDecimal } from '../../domain/money';
 import { couponDiscounts, discountLinesOf, type ContractCoupon } from '../../domain/rating-coupons';
 import { feesDue, rateUsage, shareDiscounts, usageWindows, type Charge, type ChargeLedger, type RatedCharge, type RatedItem, type RatingTerms, type UsageWindow } from '../../domain/rating';
@@ -374,7 +374,7 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
         if (currency !== base && !(await findEffectiveRate(trx, organisationId, currency, base, billingDate))) missing.add(currency);
       }
       for (const { contractId, currency } of invoiced) {
-        if (missing.has(currency) && !failing.has(contractId)) failing.set(contractId, AppError.conflict(`No ${currency}/${base} FX rate effective on ${billingDate}: the invoice could not be raised`));
+        if (missing.has(currency) && !failing.has(contractId)) failing.set(contractId, AppError.missingFxRate(currency, base, billingDate));
       }
     }
 
@@ -446,7 +446,7 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
       );
       const recorded = await chargesIn(trx).record(input.organisationId, input.runId, charges);
       // Under the contracts' locks nobody else can have charged them: a mismatch is a bug, and rolls back.
-      if (recorded !== charges.length) throw new Error(`${charges.length - recorded} of the page's charges were made meanwhile`);
+      if (recorded !== charges.length) throw new InvariantError(`${charges.length - recorded} of the page's charges were made meanwhile`);
       await createInvoiceRunRepository(trx).recordOutcomes(input.organisationId, input.runId, [...outcomes].map(([contractId, outcome]) => ({ contractId, outcome })));
       // Each coupon that discounted the contract's invoices has served one more period.
       await couponsIn(trx).countPeriods(served);

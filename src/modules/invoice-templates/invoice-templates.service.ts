@@ -5,7 +5,7 @@ import jpeg from 'jpeg-js';
 import type { Knex } from 'knex';
 import { PNG } from 'pngjs';
 import { isUniqueViolation } from '../../db/knex';
-import { AppError, orNotFound } from '../../domain/errors';
+import { AppError, DomainError, orNotFound } from '../../domain/errors';
 import type { Page, PageQuery } from '../../http/paging';
 import { createInvoiceTemplateRepository, TEMPLATE_NAME_UNIQUE, TEMPLATE_ONE_DEFAULT, type InvoiceTemplateLogo, type InvoiceTemplateRow } from './invoice-templates.repository';
 import { LOGO_MAX_BYTES, LOGO_MAX_SIDE, type CreateTemplateBody, type InvoiceTemplate, type UpdateTemplateBody } from './invoice-templates.schemas';
@@ -61,7 +61,7 @@ function checkPngData(data: Buffer): void {
     .filter(({ columns, rows }) => columns > 0 && rows > 0)
     .reduce((sum, pass) => sum + pass.rows * (1 + Math.ceil((pass.columns * bitsPerPixel) / 8)), 0);
   const pixels = zlib.inflateSync(Buffer.concat(parts), { maxOutputLength: expected + 1 });
-  if (pixels.length !== expected) throw new Error('its image data does not decompress to the size its header announces');
+  if (pixels.length !== expected) throw new DomainError('its image data does not decompress to the size its header announces');
 }
 
 /** The pixels of a PNG or JPEG, decoded by a well-tested pure JavaScript decoder; a fault is the file's. */

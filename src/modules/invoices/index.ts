@@ -4,7 +4,7 @@ import { createInvoiceRepository } from './invoices.repository';
 export { loadInvoiceDocument } from './invoice-document';
 export { createInvoiceFileService } from './invoice-files.service';
 export { createInvoiceItemService } from './invoice-items.service';
-export { invoiceMailVariables } from './invoice-mail';
+export { documentPdf, invoiceMailVariables, mailWithPdf, pdfAttachment } from './invoice-mail';
 export { renderInvoicePdf } from './invoice-pdf';
 export type { InvoiceDocument } from './invoice-pdf';
 export { lifecycleSnapshot } from './invoice-snapshot';

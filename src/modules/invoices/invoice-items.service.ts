@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { calendarDay } from '../../db/dates';
-import { AppError, orNotFound } from '../../domain/errors';
+import { AppError, InvariantError, orNotFound } from '../../domain/errors';
 import { shareDiscounts, type Charge } from '../../domain/rating';
 import { discountLinesOf } from '../../domain/rating-coupons';
 import { plansIn } from '../billing-plans';
@@ -88,7 +88,7 @@ export function createInvoiceItemService(db: Knex, repriceDraft: DraftRepricer) 
         const shared = shareDiscounts(repriced.charges, discountLinesOf(kept), invoice.currency);
         const recorded = await charges.record(organisationId, null, shared.map((charge) => ({ ...charge, contractId: draft.contractId, contractPlanId: draft.contractPlanId, invoiceId })));
         // Under the contract's lock no one else charges these days: a mismatch is a bug, and rolls back.
-        if (recorded !== repriced.charges.length) throw new Error(`${repriced.charges.length - recorded} of the draft's charges were made meanwhile`);
+        if (recorded !== repriced.charges.length) throw new InvariantError(`${repriced.charges.length - recorded} of the draft's charges were made meanwhile`);
       });
       return orNotFound(await invoices.find(organisationId, invoiceId), 'Invoice');
     },

@@ -1,4 +1,32 @@
-import type { InvoiceDocument } from './invoice-pdf';
+import type { Mailer } from '../../mail/mailer';
+import type { RenderedMail } from '../../mail/templating';
+import { renderInvoicePdf, type InvoiceDocument } from './invoice-pdf';
+
+/** An invoice or credit note as a PDF, under the name it is offered and sent with: its number, else its id. */
+export async function documentPdf(document: InvoiceDocument, id: string): Promise<{ filename: string; content: Buffer }> {
+  return { filename: `${document.number ?? id}.pdf`, content: await renderInvoicePdf(document) };
+}
+
+/** The document's PDF as an e-mail attachment. */
+export async function pdfAttachment(document: InvoiceDocument, id: string): Promise<{ filename: string; content: Buffer; contentType: string }> {
+  return { ...(await documentPdf(document, id)), contentType: 'application/pdf' };
+}
+
+/**
+ * E-mails a rendered message with the document's PDF attached: the invoice sent, a reminder, a credit
+ * note. The Message-ID lets mail systems fold the copies a retried send makes.
+ */
+export async function mailWithPdf(mailer: Mailer, mail: { to: string[]; message: RenderedMail; document: InvoiceDocument; id: string; messageId: string }): Promise<void> {
+  const { message } = mail;
+  await mailer.send({
+    to: mail.to,
+    subject: message.subject,
+    html: message.html,
+    ...(message.text === null ? {} : { text: message.text }),
+    attachments: [await pdfAttachment(mail.document, mail.id)],
+    messageId: mail.messageId,
+  });
+}
 
 /**
  * The variables every invoice message is rendered with (the invoice and reminder templates, built-in or

@@ -11,7 +11,7 @@ import type { ContractPlanRef } from '../contracts';
 import { loadInvoiceDocument } from './invoice-document';
 import { assertPlanItemsKnown } from './invoice-items.service';
 import { lifecycleSnapshot } from './invoice-snapshot';
-import { renderInvoicePdf } from './invoice-pdf';
+import { documentPdf } from './invoice-mail';
 import { createInvoiceRepository, type Invoice, type InvoiceFilter, type InvoiceRow, type NewInvoice } from './invoices.repository';
 
 export type ContractPlanResolver = (db: Knex, organisationId: string, contractPlanId: string) => Promise<ContractPlanRef | undefined>;
@@ -73,7 +73,7 @@ export function createInvoiceService(deps: WorkflowServiceDeps, resolveContractP
     /** The invoice as a PDF, with the file name it is offered under. */
     async pdf(organisationId: string, id: string): Promise<{ filename: string; content: Buffer }> {
       const document = await loadInvoiceDocument(deps.db, organisationId, id);
-      return { filename: `${document.number ?? id}.pdf`, content: await renderInvoicePdf(document) };
+      return documentPdf(document, id);
     },
 
     async create(organisationId: string, input: Omit<NewInvoice, 'organisationId' | 'customerId' | 'contractId' | 'currency'>): Promise<Invoice> {

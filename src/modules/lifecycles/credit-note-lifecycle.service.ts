@@ -4,7 +4,7 @@ import type { Knex } from 'knex';
 import type { Mailer } from '../../mail/mailer';
 import type { MailTemplate, TemplateRenderer } from '../../mail/templating';
 import { contactGroupsIn } from '../contact-groups';
-import { renderInvoicePdf, amountDue, invoicesIn, type InvoiceRow } from '../invoices';
+import { mailWithPdf, amountDue, invoicesIn, type InvoiceRow } from '../invoices';
 import { loadCreditNoteDocument, creditableOf, creditedOf, creditNotesIn, type CreditNoteChange, type CreditNoteRow, toCreditNote } from '../credit-notes';
 import { assertCreditable, creditableAmounts } from '../../domain/credit-notes';
 import { AppError, orNotFound } from '../../domain/errors';
@@ -180,14 +180,7 @@ export function createCreditNoteLifecycleService(deps: { db: Knex; mailer: Maile
         sellerName: document.seller?.name ?? '',
         customerName: document.customer?.name ?? '',
       });
-      await mailer.send({
-        to: recipients,
-        subject: message.subject,
-        html: message.html,
-        ...(message.text === null ? {} : { text: message.text }),
-        attachments: [{ filename: `${note.number}.pdf`, content: await renderInvoicePdf(document), contentType: 'application/pdf' }],
-        messageId: `<credit-note-${note.id}-${note.number}@billing>`,
-      });
+      await mailWithPdf(mailer, { to: recipients, message, document, id: note.id, messageId: `<credit-note-${note.id}-${note.number}@billing>` });
     },
 
     /** Number, settlement, revenue, `credit_note.issued`. */

@@ -18,7 +18,7 @@ import { planChangesIn } from '../contracts';
 import { creditsIn } from '../credits';
 import { paymentsIn } from '../payments';
 import { syncInvoiceRevenue } from '../revenue';
-import { loadInvoiceDocument, invoiceMailVariables, renderInvoicePdf, computeInvoiceTotals, lifecycleSnapshot, type LifecycleSnapshot, invoicesIn, type InvoiceAccess, type InvoiceRow, type InvoiceStatusChange, type TransitionRow } from '../invoices';
+import { loadInvoiceDocument, invoiceMailVariables, mailWithPdf, computeInvoiceTotals, lifecycleSnapshot, type LifecycleSnapshot, invoicesIn, type InvoiceAccess, type InvoiceRow, type InvoiceStatusChange, type TransitionRow } from '../invoices';
 
 /** The repositories a step works with, all on the step's transaction. */
 function repositoriesOf(trx: Knex) {
@@ -204,14 +204,7 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer; 
       const messageId = `<invoice-${input.invoiceId}-${input.seq}@billing>`;
       if (recipients.length > 0) {
         const message = await renderTemplateOfKind(db, templates, input.organisationId, 'invoice', invoiceMailVariables(document));
-        await mailer.send({
-          to: recipients,
-          subject: message.subject,
-          html: message.html,
-          ...(message.text === null ? {} : { text: message.text }),
-          attachments: [{ filename: `${document.number}.pdf`, content: await renderInvoicePdf(document), contentType: 'application/pdf' }],
-          messageId,
-        });
+        await mailWithPdf(mailer, { to: recipients, message, document, id: input.invoiceId, messageId });
       }
       await inStep(input, async (step, done) => {
         if (done) return;

@@ -17,14 +17,11 @@ import {
 
 export function usageRoutes(deps: AppDeps): Route[] {
   const service = deps.services.usage;
-
-  return [
+  /** POST /events/batch and POST /usage/bulk: one handler under two paths, each with its own action. */
+  const batchRoute = (at: Pick<Route, 'path' | 'summary' | 'tag' | 'access'>) =>
     defineRoute({
       method: 'post',
-      path: '/events/batch',
-      summary: 'Ingest a batch of usage events; each event succeeds or fails on its own',
-      tag: 'Events',
-      access: requires('MeterService:createUsageByMeter'),
+      ...at,
       body: batchBody,
       response: batchResultSchema,
       accepted: batchRecordSchema,
@@ -33,6 +30,14 @@ export function usageRoutes(deps: AppDeps): Route[] {
         const outcome = await service.ingest(auth.organisationId, body.events, req.header('Idempotency-Key'));
         return outcome.state === 'done' ? outcome.result : accepted(outcome.batch);
       },
+    });
+
+  return [
+    batchRoute({
+      path: '/events/batch',
+      summary: 'Ingest a batch of usage events; each event succeeds or fails on its own',
+      tag: 'Events',
+      access: requires('MeterService:createUsageByMeter'),
     }),
     defineRoute({
       method: 'get',
@@ -76,20 +81,11 @@ export function usageRoutes(deps: AppDeps): Route[] {
       successStatus: 201,
       handler: async ({ body, auth }) => service.ingestOne(auth.organisationId, body),
     }),
-    defineRoute({
-      method: 'post',
+    batchRoute({
       path: '/usage/bulk',
       summary: 'Bulk-create usage events (same as POST /events/batch)',
       tag: 'Usage',
       access: requires('UsageService:bulkCreateEvents'),
-      body: batchBody,
-      response: batchResultSchema,
-      accepted: batchRecordSchema,
-      itemsJudgedAlone: 'events',
-      handler: async ({ body, auth, req, accepted }) => {
-        const outcome = await service.ingest(auth.organisationId, body.events, req.header('Idempotency-Key'));
-        return outcome.state === 'done' ? outcome.result : accepted(outcome.batch);
-      },
     }),
     defineRoute({
       method: 'post',

@@ -3,6 +3,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
+import { InvariantError } from '../../domain/errors';
 import { destinationKey, parseAllowedDestinations } from '../../security/allowed-destinations';
 
 /**
@@ -29,7 +30,7 @@ export function destinationPolicy(config: { NODE_ENV: string; WEBHOOK_ALLOWED_HO
   const production = config.NODE_ENV === 'production';
   const { keys, problems } = parseAllowedDestinations(config.WEBHOOK_ALLOWED_HOSTS ?? '');
   // The configuration is checked when it is loaded; this guards direct callers.
-  if (problems.length > 0) throw new Error(`WEBHOOK_ALLOWED_HOSTS: ${problems.join('; ')}`);
+  if (problems.length > 0) throw new InvariantError(`WEBHOOK_ALLOWED_HOSTS: ${problems.join('; ')}`);
   return { httpsOnly: production, publicAddressesOnly: production, allowedDestinations: new Set(keys) };
 }
 

@@ -1,3 +1,5 @@
+import { InvariantError } from '../../domain/errors';
+
 /**
  * What `POST /webhooks/trigger` may send. A triggered event carries an object's current state, so it is
  * sent only while the object is in the state its type names: `invoice.paid` for a paid invoice, never for
@@ -114,7 +116,7 @@ export function nounOf(type: TriggeredObjectEventType): string {
 /** Why `type` may not be sent for the object now, naming its actual state; undefined when it may. */
 export function triggerRefusal(type: TriggeredObjectEventType, facts: TriggerFacts): string | undefined {
   const rule = ruleOf(type);
-  if (facts.kind !== rule.kind) throw new Error(`${type} is about a ${NOUNS[rule.kind]}, not a ${NOUNS[facts.kind]}`);
+  if (facts.kind !== rule.kind) throw new InvariantError(`${type} is about a ${NOUNS[rule.kind]}, not a ${NOUNS[facts.kind]}`);
   if (rule.holds(facts)) return undefined;
   return `the ${NOUNS[rule.kind]} is ${rule.actual(facts)}, not ${rule.needs}; ${type} cannot be triggered for it`;
 }

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { SecretBox } from '../../security/secret-box';
 import { Webhook } from 'standardwebhooks';
-import { AppError, orNotFound } from '../../domain/errors';
+import { AppError, InvariantError, orNotFound } from '../../domain/errors';
 import type { Page, PageQuery } from '../../http/paging';
 import type { Logger } from 'pino';
 import type { OutboxEvent } from '../../events/outbox';
@@ -168,7 +168,7 @@ export function createWebhookService(deps: { db: Knex; policy: DestinationPolicy
         return { eventId: await repository.emitTriggered(organisationId, eventType, TEST_EVENT_DATA, null), eventType, repeated: false };
       }
       if (!objectId) throw AppError.validation(`objectId is required: ${eventType} carries the ${nounOf(eventType)} it reports`, 'body.objectId');
-      if (!deps.resolveObject) throw new Error('the webhook service was built without an object resolver');
+      if (!deps.resolveObject) throw new InvariantError('the webhook service was built without an object resolver');
       const subject = await deps.resolveObject(organisationId, ruleOf(eventType).kind, objectId);
       const refusal = triggerRefusal(eventType, subject.facts);
       if (refusal) throw AppError.conflict(refusal);
@@ -208,7 +208,7 @@ export function createWebhookService(deps: { db: Knex; policy: DestinationPolicy
       if (!delivery) {
         // Deleted with its endpoint: nothing left to deliver. Otherwise its dispatch has not committed yet.
         if (!(await repository.endpointExists(input.endpointId))) return 'stopped';
-        throw new Error(`delivery ${input.deliveryId} is not committed yet`);
+        throw AppError.unavailable(`delivery ${input.deliveryId} is not committed yet`);
       }
       if (delivery.status !== 'pending' || delivery.generation !== input.generation) return 'stopped';
       const endpoint = delivery.endpoint;

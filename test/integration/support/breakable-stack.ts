@@ -33,17 +33,6 @@ export async function sigkill(child: ChildProcess): Promise<void> {
   await exited;
 }
 
-/** Polls `probe` until it answers something, or fails after `timeoutMs`. */
-export async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs: number, intervalMs = 250): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
-  }
-}
-
 /** `workerEnv`: settings of the worker process alone (e.g. its invoice-run paging). */
 export async function startBreakableStack(label: string, workerEnv: Record<string, string> = {}): Promise<BreakableStack> {
   const taskQueue = `billing-${label}-${randomUUID()}`;

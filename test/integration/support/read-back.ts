@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { simpleParser, type ParsedMail } from 'mailparser';
 import type { Response } from 'supertest';
-import { waitFor } from './breakable-stack';
+import { waitFor } from '../../support/wait';
 import { capturedMail } from './smtp-capture';
 
 /** supertest's parser for a binary answer (a PDF, an image): the body as bytes. */

@@ -43,3 +43,21 @@ export async function waitForWorker(address: string, taskQueue: string, child: C
     await connection.close();
   }
 }
+
+/**
+ * Workers on a test's own task queue, on the suite's Temporal server, each logging to
+ * TEST_WORK_DIR/<queue>.log: `start` resolves once the new one polls; `all` lists every one started, for
+ * the test to kill.
+ */
+export function queueWorkers(taskQueue: string): { all: ChildProcess[]; start: (env?: Record<string, string>) => Promise<ChildProcess> } {
+  const all: ChildProcess[] = [];
+  return {
+    all,
+    start: async (env = {}) => {
+      const worker = spawnWorker({ ...env, TEMPORAL_TASK_QUEUE: taskQueue }, path.join(process.env.TEST_WORK_DIR!, `${taskQueue}.log`));
+      all.push(worker);
+      await waitForWorker(process.env.TEMPORAL_ADDRESS!, taskQueue, worker, 180_000);
+      return worker;
+    },
+  };
+}

@@ -115,6 +115,18 @@ export type Config = z.infer<typeof configSchema>;
 
 export class ConfigError extends Error {}
 
+/**
+ * What stops a process, or the local stack `npm start` runs, from starting or stopping: a missing binary or
+ * build output, a server that does not answer, bad command-line arguments. An operator's or developer's
+ * to fix; never a request's answer.
+ */
+export class SetupError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'SetupError';
+  }
+}
+
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   // Empty strings in .env files and compose files mean "unset".
   const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''));

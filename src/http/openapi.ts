@@ -147,6 +147,14 @@ const documentation = new WeakMap<Route, RouteDocumentation>();
 /** The routes that render an e-mail template (theirs or the organisation's): they may answer 422. */
 export const RENDERS_TEMPLATES: RouteDocumentation = { errors: { 422: ERROR_STATUSES[422] } };
 
+const FX_RATE_MISSING = 'the invoice is in another currency than the base currency, with no FX rate effective on its date: code 1012, the message names the currencies (from/to) and the date';
+
+/** A route that raises an invoice (raise itself, or paid from draft): a missing FX rate answers 422. */
+export const RAISES_INVOICES: RouteDocumentation = { errors: { 422: `An invoice cannot be raised: ${FX_RATE_MISSING}` } };
+
+/** A route that may raise and send an invoice: a template that fails or a missing FX rate answers 422. */
+export const RAISES_AND_SENDS_INVOICES: RouteDocumentation = { errors: { 422: `${ERROR_STATUSES[422]}; or ${FX_RATE_MISSING}` } };
+
 /** Adds to the document what a route's definition cannot say; returns the route. */
 export function documented(route: Route, extra: RouteDocumentation): Route {
   documentation.set(route, extra);

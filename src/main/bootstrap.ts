@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { loadConfig } from '../config';
+import { loadConfig, SetupError } from '../config';
 import { createDb, migrateLatest } from '../db/knex';
 import { bootstrapOrganisation } from '../modules/organisations';
 import { laptopDatabaseUrl } from './laptop';
@@ -16,7 +16,7 @@ const argsSchema = z.object({
 runMain(async () => {
   const { values } = parseArgs({ options: { org: { type: 'string' }, email: { type: 'string' }, password: { type: 'string' } } });
   const parsed = argsSchema.safeParse(values);
-  if (!parsed.success) throw new Error(parsed.error.issues.map((issue) => issue.message).join('\n'));
+  if (!parsed.success) throw new SetupError(parsed.error.issues.map((issue) => issue.message).join('\n'));
   const config = loadConfig();
   const db = createDb(config.DATABASE_URL ?? laptopDatabaseUrl(config), 2);
   try {

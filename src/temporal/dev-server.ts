@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import { Connection } from '@temporalio/client';
 import { SEARCH_ATTRIBUTES } from './search-attributes';
+import { SetupError } from '../config';
 
 export interface DevServer {
   address: string;
@@ -24,14 +25,14 @@ export async function freePort(): Promise<number> {
 async function waitForServer(address: string, child: ChildProcess, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`Temporal dev server exited (${child.exitCode ?? child.signalCode})`);
+    if (child.exitCode !== null || child.signalCode !== null) throw new SetupError(`Temporal dev server exited (${child.exitCode ?? child.signalCode})`);
     try {
       const connection = await Connection.connect({ address, connectTimeout: 1000 });
       await connection.workflowService.getSystemInfo({});
       await connection.close();
       return;
     } catch (error) {
-      if (Date.now() > deadline) throw new Error(`Temporal dev server did not answer at ${address} within ${timeoutMs} ms`, { cause: error });
+      if (Date.now() > deadline) throw new SetupError(`Temporal dev server did not answer at ${address} within ${timeoutMs} ms`, { cause: error });
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
   }

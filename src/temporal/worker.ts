@@ -5,7 +5,7 @@ import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import { createActivities } from '../../activities';
-import type { Config } from '../config';
+import { type Config, SetupError } from '../config';
 import { createIdempotencyService } from '../modules/idempotency';
 import { createServices, serviceDepsFrom } from '../services';
 import { resolveContractPlan, createContractService } from '../modules/contracts';
@@ -30,7 +30,7 @@ export const WORKFLOW_BUNDLE_PATH = path.resolve(__dirname, '../../workflow-bund
 function workflowCode(): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> {
   if (path.extname(__filename) !== '.js') return { workflowsPath: WORKFLOWS_PATH };
   if (!fs.existsSync(WORKFLOW_BUNDLE_PATH)) {
-    throw new Error(`${WORKFLOW_BUNDLE_PATH} is missing: \`npm run build\` writes it along with the compiled code`);
+    throw new SetupError(`${WORKFLOW_BUNDLE_PATH} is missing: \`npm run build\` writes it along with the compiled code`);
   }
   return { workflowBundle: { codePath: WORKFLOW_BUNDLE_PATH } };
 }

@@ -116,14 +116,14 @@ describe('lifecycle', () => {
     await recordHistory(api, `invoice:${invoice.id}`, 'invoice-cancel-paid-and-undo');
   });
 
-  it('when no FX rate to the base currency applies on the invoice date, then raise answers 409 with its reason and takes no number', async () => {
+  it('when no FX rate to the base currency applies on the invoice date, then raise answers 422 with code 1012 naming the rate and the date, and takes no number', async () => {
     const euro = await createTenant(api, 'invoices-eur');
     const euroFixture = await createBillingFixture(api, euro);
     await api.http().put('/organisation/settings').set(bearer(euro.adminToken)).send({ baseCurrency: 'EUR' }).expect(200);
     const created = await api.http().post('/invoices').set(bearer(euro.systemToken)).send(invoiceBody(euroFixture.contractPlanId)).expect(201);
     const res = await api.http().post(`/invoices/${created.body.data.id}/raise`).set(bearer(euro.systemToken));
-    expect(res.status).toBe(409);
-    expect(res.body.errors).toEqual([{ code: 1003, message: expect.stringContaining('USD/EUR FX rate') }]);
+    const date = String(created.body.data.date);
+    expect([res.status, res.body]).toEqual([422, { status: 'error', message: `No USD/EUR FX rate effective on ${date}`, errors: [{ code: 1012, message: `No USD/EUR FX rate effective on ${date}` }] }]);
     const unchanged = await api.http().get(`/invoices/${created.body.data.id}`).set(bearer(euro.systemToken));
     expect(unchanged.body.data).toMatchObject({ status: 'draft', number: null });
   });

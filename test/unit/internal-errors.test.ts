@@ -1,8 +1,12 @@
+import os from 'node:os';
+import path from 'node:path';
 import express from 'express';
 import request from 'supertest';
 import { currencyMinorUnits } from '../../src/domain/currencies';
 import { DomainError, InvariantError } from '../../src/domain/errors';
 import { errorHandler } from '../../src/http/error-handler';
+import { SetupError } from '../../src/config';
+import { findTemporalBinary } from '../../src/temporal/binaries';
 
 /** An app whose one route throws `error`, answered by the central error handler. */
 function throwing(error: Error) {
@@ -32,5 +36,13 @@ describe('errors that reach a request', () => {
     expect(thrown).toBeInstanceOf(DomainError);
     const res = await throwing(thrown);
     expect([res.status, res.body]).toEqual([400, { status: 'error', message: 'ZZZ is not an ISO 4217 currency', errors: [{ code: 1001, message: 'ZZZ is not an ISO 4217 currency' }] }]);
+  });
+});
+
+describe('what stops a process from starting', () => {
+  it('when a Temporal binary is named but is not an executable file, then a SetupError names it', () => {
+    const missing = path.join(os.tmpdir(), `no-such-temporal-${process.pid}`);
+    expect(() => findTemporalBinary('temporal', missing, '')).toThrow(new SetupError(`${missing} is not an executable file`));
+    expect(() => findTemporalBinary('temporal', missing, '')).toThrow(SetupError);
   });
 });

@@ -14,7 +14,7 @@ import { createInvoiceRepository, type InvoiceRow, type InvoiceTotals } from './
 async function baseRate(trx: Knex, invoice: Pick<InvoiceRow, 'organisation_id' | 'currency'>, baseCurrency: string, date: string): Promise<string> {
   if (baseCurrency === invoice.currency) return '1';
   const effective = await findEffectiveRate(trx, invoice.organisation_id, invoice.currency, baseCurrency, date);
-  if (!effective) throw AppError.conflict(`No ${invoice.currency}/${baseCurrency} FX rate effective on ${date}`);
+  if (!effective) throw AppError.missingFxRate(invoice.currency, baseCurrency, date);
   return effective.rate;
 }
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { AppDeps } from '../../deps';
-import { RENDERS_TEMPLATES, documented } from '../../http/openapi';
+import { RAISES_AND_SENDS_INVOICES, RAISES_INVOICES, RENDERS_TEMPLATES, documented } from '../../http/openapi';
 import { pageOf } from '../../http/paging';
 import { anyToken, defineRoute, requires, type Route } from '../../http/route';
 import { idParam, deleted, reference } from '../../http/schemas';
@@ -73,18 +73,21 @@ export function invoiceRoutes(deps: AppDeps): Route[] {
             paidDate: body.status === 'paid' ? body.paidDate : undefined,
           }),
       }),
-      RENDERS_TEMPLATES,
+      RAISES_AND_SENDS_INVOICES,
     ),
-    defineRoute({
-      method: 'post',
-      path: '/invoices/{id}/raise',
-      summary: 'Raise: assign the next number, lock the items, fix totals and taxes',
-      tag: 'Invoices',
-      access: requires('InvoiceService:raiseInvoice'),
-      params: idParam,
-      response: invoiceSchema,
-      handler: async ({ params, auth, req }) => service.transition(auth.organisationId, params.id, 'raise', {}, req.header('Idempotency-Key')),
-    }),
+    documented(
+      defineRoute({
+        method: 'post',
+        path: '/invoices/{id}/raise',
+        summary: 'Raise: assign the next number, lock the items, fix totals and taxes',
+        tag: 'Invoices',
+        access: requires('InvoiceService:raiseInvoice'),
+        params: idParam,
+        response: invoiceSchema,
+        handler: async ({ params, auth, req }) => service.transition(auth.organisationId, params.id, 'raise', {}, req.header('Idempotency-Key')),
+      }),
+      RAISES_INVOICES,
+    ),
     documented(
       defineRoute({
         method: 'post',
@@ -111,7 +114,7 @@ export function invoiceRoutes(deps: AppDeps): Route[] {
         handler: async ({ params, body, auth, req }) =>
           service.transition(auth.organisationId, params.id, 'markPaid', { paidDate: body.paidDate }, req.header('Idempotency-Key')),
       }),
-      RENDERS_TEMPLATES,
+      RAISES_AND_SENDS_INVOICES,
     ),
     defineRoute({
       method: 'get',

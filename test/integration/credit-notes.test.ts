@@ -1,4 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { createAccessTokens } from '../../src/modules/auth';
+import { createCreditNoteBody } from '../../src/modules/credit-notes/credit-notes.schemas';
+import { createApiServices, serviceDepsFrom } from '../../src/services';
 import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
 import { createBillingFixture, invoiceBody, invoicesOfRun, type BillingFixture } from './support/billing-fixtures';
 import { createCustomerEntity } from './support/fixtures';
@@ -145,6 +148,33 @@ describe('credit notes', () => {
     // Nothing is left to credit, and the invoice with credit notes cannot be cancelled.
     await credit(raised.id, { reason: 'One more', amount: '0.01' }).expect(409);
     await api.http().put(`/invoices/${raised.id}`).set(admin()).send({ status: 'cancelled' }).expect(409);
+  });
+
+  it('when a request with an Idempotency-Key is run again after its note was made (its answer was a 5xx, which frees the key), then it carries that note on and never makes a second', async () => {
+    const raised = await invoice('raised');
+    const services = createApiServices({ ...serviceDepsFrom(api.config, api.db), temporal: api.temporal, accessTokens: createAccessTokens(api.config.JWT_SECRET!, api.config.ACCESS_TOKEN_TTL_SECONDS) });
+    const body = createCreditNoteBody.parse({ reason: 'Retried', amount: '10' });
+    const key = `retried-${raised.id}`;
+    const first = await services.creditNotes.create(tenant.organisationId, raised.id, body, key);
+    const again = await services.creditNotes.create(tenant.organisationId, raised.id, body, key);
+    expect(again).toEqual(first);
+    expect(first).toMatchObject({ status: 'issued', total: '10.00' });
+    expect(await api.db('credit_notes').where({ invoice_id: raised.id }).count({ n: '*' }).first()).toEqual({ n: '1' });
+
+    // A first run that stored its draft and stopped before the issue: the retry issues that draft.
+    const stopped = await api.db('credit_notes').where({ id: first.id }).first();
+    const draftId = `crn_${randomUUID().replace(/-/g, '').slice(0, 24)}`;
+    await api.db('credit_notes').insert({ ...stopped, id: draftId, status: 'draft', number: null, number_sequence: null, settlement: null, issued_at: null, last_step_id: null, request_key: `stopped-${raised.id}` });
+    const items = await api.db('credit_note_items').where({ credit_note_id: first.id });
+    await api.db('credit_note_items').insert(items.map((item) => ({ ...item, id: `cni_${randomUUID().replace(/-/g, '').slice(0, 24)}`, credit_note_id: draftId })));
+    const resumed = await services.creditNotes.create(tenant.organisationId, raised.id, body, `stopped-${raised.id}`);
+    expect(resumed).toMatchObject({ id: draftId, status: 'issued', total: '10.00' });
+    expect(await api.db('credit_notes').where({ invoice_id: raised.id }).count({ n: '*' }).first()).toEqual({ n: '2' });
+
+    // The same key on another invoice is another request: refused, nothing made.
+    const other = await invoice('raised');
+    await expect(services.creditNotes.create(tenant.organisationId, other.id, body, key)).rejects.toThrow('This Idempotency-Key already created a credit note of another invoice');
+    expect(await api.db('credit_notes').where({ invoice_id: other.id }).count({ n: '*' }).first()).toEqual({ n: '0' });
   });
 
   it('when an issue is undone, then the note is a draft again with its number, and issuing it again keeps that number', async () => {

@@ -24,6 +24,8 @@ export interface CreditNoteRow {
   settlement: CreditNoteSettlement | null;
   refund_payment_id: string | null;
   last_step_id: string | null;
+  /** The Idempotency-Key of the request that created the note, if it carried one. */
+  request_key: string | null;
   issued_at: Date | null;
   voided_at: Date | null;
   created_at: Date;
@@ -69,7 +71,10 @@ export function createCreditNoteRepository(db: Knex) {
   }
 
   return {
-    async insertDraft(note: { organisationId: string; invoiceId: string; customerId: string; currency: string; reason: string; refund: boolean }, plan: CreditNotePlan): Promise<CreditNoteRow> {
+    async insertDraft(
+      note: { organisationId: string; invoiceId: string; customerId: string; currency: string; reason: string; refund: boolean; requestKey?: string },
+      plan: CreditNotePlan,
+    ): Promise<CreditNoteRow> {
       const [row] = await db<CreditNoteRow>('credit_notes')
         .insert({
           id: newId('crn'),
@@ -83,12 +88,18 @@ export function createCreditNoteRepository(db: Knex) {
           tax_total: plan.taxTotal,
           total: plan.total,
           refund: note.refund,
+          request_key: note.requestKey ?? null,
         })
         .returning('*');
       await db('credit_note_items').insert(
         plan.lines.map((line, position) => ({ id: newId('cni'), credit_note_id: row!.id, invoice_item_id: line.invoiceItemId, title: line.title, quantity: line.quantity, amount: line.amount, position })),
       );
       return row!;
+    },
+
+    /** The note a request with this Idempotency-Key created, if any. */
+    async findByRequestKey(organisationId: string, requestKey: string): Promise<CreditNoteRow | undefined> {
+      return notes(organisationId).where({ request_key: requestKey }).first();
     },
 
     async find(organisationId: string, id: string): Promise<CreditNoteWithItems | undefined> {

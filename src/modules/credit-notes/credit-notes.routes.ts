@@ -21,7 +21,7 @@ export function creditNoteRoutes(deps: AppDeps): Route[] {
       body: createCreditNoteBody,
       response: creditNoteSchema,
       successStatus: 201,
-      handler: async ({ params, body, auth }) => creditNotes.create(auth.organisationId, params.id, body),
+      handler: async ({ params, body, auth, req }) => creditNotes.create(auth.organisationId, params.id, body, req.header('Idempotency-Key')),
     }),
     defineRoute({
       method: 'get',

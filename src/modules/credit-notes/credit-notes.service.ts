@@ -52,10 +52,14 @@ export function createCreditNoteService(deps: WorkflowServiceDeps) {
     /**
      * Plans the note against the invoice and what its other notes credit, stores it as a draft, then issues
      * it. A draft whose issue failed is removed, so the request leaves nothing behind; one that was issued
-     * meanwhile (the answer was lost, the step was not) is answered as issued.
+     * meanwhile (the answer was lost, the step was not) is answered as issued. With an Idempotency-Key, a
+     * retry of a request whose note exists (its answer was a 5xx, which is never final) carries that note
+     * on, issuing it if it is still a draft, and never creates a second one.
      */
-    async create(organisationId: string, invoiceId: string, body: CreateCreditNoteBody): Promise<CreditNote> {
-      const draft = await db.transaction(async (trx) => {
+    async create(organisationId: string, invoiceId: string, body: CreateCreditNoteBody, requestKey?: string): Promise<CreditNote> {
+      const earlier = requestKey === undefined ? undefined : await notes.findByRequestKey(organisationId, requestKey);
+      if (earlier && earlier.invoice_id !== invoiceId) throw AppError.conflict('This Idempotency-Key already created a credit note of another invoice; use a new key for a new request');
+      const draft = earlier ?? (await db.transaction(async (trx) => {
         const invoices = invoicesIn(trx);
         const invoice = orNotFound(await invoices.lock(organisationId, invoiceId), 'Invoice');
         assertCreditable(invoice.status, body.refund ?? false);
@@ -68,10 +72,11 @@ export function createCreditNoteService(deps: WorkflowServiceDeps) {
           throw AppError.conflict(`the invoice owes ${formatAmount(room.isNegative() ? 0 : room, invoice.currency)} ${invoice.currency} beyond its other credit notes, less than ${plan.total}: the rest was paid with the customer's credit; mark the invoice paid, then credit it`);
         }
         return createCreditNoteRepository(trx).insertDraft(
-          { organisationId, invoiceId, customerId: invoice.customer_id, currency: invoice.currency, reason: body.reason, refund: body.refund ?? false },
+          { organisationId, invoiceId, customerId: invoice.customer_id, currency: invoice.currency, reason: body.reason, refund: body.refund ?? false, ...(requestKey === undefined ? {} : { requestKey }) },
           plan,
         );
-      });
+      }));
+      if (draft.status !== 'draft') return view(organisationId, draft.id);
       try {
         await step(draft, issueCreditNoteUpdate);
       } catch (error) {

@@ -236,10 +236,16 @@ export function createPlanChangeLifecycleService(db: Knex) {
         if ((await contracts.planHasMilestones(added)) || (await createInvoiceRepository(trx).anyForContractPlan(added))) {
           throw AppError.conflict('the new contract plan already has milestones or invoices of its own');
         }
+        // The old plan ends where it would have without the change: the new plan took its end over and has
+        // moved with the contract's end since, so it holds that end now, not the one the change recorded
+        // (kept at the contract plan's start if the contract came to end before it: then the contract's end).
+        const took = contract.plans.find((plan) => plan.id === added);
+        const previousEnd = change.previous_end_date ? calendarDay(change.previous_end_date) : null;
+        const restoredEnd = !took ? previousEnd : contract.endDate !== null && contract.endDate < took.startDate ? contract.endDate : took.endDate;
         await changes.markUndone(change.id);
         await contracts.deletePlan(added);
         // A standing change always has its old plan: only an earlier change, undone after it, could remove that.
-        if (change.from_contract_plan_id) await contracts.setPlanEnd(change.from_contract_plan_id, change.previous_end_date ? calendarDay(change.previous_end_date) : null);
+        if (change.from_contract_plan_id) await contracts.setPlanEnd(change.from_contract_plan_id, restoredEnd);
         const undone = toPlanChange((await changes.find(input.organisationId, input.contractId, change.id))!, contract.currency);
         await createWebhookRepository(trx).emit(input.organisationId, 'contract.plan_change_undone', { contract: await contracts.find(input.organisationId, contract.id), planChange: undone });
         return undone;

@@ -1421,6 +1421,32 @@ const FOUND: Array<[string, History]> = [
       steps: [{ kind: 'change', offset: 1, raiseFirst: false }, { kind: 'end', offset: 0 }, { kind: 'end', offset: null }, run(0)],
     },
   ],
+  [
+    // Monthly, quarterly from 2 January: the run of 1 February bills 1 January alone and 2 January to
+    // 31 March, both lines in the quarter 1 January to 31 March. A change from 1 February took the first
+    // line of the item in that quarter (1 January) for the one to credit, so it found nothing given up: the
+    // draft did not stop it, and once raised the fee of February and March was never credited.
+    'when a billing-period change cut the period of a fee billed in advance, then a plan change credits the line that charged the days it gives up',
+    {
+      currency: 'USD',
+      anchor: 'calendar',
+      kind: 'monthly',
+      start: JANUARY_2025,
+      end: 0,
+      fee: 10_000,
+      arrears: false,
+      unitPrice: '2',
+      ...SECOND,
+      steps: [
+        { kind: 'period', to: 'quarterly', offset: 1 },
+        { kind: 'end', offset: null },
+        run(31),
+        { kind: 'change', offset: 0, raiseFirst: false },
+        { kind: 'change', offset: 0, raiseFirst: true },
+        run(0),
+      ],
+    },
+  ],
 ];
 
 describe('billing model: random histories through the services over Postgres, against a day-by-day oracle', () => {

@@ -95,8 +95,13 @@ export function createContractService(deps: WorkflowServiceDeps) {
         // ISO calendar days compare as text.
         if (changes.endDate && changes.endDate < contract.startDate) throw AppError.validation(`must not be before the contract's startDate ${contract.startDate}`, 'body.endDate');
         if (changes.endDate !== undefined && changes.endDate !== contract.endDate) {
-          // The plans that ended with the contract move with it; a plan ended earlier (a plan change) keeps its end.
-          const following = contract.plans.filter((plan) => plan.endDate === contract.endDate);
+          // The plans that end with the contract move with it: those ending on its end, and those kept at their
+          // first day because it came to end before them. A plan a standing change ended keeps its end, even
+          // one the contract's end has come to meet: its days from the change on belong to the new plan.
+          const cut = new Set<string>();
+          for (const plan of contract.plans) if ((await createPlanChangeRepository(trx).standingFrom(plan.id)).length > 0) cut.add(plan.id);
+          const endedBefore = (plan: Contract['plans'][number]) => contract.endDate !== null && contract.endDate < plan.startDate && plan.endDate === plan.startDate;
+          const following = contract.plans.filter((plan) => !cut.has(plan.id) && (plan.endDate === contract.endDate || endedBefore(plan)));
           if (changes.endDate !== null) {
             const charge = await chargesIn(trx).firstChargedFrom({ contractPlanIds: contract.plans.map((plan) => plan.id) }, addDays(changes.endDate, 1));
             if (charge) throw AppError.conflict(`${describeCharge(charge)}: the contract cannot end before ${charge.to}`);

@@ -72,7 +72,8 @@ async function billedFeeLines(trx: Trx, organisationId: string, contract: Contra
   for (const charge of charges) {
     const item = items.get(charge.planItemId);
     if (charge.kind !== 'fee' || item === undefined || item.meterId || billingTimingOf(item) !== 'in_advance') continue;
-    const key = `${charge.periodFrom}|${charge.planItemId}|${charge.invoiceId}`;
+    // By the whole period: one cut by a billing-period change shares its first day with the earlier version's.
+    const key = `${charge.periodFrom}|${charge.periodTo}|${charge.planItemId}|${charge.invoiceId}`;
     const period = byLine.get(key) ?? { planItemId: charge.planItemId, from: charge.periodFrom, to: charge.periodTo, invoiceId: charge.invoiceId, runs: [] };
     period.runs.push({ from: charge.from, to: charge.to });
     byLine.set(key, period);
@@ -89,8 +90,21 @@ async function billedFeeLines(trx: Trx, organisationId: string, contract: Contra
   for (const period of periods) {
     const invoice = invoices.get(period.invoiceId);
     if (!invoice || invoice.status === 'cancelled') continue;
+    // The line of the runs the ledger charged: a period cut by a billing-period change can hold another
+    // line of the same item (its days under the earlier version), which charged other days.
+    const first = period.runs.reduce((day, run) => (run.from < day ? run.from : day), period.runs[0]!.from);
+    const last = period.runs.reduce((day, run) => (run.to > day ? run.to : day), period.runs[0]!.to);
     const line = invoice.items.find(
-      (item) => item.planItemId === period.planItemId && item.couponId === null && item.planChangeId === null && item.fromDate !== null && item.toDate !== null && item.fromDate >= period.from && item.toDate <= period.to,
+      (item) =>
+        item.planItemId === period.planItemId &&
+        item.couponId === null &&
+        item.planChangeId === null &&
+        item.fromDate !== null &&
+        item.toDate !== null &&
+        item.fromDate >= period.from &&
+        item.toDate <= period.to &&
+        item.fromDate <= first &&
+        last <= item.toDate,
     );
     // Only lines with days from the change on (through the plan's current last day) have anything to credit.
     if (!line || line.toDate! < days.from || (days.to !== null && line.fromDate! > days.to)) continue;
@@ -235,10 +249,16 @@ export function createPlanChangeLifecycleService(db: Knex) {
         if ((await contracts.planHasMilestones(added)) || (await invoicesIn(trx).anyForContractPlan(added))) {
           throw AppError.conflict('the new contract plan already has milestones or invoices of its own');
         }
+        // The old plan ends where it would have without the change: the new plan took its end over and has
+        // moved with the contract's end since, so it holds that end now, not the one the change recorded
+        // (kept at the contract plan's start if the contract came to end before it: then the contract's end).
+        const took = contract.plans.find((plan) => plan.id === added);
+        const previousEnd = change.previous_end_date ? calendarDay(change.previous_end_date) : null;
+        const restoredEnd = !took ? previousEnd : contract.endDate !== null && contract.endDate < took.startDate ? contract.endDate : took.endDate;
         await changes.markUndone(change.id);
         await contracts.deletePlan(added);
         // A standing change always has its old plan: only an earlier change, undone after it, could remove that.
-        if (change.from_contract_plan_id) await contracts.setPlanEnd(change.from_contract_plan_id, change.previous_end_date ? calendarDay(change.previous_end_date) : null);
+        if (change.from_contract_plan_id) await contracts.setPlanEnd(change.from_contract_plan_id, restoredEnd);
         const undone = toPlanChange((await changes.find(input.organisationId, input.contractId, change.id))!, contract.currency);
         await recordEvent(trx, input.organisationId, domainEvent('contract.plan_change_undone', { contract: await contracts.find(input.organisationId, contract.id), planChange: undone }));
         return undone;

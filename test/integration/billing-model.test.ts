@@ -11,7 +11,7 @@ import { createPlanBody, planItemInput, updatePlanBody } from '../../src/modules
 import { createChargeRepository, type ChargeRow } from '../../src/modules/charges/charges.repository';
 import { createContractRepository } from '../../src/modules/contracts/contracts.repository';
 import { taxBody } from '../../src/modules/contracts/contracts.schemas';
-import { createPlanChangeLifecycleService } from '../../src/modules/contracts/plan-change-lifecycle.service';
+import { createPlanChangeLifecycleService } from '../../src/modules/lifecycles/plan-change-lifecycle.service';
 import { createPlanChangeRepository, toPlanChange } from '../../src/modules/contracts/plan-changes.repository';
 import { createCouponBody } from '../../src/modules/coupons/coupons.schemas';
 import { createCreditNoteBody } from '../../src/modules/credit-notes/credit-notes.schemas';

@@ -165,8 +165,9 @@ export function planCreditNote(invoice: CreditableInvoice, credited: CreditedSoF
     for (const line of lines) after.set(line.invoiceItemId, toDecimal(after.get(line.invoiceItemId) ?? '0').plus(line.amount).toFixed());
     // The tax due on all that is credited so far, each tax line on its own items, less the tax credited so
     // far: a note of lines no tax applies to credits none, unless an earlier whole-invoice amount left a
-    // minor unit of rounding to settle. Never below nothing, nor beyond what is left of the tax.
-    tax = min(max(taxOn(invoice, after).minus(taxBefore), zero), taxTotal.minus(taxBefore));
+    // minor unit of rounding to settle. Never beyond what is left of the tax, and never below nothing, even
+    // on an invoice whose tax is below nothing (a plan change's credit gave back more tax than its lines owed).
+    tax = max(min(taxOn(invoice, after).minus(taxBefore), taxTotal.minus(taxBefore)), zero);
     if (net.plus(tax).greaterThan(leftInTotal)) throw AppError.conflict(`the credit of ${format(net.plus(tax))} ${currency} exceeds what is left to credit on the invoice: ${format(max(leftInTotal, zero))} ${currency}`);
   }
   if (net.plus(tax).lessThanOrEqualTo(0)) throw AppError.validation('the credit note credits nothing', 'body');

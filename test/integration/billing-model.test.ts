@@ -26,7 +26,8 @@ import { createTenant, startTestApi, type Tenant, type TestApi } from './support
 /**
  * A model-based property test of billing through the services themselves, over Postgres: random histories
  * of invoice runs on dates that move forward, plan items added and removed, billing-period changes, end
- * dates moved, suspensions, late usage, `sync-items`, coupons, credit notes, and plan changes to a second
+ * dates moved, suspensions, late usage, `sync-items`, coupons applied, removed and applied again, credit
+ * notes by quantity and by amount, and plan changes to a second
  * plan (another fee, another meter price, maybe another billing period) and back, and their undo, in
  * currencies of 0, 2 and 3 decimals, with 0 to 3 contract taxes (on every item, or on one plan item). After
  * each step that writes charges, and after a last run far past the contract's end, the charge ledger and the
@@ -45,7 +46,11 @@ import { createTenant, startTestApi, type Tenant, type TestApi } from './support
  *   the end, usage invoiced, fees given up on a draft; an undo after a run settled the change, or of a change
  *   not the latest), with the answer's text;
  * - a raised invoice has each tax at its rate on the rounded lines it applies to, rounded half-up once per
- *   tax line, and its total is its rounded lines and taxes; a credit note's tax is its line's own taxes.
+ *   tax line, and its total is its rounded lines and taxes; a credit note's tax is its line's own taxes;
+ * - no credit note credits a line more than it was paid, nor the invoice beyond what is left of its total;
+ *   a note by amount is that amount, lines and tax;
+ * - a coupon serves no more periods than it grants, on the contract, whatever removals and re-applications
+ *   came between; removed, it serves none.
  *
  * Runs call the invoice-run service's steps (begin, billContracts, finish) as the run workflow's activities
  * do, without the workflow; plan and contract edits, taxes, coupons and `sync-items` go through their
@@ -125,6 +130,8 @@ interface ModelCoupon {
   amountOff: bigint | null;
   periods: number;
   used: number;
+  /** Removed from the contract (and not applied again): it serves nothing meanwhile. */
+  removed?: boolean;
 }
 
 /** A contract plan: a plan of the contract from its first day, through the day before a standing change from it (`cut`). */
@@ -199,6 +206,25 @@ const creditedByChanges = (model: Model) => {
   return byItem;
 };
 
+/**
+ * What is left of an invoice's total to credit, as bounds: its total less its credit notes (gross) and less
+ * what the standing plan changes credited of its lines, with those lines' own taxes (at least none, at most
+ * each tax rounded up).
+ */
+function leftToCredit(model: Model, invoice: Invoice, notesGross: bigint): { low: bigint; high: bigint } {
+  const byChanges = creditedByChanges(model);
+  let net = 0n;
+  let taxUpTo = 0n;
+  for (const line of invoice.items) {
+    const credited = byChanges.get(line.id) ?? 0n;
+    if (credited <= 0n) continue;
+    net += credited;
+    for (const t of taxesOn(model, line.planItemId)) taxUpTo += BigInt(new DecimalJs(credited.toString()).times(t.rate).dividedBy(100).ceil().toFixed()) + 1n;
+  }
+  const total = toMinor(invoice.total ?? '0', model.minor) - notesGross;
+  return { low: total - net - taxUpTo, high: total - net };
+}
+
 function oracle(model: Model) {
   const periods = new Map<string, [number, number]>();
   /**
@@ -271,7 +297,8 @@ function oracle(model: Model) {
  * The steps of a history: `run` (an invoice run, its invoices maybe raised), `addItem` / `removeItem` (of
  * the first plan, from a day), `period` (the first plan's billing period from a day), `end` (the contract's
  * end moved, or opened), `suspend` / `resume`, `usage` (late too), `sync` (the latest draft), `coupon`,
- * `raise` (the latest draft), `credit` (a credit note of part of a line), `change` (the contract plan that
+ * `recoupon` (a coupon removed from the contract, applied again, or both), `raise` (the latest draft),
+ * `credit` (a credit note of part of a line, or of part of what is left of an invoice), `change` (the contract plan that
  * serves now changed to the other plan from a day, the drafts maybe raised first) and `undo` (the latest
  * change that stands, or the one before it).
  */
@@ -286,8 +313,9 @@ type Step =
   | { kind: 'usage'; back: number; units: number }
   | { kind: 'sync' }
   | { kind: 'coupon'; percentOff: string | null; amountOff: number; duration: 'once' | 'repeating' | 'forever'; periods: number }
+  | { kind: 'recoupon'; which: number; reapply: boolean }
   | { kind: 'raise' }
-  | { kind: 'credit'; invoice: number; line: number; quarters: number }
+  | { kind: 'credit'; invoice: number; line: number; quarters: number; byAmount?: boolean }
   | { kind: 'change'; offset: number; raiseFirst: boolean }
   | { kind: 'undo'; earlier: boolean };
 
@@ -319,7 +347,7 @@ const step: fc.Arbitrary<Step> = fc.oneof(
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('usage' as const), back: fc.integer({ min: -20, max: 200 }), units: fc.integer({ min: 1, max: 5000 }) }) },
   { weight: 2, arbitrary: fc.constant({ kind: 'sync' as const }) },
   {
-    weight: 1,
+    weight: 2,
     arbitrary: fc.record({
       kind: fc.constant('coupon' as const),
       percentOff: fc.option(fc.constantFrom('10', '25', '50', '33.3333', '100'), { freq: 2 }),
@@ -328,8 +356,9 @@ const step: fc.Arbitrary<Step> = fc.oneof(
       periods: fc.integer({ min: 1, max: 3 }),
     }),
   },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('recoupon' as const), which: fc.nat(5), reapply: fc.boolean() }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'raise' as const }) },
-  { weight: 4, arbitrary: fc.record({ kind: fc.constant('credit' as const), invoice: fc.nat(20), line: fc.nat(20), quarters: fc.integer({ min: 1, max: 4 }) }) },
+  { weight: 4, arbitrary: fc.record({ kind: fc.constant('credit' as const), invoice: fc.nat(20), line: fc.nat(20), quarters: fc.integer({ min: 1, max: 4 }), byAmount: fc.boolean() }) },
   { weight: 4, arbitrary: fc.record({ kind: fc.constant('change' as const), offset: fc.oneof(fc.integer({ min: 1, max: 28 }), fc.integer({ min: -30, max: 75 })), raiseFirst: fc.boolean() }) },
   { weight: 4, arbitrary: fc.record({ kind: fc.constant('undo' as const), earlier: fc.boolean() }) },
 );
@@ -689,8 +718,9 @@ function checkCoupons(model: Model, invoices: readonly Invoice[], charges: reado
   for (const coupon of model.coupons) {
     const left = coupon.periods - coupon.used;
     const where = `coupon ${coupon.code}`;
-    if (left <= 0) {
-      for (const invoice of invoices) if (invoice.items.some((line) => line.couponId === coupon.id)) problems.push(`invoice ${invoice.id} ${where}: discounts after serving its ${coupon.periods} periods`);
+    if (coupon.removed || left <= 0) {
+      const why = coupon.removed ? 'while removed from the contract' : `after serving its ${coupon.periods} periods`;
+      for (const invoice of invoices) if (invoice.items.some((line) => line.couponId === coupon.id)) problems.push(`invoice ${invoice.id} ${where}: discounts ${why}`);
       continue;
     }
     let served = 0;
@@ -922,6 +952,49 @@ async function play(h: History): Promise<void> {
   };
   let latestRun = h.start;
 
+  /**
+   * A credit note for an amount (a quarter, a half, three quarters or all of what is left of the invoice's
+   * total): the service spreads it over the lines. It never goes beyond what is left of the total, nor any
+   * line beyond what the line was paid (net of its coupons and of what changes and notes credited), and its
+   * subtotal and tax add up to the amount asked. Refused only where the invoice's customer credit paid part
+   * of what is left (an unpaid invoice owes less than its total then).
+   */
+  /** The invoices a note by amount credited. */
+  const amountNotesOn = new Set<string>();
+  const creditByAmount = async (invoice: Invoice, quarters: number) => {
+    const notesGross = sumMinor((await db('credit_notes').where({ invoice_id: invoice.id }).whereNot({ status: 'voided' }).pluck('total')).map((total: string) => toMinor(total, model.minor)));
+    const left = leftToCredit(model, invoice, notesGross);
+    const leftInTotal = left.low;
+    const amount = (leftInTotal * BigInt(quarters)) / 4n;
+    if (amount <= 0n) return;
+    const body = createCreditNoteBody.parse({ reason: 'model', amount: fromMinor(amount, model.minor) });
+    const outcome = await outcomeOf(() => services.creditNotes.create(organisationId, invoice.id, body));
+    count(`credit note by amount: ${kindOf(outcome)}`);
+    trace.push(`credit ${fromMinor(amount, model.minor)} of ${invoice.id} (total ${invoice.total}, left ${fromMinor(leftInTotal, model.minor)}): ${'ok' in outcome ? outcome.ok.items.map((item) => `${item.invoiceItemId} ${item.amount}`).join(', ') : describeOutcome(outcome)}`);
+    const problems: Problems = [];
+    if ('ok' in outcome) {
+      const note = outcome.ok;
+      amountNotesOn.add(invoice.id);
+      if (note.status !== 'issued') problems.push(`credit note ${note.id} is ${note.status}`);
+      if (toMinor(note.total, model.minor) !== amount) problems.push(`credit note ${note.id}: total ${note.total}, asked ${fromMinor(amount, model.minor)}`);
+      const subtotal = sumMinor(note.items.map((item) => toMinor(item.amount, model.minor)));
+      if (toMinor(note.subtotal, model.minor) !== subtotal || subtotal + toMinor(note.taxTotal, model.minor) !== amount || toMinor(note.taxTotal, model.minor) < 0n) {
+        problems.push(`credit note ${note.id}: lines ${fromMinor(subtotal, model.minor)}, subtotal ${note.subtotal}, tax ${note.taxTotal}, total ${note.total}`);
+      }
+      for (const item of note.items) {
+        const credited = toMinor(item.amount, model.minor);
+        const before = model.credited.get(item.invoiceItemId) ?? 0n;
+        model.credited.set(item.invoiceItemId, before + credited);
+        const high = creditableBounds(model, invoice, item.invoiceItemId)[1];
+        const byChanges = creditedByChanges(model).get(item.invoiceItemId) ?? 0n;
+        if (credited < 0n || before + byChanges + credited > high) problems.push(`credit note ${note.id}: line ${item.invoiceItemId} credited ${fromMinor(before + byChanges + credited, model.minor)} in all, more than it was paid, at most ${fromMinor(high, model.minor)}`);
+      }
+    } else if (!(outcome.error.kind === 'conflict' && toMinor(invoice.creditsApplied, model.minor) > 0n)) {
+      problems.push(`credit of ${fromMinor(amount, model.minor)} with ${fromMinor(leftInTotal, model.minor)} left of the total: ${describeOutcome(outcome)}`);
+    }
+    fail(problems);
+  };
+
   /** A draft raised through its invoice workflow, as `POST /invoices/{id}/raise` does. */
   const raise = async (invoiceId: string) => {
     const raised = await services.invoices.transition(organisationId, invoiceId, 'raise');
@@ -1017,7 +1090,7 @@ async function play(h: History): Promise<void> {
     await checkSettlements(made, fresh, problems);
     checkLedger(model, charges, { date, afterRun: true, fresh: made }, problems);
     const onContract = await services.coupons.onContract(organisationId, contract.contractId);
-    for (const coupon of model.coupons) {
+    for (const coupon of model.coupons.filter((candidate) => !candidate.removed)) {
       const used = onContract.find((row) => row.coupon.id === coupon.id)?.periodsUsed;
       if (used !== coupon.used) problems.push(`coupon ${coupon.code}: served ${used} periods, the model counts ${coupon.used}`);
     }
@@ -1161,6 +1234,28 @@ async function play(h: History): Promise<void> {
       model.coupons.push({ id: coupon.id, code, percentOff: s.percentOff, amountOff, periods: s.duration === 'once' ? 1 : s.duration === 'repeating' ? s.periods : Infinity, used: 0 });
       count(`coupon: ${s.percentOff === null ? 'amount' : 'percent'} ${s.duration}`);
       trace.push(`coupon ${code}: ${JSON.stringify(body)}`);
+    } else if (s.kind === 'recoupon') {
+      // A coupon removed from the contract, applied again, or both: the periods it served belong to the
+      // contract and the coupon, so applied again it serves only those it has not served; it stacks after
+      // the coupons on the contract then.
+      if (model.coupons.length === 0) continue;
+      const coupon = model.coupons[s.which % model.coupons.length]!;
+      if (!coupon.removed) {
+        const row = (await services.coupons.onContract(organisationId, contract.contractId)).find((candidate) => candidate.coupon.id === coupon.id)!;
+        await services.coupons.remove(organisationId, contract.contractId, row.id);
+        coupon.removed = true;
+        count('coupon: removed');
+        trace.push(`coupon ${coupon.code} removed (served ${coupon.used} of ${coupon.periods})`);
+      }
+      if (!s.reapply) continue;
+      const outcome = await outcomeOf(() => services.coupons.apply(organisationId, contract.contractId, coupon.code));
+      count(`coupon: applied again: ${kindOf(outcome)}`);
+      trace.push(`coupon ${coupon.code} applied again: ${'ok' in outcome ? `served ${outcome.ok.periodsUsed}` : describeOutcome(outcome)}`);
+      expectAnswer(outcome, 'ok');
+      if ('ok' in outcome && outcome.ok.periodsUsed !== coupon.used) fail([`coupon ${coupon.code} applied again: served ${outcome.ok.periodsUsed} periods, the model counts ${coupon.used}`]);
+      coupon.removed = false;
+      model.coupons.splice(model.coupons.indexOf(coupon), 1);
+      model.coupons.push(coupon);
     } else if (s.kind === 'raise') {
       const latest = (await invoicesOf(contract)).at(-1);
       if (latest?.status === 'draft') await raise(latest.id);
@@ -1171,6 +1266,10 @@ async function play(h: History): Promise<void> {
       const raised = (await invoicesOf(contract)).filter((invoice) => invoice.status === 'raised');
       if (raised.length === 0) continue;
       const invoice = raised[s.invoice % raised.length]!;
+      if (s.byAmount) {
+        await creditByAmount(invoice, s.quarters);
+        continue;
+      }
       const lines = invoice.items.filter((line) => isPriced(line) && toMinor(line.amount ?? '0', model.minor) > 0n);
       if (lines.length === 0) continue;
       const line = lines[s.line % lines.length]!;
@@ -1192,7 +1291,7 @@ async function play(h: History): Promise<void> {
       // What is left of the invoice's total once its notes so far are taken off: no note credits beyond it
       // (docs/adjustments.md), so a note that may exceed it, with its own taxes at most, may be refused.
       const notesGross = sumMinor((await db('credit_notes').where({ invoice_id: invoice.id }).whereNot({ status: 'voided' }).pluck('total')).map((total: string) => toMinor(total, model.minor)));
-      const leftInTotal = toMinor(invoice.total ?? '0', model.minor) - notesGross;
+      const leftInTotal = leftToCredit(model, invoice, notesGross).low;
       const taxAtMost = taxesOn(model, line.planItemId).reduce((sum, t) => sum + BigInt(new DecimalJs(atMost.toString()).times(t.rate).dividedBy(100).ceil().toFixed()) + 1n, 0n);
       const body = createCreditNoteBody.parse({ reason: 'model', items: [{ invoiceItemId: line.id, quantity: quantity.toFixed() }] });
       const outcome = await outcomeOf(() => services.creditNotes.create(organisationId, invoice.id, body));
@@ -1211,11 +1310,13 @@ async function play(h: History): Promise<void> {
         const taxAfter = creditedTax(model, invoice, new Map(model.credited));
         const taxes = ((invoice.data as { taxes?: Array<{ amount: string }> } | null)?.taxes ?? []).map((entry) => toMinor(entry.amount, model.minor));
         let expectedTax = taxAfter - taxBefore;
-        if (expectedTax < 0n) expectedTax = 0n;
         if (expectedTax > sumMinor(taxes) - taxBefore) expectedTax = sumMinor(taxes) - taxBefore;
+        if (expectedTax < 0n) expectedTax = 0n;
         const noteTax = toMinor(note.taxTotal, model.minor);
         const ownTaxes = taxesOn(model, line.planItemId);
-        const changesOnInvoice = model.changes.some((change) => change.credits.some((c) => c.invoiceId === invoice.id && c.amount > 0n));
+        // A plan change's credit, or an earlier note by amount (which splits its gross into net and tax with
+        // rounding of its own), may leave a minor unit of tax per tax line for this note to settle.
+        const changesOnInvoice = amountNotesOn.has(invoice.id) || model.changes.some((change) => change.credits.some((c) => c.invoiceId === invoice.id && c.amount > 0n));
         count(ownTaxes.length > 0 ? 'credit note: of a taxed line' : model.taxes.length > 0 ? 'credit note: of an untaxed line on a taxed invoice' : 'credit note: no taxes');
         const off = noteTax - expectedTax < 0n ? expectedTax - noteTax : noteTax - expectedTax;
         if (ownTaxes.length === 0 ? noteTax !== 0n : off > (changesOnInvoice ? BigInt(ownTaxes.length) : 0n)) {
@@ -1224,8 +1325,10 @@ async function play(h: History): Promise<void> {
         if (toMinor(note.subtotal, model.minor) !== credited || toMinor(note.total, model.minor) !== credited + noteTax) problems.push(`credit note ${note.id}: subtotal ${note.subtotal}, tax ${note.taxTotal}, total ${note.total}`);
       } else if (outcome.error.kind === 'conflict') {
         // Refused only when those units may be more than what is left of what the line was paid, or, with
-        // their taxes, than what is left of the invoice's total (a plan change's credit may have taken it).
-        if (already + atMost <= low && atMost + taxAtMost <= leftInTotal) problems.push(`credit of ${quantity.toFixed()} units (${fromMinor(atLeast, model.minor)}..${fromMinor(atMost, model.minor)}) refused with ${fromMinor(low - already, model.minor)} at least left: ${describeOutcome(outcome)}`);
+        // their taxes, than what is left of the invoice's total (a plan change's credit may have taken it),
+        // or when the customer's credit paid part of the unpaid invoice (it owes less than its total then).
+        const paidByCredit = toMinor(invoice.creditsApplied, model.minor) > 0n;
+        if (already + atMost <= low && atMost + taxAtMost <= leftInTotal && !paidByCredit) problems.push(`credit of ${quantity.toFixed()} units (${fromMinor(atLeast, model.minor)}..${fromMinor(atMost, model.minor)}) refused with ${fromMinor(low - already, model.minor)} at least left: ${describeOutcome(outcome)}`);
       } else if (!(outcome.error.kind === 'validation' && atLeast <= 0n)) {
         problems.push(`credit of ${quantity.toFixed()} units: ${describeOutcome(outcome)}`);
       }
@@ -1452,6 +1555,24 @@ const FOUND: Array<[string, History]> = [
         { kind: 'change', offset: 0, raiseFirst: true },
         run(0),
       ],
+    },
+  ],
+  [
+    // The old plan's taxed fee given back by a change makes the next invoice's tax negative (-1 JPY); a
+    // quarter of the new, untaxed fee was then credited with that -1 of tax: nothing, and refused.
+    'when a plan change gave back more tax than the next invoice owes, then a note of its untaxed fee credits the fee with no tax',
+    {
+      currency: 'JPY',
+      anchor: 'calendar',
+      kind: 'monthly',
+      start: JANUARY_2025,
+      end: null,
+      fee: 3,
+      arrears: false,
+      unitPrice: '0.01',
+      other: { kind: 'monthly', fee: 3, arrears: false, unitPrice: '0.01' },
+      taxes: [{ rate: '19.6', on: 'fee' }],
+      steps: [run(1), { kind: 'change', offset: 0, raiseFirst: true }, run(30), { kind: 'raise' }, { kind: 'credit', invoice: 1, line: 0, quarters: 1, byAmount: false }],
     },
   ],
 ];

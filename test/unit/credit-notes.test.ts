@@ -280,6 +280,18 @@ describe('credit note plans', () => {
     ]);
   });
 
+  it('when a plan change gave back more tax than the invoice owed, then a note of an untaxed line credits its amount with no tax, never a tax below nothing', () => {
+    // A new fee of 3.00, untaxed, and the old plan's taxed fee of 3.00 given back: the invoice's tax is -0.59.
+    const invoice = raised(
+      [line('new', 1, '3', { title: 'New fee', planItemId: 'pli_new' }), line('unused', 1, '-3', { title: 'Unused old fee', planItemId: 'pli_old' })],
+      [{ rate: '19.6', appliesTo: ['pli_old'] }],
+    );
+    expect([invoice.subtotal, invoice.taxTotal, invoice.total]).toEqual(['0.00', '-0.59', '-0.59']);
+    const withRoom = { ...invoice, total: '3.00' };
+    const [note] = applyAllPlans(withRoom, [{ lines: [{ invoiceItemId: 'new', quantity: '0.25' }] }]);
+    expect([note!.subtotal, note!.taxTotal, note!.total]).toEqual(['0.75', '0.00', '0.75']);
+  });
+
   it('when an item has two tax lines, then each is rounded on its own, as the raise rounds them', () => {
     const invoice = raised([line('itm_a', 1, '1.10')], [
       { rate: '5', appliesTo: 'all' },

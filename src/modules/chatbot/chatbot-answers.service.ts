@@ -1,7 +1,6 @@
 import type { Knex } from 'knex';
 import { deterministicDatabaseError } from '../../db/errors';
 import { AppError, type ErrorKind } from '../../domain/errors';
-import type { Role } from '../../http/permissions';
 import type { ContractService } from '../contracts';
 import type { CustomerService, EntityService } from '../customers';
 import type { MeterService } from '../meters';
@@ -11,11 +10,14 @@ import { CHATBOT_QUERIES, runQuery, type ChatAnswer, type ChatbotReads } from '.
 import { callModel, type ModelSettings, type ModelStep, type ToolStep } from './model-engine';
 import { createChatbotRepository } from './chatbot.repository';
 import type { ChatReply } from './chatbot.schemas';
+import type { AnswerInput, ModelStepInput, ModelTurnInput, ToolCallInput } from '../../../workflows/chat.types';
 
 /** Refusals a question's answer tells in words; any other failure is a fault, retried. */
 const ANSWERED_IN_WORDS = new Set<ErrorKind>(['forbidden', 'not_found', 'conflict', 'validation', 'fx_rate_missing']);
 
 /** Where the engine finds the organisation's names: the same lists the API serves. */
+export type { AnswerInput, ModelStepInput, ModelTurnInput, ToolCallInput } from '../../../workflows/chat.types';
+
 export interface DirectoryReads {
   customers: Pick<CustomerService, 'list'>;
   entities: Pick<EntityService, 'list'>;
@@ -23,39 +25,9 @@ export interface DirectoryReads {
   contracts: Pick<ContractService, 'list'>;
 }
 
-/** A turn of the model engine: the question, where it goes, and the tool calls made so far. */
-export interface ModelStepInput {
-  organisationId: string;
-  conversationId: string;
-  seq: number;
-  text: string;
-  steps: ToolStep[];
-}
 
-export interface ToolCallInput {
-  organisationId: string;
-  role: Role;
-  name: string;
-  input: unknown;
-}
 
-export interface ModelTurnInput {
-  organisationId: string;
-  conversationId: string;
-  seq: number;
-  text: string;
-  reply: ChatReply;
-  intent: string;
-}
 
-export interface AnswerInput {
-  organisationId: string;
-  role: Role;
-  conversationId: string;
-  /** The question's place in the conversation; its answer takes the next. */
-  seq: number;
-  text: string;
-}
 
 /** Names beyond this many of a kind are not recognised (the lists are read 100 at a time). */
 const NAMES_READ = 1000;

@@ -10,6 +10,9 @@ import { APICallError, generateText, jsonSchema, tool, type ModelMessage } from 
 import { z } from 'zod';
 import { AppError } from '../../domain/errors';
 import { CHATBOT_QUERIES } from './chatbot-queries';
+import type { ModelStep, ToolStep } from '../../../workflows/chat.types';
+
+export type { ModelStep, ToolStep } from '../../../workflows/chat.types';
 
 export interface ModelSettings {
   baseUrl: string;
@@ -17,17 +20,7 @@ export interface ModelSettings {
   apiKey?: string;
 }
 
-/** A tool call the model proposed, and what running it gave. */
-export interface ToolStep {
-  callId: string;
-  name: string;
-  input: unknown;
-  /** The answer's text and figures, or why the call was refused. */
-  result: { text: string; data: object | null; sources: string[] } | { error: string };
-}
 
-/** What one call to the model gives: its final words, or the tool calls it wants run first. */
-export type ModelStep = { kind: 'text'; text: string } | { kind: 'tools'; calls: Array<{ callId: string; name: string; input: unknown }> };
 
 /** A turn before this one, for context. */
 export interface PastTurn {

@@ -4,26 +4,13 @@ import { calendarDay } from '../../db/dates';
 import { formatAmount } from '../../domain/money';
 import { paginate, type Page, type PageQuery } from '../../http/paging';
 import type { planChangeSchema } from './contracts.schemas';
+import type { PlanChangeCredit } from '../../../workflows/contract.types';
+
+export type { PlanChangeCredit };
 
 export type PlanChangeStatus = 'pending' | 'settled' | 'undone';
 export type PlanChange = z.output<typeof planChangeSchema>;
 
-/** What the old plan's in-advance fee had paid for the days from the change on, credited by the next invoice. */
-export interface PlanChangeCredit {
-  planItemId: string;
-  title: string;
-  /** The invoice and line that billed the fee. */
-  invoiceId: string;
-  invoiceItemId: string;
-  periodFrom: string;
-  periodTo: string;
-  /** The days credited. */
-  from: string;
-  to: string;
-  days: number;
-  periodDays: number;
-  amount: string;
-}
 
 export interface PlanChangeRow {
   id: string;

@@ -23,6 +23,9 @@ import { metersIn, specOf } from '../meters';
 import { aggregateUsage } from '../usage';
 import { getOrganisationSettings } from '../organisation-settings';
 import { createInvoiceRunRepository, type ContractOutcome, type InvoiceRunRow, type RunInvoice } from './invoice-runs.repository';
+import type { BeginRunInput as BeginRunStepInput, BillContractsInput } from '../../../workflows/invoice-run.types';
+
+export type { BillContractsInput };
 
 export type { ContractOutcome };
 
@@ -36,14 +39,8 @@ export interface DraftToReprice {
   span: { from: string; to: string } | null;
 }
 
-export interface BeginRunInput {
-  organisationId: string;
-  runId?: string;
-  workflowId: string;
-  billingDate: string;
-  dryRun: boolean;
-  contractIds?: string[];
-  scheduleId?: string;
+/** A run's first step as the workflow asks for it, and as the API begins a run it records who asked. */
+export interface BeginRunInput extends BeginRunStepInput {
   createdBy?: string;
 }
 
@@ -59,16 +56,6 @@ export interface PageRange {
   to: string;
 }
 
-export interface BillContractsInput {
-  organisationId: string;
-  runId: string;
-  billingDate: string;
-  dryRun: boolean;
-  /** The page as a range of ids (the contracts are listed when the page runs)… */
-  range?: PageRange;
-  /** …or as the ids themselves (runs begun before pages were ranges). */
-  contractIds?: string[];
-}
 
 /** A draft invoice for one contract plan: what a run creates, or shows for a dry run or an upcoming invoice. */
 export interface PlannedInvoice {

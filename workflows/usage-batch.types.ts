@@ -20,11 +20,19 @@ export interface FailedRecord {
   statusCode: number;
 }
 
+/** An accepted event that was stored once already (earlier, or earlier in the same batch): where it is in the batch, and its id. */
+export interface DuplicateEvent {
+  index: number;
+  eventId: string;
+}
+
 export interface UsageChunkOutcome {
   success: number;
   failed: number;
   duplicates: number;
   failedRecords: FailedRecord[];
+  /** Absent from the outcomes of chunks ingested before duplicates were listed. */
+  duplicateEvents?: DuplicateEvent[];
 }
 
 export interface UsageBatchSummary {

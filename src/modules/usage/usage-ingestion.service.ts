@@ -3,7 +3,7 @@ import { recordEvent } from '../../events/outbox';
 import type { Knex } from 'knex';
 import { AppError, orNotFound } from '../../domain/errors';
 import { parseUsageEvent, type UsageEvent } from '../../domain/usage-event';
-import type { FailedRecord, UsageBatchSummary, UsageChunkInput, UsageChunkOutcome } from '../../../workflows/usage-batch.types';
+import type { DuplicateEvent, FailedRecord, UsageBatchSummary, UsageChunkInput, UsageChunkOutcome } from '../../../workflows/usage-batch.types';
 import { entitiesIn } from '../customers';
 import { createUsageRepository } from './usage.repository';
 
@@ -38,27 +38,33 @@ export function createUsageIngestionService(db: Knex) {
         });
 
         const known = await entitiesIn(trx).liveCustomerEntityIds(input.organisationId, [...new Set(parsed.map((p) => p.event.customerEntityId))]);
-        const accepted: UsageEvent[] = [];
+        const accepted: Array<{ index: number; event: UsageEvent }> = [];
+        const duplicateEvents: DuplicateEvent[] = [];
         const seenEventIds = new Set<string>();
-        let duplicatesInChunk = 0;
         for (const { index, event } of parsed) {
           if (!known.has(event.customerEntityId)) {
             failedRecords.push({ index, ...UNKNOWN_ENTITY });
           } else if (event.eventId !== null && seenEventIds.has(event.eventId)) {
-            duplicatesInChunk += 1;
+            duplicateEvents.push({ index, eventId: event.eventId });
           } else {
             if (event.eventId !== null) seenEventIds.add(event.eventId);
-            accepted.push(event);
+            accepted.push({ index, event });
           }
         }
 
-        const inserted = await usage.insertEvents(input.organisationId, input.batchId, accepted);
+        const repeatedInChunk = duplicateEvents.length;
+        // An event whose eventId the organisation already holds is skipped by the insert: a duplicate too.
+        const stored = await usage.insertEvents(input.organisationId, input.batchId, accepted.map(({ event }) => event));
+        for (const { index, event } of accepted) {
+          if (event.eventId !== null && !stored.has(event.eventId)) duplicateEvents.push({ index, eventId: event.eventId });
+        }
         const outcome: UsageChunkOutcome = {
           // A repeated eventId is a success that is stored once.
-          success: accepted.length + duplicatesInChunk,
+          success: accepted.length + repeatedInChunk,
           failed: failedRecords.length,
-          duplicates: duplicatesInChunk + (accepted.length - inserted),
+          duplicates: duplicateEvents.length,
           failedRecords: failedRecords.sort((a, b) => a.index - b.index),
+          duplicateEvents: duplicateEvents.sort((a, b) => a.index - b.index),
         };
         await usage.storeChunkOutcome(input.batchId, input.chunkIndex, outcome);
         return outcome;

@@ -3,7 +3,7 @@ import { newId } from '../../db/ids';
 import { isUniqueViolation } from '../../db/knex';
 import { paginate, type Page, type PageQuery } from '../../http/paging';
 import type { UsageEvent } from '../../domain/usage-event';
-import type { FailedRecord, UsageBatchSummary, UsageChunkOutcome } from '../../../workflows/usage-batch.types';
+import type { DuplicateEvent, FailedRecord, UsageBatchSummary, UsageChunkOutcome } from '../../../workflows/usage-batch.types';
 
 export const CHUNK_SIZE = 1000;
 
@@ -159,14 +159,17 @@ export function createUsageRepository(db: Knex) {
       return db<UsageBatchRow>('usage_batches').where({ organisation_id: organisationId, id }).first();
     },
 
-    /** The failures of a batch, read from its chunks' stored outcomes. */
-    async failedRecords(batchId: string): Promise<FailedRecord[]> {
+    /**
+     * The failures and duplicates of a batch, read from its chunks' stored outcomes, each by index. A chunk
+     * ingested before duplicates were listed has none to show (its count is in the summary).
+     */
+    async perEventOutcomes(batchId: string): Promise<{ failedRecords: FailedRecord[]; duplicateEvents: DuplicateEvent[] }> {
       const rows = await db('usage_batch_chunks')
         .where({ batch_id: batchId })
         .whereNotNull('outcome')
         .orderBy('chunk_index')
-        .select<{ failed: FailedRecord[] }[]>(db.raw("outcome->'failedRecords' as failed"));
-      return rows.flatMap((row) => row.failed);
+        .select<{ failed: FailedRecord[]; duplicates: DuplicateEvent[] }[]>(db.raw("outcome->'failedRecords' as failed, coalesce(outcome->'duplicateEvents', '[]'::jsonb) as duplicates"));
+      return { failedRecords: rows.flatMap((row) => row.failed), duplicateEvents: rows.flatMap((row) => row.duplicates) };
     },
 
     summaryOf(batch: UsageBatchRow): UsageBatchSummary | null {
@@ -231,10 +234,11 @@ export function createUsageRepository(db: Knex) {
     /**
      * One multi-row insert; a repeated eventId is skipped by the unique index in the same statement, so the
      * key is never claimed without the row. Rows go in eventId order so that concurrent batches sharing
-     * ids take their locks in one order and cannot deadlock. Answers how many rows were written.
+     * ids take their locks in one order and cannot deadlock. Answers the eventIds of the rows written (an
+     * event without an eventId is always written).
      */
-    async insertEvents(organisationId: string, batchId: string, events: UsageEvent[]): Promise<number> {
-      if (events.length === 0) return 0;
+    async insertEvents(organisationId: string, batchId: string, events: UsageEvent[]): Promise<Set<string>> {
+      if (events.length === 0) return new Set();
       const rows = [...events]
         .sort((a, b) => (a.eventId ?? '').localeCompare(b.eventId ?? ''))
         .map((event) => ({
@@ -247,14 +251,15 @@ export function createUsageRepository(db: Knex) {
           event_id: event.eventId,
           job_id: event.jobId,
         }));
-      const result = await db.raw<{ rowCount: number }>(
+      const result = await db.raw<{ rows: Array<{ event_id: string }> }>(
         `INSERT INTO usage_events (id, organisation_id, customer_entity_id, metric, value, "timestamp", metadata, event_id, job_id, batch_id)
          SELECT t.id, ?, t.customer_entity_id, t.metric, t.value, t.ts, t.metadata, t.event_id, t.job_id, ?
          FROM jsonb_to_recordset(?::jsonb) AS t(id text, customer_entity_id text, metric text, value numeric, ts timestamptz, metadata jsonb, event_id text, job_id text)
-         ON CONFLICT (organisation_id, event_id) WHERE event_id IS NOT NULL DO NOTHING`,
+         ON CONFLICT (organisation_id, event_id) WHERE event_id IS NOT NULL DO NOTHING
+         RETURNING event_id`,
         [organisationId, batchId, JSON.stringify(rows)],
       );
-      return result.rowCount;
+      return new Set(result.rows.flatMap((row) => (row.event_id === null ? [] : [row.event_id])));
     },
 
     /**

@@ -35,17 +35,29 @@ export const failedRecordSchema = z.object({
   statusCode: z.number().int(),
 });
 
+export const duplicateEventSchema = z
+  .object({
+    index: z.number().int().describe('zero-based position of the event in the request'),
+    eventId: z.string().describe('the eventId already stored (earlier, or earlier in the same batch)'),
+  })
+  .describe('An accepted event stored once already: counted in summary.duplicates and in summary.success');
+
+const duplicateEvents = z
+  .array(duplicateEventSchema)
+  .describe('every duplicate of summary.duplicates, ordered by index (batches ingested before these were listed show none)');
+
 export const summarySchema = z.object({
   success: z.number().int(),
   failed: z.number().int(),
   total: z.number().int(),
-  duplicates: z.number().int(),
+  duplicates: z.number().int().describe('accepted events whose eventId was already stored; each is listed in duplicateEvents'),
 });
 
 export const batchResultSchema = z.object({
   batchId: z.string(),
   summary: summarySchema,
   failedRecords: z.array(failedRecordSchema),
+  duplicateEvents,
 });
 
 export const batchRecordSchema = z.object({
@@ -55,6 +67,7 @@ export const batchRecordSchema = z.object({
   total: z.number().int(),
   summary: summarySchema.nullable(),
   failedRecords: z.array(failedRecordSchema),
+  duplicateEvents,
   createdAt: z.string(),
   completedAt: z.string().nullable(),
 });

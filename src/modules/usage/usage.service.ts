@@ -5,7 +5,7 @@ import { WorkflowNotFoundError, type WorkflowHandleWithFirstExecutionRunId } fro
 import { temporalUnavailable, type WorkflowServiceDeps } from '../../temporal/client';
 import type { WorkflowSignature } from '../../temporal/workflows-client';
 import { searchAttributes, usageBatchWorkflowId } from '../../../workflows/ids';
-import type { FailedRecord, UsageBatchSummary } from '../../../workflows/usage-batch.types';
+import type { DuplicateEvent, FailedRecord, UsageBatchSummary } from '../../../workflows/usage-batch.types';
 import { createUsageRepository, toUsageEvent, type UsageBatchRow, type UsageBatchStatus, type UsageEventRecord, type UsageEventVersion, type UsageFilter } from './usage.repository';
 
 export const MAX_BATCH_EVENTS = 10_000;
@@ -17,6 +17,7 @@ export interface BatchRecord {
   total: number;
   summary: UsageBatchSummary | null;
   failedRecords: FailedRecord[];
+  duplicateEvents: DuplicateEvent[];
   createdAt: string;
   completedAt: string | null;
 }
@@ -25,6 +26,7 @@ export interface BatchResult {
   batchId: string;
   summary: UsageBatchSummary;
   failedRecords: FailedRecord[];
+  duplicateEvents: DuplicateEvent[];
 }
 
 /** A batch's answer: its per-event outcomes, or (202) the batch still under way. */
@@ -51,7 +53,7 @@ export function createUsageService(deps: WorkflowServiceDeps) {
       error: batch.error,
       total: batch.total,
       summary: usage.summaryOf(batch),
-      failedRecords: await usage.failedRecords(batch.id),
+      ...(await usage.perEventOutcomes(batch.id)),
       createdAt: batch.created_at.toISOString(),
       completedAt: batch.completed_at?.toISOString() ?? null,
     };
@@ -103,7 +105,7 @@ export function createUsageService(deps: WorkflowServiceDeps) {
       const started = Date.now();
       const batch = await usage.createBatch(organisationId, events.map(storableEvent), idempotencyKey);
       const stored = usage.summaryOf(batch);
-      if (stored) return { state: 'done', result: { batchId: batch.id, summary: stored, failedRecords: await usage.failedRecords(batch.id) } };
+      if (stored) return { state: 'done', result: { batchId: batch.id, summary: stored, ...(await usage.perEventOutcomes(batch.id)) } };
       if (batch.status === 'abandoned') await usage.reviveBatch(batch.id);
 
       let run: WorkflowHandleWithFirstExecutionRunId<WorkflowSignature<'usageBatchWorkflow'>>;
@@ -125,7 +127,7 @@ export function createUsageService(deps: WorkflowServiceDeps) {
       }
       try {
         const summary = await temporal.bounded(() => run.result(), Math.max(1, SUBMIT_WAIT_MS - (Date.now() - started)));
-        return { state: 'done', result: { batchId: batch.id, summary, failedRecords: await usage.failedRecords(batch.id) } };
+        return { state: 'done', result: { batchId: batch.id, summary, ...(await usage.perEventOutcomes(batch.id)) } };
       } catch (error) {
         if (!isUnavailable(error)) throw error;
         return pending(organisationId, batch.id);

@@ -144,6 +144,7 @@ export type Services = ReturnType<typeof createServices>;
 export function createApiServices(deps: ServiceDeps & { temporal: TemporalHandle; accessTokens: AccessTokenIssuer }) {
   const services = createServices(deps);
   const workflowDeps: WorkflowServiceDeps = { db: deps.db, temporal: deps.temporal };
+  const invoiceRunControl = createInvoiceRunControlService({ ...workflowDeps, invoiceRuns: services.invoiceRuns });
   const apiServices = {
     ...services,
     invoices: createInvoiceService(workflowDeps, resolveContractPlan),
@@ -154,8 +155,8 @@ export function createApiServices(deps: ServiceDeps & { temporal: TemporalHandle
     contracts: createContractService(workflowDeps),
     usage: createUsageService(workflowDeps),
     exports: createExportService(workflowDeps),
-    invoiceRunControl: createInvoiceRunControlService({ ...workflowDeps, invoiceRuns: services.invoiceRuns }),
-    invoiceRunSchedules: createInvoiceRunScheduleService(workflowDeps),
+    invoiceRunControl,
+    invoiceRunSchedules: createInvoiceRunScheduleService({ ...workflowDeps, runs: invoiceRunControl }),
     jobControl: createJobControlService({ ...workflowDeps, exports: deps.exports, jobs: services.jobs }),
     emailSending: createEmailSendingService({ ...workflowDeps, emails: services.emails }),
   };

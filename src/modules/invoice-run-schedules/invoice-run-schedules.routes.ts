@@ -2,6 +2,7 @@ import { pageOf, pageQuery } from '../../http/paging';
 import { defineRoute, requires, type Route } from '../../http/route';
 import { deletedSchema, idParam } from '../../http/schemas';
 import type { AppDeps } from '../../deps';
+import { runSchema } from '../invoice-runs';
 import { backfillBody, createScheduleBody, scheduleDetailSchema, scheduleSchema, updateScheduleBody } from './invoice-run-schedules.schemas';
 
 const TAG = 'Invoice run schedules';
@@ -87,12 +88,13 @@ export function invoiceRunScheduleRoutes(deps: AppDeps): Route[] {
     defineRoute({
       method: 'post',
       path: '/invoice-run-schedules/{id}/trigger',
-      summary: "Start an invoice run now, for today's date in the schedule's zone, paused or not (Admin only)",
+      summary: "Start an invoice run now, for today's date in the schedule's zone, paused or not; answers the run it started (Admin only)",
       tag: TAG,
       access,
       params: idParam,
-      response: scheduleSchema,
-      handler: async ({ params, auth }) => schedules.trigger(auth.organisationId, params.id),
+      response: runSchema.describe('The run the trigger started, as GET /invoice-runs/{id} shows it: follow its id there until its status is no longer running'),
+      successStatus: 201,
+      handler: async ({ params, auth }) => schedules.trigger(auth.organisationId, params.id, auth.subjectId),
     }),
     defineRoute({
       method: 'post',

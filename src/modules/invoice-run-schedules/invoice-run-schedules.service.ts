@@ -12,6 +12,7 @@ import { AppError, orNotFound } from '../../domain/errors';
 import type { Page, PageQuery } from '../../http/paging';
 import { deleted } from '../../http/schemas';
 import type { WorkflowServiceDeps } from '../../temporal/client';
+import type { InvoiceRun, InvoiceRunControlService } from '../invoice-runs';
 import type { InvoiceRunInput } from '../../../workflows/invoice-run.types';
 import { invoiceRunScheduleId, invoiceRunWorkflowId, searchAttributes } from '../../../workflows/ids';
 import { createInvoiceRunScheduleRepository, type InvoiceRunScheduleRow, type ScheduleChanges } from './invoice-run-schedules.repository';
@@ -153,7 +154,7 @@ function backfillRange(body: BackfillBody, zone: string): { start: Date; end: Da
  * Schedule under the row's lock; a Schedule that has gone missing (deleted on the Temporal UI) is
  * rebuilt from the row by the next read or write that needs it.
  */
-export function createInvoiceRunScheduleService(deps: WorkflowServiceDeps) {
+export function createInvoiceRunScheduleService(deps: WorkflowServiceDeps & { runs: Pick<InvoiceRunControlService, 'startForSchedule'> }) {
   const { db, temporal } = deps;
   const schedules = createInvoiceRunScheduleRepository(db);
   const scheduleClient = () => temporal.client.schedule;
@@ -256,11 +257,14 @@ export function createInvoiceRunScheduleService(deps: WorkflowServiceDeps) {
       });
     },
 
-    /** Starts a run now, paused or not, whatever else runs (Temporal's default for a trigger: allow all). */
-    async trigger(organisationId: string, id: string): Promise<InvoiceRunSchedule> {
+    /**
+     * Starts a run now, paused or not, whatever else runs, and answers it. The run is recorded and its
+     * workflow started here with the schedule's settings, rather than through the Temporal Schedule's own
+     * trigger, which starts its workflow later and names no run: the caller gets the run's id at once.
+     */
+    async trigger(organisationId: string, id: string, triggeredBy: string): Promise<InvoiceRun> {
       const row = await findRow(organisationId, id);
-      await temporal.bounded(() => onSchedule(row, (handle) => handle.trigger(ScheduleOverlapPolicy.ALLOW_ALL)));
-      return toSchedule(row);
+      return deps.runs.startForSchedule(organisationId, triggeredBy, { id: row.id, timezone: row.timezone });
     },
 
     /**

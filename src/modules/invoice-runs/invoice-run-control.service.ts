@@ -8,6 +8,7 @@ import type { Page, PageQuery } from '../../http/paging';
 import type { WorkflowServiceDeps } from '../../temporal/client';
 import type { InvoiceRunInput } from '../../../workflows/invoice-run.types';
 import { invoiceRunWorkflowId, searchAttributes } from '../../../workflows/ids';
+import { dayIn } from '../../domain/zoned-days';
 import { contractsIn } from '../contracts';
 import { organisationToday } from '../organisation-settings';
 import { createInvoiceRunRepository, type InvoiceRunRepository, type InvoiceRunRow } from './invoice-runs.repository';
@@ -117,11 +118,34 @@ export function createInvoiceRunControlService(deps: WorkflowServiceDeps & { inv
     );
   }
 
+  /** Records a run, then starts its workflow `invoice-run:{id}`: the run's id is known before anything runs. */
+  async function launch(organisationId: string, createdBy: string, run: Omit<InvoiceRunInput, 'organisationId' | 'runId'> & { billingDate: string }): Promise<InvoiceRun> {
+    const id = newId('run');
+    const dryRun = run.dryRun ?? false;
+    await runs.insertOrFind({
+      id,
+      organisationId,
+      billingDate: run.billingDate,
+      dryRun,
+      contractIds: run.contractIds ?? null,
+      scheduleId: run.scheduleId ?? null,
+      workflowId: invoiceRunWorkflowId(id),
+      createdBy,
+    });
+    try {
+      await startWorkflow({ ...run, organisationId, runId: id, dryRun });
+    } catch (error) {
+      // No run without the workflow that runs it.
+      await runs.finish(id, 'failed');
+      throw error;
+    }
+    return view(organisationId, id);
+  }
+
   return {
     view,
 
     async start(organisationId: string, createdBy: string, body: { billingDate?: string; contractIds?: string[]; dryRun?: boolean }): Promise<InvoiceRun> {
-      const id = newId('run');
       const horizon = await horizonOf(deps.db, organisationId);
       const billingDate = body.billingDate ?? horizon.today;
       assertWithinHorizon(billingDate, horizon, 'body.billingDate');
@@ -129,24 +153,16 @@ export function createInvoiceRunControlService(deps: WorkflowServiceDeps & { inv
         const known = await contractsIn(deps.db).billableIds(organisationId, '9999-12-31', body.contractIds);
         if (known.length !== new Set(body.contractIds).size) throw AppError.notFound('Contract');
       }
-      await runs.insertOrFind({
-        id,
-        organisationId,
-        billingDate,
-        dryRun: body.dryRun ?? false,
-        contractIds: body.contractIds ?? null,
-        scheduleId: null,
-        workflowId: invoiceRunWorkflowId(id),
-        createdBy,
-      });
-      try {
-        await startWorkflow({ organisationId, runId: id, billingDate, contractIds: body.contractIds, dryRun: body.dryRun ?? false });
-      } catch (error) {
-        // No run without the workflow that runs it.
-        await runs.finish(id, 'failed');
-        throw error;
-      }
-      return view(organisationId, id);
+      return launch(organisationId, createdBy, { billingDate, contractIds: body.contractIds, dryRun: body.dryRun });
+    },
+
+    /**
+     * A schedule's run, started now (`POST /invoice-run-schedules/{id}/trigger`): what the schedule's own
+     * action starts (every contract with something due, on today's date in the schedule's zone, billing
+     * usage as it stood when the run began), but recorded first, so that the answer is the run itself.
+     */
+    async startForSchedule(organisationId: string, createdBy: string, schedule: { id: string; timezone: string }): Promise<InvoiceRun> {
+      return launch(organisationId, createdBy, { billingDate: dayIn(schedule.timezone), timezone: schedule.timezone, scheduleId: schedule.id });
     },
 
     async list(organisationId: string, paging: PageQuery): Promise<Page<InvoiceRun>> {

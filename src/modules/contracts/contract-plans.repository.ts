@@ -23,11 +23,25 @@ export interface ContractTax {
   appliesTo: 'all' | string[];
 }
 
+const toContractTax = (row: Pick<ContractTaxRow, 'name' | 'rate' | 'applies_to'>): ContractTax => ({ name: row.name, rate: toDecimal(row.rate).toFixed(), appliesTo: appliesToOf(row) });
+
+/** The taxes of each of the contracts, in one read: what `contractTaxesOf` answers for each. */
+export async function contractTaxesOfMany(db: Knex, contractIds: readonly string[]): Promise<Map<string, ContractTax[]>> {
+  const taxes = new Map<string, ContractTax[]>();
+  if (contractIds.length === 0) return taxes;
+  const rows = await db<ContractTaxRow>('contract_taxes')
+    .whereIn('contract_id', [...contractIds])
+    .orderBy([{ column: 'created_at' }, { column: 'id' }])
+    .select('contract_id', 'name', 'rate', 'applies_to');
+  for (const row of rows) taxes.set(row.contract_id, [...(taxes.get(row.contract_id) ?? []), toContractTax(row)]);
+  return taxes;
+}
+
 /** A contract's taxes, applied at raise: to all items, or to the invoice items of the named plan items. */
 export async function contractTaxesOf(db: Knex, organisationId: string, contractId: string): Promise<ContractTax[]> {
   const rows = await db<ContractTaxRow>('contract_taxes')
     .where({ organisation_id: organisationId, contract_id: contractId })
     .orderBy([{ column: 'created_at' }, { column: 'id' }])
     .select('name', 'rate', 'applies_to');
-  return rows.map((row) => ({ name: row.name, rate: toDecimal(row.rate).toFixed(), appliesTo: appliesToOf(row) }));
+  return rows.map(toContractTax);
 }

@@ -8,6 +8,7 @@ import { recordEvents } from '../../events/outbox';
 import { paginate, type Page, type PageQuery } from '../../http/paging';
 import type { InvoiceState, InvoiceStep } from '../../domain/invoice-state';
 import { Decimal, formatAmount, toDecimal } from '../../domain/money';
+import { draftFigures, type DraftFigures } from './invoice-pricing';
 
 export interface InvoiceRow {
   id: string;
@@ -95,7 +96,12 @@ export function amountDue(row: Pick<InvoiceRow, 'status' | 'total' | 'credits_ap
   return new Decimal(row.total).minus(row.credits_applied).minus(row.credited_due).toFixed();
 }
 
-export function toInvoice(row: InvoiceRow, items: InvoiceItemRow[]) {
+/**
+ * The invoice as the API shows it. A draft, whose money is fixed only when it is raised, shows `draft`: its
+ * figures as its raise would fix them now, computed by the same code.
+ */
+export function toInvoice(row: InvoiceRow, items: InvoiceItemRow[], draft?: DraftFigures) {
+  const figures = row.status === 'draft' && draft ? draft : undefined;
   return {
     id: row.id,
     number: row.number,
@@ -105,12 +111,12 @@ export function toInvoice(row: InvoiceRow, items: InvoiceItemRow[]) {
     status: row.status,
     data: row.data,
     currency: row.currency,
-    subtotal: money(row.subtotal, row.currency),
-    taxTotal: money(row.tax_total, row.currency),
-    total: money(row.total, row.currency),
-    baseCurrency: row.base_currency,
-    fxRate: row.fx_rate === null ? null : plain(row.fx_rate),
-    baseTotal: money(row.base_total, row.base_currency),
+    subtotal: figures ? figures.subtotal : money(row.subtotal, row.currency),
+    taxTotal: figures ? figures.taxTotal : money(row.tax_total, row.currency),
+    total: figures ? figures.total : money(row.total, row.currency),
+    baseCurrency: figures ? figures.baseCurrency : row.base_currency,
+    fxRate: figures ? figures.fxRate && plain(figures.fxRate) : row.fx_rate === null ? null : plain(row.fx_rate),
+    baseTotal: figures ? figures.baseTotal : money(row.base_total, row.base_currency),
     creditsApplied: formatAmount(row.credits_applied, row.currency),
     amountDue: money(amountDue(row), row.currency),
     paidDate: day(row.paid_date),
@@ -119,7 +125,7 @@ export function toInvoice(row: InvoiceRow, items: InvoiceItemRow[]) {
     customerId: row.customer_id,
     contractId: row.contract_id,
     invoiceRunId: row.invoice_run_id,
-    items: items.map((item) => toInvoiceItem(item, row.currency)),
+    items: items.map((item) => toInvoiceItem(figures ? { ...item, amount: figures.amounts.get(item.id) ?? null } : item, row.currency)),
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
     deletedAt: row.deleted_at?.toISOString() ?? null,
@@ -340,6 +346,14 @@ export function createInvoiceRepository(db: Knex) {
     return byInvoice;
   }
 
+  /** The rows as the API shows them, in their order: with their items, and each draft with its figures. */
+  async function views(rows: InvoiceRow[]): Promise<Invoice[]> {
+    const items = await itemsOf(rows.map((row) => row.id));
+    const drafts = rows.filter((row) => row.status === 'draft').map((row) => ({ ...row, items: items.get(row.id) ?? [] }));
+    const figures = await draftFigures(db, drafts);
+    return rows.map((row) => toInvoice(row, items.get(row.id) ?? [], figures.get(row.id)));
+  }
+
   return {
     /** Invoices not deleted, by status, over every organisation: the operators' metrics. */
     async countByStatus(): Promise<{ status: string; count: number }[]> {
@@ -382,15 +396,13 @@ export function createInvoiceRepository(db: Knex) {
     },
 
     async findMany(organisationId: string, ids: string[]): Promise<Invoice[]> {
-      const rows = await db<InvoiceRow>('invoices').where({ organisation_id: organisationId }).whereIn('id', ids).whereNull('deleted_at');
-      const items = await itemsOf(rows.map((row) => row.id));
-      return rows.map((row) => toInvoice(row, items.get(row.id) ?? []));
+      return views(await db<InvoiceRow>('invoices').where({ organisation_id: organisationId }).whereIn('id', ids).whereNull('deleted_at'));
     },
 
     async find(organisationId: string, id: string): Promise<Invoice | undefined> {
       const row = await this.findRow(organisationId, id);
       if (!row) return undefined;
-      return toInvoice(row, (await itemsOf([row.id])).get(row.id) ?? []);
+      return (await views([row]))[0];
     },
 
     async list(organisationId: string, filter: InvoiceFilter, paging: PageQuery): Promise<Page<Invoice>> {
@@ -408,8 +420,7 @@ export function createInvoiceRepository(db: Knex) {
         else query.whereNot(overdue);
       }
       const page = await paginate<InvoiceRow, InvoiceRow>(query, paging, { searchColumns: ['number', 'comments'], map: (row) => row });
-      const items = await itemsOf(page.items.map((row) => row.id));
-      return { ...page, items: page.items.map((row) => toInvoice(row, items.get(row.id) ?? [])) };
+      return { ...page, items: await views(page.items) };
     },
 
     /** Inside a transaction: the live invoice under its row lock until commit. */

@@ -1,0 +1,100 @@
+import type { Knex } from 'knex';
+import { calendarDay } from '../../db/dates';
+import { convert } from '../../domain/fx';
+import { Decimal, formatAmount, roundToMinor, sumAmounts } from '../../domain/money';
+import { contractTaxesOfMany, type ContractTax } from '../contracts';
+import { findEffectiveRate } from '../fx-rates';
+import { getOrganisationSettings } from '../organisation-settings';
+
+/** What an invoice's money is computed from: its lines (as stored) and its contract's taxes. */
+export interface PricedLine {
+  quantity: string;
+  price: string;
+  plan_item_id: string | null;
+}
+
+export interface PricedInvoice {
+  /** Each line's amount, in the lines' order: quantity × price rounded half-up to the currency's minor unit. */
+  amounts: Decimal[];
+  subtotal: Decimal;
+  /** Each contract tax over the lines it applies to. */
+  taxes: Array<ContractTax & { amount: Decimal }>;
+  taxTotal: Decimal;
+  total: Decimal;
+}
+
+/**
+ * The one computation of an invoice's money from its lines: what raising an invoice fixes, and what a
+ * draft shows until then.
+ */
+export function priceInvoice(lines: readonly PricedLine[], taxes: readonly ContractTax[], currency: string): PricedInvoice {
+  const amounts = lines.map((line) => roundToMinor(new Decimal(line.quantity).times(line.price), currency));
+  const subtotal = sumAmounts(amounts);
+  const taxed = taxes.map((tax) => {
+    const applies = tax.appliesTo;
+    const base = applies === 'all' ? subtotal : sumAmounts(amounts.filter((_, index) => lines[index]!.plan_item_id !== null && applies.includes(lines[index]!.plan_item_id!)));
+    return { ...tax, amount: roundToMinor(base.times(tax.rate).dividedBy(100), currency) };
+  });
+  const taxTotal = sumAmounts(taxed.map((tax) => tax.amount));
+  return { amounts, subtotal, taxes: taxed, taxTotal, total: subtotal.plus(taxTotal) };
+}
+
+/** Units of the base currency for one unit of `currency` on `date`; undefined when no rate is effective. */
+export async function baseRateOf(db: Knex, organisationId: string, currency: string, baseCurrency: string, date: string): Promise<string | undefined> {
+  if (baseCurrency === currency) return '1';
+  return (await findEffectiveRate(db, organisationId, currency, baseCurrency, date))?.rate;
+}
+
+/** A draft's figures as its raise would fix them now; `fxRate` and `baseTotal` null while no rate is effective. */
+export interface DraftFigures {
+  subtotal: string;
+  taxTotal: string;
+  total: string;
+  baseCurrency: string;
+  fxRate: string | null;
+  baseTotal: string | null;
+  /** Each line's amount, by item id. */
+  amounts: Map<string, string>;
+}
+
+export interface Draft {
+  id: string;
+  organisation_id: string;
+  contract_id: string | null;
+  currency: string;
+  date: Date;
+  items: ReadonlyArray<PricedLine & { id: string }>;
+}
+
+/**
+ * Drafts priced by `priceInvoice`, with their contracts' taxes and the organisation's base currency as they
+ * stand: one read of the taxes for all the drafts, one of the settings per organisation, one per rate.
+ */
+export async function draftFigures(db: Knex, drafts: readonly Draft[]): Promise<Map<string, DraftFigures>> {
+  const figures = new Map<string, DraftFigures>();
+  if (drafts.length === 0) return figures;
+  const baseCurrencies = new Map<string, string>();
+  const rates = new Map<string, string | undefined>();
+  for (const organisationId of new Set(drafts.map((draft) => draft.organisation_id))) {
+    baseCurrencies.set(organisationId, (await getOrganisationSettings(db, organisationId)).base_currency);
+  }
+  const taxes = await contractTaxesOfMany(db, [...new Set(drafts.flatMap((draft) => (draft.contract_id ? [draft.contract_id] : [])))]);
+  for (const draft of drafts) {
+    const priced = priceInvoice(draft.items, draft.contract_id ? (taxes.get(draft.contract_id) ?? []) : [], draft.currency);
+    const baseCurrency = baseCurrencies.get(draft.organisation_id)!;
+    const date = calendarDay(draft.date);
+    const key = `${draft.organisation_id}|${draft.currency}|${date}`;
+    if (!rates.has(key)) rates.set(key, await baseRateOf(db, draft.organisation_id, draft.currency, baseCurrency, date));
+    const rate = rates.get(key);
+    figures.set(draft.id, {
+      subtotal: formatAmount(priced.subtotal, draft.currency),
+      taxTotal: formatAmount(priced.taxTotal, draft.currency),
+      total: formatAmount(priced.total, draft.currency),
+      baseCurrency,
+      fxRate: rate ?? null,
+      baseTotal: rate === undefined ? null : formatAmount(convert(priced.total, rate, baseCurrency), baseCurrency),
+      amounts: new Map(draft.items.map((item, index) => [item.id, formatAmount(priced.amounts[index]!, draft.currency)])),
+    });
+  }
+  return figures;
+}

@@ -92,9 +92,17 @@ export class AppError extends Error {
     return new AppError('unavailable', message);
   }
 
-  /** No `from`→`to` rate effective on `date`, which an invoice in `from` needs to be billed or previewed. */
+  /**
+   * No `from`→`to` rate effective on `date`, which an invoice in `from` needs to be billed or previewed
+   * (`to` is the organisation's base currency). The message says both ways out.
+   */
   static missingFxRate(from: string, to: string, date: string): AppError {
-    return new AppError('fx_rate_missing', `No ${from}/${to} FX rate effective on ${date}`);
+    return new AppError(
+      'fx_rate_missing',
+      `No ${from}/${to} FX rate effective on ${date}: the organisation's base currency is ${to}. ` +
+        `If ${from} is its base currency, set it in the organisation settings (PUT /organisation/settings {"baseCurrency": "${from}"}); ` +
+        `otherwise add the rate (POST /fx-rates {"fromCurrency": "${from}", "toCurrency": "${to}", "rate": "<${to} per ${from}>", "effectiveDate": "${date}"})`,
+    );
   }
 }
 

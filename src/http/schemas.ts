@@ -51,7 +51,7 @@ export const timestamps = {
 
 export const isoCountry = z.string().regex(/^[A-Z]{2}$/, 'must be an ISO 3166-1 alpha-2 code');
 
-const CURRENCY_CODES = listCurrencies().map((currency) => currency.code) as [string, ...string[]];
+export const CURRENCY_CODES = listCurrencies().map((currency) => currency.code) as [string, ...string[]];
 
 /** An ISO 4217 code of the currency list, in upper case; the document lists them. */
 export const isoCurrency = z.enum(CURRENCY_CODES, { error: 'must be an ISO 4217 currency code, in upper case' }).describe('ISO 4217 code, e.g. EUR');

@@ -1,3 +1,4 @@
+import { AppError } from '../../src/domain/errors';
 import { randomUUID } from 'node:crypto';
 import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
 import { recordHistory } from './support/record-history';
@@ -197,14 +198,16 @@ describe('invoice runs', () => {
 
     const run = await runTo({ billingDate: '2026-11-01' }, owner);
     expect(run).toMatchObject({ status: 'completed', progress: { contracts: 2, done: 2, failed: 1 }, invoicesCreated: 1 });
-    expect(run.failures).toEqual([{ contractId: bad.contractId, code: '1012', message: 'No USD/EUR FX rate effective on 2026-11-01' }]);
+    // The message says how to fix it (integrator-small-things.test.ts checks its words).
+    const missing = AppError.missingFxRate('USD', 'EUR', '2026-11-01').message;
+    expect(run.failures).toEqual([{ contractId: bad.contractId, code: '1012', message: missing }]);
     expect(await linesOf(good.contractId)).toHaveLength(3);
     expect(await linesOf(bad.contractId)).toHaveLength(0);
     // The preview of the same invoice says the same, as a 422 of its own.
     const upcoming = await api.http().get(`/contracts/${bad.contractId}/upcoming-invoice`).query({ date: '2026-11-01' }).set(bearer(owner.systemToken));
     expect([upcoming.status, upcoming.body]).toEqual([
       422,
-      { status: 'error', message: 'No USD/EUR FX rate effective on 2026-11-01', errors: [{ code: 1012, message: 'No USD/EUR FX rate effective on 2026-11-01' }] },
+      { status: 'error', message: missing, errors: [{ code: 1012, message: missing }] },
     ]);
     const documentedAs = (await api.http().get('/openapi.json').expect(200)).body.paths['/contracts/{id}/upcoming-invoice'].get.responses['422'];
     expect(documentedAs).toEqual({ description: expect.stringContaining('no FX rate effective on the date: code 1012'), content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } } });

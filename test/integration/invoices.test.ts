@@ -1,3 +1,4 @@
+import { AppError } from '../../src/domain/errors';
 import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
 import { createBillingFixture, invoiceBody, type BillingFixture } from './support/billing-fixtures';
 import { binary, pdfText } from './support/read-back';
@@ -123,7 +124,8 @@ describe('lifecycle', () => {
     const created = await api.http().post('/invoices').set(bearer(euro.systemToken)).send(invoiceBody(euroFixture.contractPlanId)).expect(201);
     const res = await api.http().post(`/invoices/${created.body.data.id}/raise`).set(bearer(euro.systemToken));
     const date = String(created.body.data.date);
-    expect([res.status, res.body]).toEqual([422, { status: 'error', message: `No USD/EUR FX rate effective on ${date}`, errors: [{ code: 1012, message: `No USD/EUR FX rate effective on ${date}` }] }]);
+    const missing = AppError.missingFxRate('USD', 'EUR', date).message;
+    expect([res.status, res.body]).toEqual([422, { status: 'error', message: missing, errors: [{ code: 1012, message: missing }] }]);
     const unchanged = await api.http().get(`/invoices/${created.body.data.id}`).set(bearer(euro.systemToken));
     expect(unchanged.body.data).toMatchObject({ status: 'draft', number: null });
   });

@@ -17,6 +17,7 @@ import { WEBHOOK_ATTEMPT_OFFSETS_MS } from '../../workflows/webhook-delivery.typ
 import { timeSkippingEnvironment } from '../workflow/support/environment';
 import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
 import { createBillingFixture, invoiceBody } from './support/billing-fixtures';
+import { eventually as until } from './support/webhook-receiver';
 
 interface Received {
   path: string;
@@ -67,15 +68,6 @@ afterAll(async () => {
 const admin = () => bearer(tenant.adminToken);
 const system = () => bearer(tenant.systemToken);
 
-async function until<T>(probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 async function endpoint(path: string, eventTypes: string[] = ['*']): Promise<{ id: string; secret: string }> {
   const res = await api.http().post('/webhooks/endpoints').set(admin()).send({ url: receiver.url(path), eventTypes });

@@ -77,7 +77,7 @@ export function createUsageIngestionService(db: Knex) {
         const usage = createUsageRepository(trx);
         const batch = await usage.completeBatch(input.batchId, input.summary);
         if (!batch) return;
-        // The batch as GET /events/batches/{id} shows it, less its failed records (read them there).
+        // The batch as GET /events/batches/{id} shows it, less its failed records and duplicates (read them there).
         await recordEvent(trx, batch.organisation_id, domainEvent('usage.batch_processed', {
           id: batch.id,
           status: batch.status,

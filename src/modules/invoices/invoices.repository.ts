@@ -97,8 +97,8 @@ export function amountDue(row: Pick<InvoiceRow, 'status' | 'total' | 'credits_ap
 }
 
 /**
- * The invoice as the API shows it. A draft, whose money is fixed only when it is raised, shows `draft`: its
- * figures as its raise would fix them now, computed by the same code.
+ * The invoice as the API shows it. A draft, whose money is fixed only when it is raised, shows the figures
+ * its raise would fix now (`draft`, computed by the raise's own code) instead of the empty columns.
  */
 export function toInvoice(row: InvoiceRow, items: InvoiceItemRow[], draft?: DraftFigures) {
   const figures = row.status === 'draft' && draft ? draft : undefined;

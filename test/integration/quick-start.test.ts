@@ -12,7 +12,9 @@ import { startTestApi, type TestApi } from './support/harness';
  * (captured where it first appears, the same value wherever it appears again), "…" any value, "abc_…" a
  * text starting "abc_", and a last array item "…" more items; fields not shown are not checked. A step
  * whose command is a GET is repeated until its answer matches (the guide says to repeat it), for 30 s at
- * most. `$API` is the test API's address, and the receiver's port 4000 a free port.
+ * most. `$API` is the test API's address, and the receiver's port 4000 a free port. Values are compared as
+ * the JSON texts they are, so a change of decimal formatting fails naming each field, e.g.
+ * `data.total: shown as "121.38", answered "121.380"`: update the guide's answers with it.
  */
 
 const ROOT = path.resolve(__dirname, '../..');

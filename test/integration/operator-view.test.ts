@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { WorkflowExecutionDescription } from '@temporalio/client';
+import { createChatbotService } from '../../src/modules/chatbot';
 import { BillingKindKey, OrganisationIdKey } from '../../workflows/search-attributes';
 import { waitFor } from '../support/wait';
 import { createBillingFixture, invoiceBody } from './support/billing-fixtures';
@@ -132,6 +133,24 @@ describe('the operators’ view of Temporal', () => {
     ]);
     const conversation = (await api.http().get('/chatbot/conversations').set(system()).expect(200)).body.data.items.find((entry: { id: string }) => entry.id === conversationId);
     expect(conversation.messages).toBe(6);
+  });
+
+  it('when a question sent with an Idempotency-Key is sent again after its conversation’s workflow completed, then it gets the same answer and is not asked twice', async () => {
+    // The chatbot service as the API runs it, called twice with one key, as a retry after a 503 would be
+    // (the API's stored answers, which would answer a retry after a 200 first, are not in the way here).
+    const chatbot = createChatbotService({ db: api.db, temporal: api.temporal, engine: 'builtin', idleSeconds: IDLE_SECONDS });
+    const auth = { organisationId: tenant.organisationId, subjectId: tenant.appId, role: 'SystemUser' as const, tokenId: 'retry', tokenVersion: 1 };
+    const { conversationId } = await chatbot.send(auth, { text: 'How many customers do we have?' });
+    const first = await chatbot.send(auth, { conversationId, text: 'Which invoices are overdue?' }, 'retried-key');
+    await waitFor(async () => ((await describeWorkflow(`chat:${conversationId}`)).status.name === 'COMPLETED' ? true : undefined), (IDLE_SECONDS + 20) * 1000);
+    const closed = await describeWorkflow(`chat:${conversationId}`);
+
+    const retried = await chatbot.send(auth, { conversationId, text: 'Which invoices are overdue?' }, 'retried-key');
+    expect(retried).toEqual(first);
+    // Temporal answered from the closed run: no new run, and the question is stored once.
+    expect((await describeWorkflow(`chat:${conversationId}`)).runId).toBe(closed.runId);
+    const messages = (await api.http().get(`/chatbot/conversations/${conversationId}/messages`).set(system()).expect(200)).body.data.items as Array<{ seq: number }>;
+    expect(messages.map((message) => message.seq)).toEqual([1, 2, 3, 4]);
   });
 
   it('when a conversation still runs on the main queue, as one started before the queues were split, then the next question is answered there and it still ends when idle', async () => {

@@ -6,6 +6,7 @@ import { BillingKindKey, OrganisationIdKey } from '../../workflows/search-attrib
 import { waitFor } from '../support/wait';
 import { createBillingFixture, invoiceBody } from './support/billing-fixtures';
 import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
+import { recordHistory } from './support/record-history';
 
 /**
  * What operators see in the Temporal UI: webhook deliveries and chatbot conversations run on task queues
@@ -112,6 +113,7 @@ describe('the operators’ view of Temporal', () => {
     expect(await api.temporal.client.workflow.getHandle(`chat:${conversationId}`, first.runId).result()).toBe(2);
     // It closed for idleness, not at once: no sooner than the idle time after it was last answered.
     expect(closed.closeTime!.getTime() - first.startTime.getTime()).toBeGreaterThanOrEqual(IDLE_SECONDS * 1000);
+    await recordHistory(api, `chat:${conversationId}`, 'chat-two-turns-idle-close');
 
     await ask('How many customers do we have now?', conversationId);
     const again = await describeWorkflow(`chat:${conversationId}`);

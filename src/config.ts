@@ -20,7 +20,11 @@ const configSchema = z.object({
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
   TEMPORAL_ADDRESS: z.string().optional(),
   TEMPORAL_NAMESPACE: z.string().default('default'),
-  TEMPORAL_TASK_QUEUE: z.string().default('billing'),
+  TEMPORAL_TASK_QUEUE: z.string().min(1).max(200).default('billing'),
+  // The task queues of webhook deliveries and of chatbot conversations; unset, TEMPORAL_TASK_QUEUE followed by
+  // `-webhooks` and `-chatbot`. The worker serves every queue; naming the main queue puts them back on it.
+  TEMPORAL_WEBHOOK_TASK_QUEUE: z.string().min(1).max(200).optional(),
+  TEMPORAL_CHATBOT_TASK_QUEUE: z.string().min(1).max(200).optional(),
   TEMPORAL_TLS: booleanFromEnv.default(false),
   TEMPORAL_TLS_CERT_PATH: z.string().optional(),
   TEMPORAL_TLS_KEY_PATH: z.string().optional(),
@@ -65,6 +69,8 @@ const configSchema = z.object({
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(6000),
   // Questions to the chatbot a minute, per app or user.
   CHATBOT_MESSAGES_PER_MINUTE: z.coerce.number().int().min(1).default(30),
+  // A conversation's workflow ends after this many seconds without a question; the next question starts it again.
+  CHATBOT_IDLE_SECONDS: z.coerce.number().int().min(1).max(86_400).default(300),
   // The chatbot's language model, opt-in: an OpenAI-compatible server's base URL (…/v1) and model name; both set, the model answers.
   CHATBOT_LLM_BASE_URL: z.string().url().optional(),
   CHATBOT_LLM_MODEL: z.string().min(1).max(200).optional(),

@@ -63,6 +63,8 @@ export interface ServiceDeps {
   secrets: SecretBox;
   /** The chatbot's language model, when one is configured: the model engine answers then. */
   chatbotModel?: ModelSettings;
+  /** Seconds without a question after which a chatbot conversation's workflow ends. */
+  chatbotIdleSeconds: number;
   /** How old the API's metrics may let the counts by status get before reading them again. */
   metricsCountsMaxAgeSeconds?: number;
 }
@@ -81,6 +83,7 @@ export function serviceDepsFrom(config: Config, db: Knex): ServiceDeps {
     webhookPolicy: destinationPolicy(config),
     secrets: createSecretBox(requireSetting(config, 'SECRETS_KEY'), config.SECRETS_KEYS_PREVIOUS),
     metricsCountsMaxAgeSeconds: config.METRICS_COUNTS_MAX_AGE_SECONDS,
+    chatbotIdleSeconds: config.CHATBOT_IDLE_SECONDS,
     ...(config.CHATBOT_LLM_BASE_URL && config.CHATBOT_LLM_MODEL
       ? { chatbotModel: { baseUrl: config.CHATBOT_LLM_BASE_URL, model: config.CHATBOT_LLM_MODEL, ...(config.CHATBOT_LLM_API_KEY ? { apiKey: config.CHATBOT_LLM_API_KEY } : {}) } }
       : {}),
@@ -150,7 +153,7 @@ export function createApiServices(deps: ServiceDeps & { temporal: TemporalHandle
     invoices: createInvoiceService(workflowDeps, resolveContractPlan),
     creditNotes: createCreditNoteService(workflowDeps),
     creditGrants: createCreditGrantService({ ...workflowDeps, credits: services.credits }),
-    chatbot: createChatbotService({ ...workflowDeps, engine: deps.chatbotModel ? 'model' : 'builtin' }),
+    chatbot: createChatbotService({ ...workflowDeps, engine: deps.chatbotModel ? 'model' : 'builtin', idleSeconds: deps.chatbotIdleSeconds }),
     revenueSync: createRevenueSyncService(workflowDeps),
     contracts: createContractService(workflowDeps),
     usage: createUsageService(workflowDeps),

@@ -13,6 +13,11 @@ export interface ChatWorkflowInput {
   conversationId: string;
   /** Turns already taken, as Postgres records them (a conversation picked up again after a pause). */
   turns: number;
+  /**
+   * Seconds without a question after which the conversation's workflow ends (CHATBOT_IDLE_SECONDS); the
+   * next question starts it again. Absent from conversations started before it existed: an hour.
+   */
+  idleSeconds?: number;
 }
 
 /** An answer: its words, the figures behind them, and the API paths that give those figures. */

@@ -10,8 +10,8 @@ const MODEL_STEPS = 6;
 
 /** Turns one run of the workflow takes before it continues as new, so that its history stays small. */
 const TURNS_PER_RUN = 50;
-/** A conversation without a question for this long ends; the next question starts it again. */
-const IDLE = '1 hour';
+/** How long a conversation started without `idleSeconds` waits for a question before it ends. */
+const IDLE_BEFORE_SETTING = '1 hour';
 
 /**
  * One workflow per conversation: its questions are Updates, answered one after another, each by one
@@ -20,6 +20,8 @@ const IDLE = '1 hour';
  */
 export async function chatConversationWorkflow(input: ChatWorkflowInput): Promise<number> {
   let turns = input.turns;
+  // A conversation without a question for this long ends; the next question starts it again from Postgres.
+  const idleFor = input.idleSeconds === undefined ? IDLE_BEFORE_SETTING : input.idleSeconds * 1000;
   const lock = new Mutex();
   const where = () => ({ organisationId: input.organisationId, conversationId: input.conversationId, seq: turns * 2 + 1 });
 
@@ -58,7 +60,7 @@ export async function chatConversationWorkflow(input: ChatWorkflowInput): Promis
   );
   for (;;) {
     const started = turns;
-    const busy = await condition(() => (turns !== started || turns - input.turns >= TURNS_PER_RUN || workflowInfo().continueAsNewSuggested) && idle(lock), IDLE);
+    const busy = await condition(() => (turns !== started || turns - input.turns >= TURNS_PER_RUN || workflowInfo().continueAsNewSuggested) && idle(lock), idleFor);
     if (!busy && idle(lock)) return turns;
     if ((turns - input.turns >= TURNS_PER_RUN || workflowInfo().continueAsNewSuggested) && idle(lock)) return continueAsNew<typeof chatConversationWorkflow>({ ...input, turns });
   }

@@ -58,7 +58,7 @@ export async function contractWorkflow(input: ContractWorkflowInput): Promise<Co
             workflowId: invoiceWorkflowId(invoiceId),
             args: [{ invoiceId, organisationId: input.organisationId }],
             parentClosePolicy: ParentClosePolicy.ABANDON,
-            ...searchAttributes({ organisationId: input.organisationId, customerId: input.customerId, contractId: input.contractId }),
+            ...searchAttributes({ organisationId: input.organisationId, customerId: input.customerId, contractId: input.contractId }, 'invoiceLifecycleWorkflow'),
           });
         } catch (error) {
           // Achieving twice finds the invoice of the first time, whose lifecycle already runs.

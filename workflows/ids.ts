@@ -1,5 +1,5 @@
 import type { SearchAttributePair } from '@temporalio/common';
-import { ContractIdKey, CustomerIdKey, OrganisationIdKey } from './search-attributes';
+import { BillingKindKey, ContractIdKey, CustomerIdKey, OrganisationIdKey } from './search-attributes';
 
 /**
  * Workflow ids and search attributes: what both sides use, the services that start workflows and the
@@ -28,19 +28,53 @@ export const invoiceRunScheduleId = (organisationId: string, scheduleId: string)
 // ---------------------------------------------------------------------------------------------------------
 // Search attributes, the same for a workflow started by the API and one started as a child.
 
+/**
+ * The `BillingKind` search attribute of each workflow type: what operators filter on in the Temporal UI
+ * (`BillingKind NOT IN ("webhook-delivery", "chatbot")` hides the deliveries and the conversations).
+ * Stored in running workflows and visibility: a kind is never renamed.
+ */
+export const BILLING_KINDS = {
+  usageBatchWorkflow: 'usage-batch',
+  usageChunkWorkflow: 'usage-batch',
+  invoiceLifecycleWorkflow: 'invoice',
+  revenueSyncWorkflow: 'revenue-sync',
+  contractWorkflow: 'contract',
+  exportWorkflow: 'export',
+  invoiceRunWorkflow: 'invoice-run',
+  webhookDeliveryWorkflow: 'webhook-delivery',
+  emailDeliveryWorkflow: 'email',
+  creditNoteWorkflow: 'credit-note',
+  creditExpiryWorkflow: 'credit-expiry',
+  chatConversationWorkflow: 'chatbot',
+} as const;
+
+/** A workflow type that has a kind. */
+export type KindedWorkflow = keyof typeof BILLING_KINDS;
+export type BillingKind = (typeof BILLING_KINDS)[KindedWorkflow];
+
 export interface SearchAttributeOwners {
   organisationId: string;
   customerId?: string | null;
   contractId?: string | null;
 }
 
-/** Start options (`typedSearchAttributes`) by which operators find a workflow in the Temporal UI. */
-export function searchAttributes({ organisationId, customerId, contractId }: SearchAttributeOwners): { typedSearchAttributes: SearchAttributePair[] } {
+/** The `BillingKind` attribute of a workflow type. */
+export function billingKindAttribute(workflowType: KindedWorkflow): SearchAttributePair {
+  return { key: BillingKindKey, value: BILLING_KINDS[workflowType] };
+}
+
+/**
+ * Start options (`typedSearchAttributes`) by which operators find a workflow in the Temporal UI. The typed
+ * client adds `BillingKind` to every workflow it starts; a child, or a Schedule's action, names its
+ * workflow type here to carry it too.
+ */
+export function searchAttributes({ organisationId, customerId, contractId }: SearchAttributeOwners, workflowType?: KindedWorkflow): { typedSearchAttributes: SearchAttributePair[] } {
   return {
     typedSearchAttributes: [
       { key: OrganisationIdKey, value: organisationId },
       ...(customerId ? [{ key: CustomerIdKey, value: customerId }] : []),
       ...(contractId ? [{ key: ContractIdKey, value: contractId }] : []),
+      ...(workflowType ? [billingKindAttribute(workflowType)] : []),
     ],
   };
 }

@@ -42,7 +42,7 @@ export async function usageBatchWorkflow(input: UsageBatchInput): Promise<UsageB
         executeChild(usageChunkWorkflow, {
           workflowId: usageChunkWorkflowId(input.batchId, chunkIndex),
           args: [{ batchId: input.batchId, organisationId: input.organisationId, chunkIndex }],
-          ...searchAttributes({ organisationId: input.organisationId }),
+          ...searchAttributes({ organisationId: input.organisationId }, 'usageChunkWorkflow'),
         }),
       ),
     );

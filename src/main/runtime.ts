@@ -79,31 +79,47 @@ export async function startApi(config: Config, endpoints: Endpoints, logger: Log
 }
 
 /**
- * Starts a worker and its heartbeat (what /health reads); `stop` asks it to finish its in-flight work and
- * waits for it.
+ * Starts a worker, one Temporal Worker per task queue, and its heartbeat on the main queue (what /health
+ * reads); `stop` asks it to finish its in-flight work and waits for it. A queue's Worker that fails stops
+ * the others, so that the process ends rather than serve some queues only.
  */
 export async function startWorker(config: Config, endpoints: Endpoints, logger: Logger): Promise<{ stop: () => Promise<void>; done: Promise<void>; db: Knex }> {
   const db = createDb(endpoints.databaseUrl, config.DATABASE_POOL_MAX, logger);
-  const { worker, close } = await createWorker({ config, temporalAddress: endpoints.temporalAddress, db, logger });
-  const running = worker.run();
+  const { workers, close } = await createWorker({ config, temporalAddress: endpoints.temporalAddress, db, logger });
+  const shutdown = () => {
+    for (const worker of workers) if (worker.getState() === 'RUNNING') worker.shutdown();
+  };
+  const runOne = async (worker: (typeof workers)[number]) => {
+    try {
+      await worker.run();
+    } catch (error) {
+      shutdown();
+      throw error;
+    }
+  };
+  // Every Worker has stopped, then the first failure, if any, is the process's.
+  const running = Promise.allSettled(workers.map(runOne)).then((outcomes) => {
+    const failed = outcomes.find((outcome) => outcome.status === 'rejected');
+    if (failed) throw failed.reason;
+  });
   const heartbeat = startWorkerHeartbeat({
     db,
     logger,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
-    identity: worker.options.identity,
-    polling: () => worker.getState() === 'RUNNING',
+    identity: workers[0]!.options.identity,
+    polling: () => workers.every((worker) => worker.getState() === 'RUNNING'),
   });
   const done = running.finally(async () => {
     await heartbeat.stop();
     await close();
     await db.destroy();
   });
-  logger.info({ taskQueue: config.TEMPORAL_TASK_QUEUE }, 'worker polling');
+  logger.info({ taskQueues: workers.map((worker) => worker.options.taskQueue) }, 'worker polling');
   return {
     db,
     done,
     stop: async () => {
-      if (worker.getState() === 'RUNNING') worker.shutdown();
+      shutdown();
       await done;
     },
   };

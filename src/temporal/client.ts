@@ -10,6 +10,7 @@ import {
 } from '@temporalio/client';
 import { AppError, ERROR_CODES } from '../domain/errors';
 import type { Config } from '../config';
+import { taskQueuesOf, type TaskQueues } from './task-queues';
 import { createWorkflowsClient, type WorkflowsClient } from './workflows-client';
 
 export interface TemporalHandle {
@@ -18,7 +19,10 @@ export interface TemporalHandle {
   /** Starts workflows, runs their Updates and Queries, by workflow type name (see workflows-client.ts). */
   workflows: WorkflowsClient;
   namespace: string;
+  /** The main task queue (TEMPORAL_TASK_QUEUE): what /health and the Schedules use. */
   taskQueue: string;
+  /** Every task queue; the typed client starts each workflow type on its own. */
+  taskQueues: TaskQueues;
   /**
    * Runs Temporal client calls under a deadline: TEMPORAL_CALL_TIMEOUT_MS, TEMPORAL_UPDATE_TIMEOUT_MS for
    * `'update'` (an Update waits for its activities), or the milliseconds given. A Temporal that is down or
@@ -74,12 +78,14 @@ export async function connectTemporal(config: Config, address: string): Promise<
     interceptors: [makeGrpcRetryInterceptor(defaultGrpcRetryOptions({ maxAttempts: 4 }))],
   });
   const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
+  const taskQueues = taskQueuesOf(config);
   return {
     connection,
     client,
-    workflows: createWorkflowsClient(client, config.TEMPORAL_TASK_QUEUE),
+    workflows: createWorkflowsClient(client, taskQueues),
     namespace: config.TEMPORAL_NAMESPACE,
-    taskQueue: config.TEMPORAL_TASK_QUEUE,
+    taskQueue: taskQueues.main,
+    taskQueues,
     async bounded(calls, deadline = config.TEMPORAL_CALL_TIMEOUT_MS) {
       const ms = deadline === 'update' ? config.TEMPORAL_UPDATE_TIMEOUT_MS : deadline;
       try {

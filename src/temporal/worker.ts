@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Connection } from '@temporalio/client';
-import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { bundleWorkflowCode, NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import { createActivities } from '../../activities';
@@ -17,6 +17,7 @@ import { metricsSubscriber } from '../observability/event-metrics';
 import { webhookSubscriber } from '../modules/webhooks';
 import { connectionOptions, connectTemporal } from './client';
 import { ensureSearchAttributes } from './search-attributes';
+import { distinctQueues, taskQueuesOf } from './task-queues';
 
 export const WORKFLOWS_PATH = require.resolve('../../workflows');
 
@@ -25,10 +26,11 @@ export const WORKFLOW_BUNDLE_PATH = path.resolve(__dirname, '../../workflow-bund
 
 /**
  * Compiled (dist/), the worker runs the workflow bundle made at build time; from the TypeScript sources
- * (tsx, jest), it bundles workflows/ at start, so that edits take effect without a build.
+ * (tsx, jest), it bundles workflows/ at start, once for all its queues, so that edits take effect without a
+ * build.
  */
-function workflowCode(): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> {
-  if (path.extname(__filename) !== '.js') return { workflowsPath: WORKFLOWS_PATH };
+async function workflowCode(): Promise<Pick<WorkerOptions, 'workflowBundle'>> {
+  if (path.extname(__filename) !== '.js') return { workflowBundle: await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH }) };
   if (!fs.existsSync(WORKFLOW_BUNDLE_PATH)) {
     throw new SetupError(`${WORKFLOW_BUNDLE_PATH} is missing: \`npm run build\` writes it along with the compiled code`);
   }
@@ -42,11 +44,16 @@ export interface WorkerDeps {
   logger: Logger;
 }
 
-/** The worker factory: activities are adapters over the services built here, workflows come from workflows/index.ts. */
+/**
+ * The worker factory: one Worker per task queue (the main one first), each running every workflow of
+ * workflows/index.ts and every activity, adapters over the services built here. Every queue runs every
+ * workflow type, so a workflow started on the main queue before its type moved to a queue of its own
+ * still completes there.
+ */
 export async function createWorker(
   deps: WorkerDeps,
   overrides: Partial<WorkerOptions> = {},
-): Promise<{ worker: Worker; connection: NativeConnection; close: () => Promise<void> }> {
+): Promise<{ workers: Worker[]; connection: NativeConnection; close: () => Promise<void> }> {
   const { tls } = connectionOptions(deps.config, deps.temporalAddress);
   const connection = await NativeConnection.connect({ address: deps.temporalAddress, tls, apiKey: deps.config.TEMPORAL_API_KEY });
   // A client of its own, for the activities that drive other workflows (an invoice run raising its drafts).
@@ -60,35 +67,42 @@ export async function createWorker(
   await createIdempotencyService(deps.db, serviceDeps.secrets).sealPlainAnswers();
   const workflowDeps = { db: deps.db, temporal };
   const invoices = createInvoiceService(workflowDeps, resolveContractPlan);
-  const worker = await Worker.create({
-    connection,
-    namespace: deps.config.TEMPORAL_NAMESPACE,
-    taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
-    ...workflowCode(),
-    activities: createActivities(services, {
-      invoices,
-      chatbot: createChatbotAnswerService({
-        db: deps.db,
-        ...(serviceDeps.chatbotModel ? { model: serviceDeps.chatbotModel } : {}),
-        reads: {
-          ...services,
-          invoices,
-          contracts: createContractService(workflowDeps),
-          invoiceRuns: createInvoiceRunControlService({ ...workflowDeps, invoiceRuns: services.invoiceRuns }),
-        },
-      }),
+  const code = await workflowCode();
+  const activities = createActivities(services, {
+    invoices,
+    chatbot: createChatbotAnswerService({
+      db: deps.db,
+      ...(serviceDeps.chatbotModel ? { model: serviceDeps.chatbotModel } : {}),
+      reads: {
+        ...services,
+        invoices,
+        contracts: createContractService(workflowDeps),
+        invoiceRuns: createInvoiceRunControlService({ ...workflowDeps, invoiceRuns: services.invoiceRuns }),
+      },
     }),
-    maxConcurrentActivityTaskExecutions: deps.config.WORKER_MAX_CONCURRENT_ACTIVITIES,
-    // Let running activities finish on shutdown; what does not finish in time is retried elsewhere.
-    shutdownGraceTime: `${deps.config.WORKER_SHUTDOWN_GRACE_SECONDS}s`,
-    ...overrides,
   });
+  const workers: Worker[] = [];
+  for (const taskQueue of distinctQueues(taskQueuesOf(deps.config))) {
+    workers.push(
+      await Worker.create({
+        connection,
+        namespace: deps.config.TEMPORAL_NAMESPACE,
+        taskQueue,
+        ...code,
+        activities,
+        maxConcurrentActivityTaskExecutions: deps.config.WORKER_MAX_CONCURRENT_ACTIVITIES,
+        // Let running activities finish on shutdown; what does not finish in time is retried elsewhere.
+        shutdownGraceTime: `${deps.config.WORKER_SHUTDOWN_GRACE_SECONDS}s`,
+        ...overrides,
+      }),
+    );
+  }
   // The outbox's relay runs beside the worker: it hands the domain events to their subscribers.
   const dispatcher = deps.config.WEBHOOK_RELAY
     ? startEventRelay({ db: deps.db, logger: deps.logger, subscribers: [webhookSubscriber({ webhooks: services.webhooks, temporal }), metricsSubscriber()] })
     : undefined;
   return {
-    worker,
+    workers,
     connection,
     close: async () => {
       await dispatcher?.stop();

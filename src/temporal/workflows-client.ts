@@ -1,7 +1,10 @@
 import { WithStartWorkflowOperation, type Client, type WorkflowHandle, type WorkflowHandleWithStartDetails, type WorkflowStartOptions, type WorkflowUpdateOptions } from '@temporalio/client';
-import type { QueryDefinition, SignalDefinition, UpdateDefinition } from '@temporalio/common';
+import type { QueryDefinition, SearchAttributePair, SignalDefinition, TypedSearchAttributes, UpdateDefinition } from '@temporalio/common';
 // Types only: the workflows the worker registers (workflows/index.ts is its workflowsPath), by name.
 import type * as registered from '../../workflows';
+import { BILLING_KINDS, type BillingKind } from '../../workflows/ids';
+import { BillingKindKey } from '../../workflows/search-attributes';
+import type { QueueRole, TaskQueues } from './task-queues';
 
 type Registered = typeof registered;
 
@@ -22,28 +25,52 @@ export type WorkflowSignature<N extends WorkflowName> = (input: WorkflowContract
 /** Start options without the task queue, which the client fills in: the workflow's id, args, policies, search attributes. */
 export type StartOptions<N extends WorkflowName> = Omit<WorkflowStartOptions<WorkflowSignature<N>>, 'taskQueue'>;
 
+/** Every registered workflow has its `BillingKind` (the type checker refuses a workflow left out). */
+const KINDS: Record<WorkflowName, BillingKind> = BILLING_KINDS;
+
+/**
+ * The workflows that run on a queue of their own; the rest run on the main queue. Many and short-lived,
+ * they would otherwise fill the operators' list and wait behind billing work. A workflow's activities run
+ * on its queue.
+ */
+const QUEUES: Partial<Record<WorkflowName, QueueRole>> = {
+  webhookDeliveryWorkflow: 'webhooks',
+  chatConversationWorkflow: 'chatbot',
+};
+
+/** The task queue a workflow type is started on. */
+export function queueOf(queues: TaskQueues, name: WorkflowName): string {
+  return queues[QUEUES[name] ?? 'main'];
+}
+
+/** The search attributes given, with the workflow type's `BillingKind`. */
+function withKind(name: WorkflowName, given: SearchAttributePair[] | TypedSearchAttributes | undefined): SearchAttributePair[] {
+  const pairs = given === undefined ? [] : Array.isArray(given) ? given : given.getAll();
+  return [...pairs.filter((pair) => pair.key.name !== BillingKindKey.name), { key: BillingKindKey, value: KINDS[name] }];
+}
+
 /**
  * The one way services drive workflows: by workflow type name, typed against the workflow's input and
- * result, on the process's task queue. No workflow code is imported, only its contract's types; Update,
- * Query and Signal definitions come from the workflow's contract file.
+ * result, on the workflow type's task queue, with its `BillingKind`. No workflow code is imported, only its
+ * contract's types; Update, Query and Signal definitions come from the workflow's contract file.
  */
-export function createWorkflowsClient(client: Client, taskQueue: string) {
-  const options = <N extends WorkflowName>(start: StartOptions<N>): WorkflowStartOptions<WorkflowSignature<N>> =>
-    ({ ...start, taskQueue }) as WorkflowStartOptions<WorkflowSignature<N>>;
+export function createWorkflowsClient(client: Client, queues: TaskQueues) {
+  const options = <N extends WorkflowName>(name: N, start: StartOptions<N>): WorkflowStartOptions<WorkflowSignature<N>> =>
+    ({ ...start, taskQueue: queueOf(queues, name), typedSearchAttributes: withKind(name, start.typedSearchAttributes) }) as WorkflowStartOptions<WorkflowSignature<N>>;
   return {
     /** Starts the workflow and answers its handle (its first run's id among the details). */
     start<N extends WorkflowName>(name: N, start: StartOptions<N>): Promise<WorkflowHandleWithStartDetails<WorkflowSignature<N>>> {
-      return client.workflow.start<WorkflowSignature<N>>(name, options(start));
+      return client.workflow.start<WorkflowSignature<N>>(name, options(name, start));
     },
 
     /** Starts the workflow and waits for its result. */
     execute<N extends WorkflowName>(name: N, start: StartOptions<N>): Promise<WorkflowContracts[N]['result']> {
-      return client.workflow.execute<WorkflowSignature<N>>(name, options(start));
+      return client.workflow.execute<WorkflowSignature<N>>(name, options(name, start));
     },
 
     /** The start of an update-with-start (`executeUpdateWithStart`). */
     withStart<N extends WorkflowName>(name: N, start: StartOptions<N> & Required<Pick<StartOptions<N>, 'workflowIdConflictPolicy'>>): WithStartWorkflowOperation<WorkflowSignature<N>> {
-      return new WithStartWorkflowOperation<WorkflowSignature<N>>(name, { ...options(start), workflowIdConflictPolicy: start.workflowIdConflictPolicy });
+      return new WithStartWorkflowOperation<WorkflowSignature<N>>(name, { ...options(name, start), workflowIdConflictPolicy: start.workflowIdConflictPolicy });
     },
 
     /** Runs an Update, starting the workflow first if none runs under the operation's id. */

@@ -193,4 +193,34 @@ describe('the model engine', () => {
     const toolRuns = (history.events ?? []).filter((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'chatToolCall');
     expect(toolRuns).toHaveLength(2);
   });
+
+  it('when a conversation’s workflow has completed for idleness, then the next question starts it again and the model reads the earlier turns from Postgres', async () => {
+    // An API of its own, whose conversations close after two idle seconds.
+    const brief = await startTestApi({ TEMPORAL_TASK_QUEUE: taskQueue, CHATBOT_LLM_BASE_URL: model.url, CHATBOT_LLM_MODEL: 'scripted', CHATBOT_IDLE_SECONDS: '2' });
+    try {
+      const send = (text: string, conversationId?: string) => brief.http().post('/chatbot/messages').set(bearer(tenant.systemToken)).send({ text, ...(conversationId ? { conversationId } : {}) });
+      model.play(() => ({ content: 'Acme Corporation is your largest customer.' }));
+      const first = await send('Who is our largest customer?');
+      expect(first.status).toBe(200);
+      const conversationId = first.body.data.conversationId as string;
+      const handle = brief.temporal.client.workflow.getHandle(`chat:${conversationId}`);
+      const firstRun = (await handle.describe()).runId;
+      expect(await brief.temporal.client.workflow.getHandle(`chat:${conversationId}`, firstRun).result()).toBe(1);
+
+      model.play(() => ({ content: 'It owes nothing.' }));
+      const second = await send('How much does it owe?', conversationId);
+      expect(second.status).toBe(200);
+      expect((await handle.describe()).runId).not.toBe(firstRun);
+      // The model read the first turn, which only Postgres held once the first run had ended.
+      expect(model.requests[0]!.messages.filter((message) => message.role === 'user' || message.role === 'assistant').map((message) => [message.role, message.content])).toEqual([
+        ['user', 'Who is our largest customer?'],
+        ['assistant', 'Acme Corporation is your largest customer.'],
+        ['user', 'How much does it owe?'],
+      ]);
+      const messages = await brief.db('chatbot_messages').where({ conversation_id: conversationId }).orderBy('seq').select('seq', 'role');
+      expect(messages.map((message: { seq: number }) => message.seq)).toEqual([1, 2, 3, 4]);
+    } finally {
+      await brief.close();
+    }
+  });
 });

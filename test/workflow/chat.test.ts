@@ -34,7 +34,7 @@ describe('the chat conversation workflow', () => {
     expect(fakes.callsOf('answerChatMessage').map((call) => call.input.seq)).toEqual(Array.from({ length: 51 }, (_, turn) => turn * 2 + 1));
   });
 
-  it('when an hour passes without a question, then the conversation ends, its turns counted', async () => {
+  it('when a conversation started before the idle setting existed gets no question for an hour, then it ends, its turns counted', async () => {
     const conversationId = 'chat_idle';
     const handle = await environment().client.workflow.start(chatConversationWorkflow, {
       taskQueue: TASK_QUEUE,
@@ -42,6 +42,28 @@ describe('the chat conversation workflow', () => {
       args: [{ organisationId: 'org_1', conversationId, turns: 3 }],
     });
     expect(await handle.executeUpdate(chatMessageUpdate, { args: [{ text: 'one more', role: 'Admin' }] })).toMatchObject({ text: 'answer 7' });
+    const answeredAt = await environment().currentTimeMs();
     expect(await handle.result()).toBe(4);
+    expect((await handle.describe()).closeTime!.getTime() - answeredAt).toBeGreaterThanOrEqual(3_600_000 - 1_000);
+  });
+
+  it('when a conversation gets no question for its idle time (5 minutes), then it ends minutes after its last answer, not an hour', async () => {
+    const conversationId = 'chat_idle_minutes';
+    const handle = await environment().client.workflow.start(chatConversationWorkflow, {
+      taskQueue: TASK_QUEUE,
+      workflowId: chatWorkflowId(conversationId),
+      args: [{ organisationId: 'org_1', conversationId, turns: 1, idleSeconds: 300 }],
+    });
+    expect(await handle.executeUpdate(chatMessageUpdate, { args: [{ text: 'first', role: 'Admin' }] })).toMatchObject({ text: 'answer 3' });
+    const answeredAt = await environment().currentTimeMs();
+    // Four minutes on, a question keeps the same run open, and the idle time counts again from its answer.
+    await environment().sleep(240_000);
+    expect((await handle.describe()).status.name).toBe('RUNNING');
+    expect(await handle.executeUpdate(chatMessageUpdate, { args: [{ text: 'second', role: 'Admin' }] })).toMatchObject({ text: 'answer 5' });
+    const lastAnsweredAt = await environment().currentTimeMs();
+    expect(await handle.result()).toBe(3);
+    const closedAt = (await handle.describe()).closeTime!.getTime();
+    expect(closedAt - lastAnsweredAt).toBeGreaterThanOrEqual(300_000 - 1_000);
+    expect(closedAt - answeredAt).toBeLessThan(3_600_000);
   });
 });

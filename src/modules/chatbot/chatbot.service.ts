@@ -8,7 +8,7 @@ import { createChatbotRepository } from './chatbot.repository';
 import type { ChatMessage, ChatReply, Conversation } from './chatbot.schemas';
 
 /** The API's side of the chatbot: a question goes to its conversation's workflow, which answers it. */
-export function createChatbotService(deps: WorkflowServiceDeps & { engine: ChatEngine }) {
+export function createChatbotService(deps: WorkflowServiceDeps & { engine: ChatEngine; idleSeconds: number }) {
   const conversations = createChatbotRepository(deps.db);
   const { workflows } = deps.temporal;
 
@@ -28,8 +28,8 @@ export function createChatbotService(deps: WorkflowServiceDeps & { engine: ChatE
         : await conversations.createConversation(auth.organisationId, auth.subjectId, body.text.slice(0, 80), idempotencyKey);
       const startWorkflowOperation = workflows.withStart('chatConversationWorkflow', {
         workflowId: chatWorkflowId(conversation.id),
-        // Picked up again after a pause: the turns Postgres holds.
-        args: [{ organisationId: auth.organisationId, conversationId: conversation.id, turns: await conversations.turnsOf(conversation.id) }],
+        // Picked up again after a pause (the workflow ends when idle): the turns Postgres holds.
+        args: [{ organisationId: auth.organisationId, conversationId: conversation.id, turns: await conversations.turnsOf(conversation.id), idleSeconds: deps.idleSeconds }],
         workflowIdConflictPolicy: 'USE_EXISTING',
         ...searchAttributes({ organisationId: auth.organisationId }),
       });

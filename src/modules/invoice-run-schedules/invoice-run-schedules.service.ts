@@ -73,7 +73,7 @@ function scheduleDefinition(row: InvoiceRunScheduleRow, taskQueue: string): Sche
       // The schedule's id takes the run id's place; Temporal appends each scheduled time to it.
       workflowId: invoiceRunWorkflowId(row.id),
       args: [input],
-      ...searchAttributes({ organisationId: row.organisation_id }),
+      ...searchAttributes({ organisationId: row.organisation_id }, INVOICE_RUN_WORKFLOW),
     },
     policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: CATCHUP_WINDOW },
     state: { paused: row.paused, note: row.paused ? 'Paused through the API' : '' },

@@ -6,15 +6,48 @@ import { isTemporalUnavailable, temporalUnavailable } from '../temporal/client';
 import { sendError } from './envelope';
 import { UNKNOWN_PROPERTY } from './unknown-properties';
 
-export function zodToAppError(error: ZodError, location: string): AppError {
-  return AppError.invalid(
-    error.issues.flatMap((issue) => {
-      const path = [location, ...issue.path.map(String)];
-      // A strict object's unknown keys, each by its own path, as the router names those of any other object.
-      if (issue.code === 'unrecognized_keys') return issue.keys.map((key) => ({ path: [...path, key].join('.'), message: UNKNOWN_PROPERTY }));
-      return [{ path: path.join('.'), message: issue.message }];
-    }),
-  );
+/** What an error item says of a property the request must have and does not. */
+export const REQUIRED_PROPERTY = 'is required';
+
+/** The issues a missing value raises: a wrong type, no option of a union, no value of an enum or literal. */
+const MISSING_VALUE_ISSUES = new Set(['invalid_type', 'invalid_union', 'invalid_value']);
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Whether the property an issue's path names is absent from an object of `input`. */
+function absent(input: unknown, path: PropertyKey[]): boolean {
+  if (path.length === 0) return false;
+  let parent: unknown = input;
+  for (const key of path.slice(0, -1)) parent = isRecord(parent) || Array.isArray(parent) ? (parent as Record<PropertyKey, unknown>)[key as string] : undefined;
+  const key = String(path[path.length - 1]);
+  return isRecord(parent) && (!Object.hasOwn(parent, key) || parent[key] === undefined);
+}
+
+/** A problem of a checked value: where it is (property names and array indexes) and what is wrong. */
+export interface Problem {
+  path: string[];
+  message: string;
+}
+
+/**
+ * One problem per issue, by its path. A property that is missing says so, whatever type it should have
+ * had: zod alone would say "Invalid input". `input` is what was parsed; without it, a missing value is told
+ * by zod's own wording.
+ */
+export function zodProblems(error: ZodError, input?: unknown): Problem[] {
+  return error.issues.flatMap((issue) => {
+    const path = issue.path.map(String);
+    // A strict object's unknown keys, each by its own path, as the router names those of any other object.
+    if (issue.code === 'unrecognized_keys') return issue.keys.map((key) => ({ path: [...path, key], message: UNKNOWN_PROPERTY }));
+    const missing =
+      MISSING_VALUE_ISSUES.has(issue.code) && (input === undefined ? issue.code === 'invalid_type' && / received undefined$/.test(issue.message) : absent(input, issue.path));
+    return [{ path, message: missing ? REQUIRED_PROPERTY : issue.message }];
+  });
+}
+
+/** The error items of a zod error, each path under `location` (`body`, `query`, `params`). */
+export function zodToAppError(error: ZodError, location: string, input?: unknown): AppError {
+  return AppError.invalid(zodProblems(error, input).map(({ path, message }) => ({ path: [location, ...path].join('.'), message })));
 }
 
 /** Errors raised by express's body parsers, by their `type`. */

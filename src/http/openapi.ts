@@ -15,14 +15,31 @@ const STORABLE_JSON_REF = '#/components/schemas/StorableJson';
  */
 const STORABLE_TEXT = '^[^\\u0000]*$';
 
+/**
+ * How deep arrays may nest directly in arrays in the description of free-form JSON: the depth limit of a
+ * body (JSON_MAX_DEPTH, 32 by default) refuses deeper nesting anyway.
+ */
+export const STORABLE_ARRAY_DEPTH = 32;
+
+/**
+ * Storable JSON as one schema per level, each keyword applying to its own type (`pattern` to strings,
+ * `propertyNames` and `additionalProperties` to objects, `items` to arrays). An object's values refer back to
+ * `StorableJson`; an array's items are the next level spelled out, since generated TypeScript types cannot
+ * name an array of the type being defined (TS2502). The innermost level takes no array.
+ */
+function storableLevel(arrayLevels: number): JsonSchema {
+  return {
+    type: ['null', 'boolean', 'number', 'string', 'object', ...(arrayLevels > 0 ? ['array'] : [])],
+    pattern: STORABLE_TEXT,
+    propertyNames: { pattern: STORABLE_TEXT },
+    additionalProperties: { $ref: STORABLE_JSON_REF },
+    ...(arrayLevels > 0 ? { items: storableLevel(arrayLevels - 1) } : {}),
+  };
+}
+
 const storableJson = {
-  description: 'Any JSON value whose strings and object keys hold no NUL character and no unpaired surrogate',
-  anyOf: [
-    { type: ['null', 'boolean', 'number'] },
-    { type: 'string', pattern: STORABLE_TEXT },
-    { type: 'array', items: { $ref: STORABLE_JSON_REF } },
-    { type: 'object', propertyNames: { pattern: STORABLE_TEXT }, additionalProperties: { $ref: STORABLE_JSON_REF } },
-  ],
+  description: `Any JSON value whose strings and object keys hold no NUL character and no unpaired surrogate; arrays nest directly in arrays at most ${STORABLE_ARRAY_DEPTH} deep`,
+  ...storableLevel(STORABLE_ARRAY_DEPTH),
 };
 
 const ANNOTATIONS = new Set(['description', 'title', 'default', 'examples', 'deprecated', 'readOnly', 'writeOnly']);
@@ -140,6 +157,8 @@ export interface RouteDocumentation {
   alsoSucceedsWith?: { status: 200 | 201; description: string };
   /** The request body of a route that parses it itself (a multipart upload). */
   requestBody?: JsonSchema;
+  /** A route kept for the integrations that call it, with what replaces it. */
+  deprecatedFor?: string;
 }
 
 const documentation = new WeakMap<Route, RouteDocumentation>();
@@ -214,6 +233,7 @@ function operationOf(route: Route): Record<string, unknown> {
     security: route.access.kind === 'public' ? [] : [{ bearerAuth: [] }],
   };
   if (route.access.kind === 'actions') operation['x-required-actions'] = route.access.actions;
+  if (extra.deprecatedFor) Object.assign(operation, { deprecated: true, description: `Deprecated: use ${extra.deprecatedFor}, which answers the same.` });
   if (route.body) {
     operation.requestBody = {
       required: !route.body.safeParse(undefined).success,
@@ -230,6 +250,14 @@ const DESCRIPTION = [
   'A method a path does not have answers 405 with the error envelope and an Allow header listing the methods it has.',
 ].join('\n\n');
 
+const LICENSE = { name: 'Apache License 2.0', identifier: 'Apache-2.0' };
+
+/**
+ * The API that serves the document: `/` resolves against the address /openapi.json was read from, so the
+ * document holds for every deployment whatever its public address.
+ */
+const SERVERS = [{ url: '/', description: 'The API that serves this document' }];
+
 /** OpenAPI 3.1 from the same zod schemas the routes validate with: the document cannot drift from the code. */
 export function buildOpenApiDocument(routes: readonly Route[], info: { title: string; version: string }): JsonSchema {
   const paths: Record<string, Record<string, unknown>> = {};
@@ -239,7 +267,8 @@ export function buildOpenApiDocument(routes: readonly Route[], info: { title: st
   }
   return {
     openapi: '3.1.0',
-    info: { ...info, description: DESCRIPTION },
+    info: { ...info, description: DESCRIPTION, license: LICENSE },
+    servers: SERVERS,
     paths,
     components: {
       securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },

@@ -5,10 +5,9 @@ import { jsonTextProblem } from '../domain/storable';
 import { JSON_TYPES, requireBodyType } from './body-guards';
 import { checkIdempotencyKey, idempotentRoute } from './idempotency';
 import { sendError, sendSuccess } from './envelope';
-import { zodToAppError } from './error-handler';
+import { check } from './check';
 import { roleAllows } from './permissions';
 import type { SessionVersions } from './sessions';
-import { UNKNOWN_PROPERTY, unknownProperties } from './unknown-properties';
 import { acceptedAnswer, expressPath, isAccepted, type AuthContext, type Route } from './route';
 import type { AccessTokenIssuer } from '../modules/auth';
 import type { IdempotencyService } from '../modules/idempotency';
@@ -84,16 +83,13 @@ function parsePart(route: Route, req: Request, part: 'params' | 'query' | 'body'
   if (!schema) return undefined;
   // Postgres stores no NUL character and no unpaired surrogate: such text is refused here, by its path,
   // but for the items of a batch, each of which fails alone.
-  const checked = part === 'body' && route.itemsJudgedAlone ? { ...(req.body as object), [route.itemsJudgedAlone]: undefined } : req[part];
-  const unstorable = jsonTextProblem(checked);
+  const textChecked = part === 'body' && route.itemsJudgedAlone ? { ...(req.body as object), [route.itemsJudgedAlone]: undefined } : req[part];
+  const unstorable = jsonTextProblem(textChecked);
   if (unstorable) throw AppError.validation(unstorable.problem, [part, ...unstorable.path].join('.'));
-  const result = schema.safeParse(req[part] ?? {});
   // A property the body's schema does not name would be dropped unseen: it is refused by its path instead.
-  const unknown = part === 'body' ? unknownProperties(schema, req.body).map((path) => ({ path: [part, ...path].join('.'), message: UNKNOWN_PROPERTY })) : [];
-  if (result.success && unknown.length === 0) return result.data;
-  // A strict object's unknown keys are found by both.
-  const problems = [...(result.success ? [] : zodToAppError(result.error, part).items), ...unknown];
-  throw AppError.invalid(problems.filter((problem, i) => problems.findIndex((other) => other.path === problem.path && other.message === problem.message) === i));
+  const result = check(schema, req[part] ?? {}, { closed: part === 'body' });
+  if (result.ok) return result.data;
+  throw AppError.invalid(result.problems.map(({ path, message }) => ({ path: [part, ...path].join('.'), message })));
 }
 
 /** A handler's answer that its own `response` (or `accepted`) schema rejects: a bug in the route, never the caller's fault. */

@@ -38,7 +38,7 @@ export function freeText(max: number) {
 
 /** An opaque reference (an id, a key): 1 to `max` characters, kept as given. */
 export function reference(max = 64) {
-  return withMaxLength(z.string().min(1), max);
+  return withMaxLength(z.string().min(1, 'must not be empty'), max);
 }
 
 /** Path ids are opaque strings; an id that names nothing in the caller's organisation answers 404. */
@@ -48,6 +48,12 @@ export const timestamps = {
   createdAt: z.string().describe('ISO 8601 date-time'),
   updatedAt: z.string().describe('ISO 8601 date-time'),
 };
+
+/** An e-mail address, at most 320 characters (64 for the local part, @, 255 for the domain). */
+export const emailAddress = z.email().max(320);
+
+/** Days from an invoice's date to its due date: 0 to 365. */
+export const paymentTermsDays = z.number().int().min(0).max(365);
 
 export const isoCountry = z.string().regex(/^[A-Z]{2}$/, 'must be an ISO 3166-1 alpha-2 code');
 

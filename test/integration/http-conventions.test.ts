@@ -75,7 +75,7 @@ describe('envelopes', () => {
         [0, 2002],
         [1, '27'],
       ]);
-      expect(batch.body.data.failedRecords[1]).toEqual({ index: 1, code: '27', statusCode: 400, error: 'foo: not a property of a usage event' });
+      expect(batch.body.data.failedRecords[1]).toEqual({ index: 1, code: '27', statusCode: 400, error: 'foo is not a property this request takes' });
       const envelope = await api.http().post(route).set(bearer(tenant.systemToken)).send({ events: [event], foo: { a: 1 } });
       expect([envelope.status, envelope.body.errors]).toEqual([400, [{ code: 1001, path: 'body.foo', message: 'is not a property this request takes' }]]);
     }

@@ -253,13 +253,18 @@ describe('entities', () => {
     expect(res.body.errors).toEqual([expect.objectContaining({ code: 1001, path: 'query.type' })]);
   });
 
-  it('when an entity is read by identifier, then it comes back with its addresses; an unknown identifier is 404', async () => {
+  it('when an entity is read by identifier, then it comes back with its addresses; an unknown identifier is 404; the deprecated path answers the same', async () => {
     const identifier = unique('by-ident');
     const entity = await createEntity(tenant, { type: 'seller', identifier, address });
-    const res = await as(tenant).get(`/entities/by-identifier/${identifier}`);
+    const res = await as(tenant).get('/entities/by-identifier').query({ identifier });
     expect(res.status).toBe(200);
     expect(res.body.data).toMatchObject({ id: entity.id, identifier, addresses: [expect.objectContaining({ city: 'Berlin' })] });
+    await as(tenant).get('/entities/by-identifier').query({ identifier: unique('nothing') }).expect(404);
+    const deprecated = await as(tenant).get(`/entities/by-identifier/${identifier}`).expect(200);
+    expect(deprecated.body).toEqual(res.body);
     await as(tenant).get(`/entities/by-identifier/${unique('nothing')}`).expect(404);
+    const missing = await as(tenant).get('/entities/by-identifier').expect(400);
+    expect(missing.body.errors).toEqual([{ code: 1001, path: 'query.identifier', message: 'is required' }]);
   });
 
   it('when an entity is deleted, then it vanishes from reads, lookups and lists, and its identifier is free again', async () => {
@@ -269,7 +274,7 @@ describe('entities', () => {
     expect(res.status).toBe(200);
     expect(res.body.data).toEqual({ id: entity.id, deleted: true });
     await as(tenant).get(`/entities/${entity.id}`).expect(404);
-    await as(tenant).get(`/entities/by-identifier/${identifier}`).expect(404);
+    await as(tenant).get('/entities/by-identifier').query({ identifier }).expect(404);
     const list = await as(tenant).get(`/entities?search=${identifier}`).expect(200);
     expect(list.body.data.total).toBe(0);
     await as(tenant).delete(`/entities/${entity.id}`).expect(404);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { buildOpenApiDocument, documented } from '../../src/http/openapi';
+import { buildOpenApiDocument, documented, STORABLE_ARRAY_DEPTH } from '../../src/http/openapi';
 import { allowedMethods } from '../../src/http/method-not-allowed';
 import { defineRoute, publicAccess, requires, type Route } from '../../src/http/route';
 import { decimal, idParam, text } from '../../src/http/schemas';
@@ -19,6 +19,7 @@ const routes: Route[] = [
   }),
 ];
 documented(routes[0]!, { never: [503] });
+documented(routes[2]!, { deprecatedFor: 'DELETE /usage?id=…' });
 
 type Operation = { parameters: Array<{ name: string; in: string }>; responses: Record<string, unknown>; requestBody?: { content: Record<string, { schema: Record<string, unknown> }> } };
 const document = buildOpenApiDocument(routes, { title: 't', version: '1' }) as { paths: Record<string, Record<string, Operation>> } & Record<string, unknown>;
@@ -28,6 +29,29 @@ describe('the OpenAPI document', () => {
   it('when built, then it names no JSON Schema dialect (Swagger UI refuses the field) and describes free-form JSON', () => {
     expect(document).not.toHaveProperty('jsonSchemaDialect');
     expect(document).toHaveProperty('components.schemas.StorableJson');
+  });
+
+  it('when built, then it names its server (the API that serves it, by a relative URL) and its licence', () => {
+    expect(document.servers).toEqual([{ url: '/', description: expect.any(String) }]);
+    expect(document.info).toMatchObject({ license: { identifier: 'Apache-2.0' } });
+  });
+
+  it('when free-form JSON is described, then arrays in arrays are spelled out to a depth rather than referring back, and objects refer back', () => {
+    const storable = (document as unknown as { components: { schemas: Record<string, Record<string, unknown>> } }).components.schemas.StorableJson!;
+    let level: Record<string, unknown> | undefined = storable;
+    let depth = 0;
+    while (level) {
+      expect(level.additionalProperties).toEqual({ $ref: '#/components/schemas/StorableJson' });
+      if (level.items) expect(level.items).not.toHaveProperty('$ref');
+      level = level.items as Record<string, unknown> | undefined;
+      depth += level ? 1 : 0;
+    }
+    expect(depth).toBe(STORABLE_ARRAY_DEPTH);
+  });
+
+  it('when a route is documented as deprecated, then its operation says so and names what replaces it', () => {
+    expect(operation('/usage/{id}', 'delete')).toMatchObject({ deprecated: true, description: expect.stringContaining('DELETE /usage?id=') });
+    expect(operation('/usage/{id}', 'get')).not.toHaveProperty('deprecated');
   });
 
   it('when an operation is listed, then its error statuses are those it can answer', () => {

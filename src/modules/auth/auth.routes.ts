@@ -5,7 +5,7 @@ import { ERROR_CODES } from '../../domain/errors';
 import { sendError } from '../../http/envelope';
 import { documented } from '../../http/openapi';
 import { defineRoute, publicAccess, type Route } from '../../http/route';
-import { reference } from '../../http/schemas';
+import { emailAddress, reference } from '../../http/schemas';
 import type { AppDeps } from '../../deps';
 
 const sessionSchema = z.object({
@@ -59,7 +59,7 @@ export function authRoutes(deps: AppDeps): Route[] {
         tag: 'Auth',
         access: publicAccess,
         before: [perAddress, perIdentifier(deps, 'email')],
-        body: z.object({ email: z.email().max(320), password: reference(1024) }),
+        body: z.object({ email: emailAddress, password: reference(1024) }),
         response: sessionSchema,
         handler: async ({ body }) => auth.login(body.email, body.password),
       }),

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { AppError } from '../../domain/errors';
 import { Decimal, formatAmount } from '../../domain/money';
-import { isoDate } from '../../http/schemas';
+import { isoCurrency, isoDate, reference } from '../../http/schemas';
 import { roleAllows, type Action, type Role } from '../../http/permissions';
 import type { CollectionsService } from '../collections';
 import type { ContractService } from '../contracts';
@@ -43,7 +43,7 @@ export interface ChatAnswer {
 }
 
 const day = isoDate;
-const id = z.string().min(1).max(200);
+const id = reference(200);
 const period = { from: day.describe('first day'), to: day.describe('last day') };
 
 /** An answer instead of the query's: a name that fits several, or none. */
@@ -250,7 +250,7 @@ export const CHATBOT_QUERIES = [
   query({
     name: 'fx_rate',
     description: 'The exchange rate effective between two currencies on a day',
-    input: z.object({ from: z.string().regex(/^[A-Z]{3}$/), to: z.string().regex(/^[A-Z]{3}$/), date: day }),
+    input: z.object({ from: isoCurrency, to: isoCurrency, date: day }),
     actions: ['FxRateService:getFxRates'],
     async run(reads, asker, input) {
       const rate = await reads.fxRates.effective(asker.organisationId, input.from, input.to, input.date);

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { pageQuery } from '../../http/paging';
-import { timestamps, text, reference } from '../../http/schemas';
+import { emailAddress, timestamps, text, reference } from '../../http/schemas';
 
 const contactBody = z.object({
   name: text(200),
-  email: z.email().max(320),
+  email: emailAddress,
 });
 
 export const createContactGroupBody = z.object({

@@ -67,12 +67,8 @@ export const createMilestoneBody = z
     dueDate: isoDate.optional(),
   })
   .refine((body) => (body.amount === undefined) !== (body.percentage === undefined), { message: 'give exactly one of amount and percentage', path: ['amount'] })
-  .meta({
-    oneOf: [
-      { required: ['amount'], not: { required: ['percentage'] } },
-      { required: ['percentage'], not: { required: ['amount'] } },
-    ],
-  });
+  // Exactly one alternative holds: both fields given match both, and neither given matches none.
+  .meta({ oneOf: [{ required: ['amount'] }, { required: ['percentage'] }] });
 
 export const milestoneSchema = z.object({
   id: z.string(),

@@ -1,18 +1,14 @@
 import { z } from 'zod';
-import { isoCurrency, timestamps, text } from '../../http/schemas';
+import { emailAddress, isoCurrency, paymentTermsDays, timestamps, text } from '../../http/schemas';
 
 export const createCustomerBody = z.object({
   name: text(200),
-  email: z.email().max(320).optional(),
+  email: emailAddress.optional(),
   currency: isoCurrency.optional(),
-  externalId: z
-    .string()
-    .trim()
-    .min(1)
-    .max(200)
+  externalId: text(200)
     .optional()
     .describe("The customer's id in your own system; unique among the organisation's live customers"),
-  paymentTermsDays: z.number().int().min(0).max(365).nullable().optional().describe("days from an invoice's date to its due date, 0 to 365; absent or null: the organisation's terms"),
+  paymentTermsDays: paymentTermsDays.nullable().optional().describe("days from an invoice's date to its due date, 0 to 365; absent or null: the organisation's terms"),
 });
 
 export type CreateCustomerBody = z.output<typeof createCustomerBody>;

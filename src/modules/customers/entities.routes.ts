@@ -1,8 +1,9 @@
 import { pageOf } from '../../http/paging';
+import { documented } from '../../http/openapi';
 import { defineRoute, requires, type Route } from '../../http/route';
 import { deletedSchema, idParam, deleted } from '../../http/schemas';
 import type { AppDeps } from '../../deps';
-import { createEntityBody, entityListQuery, entitySchema, identifierParam } from './entities.schemas';
+import { createEntityBody, entityListQuery, entitySchema, identifierQuery } from './entities.schemas';
 
 export function entityRoutes(deps: AppDeps): Route[] {
   const service = deps.services.entities;
@@ -30,16 +31,34 @@ export function entityRoutes(deps: AppDeps): Route[] {
       handler: async ({ query, auth }) => service.list(auth.organisationId, query, { type: query.type }),
     }),
     // Declared before /entities/{id} so that the literal segment is never read as an id.
-    defineRoute({
-      method: 'get',
-      path: '/entities/by-identifier/{identifier}',
-      summary: 'Read an entity by its identifier',
-      tag: 'Entities',
-      access: requires('EntityService:getEntityByIdentifier'),
-      params: identifierParam,
-      response: entitySchema,
-      handler: async ({ params, auth }) => service.getByIdentifier(auth.organisationId, params.identifier),
-    }),
+    documented(
+      defineRoute({
+        method: 'get',
+        path: '/entities/by-identifier',
+        summary: 'Read an entity by its identifier',
+        tag: 'Entities',
+        access: requires('EntityService:getEntityByIdentifier'),
+        query: identifierQuery,
+        response: entitySchema,
+        handler: async ({ query, auth }) => service.getByIdentifier(auth.organisationId, query.identifier),
+      }),
+      { errors: { 404: "No live entity of the caller's organisation has this identifier" } },
+    ),
+    // The earlier spelling, which tools cannot tell from /entities/{id}/addresses: kept for the integrations
+    // that call it.
+    documented(
+      defineRoute({
+        method: 'get',
+        path: '/entities/by-identifier/{identifier}',
+        summary: 'Read an entity by its identifier (deprecated)',
+        tag: 'Entities',
+        access: requires('EntityService:getEntityByIdentifier'),
+        params: identifierQuery,
+        response: entitySchema,
+        handler: async ({ params, auth }) => service.getByIdentifier(auth.organisationId, params.identifier),
+      }),
+      { deprecatedFor: 'GET /entities/by-identifier?identifier=…' },
+    ),
     defineRoute({
       method: 'get',
       path: '/entities/{id}',

@@ -36,7 +36,8 @@ export type CreateEntityBody = z.output<typeof createEntityBody>;
 
 export const entityListQuery = pageQuery.extend({ type: entityType.optional() });
 
-export const identifierParam = z.object({ identifier: reference(200) });
+/** An entity's identifier: the query of GET /entities/by-identifier, the path of its deprecated spelling. */
+export const identifierQuery = z.object({ identifier: reference(200) });
 
 export const entitySchema = z.object({
   id: z.string(),

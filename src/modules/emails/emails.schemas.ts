@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { pageQuery } from '../../http/paging';
-import { freeText, reference, text } from '../../http/schemas';
+import { emailAddress, freeText, reference, text } from '../../http/schemas';
 import { HTML_MAX, SUBJECT_MAX, TEXT_MAX } from '../email-templates';
 
 export const EMAIL_STATUSES = ['queued', 'sent', 'failed'] as const;
@@ -26,7 +26,7 @@ export const sendEmailBody = z
     subject: text(SUBJECT_MAX).optional(),
     html: text(HTML_MAX).optional(),
     text: freeText(TEXT_MAX).optional(),
-    to: z.array(z.email().max(320)).min(1).max(MAX_RECIPIENTS),
+    to: z.array(emailAddress).min(1).max(MAX_RECIPIENTS),
     variables: variables.optional(),
     invoiceId: reference().optional().describe("attaches the invoice's PDF, rendered when the message is sent"),
   })
@@ -40,10 +40,12 @@ export const sendEmailBody = z
       }
     }
   })
+  // A template with none of the message's own parts, or the message's parts (both alternatives matching,
+  // with templateId among them, is refused by oneOf).
   .meta({
     oneOf: [
-      { required: ['templateId'], not: { anyOf: [{ required: ['subject'] }, { required: ['html'] }, { required: ['text'] }] } },
-      { required: ['subject', 'html'], not: { required: ['templateId'] } },
+      { required: ['templateId'], properties: { subject: false, html: false, text: false } },
+      { required: ['subject', 'html'] },
     ],
   });
 

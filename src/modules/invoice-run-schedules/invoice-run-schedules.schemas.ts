@@ -119,7 +119,8 @@ export const updateScheduleBody = atLeastOne({
   paused: z.boolean().optional(),
 })
   .refine((body) => body.cron === undefined || body.calendar === undefined, 'give at most one of cron, calendar')
-  .meta({ not: { required: [...SPEC_FIELDS] } });
+  // At most one of them: a body without cron, or one without calendar.
+  .meta({ allOf: [{ anyOf: SPEC_FIELDS.map((field) => ({ properties: { [field]: false } })) }] });
 
 export const backfillBody = z.object({
   from: isoDateOrDateTime.describe("inclusive; a date starts at midnight in the schedule's zone"),

@@ -7,6 +7,9 @@ import { atLeastOne, deletedSchema, idParam, deleted, text, reference, freeText 
 import { JOB_STATUSES, jobSchema } from './jobs.schemas';
 import { streamAttachment } from '../../http/download';
 
+/** A count of work items: a whole number from 0. */
+const workCount = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+
 export function jobRoutes(deps: AppDeps): Route[] {
   const { jobs, jobControl } = deps.services;
 
@@ -17,7 +20,7 @@ export function jobRoutes(deps: AppDeps): Route[] {
       summary: 'Record a job of your own, to track work outside this service',
       tag: 'Jobs',
       access: requires('JobService:create'),
-      body: z.object({ type: text(100), total: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional() }),
+      body: z.object({ type: text(100), total: workCount.optional() }),
       response: jobSchema,
       successStatus: 201,
       handler: async ({ body, auth }) => jobs.create(auth.organisationId, { type: body.type, total: body.total, createdBy: auth.subjectId }),
@@ -51,8 +54,8 @@ export function jobRoutes(deps: AppDeps): Route[] {
       params: idParam,
       body: atLeastOne({
         status: z.enum(JOB_STATUSES).optional(),
-        done: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
-        total: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).nullable().optional(),
+        done: workCount.optional(),
+        total: workCount.nullable().optional(),
         result: z.unknown().optional(),
         error: freeText(2000).nullable().optional(),
       }),

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { AppDeps } from '../../deps';
 import { defineRoute, requires, type Route } from '../../http/route';
-import { atLeastOne, freeText, isoCurrency } from '../../http/schemas';
+import { atLeastOne, freeText, isoCurrency, paymentTermsDays } from '../../http/schemas';
 
 const settingsSchema = z.object({
   baseCurrency: z.string(),
@@ -38,7 +38,7 @@ const updateBody = atLeastOne({
   timezone: timezone.optional(),
   invoiceNumberFormat: invoiceNumberFormat.optional(),
   creditNoteNumberFormat: invoiceNumberFormat.optional(),
-  paymentTermsDays: z.number().int().min(0).max(365).optional(),
+  paymentTermsDays: paymentTermsDays.optional(),
   autoRaiseGeneratedInvoices: z.boolean().optional(),
   autoSendGeneratedInvoices: z.boolean().optional(),
   invoiceUndoWindowDays: z.number().int().min(0).max(365).optional(),

@@ -2,10 +2,11 @@ import { domainEvent } from '../../domain/events';
 import { recordEvent } from '../../events/outbox';
 import type { Knex } from 'knex';
 import { AppError, orNotFound } from '../../domain/errors';
-import { parseUsageEvent, type UsageEvent } from '../../domain/usage-event';
+import type { UsageEvent } from '../../domain/usage-event';
 import type { DuplicateEvent, FailedRecord, UsageBatchSummary, UsageChunkInput, UsageChunkOutcome } from '../../../workflows/usage-batch.types';
 import { entitiesIn } from '../customers';
 import { createUsageRepository } from './usage.repository';
+import { parseUsageEvent } from './usage.schemas';
 
 /** The contract's per-event codes: 2002 (integer) for an unknown customer entity, "27" (string) for a parse failure. */
 const UNKNOWN_ENTITY = { code: 2002, statusCode: 404, error: 'customer entity not found' } as const;

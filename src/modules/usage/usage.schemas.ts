@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { pageQuery } from '../../http/paging';
 import { atLeastOne, byInstant, decimal, freeText, isoDateTime, jsonObject, ordered, reference } from '../../http/schemas';
-import { VALUE_PRECISION, VALUE_SCALE } from '../../domain/usage-event';
+import { check } from '../../http/check';
+import { storableEvent, unstorableReason, VALUE_PRECISION, VALUE_SCALE, type ParsedUsageEvent } from '../../domain/usage-event';
 
 /** usage_events.value is NUMERIC(30,10). */
 const usageValue = decimal({ precision: VALUE_PRECISION, scale: VALUE_SCALE });
@@ -19,6 +20,36 @@ export const usageEventInput = z
     JobId: freeText(255).optional(),
   })
   .describe('A usage event');
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * One event of a batch, judged alone by the check of an event sent alone (`usageEventInput`, closed to
+ * other properties): the two routes cannot differ on what a value, a timestamp or an id may be. The
+ * reasons are those of a 400's error items, each after the path it names (`value must be ...`).
+ */
+export function parseUsageEvent(raw: unknown): ParsedUsageEvent {
+  if (!isObject(raw)) return { ok: false, error: 'event must be an object' };
+  // Text Postgres cannot store, whether the claim check already stood the event in or not.
+  const unstorable = unstorableReason(raw) ?? unstorableReason(storableEvent(raw) as Record<string, unknown>);
+  if (unstorable) return { ok: false, error: unstorable };
+  const checked = check(usageEventInput, raw, { closed: true });
+  if (!checked.ok) return { ok: false, error: checked.problems.map(({ path, message }) => [...path, message].join(path.length > 0 ? ' ' : '')).join('; ') };
+  const event = checked.data;
+  return {
+    ok: true,
+    event: {
+      customerEntityId: event.CustomerEntityId,
+      metric: event.metric,
+      value: event.value,
+      timestamp: new Date(event.timestamp),
+      metadata: event.metadata ?? null,
+      // An empty eventId is no id: stored as '' it would make every such event a duplicate of the first.
+      eventId: event.eventId || null,
+      jobId: event.jobId || event.JobId || null,
+    },
+  };
+}
 
 /** The batch's envelope only: each event is judged on its own by the ingestion workflow. */
 export const batchBody = z.object({

@@ -46,6 +46,8 @@ async function toRun(runs: InvoiceRunRepository, row: InvoiceRunRow): Promise<In
     billingDate: row.billing_date instanceof Date ? row.billing_date.toISOString().slice(0, 10) : String(row.billing_date),
     dryRun: row.dry_run,
     scheduleId: row.schedule_id,
+    customerReference: row.customer_reference,
+    purchaseOrderNumber: row.purchase_order_number,
     progress: { contracts: row.contracts_total, done: summary.done, failed: summary.failed },
     invoicesCreated: summary.totals.reduce((sum, total) => sum + total.created, 0),
     totals: summary.totals.map(({ currency, amount }) => ({ currency, amount: formatAmount(amount, currency) })),
@@ -120,7 +122,7 @@ export function createInvoiceRunControlService(deps: WorkflowServiceDeps & { inv
   return {
     view,
 
-    async start(organisationId: string, createdBy: string, body: { billingDate?: string; contractIds?: string[]; dryRun?: boolean }): Promise<InvoiceRun> {
+    async start(organisationId: string, createdBy: string, body: { billingDate?: string; contractIds?: string[]; dryRun?: boolean; customerReference?: string; purchaseOrderNumber?: string }): Promise<InvoiceRun> {
       const id = newId('run');
       const horizon = await horizonOf(deps.db, organisationId);
       const billingDate = body.billingDate ?? horizon.today;
@@ -138,6 +140,8 @@ export function createInvoiceRunControlService(deps: WorkflowServiceDeps & { inv
         scheduleId: null,
         workflowId: invoiceRunWorkflowId(id),
         createdBy,
+        customerReference: body.customerReference,
+        purchaseOrderNumber: body.purchaseOrderNumber,
       });
       try {
         await startWorkflow({ organisationId, runId: id, billingDate, contractIds: body.contractIds, dryRun: body.dryRun ?? false });

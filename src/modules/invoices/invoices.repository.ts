@@ -38,6 +38,10 @@ export interface InvoiceRow {
   due_date: Date | null;
   /** The invoice run that made the invoice, if one did. */
   invoice_run_id: string | null;
+  /** The customer's own reference for the invoice, printed on it. */
+  customer_reference: string | null;
+  /** The customer's purchase order the invoice bills, printed on it. */
+  purchase_order_number: string | null;
   comments: string | null;
   data: Record<string, unknown>;
   created_at: Date;
@@ -119,6 +123,8 @@ export function toInvoice(row: InvoiceRow, items: InvoiceItemRow[]) {
     customerId: row.customer_id,
     contractId: row.contract_id,
     invoiceRunId: row.invoice_run_id,
+    customerReference: row.customer_reference,
+    purchaseOrderNumber: row.purchase_order_number,
     items: items.map((item) => toInvoiceItem(item, row.currency)),
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
@@ -157,6 +163,8 @@ export interface NewInvoice {
   data?: Record<string, unknown>;
   /** The invoice run that makes the invoice. */
   invoiceRunId?: string;
+  customerReference?: string | null;
+  purchaseOrderNumber?: string | null;
   items: NewInvoiceItem[];
 }
 
@@ -268,6 +276,8 @@ function draftRow(invoice: NewInvoice) {
     from_date: invoice.fromDate ?? null,
     to_date: invoice.toDate ?? null,
     invoice_run_id: invoice.invoiceRunId ?? null,
+    customer_reference: invoice.customerReference ?? null,
+    purchase_order_number: invoice.purchaseOrderNumber ?? null,
     data: invoice.data ?? {},
   };
 }
@@ -310,6 +320,8 @@ const INVOICE_COLUMNS = [
   ['from_date', 'date'],
   ['to_date', 'date'],
   ['invoice_run_id', 'text'],
+  ['customer_reference', 'text'],
+  ['purchase_order_number', 'text'],
   ['data', 'jsonb'],
 ] as const;
 
@@ -407,7 +419,7 @@ export function createInvoiceRepository(db: Knex) {
         if (is) query.where(overdue);
         else query.whereNot(overdue);
       }
-      const page = await paginate<InvoiceRow, InvoiceRow>(query, paging, { searchColumns: ['number', 'comments'], map: (row) => row });
+      const page = await paginate<InvoiceRow, InvoiceRow>(query, paging, { searchColumns: ['number', 'comments', 'customer_reference', 'purchase_order_number'], map: (row) => row });
       const items = await itemsOf(page.items.map((row) => row.id));
       return { ...page, items: page.items.map((row) => toInvoice(row, items.get(row.id) ?? [])) };
     },
@@ -415,6 +427,15 @@ export function createInvoiceRepository(db: Knex) {
     /** Inside a transaction: the live invoice under its row lock until commit. */
     async lock(organisationId: string, id: string): Promise<InvoiceRow | undefined> {
       return live(organisationId, id).forUpdate().first();
+    },
+
+    /** A draft's references (null clears one); undefined when the invoice is not a live draft. */
+    async setDraftReferences(organisationId: string, id: string, changes: { customer_reference?: string | null; purchase_order_number?: string | null }): Promise<InvoiceRow | undefined> {
+      const [row] = await live(organisationId, id)
+        .where({ status: 'draft' })
+        .update({ ...Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined)), updated_at: db.fn.now() })
+        .returning<InvoiceRow[]>('*');
+      return row;
     },
 
     /** The customer's credit consumed by the raise (0 when it is returned). */

@@ -76,7 +76,8 @@ describe('payment details', () => {
     const refused = async (paymentDetails: object, path: string) => {
       const res = await api.http().put('/organisation/settings').set(admin()).send({ paymentDetails });
       expect(res.status).toBe(400);
-      expect(res.body.errors).toEqual([expect.objectContaining({ code: 1001, path })]);
+      expect(res.body.errors.length).toBeGreaterThan(0);
+      for (const error of res.body.errors) expect(error).toMatchObject({ code: 1001, path });
     };
     // One digit changed: the mod-97 check fails.
     await refused({ iban: 'GB33BUKB20201555555556' }, 'body.paymentDetails.iban');
@@ -84,6 +85,7 @@ describe('payment details', () => {
     await refused({ bic: 'BUKB1B22' }, 'body.paymentDetails.bic');
     await refused({ paymentLink: 'ftp://pay.example.com' }, 'body.paymentDetails.paymentLink');
     await refused({ paymentLink: 'not a link' }, 'body.paymentDetails.paymentLink');
+    await refused({ paymentLink: 'https://pay.example.com/a b\u0000' }, 'body.paymentDetails.paymentLink');
     await refused({ accountHolder: 'x'.repeat(201) }, 'body.paymentDetails.accountHolder');
     await refused({ reference: 'x'.repeat(141) }, 'body.paymentDetails.reference');
     await refused({}, 'body.paymentDetails');

@@ -34,7 +34,12 @@ const paymentDetailsInput = atLeastOne({
     .optional()
     .describe('spaces allowed; kept without them, in upper case; checked by its length, form and mod-97 check digits'),
   bic: bankCode(11, isValidBic, 'must be a BIC: 8 or 11 letters and digits (bank, country, location, branch)').optional().describe('8 or 11 characters; kept in upper case'),
-  paymentLink: z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).max(2000).optional().describe('an http(s) URL, at most 2,000 characters; printed as a link'),
+  paymentLink: z
+    .url({ protocol: /^https?$/, error: 'must be an http or https URL' })
+    .max(2000)
+    .regex(/^[\x21-\x7e]+$/, 'must be written in visible ASCII characters (percent-encode the others)')
+    .optional()
+    .describe('an http(s) URL in visible ASCII characters (others percent-encoded), at most 2,000 characters; printed as a link'),
   reference: text(140)
     .optional()
     .describe('at most 140 characters (a SEPA remittance line); {number} stands for the invoice number; without it, customers quote the invoice number'),

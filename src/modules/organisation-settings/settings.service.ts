@@ -51,8 +51,8 @@ function columnsOf(update: SettingsUpdate): SettingsChanges {
     invoice_undo_window_days: update.invoiceUndoWindowDays,
     dunning_schedule_days: update.dunningScheduleDays,
     locale: update.locale,
-    // jsonb: the object as JSON text (null clears it).
-    payment_details: update.paymentDetails === undefined ? undefined : update.paymentDetails === null ? null : (JSON.stringify(update.paymentDetails) as unknown as PaymentDetails),
+    // jsonb: the driver sends the object as JSON; null removes it.
+    payment_details: update.paymentDetails,
   };
   return Object.fromEntries(Object.entries(columns).filter(([, value]) => value !== undefined));
 }

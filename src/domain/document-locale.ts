@@ -4,8 +4,8 @@ import { toDecimal } from './money';
 /**
  * How finance documents write numbers, dates and addresses for a locale (a BCP 47 tag: en-GB, de-DE).
  * Numbers and dates follow the locale (Intl, the runtime's ICU data); addresses follow the country of the
- * address, whatever the locale. Every output is in Latin digits and characters the PDF's standard fonts
- * (WinAnsi) can draw.
+ * address, whatever the locale. Every output is in Latin digits and in characters of the Latin subset of
+ * the font the PDF embeds (Basic Latin, Latin-1, general punctuation).
  */
 
 /** The locale of an organisation that has not chosen one: US English. */
@@ -26,8 +26,8 @@ export function canonicalLocale(tag: string): string | undefined {
 }
 
 /**
- * What the locale data writes that the standard fonts cannot draw: narrow and thin no-break spaces
- * (French and Swiss groups) become a no-break space, the minus sign a hyphen, direction marks go.
+ * Kept to the characters every PDF font of Latin text has: narrow and thin no-break spaces (French and
+ * Swiss groups) become a no-break space, the minus sign a hyphen, direction marks go.
  */
 function drawable(text: string): string {
   return text.replace(/[\u202f\u2009\u2007]/g, '\u00a0').replace(/\u2212/g, '-').replace(/[\u200e\u200f\u061c]/g, '');

@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import PDFDocument from 'pdfkit';
 import { localeAmount, localeDate, localeNumber, localePrice, localeQuantity } from '../../domain/document-locale';
 import { printedIban } from '../../domain/bank-details';
@@ -63,6 +65,24 @@ export interface InvoiceDocument {
   template?: InvoiceTemplateBranding | null;
 }
 
+/**
+ * The documents' typeface, embedded in every PDF (subset to the glyphs used), so that a document looks
+ * the same in every viewer and on every machine: Arimo (SIL Open Font License 1.1, `fonts/LICENSE-Arimo`),
+ * whose letters have the widths of Helvetica's, in its Latin subset (Basic Latin, Latin-1, the general
+ * punctuation, the euro sign). The files sit beside this one, in src/ as in dist/ (the build copies them).
+ */
+export const FONT_FILES = { regular: 'Arimo-Regular-latin.woff', bold: 'Arimo-Bold-latin.woff' } as const;
+const FONT_DIR = path.join(__dirname, 'fonts');
+const REGULAR = 'Document';
+const BOLD = 'Document-Bold';
+let fonts: { regular: Buffer; bold: Buffer } | undefined;
+
+/** Read once, on the first document. */
+function fontFiles(): { regular: Buffer; bold: Buffer } {
+  fonts ??= { regular: fs.readFileSync(path.join(FONT_DIR, FONT_FILES.regular)), bold: fs.readFileSync(path.join(FONT_DIR, FONT_FILES.bold)) };
+  return fonts;
+}
+
 const TEXT_COLOR = 'black';
 const LOGO_BOX = { width: 150, height: 60 };
 const FOOTER = { fontSize: 8, color: '#4b5563', lines: 3 };
@@ -78,7 +98,7 @@ function writeFooters(doc: PDFKit.PDFDocument, footer: string): void {
     const { margins, width, height } = doc.page;
     const bottom = margins.bottom;
     margins.bottom = 0;
-    doc.font('Helvetica').fontSize(FOOTER.fontSize).fillColor(FOOTER.color);
+    doc.font(REGULAR).fontSize(FOOTER.fontSize).fillColor(FOOTER.color);
     const boxHeight = doc.currentLineHeight(true) * FOOTER.lines;
     doc.text(footer, margins.left, height - bottom + 8, { width: width - margins.left - margins.right, height: boxHeight, align: 'center', ellipsis: true });
     margins.bottom = bottom;
@@ -87,8 +107,8 @@ function writeFooters(doc: PDFKit.PDFDocument, footer: string): void {
 }
 
 function party(doc: PDFKit.PDFDocument, heading: string, who: InvoiceParty | null, x: number, y: number): void {
-  doc.font('Helvetica-Bold').fontSize(10).text(heading, x, y);
-  doc.font('Helvetica').fontSize(10);
+  doc.font(BOLD).fontSize(10).text(heading, x, y);
+  doc.font(REGULAR).fontSize(10);
   if (!who) {
     doc.text('-', x);
     return;
@@ -120,7 +140,7 @@ function paymentDetailLines(details: PaymentDetails): Array<[string, string]> {
  * document's locale. With the organisation's default template: its logo at the top right, its accent
  * colour on the title, the table header and the total, its legal text under the totals and its footer at
  * the bottom of every page. The same document always renders to the same bytes (the metadata is dated
- * with the document's date, and the fonts are the PDF standard fonts).
+ * with the document's date, and the fonts are embedded from the repository).
  */
 export function renderInvoicePdf(invoice: InvoiceDocument): Promise<Buffer> {
   const template = invoice.template ?? null;
@@ -133,6 +153,10 @@ export function renderInvoicePdf(invoice: InvoiceDocument): Promise<Buffer> {
     const heading = invoice.heading ?? (invoice.number ? `Invoice ${invoice.number}` : 'Draft invoice');
     const info = { Title: invoice.heading ?? `Invoice ${invoice.number ?? '(draft)'}`, CreationDate: dayInstant(invoice.date) };
     const doc = new PDFDocument({ size: 'A4', margin: 50, info, ...(footer ? { bufferPages: true } : {}) });
+    const { regular, bold } = fontFiles();
+    doc.registerFont(REGULAR, regular);
+    doc.registerFont(BOLD, bold);
+    doc.font(REGULAR);
     const chunks: Buffer[] = [];
     doc.on('data', (chunk: Buffer) => chunks.push(chunk));
     doc.on('end', () => resolve(Buffer.concat(chunks)));
@@ -151,9 +175,9 @@ export function renderInvoicePdf(invoice: InvoiceDocument): Promise<Buffer> {
 
     accent(true);
     // Beside a logo, a long title wraps before it reaches the logo.
-    doc.font('Helvetica-Bold').fontSize(20).text(heading, template?.logo ? { width: 280 } : {});
+    doc.font(BOLD).fontSize(20).text(heading, template?.logo ? { width: 280 } : {});
     accent(false);
-    doc.font('Helvetica').fontSize(10).moveDown(0.5);
+    doc.font(REGULAR).fontSize(10).moveDown(0.5);
     doc.text(`Date: ${day(invoice.date)}`);
     if (invoice.dueDate) doc.text(`Due: ${day(invoice.dueDate)}`);
     if (invoice.fromDate || invoice.toDate) doc.text(`Period: ${invoice.fromDate ? day(invoice.fromDate) : ''} to ${invoice.toDate ? day(invoice.toDate) : ''}`);
@@ -171,7 +195,7 @@ export function renderInvoicePdf(invoice: InvoiceDocument): Promise<Buffer> {
     const columns = { title: 50, quantity: 300, price: 370, amount: 460 };
     const row = (cells: Record<keyof typeof columns, string>, bold = false) => {
       const y = doc.y;
-      doc.font(bold ? 'Helvetica-Bold' : 'Helvetica');
+      doc.font(bold ? BOLD : REGULAR);
       accent(bold);
       doc.text(cells.title, columns.title, y, { width: 240 });
       const titleBottom = doc.y;
@@ -200,7 +224,7 @@ export function renderInvoicePdf(invoice: InvoiceDocument): Promise<Buffer> {
     const total = (label: string, value: string, bold = false) => {
       const y = doc.y;
       accent(bold);
-      doc.font(bold ? 'Helvetica-Bold' : 'Helvetica').text(label, 300, y, { width: 150 });
+      doc.font(bold ? BOLD : REGULAR).text(label, 300, y, { width: 150 });
       doc.text(value, columns.amount, y, { width: 85, align: 'right' });
       accent(false);
       doc.moveDown(0.3);
@@ -217,15 +241,15 @@ export function renderInvoicePdf(invoice: InvoiceDocument): Promise<Buffer> {
     const sectionHeading = (title: string) => {
       doc.moveDown(1.5);
       accent(true);
-      doc.font('Helvetica-Bold').fontSize(10).text(title, left, doc.y, { width });
+      doc.font(BOLD).fontSize(10).text(title, left, doc.y, { width });
       accent(false);
-      doc.font('Helvetica').moveDown(0.3);
+      doc.font(REGULAR).moveDown(0.3);
     };
     if (invoice.settled) {
       sectionHeading('Payments and credits');
       const line = (cells: { date: string; label: string; amount: string }, bold = false) => {
         const y = doc.y;
-        doc.font(bold ? 'Helvetica-Bold' : 'Helvetica');
+        doc.font(bold ? BOLD : REGULAR);
         doc.text(cells.date, columns.title, y, { width: 70 });
         doc.text(cells.label, columns.title + 75, y, { width: columns.amount - columns.title - 80 });
         const labelBottom = doc.y;
@@ -255,7 +279,7 @@ export function renderInvoicePdf(invoice: InvoiceDocument): Promise<Buffer> {
     }
     if (template?.legalText?.trim()) {
       doc.moveDown(1.5);
-      doc.font('Helvetica').fontSize(8).fillColor(FOOTER.color).text(template.legalText, left, doc.y, { width });
+      doc.font(REGULAR).fontSize(8).fillColor(FOOTER.color).text(template.legalText, left, doc.y, { width });
       doc.fillColor(TEXT_COLOR);
     }
     if (footer) writeFooters(doc, footer);

@@ -5,6 +5,7 @@
  *
  *   dist/src/main/*.js          entry points: api, worker, migrate, bootstrap
  *   dist/src/mail/render-worker.js   the template render thread, copied as it is
+ *   dist/src/modules/invoices/fonts/ the fonts invoice PDFs embed, copied as they are
  *   dist/{activities,workflows,migrations}/
  *   dist/workflow-bundle.js     the workflow bundle the compiled worker loads (src/temporal/worker.ts)
  */
@@ -24,11 +25,14 @@ function compile(): void {
 }
 
 /**
- * Files the compiler does not emit but that belong beside what it does: the ISO 3166 licence, and the
- * template render thread, plain JavaScript that src/mail/templating.ts starts from its own directory.
+ * Files the compiler does not emit but that belong beside what it does: the ISO 3166 licence, the
+ * template render thread, plain JavaScript that src/mail/templating.ts starts from its own directory, and
+ * the fonts invoice PDFs embed (src/modules/invoices/fonts, read from beside invoice-pdf.ts).
  */
 function copyAssets(): void {
-  for (const asset of ['src/modules/geography/data/LICENSE-iso-3166', 'src/mail/render-worker.js']) {
+  const fonts = fs.readdirSync(path.join(ROOT, 'src/modules/invoices/fonts')).map((file) => `src/modules/invoices/fonts/${file}`);
+  for (const asset of ['src/modules/geography/data/LICENSE-iso-3166', 'src/mail/render-worker.js', ...fonts]) {
+    fs.mkdirSync(path.dirname(path.join(DIST, asset)), { recursive: true });
     fs.copyFileSync(path.join(ROOT, asset), path.join(DIST, asset));
   }
 }

@@ -33,6 +33,7 @@ import { createExportService, createObjectExportService, createObjectService } f
 import { createOrganisationSettingsService } from './modules/organisation-settings';
 import { paymentsIn, createPaymentService } from './modules/payments';
 import { createRevenueSyncService, createRevenueService } from './modules/revenue';
+import { invoiceSettlements } from './modules/settlements';
 import { createUsageIngestionService, usageIn, createUsageService } from './modules/usage';
 import { createApiMetrics } from './observability/metrics';
 import type { FileStorage } from './storage/file-storage';
@@ -150,7 +151,7 @@ export function createApiServices(deps: ServiceDeps & { temporal: TemporalHandle
   const invoiceRunControl = createInvoiceRunControlService({ ...workflowDeps, invoiceRuns: services.invoiceRuns });
   const apiServices = {
     ...services,
-    invoices: createInvoiceService(workflowDeps, resolveContractPlan),
+    invoices: createInvoiceService(workflowDeps, resolveContractPlan, invoiceSettlements),
     creditNotes: createCreditNoteService(workflowDeps),
     creditGrants: createCreditGrantService({ ...workflowDeps, credits: services.credits }),
     chatbot: createChatbotService({ ...workflowDeps, engine: deps.chatbotModel ? 'model' : 'builtin', idleSeconds: deps.chatbotIdleSeconds }),

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { listCurrencies } from '../domain/currencies';
 import { instantProblem, numericProblem } from '../domain/storable';
 import { InvariantError } from '../domain/errors';
+import { canonicalLocale } from '../domain/document-locale';
 
 /**
  * The input contract of every route, built from a few factories so that the same parameters drive both
@@ -195,3 +196,18 @@ export function ordered<T extends z.ZodType>(schema: T, from: string, to: string
 
 /** Instants compare by time, whatever their zones. */
 export const byInstant = (a: string, b: string) => Date.parse(a) - Date.parse(b);
+
+/** A BCP 47 locale the runtime has data for (`en-GB`, `de-DE`), kept in its canonical form. */
+export const localeTag = z
+  .string()
+  .max(35)
+  .transform((value, ctx) => {
+    const canonical = canonicalLocale(value);
+    if (canonical === undefined) {
+      ctx.addIssue({ code: 'custom', message: 'must be a BCP 47 locale tag the service knows, e.g. en-GB or de-DE' });
+      return z.NEVER;
+    }
+    return canonical;
+  })
+  .meta({ examples: ['en-GB', 'de-DE', 'en-US'] })
+  .describe('a BCP 47 locale tag, e.g. en-GB or de-DE: the separators of numbers and the form of dates on invoices and credit notes');

@@ -12,6 +12,7 @@ import { resolveContractPlan, createContractService } from '../modules/contracts
 import { createChatbotAnswerService } from '../modules/chatbot';
 import { createInvoiceRunControlService } from '../modules/invoice-runs';
 import { createInvoiceService } from '../modules/invoices';
+import { invoiceSettlements } from '../modules/settlements';
 import { startEventRelay } from '../events/relay';
 import { metricsSubscriber } from '../observability/event-metrics';
 import { webhookSubscriber } from '../modules/webhooks';
@@ -66,7 +67,7 @@ export async function createWorker(
   await services.webhooks.sealPlainSecrets();
   await createIdempotencyService(deps.db, serviceDeps.secrets).sealPlainAnswers();
   const workflowDeps = { db: deps.db, temporal };
-  const invoices = createInvoiceService(workflowDeps, resolveContractPlan);
+  const invoices = createInvoiceService(workflowDeps, resolveContractPlan, invoiceSettlements);
   const code = await workflowCode();
   const activities = createActivities(services, {
     invoices,

@@ -10,6 +10,7 @@ const document: InvoiceDocument = {
   toDate: null,
   dueDate: '2026-12-01',
   currency: 'USD',
+  locale: 'en-US',
   seller: null,
   customer: null,
   items: [{ title: 'Platform fee', description: null, quantity: '1', price: '100.00', amount: '100.00' }],
@@ -26,14 +27,15 @@ function capturingMailer() {
 }
 
 describe('mail with a PDF (invoice sent, reminder, credit note)', () => {
-  it('when a message has no text part, then it goes with its HTML and the document as <number>.pdf', async () => {
+  it('when a message has no text part, then it goes with its HTML, the text of its HTML and the document as <number>.pdf', async () => {
     const { sent, mailer } = capturingMailer();
-    await mailWithPdf(mailer, { to: ['ap@acme.test'], message: { subject: 'Invoice INV-0007', html: '<p>Due</p>', text: null }, document, id: 'inv_1', messageId: '<invoice-inv_1-3@billing>' });
+    await mailWithPdf(mailer, { to: ['ap@acme.test'], message: { subject: 'Invoice INV-0007', html: '<p>Due on <b>2026-12-01</b> &amp; payable</p>', text: null }, document, id: 'inv_1', messageId: '<invoice-inv_1-3@billing>' });
     expect(sent).toEqual([
       {
         to: ['ap@acme.test'],
         subject: 'Invoice INV-0007',
-        html: '<p>Due</p>',
+        html: '<p>Due on <b>2026-12-01</b> &amp; payable</p>',
+        text: 'Due on 2026-12-01 & payable',
         attachments: [{ filename: 'INV-0007.pdf', content: expect.any(Buffer), contentType: 'application/pdf' }],
         messageId: '<invoice-inv_1-3@billing>',
       },

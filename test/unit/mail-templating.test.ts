@@ -1,6 +1,7 @@
 import { AppError } from '../../src/domain/errors';
 import { createTemplateRenderer, type MailTemplate } from '../../src/mail/templating';
 import { BUILT_IN_TEMPLATES } from '../../src/modules/email-templates/built-in-templates';
+import { htmlToText } from '../../src/mail/html-text';
 
 // Every render runs in the renderer's threads, with the default budget.
 const templates = createTemplateRenderer();
@@ -72,17 +73,20 @@ describe('the built-in invoice messages', () => {
     daysOverdue: 3,
   };
 
-  it('name the invoice, its total and its seller', async () => {
+  it('name the invoice, its total, its due date and its seller, in the HTML and in its text alike', async () => {
     const invoice = await renderMail(BUILT_IN_TEMPLATES.invoice, variables);
     expect(invoice.subject).toBe('Invoice INV-000007 from Acme & Sons');
-    expect(invoice.text).toBe('Please find invoice INV-000007 attached: 119.00 EUR for 2026-11-01 to 2026-11-30.');
     expect(invoice.html).toContain('<p>Hello,</p>');
     expect(invoice.html).toContain('Acme &amp; Sons');
+    // No text template: the text part is the HTML's text, word for word.
+    expect(invoice.text).toBeNull();
+    expect(htmlToText(invoice.html)).toBe('Hello,\n\nPlease find invoice INV-000007 attached: 119.00 EUR for 2026-11-01 to 2026-11-30, due on 2026-12-01.\n\nAcme & Sons');
   });
 
   it('tell how many days a reminded invoice is overdue', async () => {
     const reminder = await renderMail(BUILT_IN_TEMPLATES.reminder, variables);
     expect(reminder.subject).toBe('Reminder: invoice INV-000007 from Acme & Sons is overdue');
-    expect(reminder.text).toContain('was due on 2026-12-01 and is 3 days overdue');
+    expect(reminder.text).toBeNull();
+    expect(htmlToText(reminder.html)).toContain('was due on 2026-12-01 and is 3 days overdue');
   });
 });

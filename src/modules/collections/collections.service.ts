@@ -9,6 +9,7 @@ import type { TemplateRenderer } from '../../mail/templating';
 import type { ReminderInput, ReminderOutcome, ReminderPlan } from '../../../workflows/invoice-lifecycle.types';
 import { contactGroupsIn } from '../contact-groups';
 import { renderTemplateOfKind } from '../email-templates';
+import { invoiceSettlements } from '../settlements';
 import { loadInvoiceDocument, invoiceMailVariables, mailWithPdf, AGEING_BUCKETS, amountDue, invoicesIn, type AgeingBucket, type InvoiceRow } from '../invoices';
 import { getOrganisationSettings } from '../organisation-settings';
 
@@ -89,7 +90,7 @@ export function createCollectionsService(deps: { db: Knex; mailer: Mailer; templ
       const recipients = row.customer_id ? await contactGroupsIn(db).emailsOfCustomer(row.organisation_id, row.customer_id) : [];
       const messageId = `<invoice-${row.id}-reminder-${input.daysAfterDue}@billing>`;
       if (recipients.length > 0) {
-        const document = await loadInvoiceDocument(db, row.organisation_id, row.id);
+        const document = await loadInvoiceDocument(db, row.organisation_id, row.id, invoiceSettlements);
         const dueDate = calendarDay(row.due_date);
         const message = await renderTemplateOfKind(db, templates, row.organisation_id, 'reminder', invoiceMailVariables(document, { daysOverdue: daysBetween(dueDate, todayUtc()), daysAfterDue: input.daysAfterDue }));
         await mailWithPdf(mailer, { to: recipients, message, document, id: row.id, messageId });

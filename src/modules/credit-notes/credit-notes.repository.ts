@@ -107,6 +107,11 @@ export function createCreditNoteRepository(db: Knex) {
       return row ? (await withItems([row]))[0] : undefined;
     },
 
+    /** The invoice's issued notes, in the order they were issued: what its document lists. */
+    async issuedOfInvoice(organisationId: string, invoiceId: string): Promise<CreditNoteRow[]> {
+      return notes(organisationId).where({ invoice_id: invoiceId, status: 'issued' }).orderBy([{ column: 'issued_at' }, { column: 'id' }]);
+    },
+
     /** Inside a transaction: the credit note under its row lock until commit. */
     async lock(organisationId: string, id: string): Promise<CreditNoteRow | undefined> {
       return notes(organisationId).where({ id }).forUpdate().first();

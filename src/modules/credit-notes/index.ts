@@ -8,5 +8,5 @@ export { createCreditNoteService } from './credit-notes.service';
 export { creditableOf, creditedByItem, creditedOf } from './credited';
 
 /** What other modules may do with these rows, inside the transaction (unit of work) they pass. */
-export type CreditNoteAccess = Pick<ReturnType<typeof createCreditNoteRepository>, 'anyStanding' | 'apply' | 'find' | 'issuedNetByItem' | 'lock'>;
+export type CreditNoteAccess = Pick<ReturnType<typeof createCreditNoteRepository>, 'anyStanding' | 'apply' | 'find' | 'issuedNetByItem' | 'issuedOfInvoice' | 'lock'>;
 export const creditNotesIn = (db: Knex): CreditNoteAccess => createCreditNoteRepository(db);

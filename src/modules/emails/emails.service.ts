@@ -5,6 +5,7 @@ import type { Page, PageQuery } from '../../http/paging';
 import type { Mailer, OutgoingMail } from '../../mail/mailer';
 import type { MailTemplate, RenderedMail, TemplateRenderer } from '../../mail/templating';
 import { emailTemplatesIn, SUBJECT_MAX } from '../email-templates';
+import { invoiceSettlements } from '../settlements';
 import { loadInvoiceDocument, pdfAttachment, invoicesIn } from '../invoices';
 import { createEmailRepository, type EmailRow, type NewEmail } from './emails.repository';
 import type { Email, EmailStatus, SendEmailBody } from './emails.schemas';
@@ -133,7 +134,7 @@ export function createEmailService(deps: { db: Knex; mailer: Mailer; templates: 
       await emails.countAttempt(row.id);
       const mail: OutgoingMail = { to: row.to, subject: row.subject, html: row.html, ...(row.text === null ? {} : { text: row.text }), messageId: row.message_id };
       if (row.invoice_id) {
-        const document = await loadInvoiceDocument(db, row.organisation_id, row.invoice_id);
+        const document = await loadInvoiceDocument(db, row.organisation_id, row.invoice_id, invoiceSettlements);
         mail.attachments = [await pdfAttachment(document, 'draft-invoice')];
       }
       try {

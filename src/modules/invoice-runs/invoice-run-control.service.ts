@@ -47,6 +47,8 @@ async function toRun(runs: InvoiceRunRepository, row: InvoiceRunRow): Promise<In
     billingDate: row.billing_date instanceof Date ? row.billing_date.toISOString().slice(0, 10) : String(row.billing_date),
     dryRun: row.dry_run,
     scheduleId: row.schedule_id,
+    customerReference: row.customer_reference,
+    purchaseOrderNumber: row.purchase_order_number,
     progress: { contracts: row.contracts_total, done: summary.done, failed: summary.failed },
     invoicesCreated: summary.totals.reduce((sum, total) => sum + total.created, 0),
     totals: summary.totals.map(({ currency, amount }) => ({ currency, amount: formatAmount(amount, currency) })),
@@ -119,7 +121,12 @@ export function createInvoiceRunControlService(deps: WorkflowServiceDeps & { inv
   }
 
   /** Records a run, then starts its workflow `invoice-run:{id}`: the run's id is known before anything runs. */
-  async function launch(organisationId: string, createdBy: string, run: Omit<InvoiceRunInput, 'organisationId' | 'runId'> & { billingDate: string }): Promise<InvoiceRun> {
+  async function launch(
+    organisationId: string,
+    createdBy: string,
+    run: Omit<InvoiceRunInput, 'organisationId' | 'runId'> & { billingDate: string },
+    references: { customerReference?: string; purchaseOrderNumber?: string } = {},
+  ): Promise<InvoiceRun> {
     const id = newId('run');
     const dryRun = run.dryRun ?? false;
     await runs.insertOrFind({
@@ -131,6 +138,7 @@ export function createInvoiceRunControlService(deps: WorkflowServiceDeps & { inv
       scheduleId: run.scheduleId ?? null,
       workflowId: invoiceRunWorkflowId(id),
       createdBy,
+      ...references,
     });
     try {
       await startWorkflow({ ...run, organisationId, runId: id, dryRun });
@@ -145,7 +153,7 @@ export function createInvoiceRunControlService(deps: WorkflowServiceDeps & { inv
   return {
     view,
 
-    async start(organisationId: string, createdBy: string, body: { billingDate?: string; contractIds?: string[]; dryRun?: boolean }): Promise<InvoiceRun> {
+    async start(organisationId: string, createdBy: string, body: { billingDate?: string; contractIds?: string[]; dryRun?: boolean; customerReference?: string; purchaseOrderNumber?: string }): Promise<InvoiceRun> {
       const horizon = await horizonOf(deps.db, organisationId);
       const billingDate = body.billingDate ?? horizon.today;
       assertWithinHorizon(billingDate, horizon, 'body.billingDate');
@@ -153,7 +161,7 @@ export function createInvoiceRunControlService(deps: WorkflowServiceDeps & { inv
         const known = await contractsIn(deps.db).billableIds(organisationId, '9999-12-31', body.contractIds);
         if (known.length !== new Set(body.contractIds).size) throw AppError.notFound('Contract');
       }
-      return launch(organisationId, createdBy, { billingDate, contractIds: body.contractIds, dryRun: body.dryRun });
+      return launch(organisationId, createdBy, { billingDate, contractIds: body.contractIds, dryRun: body.dryRun }, { customerReference: body.customerReference, purchaseOrderNumber: body.purchaseOrderNumber });
     },
 
     /**

@@ -16,6 +16,9 @@ export interface InvoiceRunRow {
   workflow_id: string;
   contracts_total: number;
   created_by: string | null;
+  /** Given to every invoice the run makes. */
+  customer_reference: string | null;
+  purchase_order_number: string | null;
   started_at: Date;
   completed_at: Date | null;
 }
@@ -80,6 +83,8 @@ export interface NewRun {
   scheduleId: string | null;
   workflowId: string;
   createdBy: string | null;
+  customerReference?: string | null;
+  purchaseOrderNumber?: string | null;
 }
 
 /** Invoice runs, their per-contract outcomes and the periods billed. `db` may be a transaction. */
@@ -99,6 +104,8 @@ export function createInvoiceRunRepository(db: Knex) {
           schedule_id: run.scheduleId,
           workflow_id: run.workflowId,
           created_by: run.createdBy,
+          customer_reference: run.customerReference ?? null,
+          purchase_order_number: run.purchaseOrderNumber ?? null,
         })
         .onConflict('workflow_id')
         .ignore()

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { pageQuery } from '../../http/paging';
 import { isoDate, reference } from '../../http/schemas';
+import { invoiceReferenceFields } from '../invoices';
 
 /** Every field has a default, so the body itself may be left out. */
 export const createRunBody = z
@@ -8,6 +9,8 @@ export const createRunBody = z
     billingDate: isoDate.optional().describe("the day the run bills for (default: today in the organisation's time zone); at most 366 days ahead"),
     contractIds: z.array(reference()).min(1).max(10_000).optional().describe('bill only these contracts (default: every contract with something due)'),
     dryRun: z.boolean().optional().describe('compute every invoice the run would create and keep them in its result; store no invoice'),
+    customerReference: invoiceReferenceFields.customerReference.optional().describe("set on every invoice the run makes: the customer's own reference, printed on it; 1 to 200 characters"),
+    purchaseOrderNumber: invoiceReferenceFields.purchaseOrderNumber.optional().describe("set on every invoice the run makes: the customer's purchase order number, printed on it; 1 to 100 characters"),
   })
   .default({});
 
@@ -25,6 +28,8 @@ export const runSchema = z.object({
   billingDate: z.string(),
   dryRun: z.boolean(),
   scheduleId: z.string().nullable(),
+  customerReference: z.string().nullable().describe('given to every invoice the run makes'),
+  purchaseOrderNumber: z.string().nullable().describe('given to every invoice the run makes'),
   progress: z.object({ contracts: z.number().int(), done: z.number().int(), failed: z.number().int() }),
   invoicesCreated: z.number().int(),
   totals: z.array(z.object({ currency: z.string(), amount: z.string() })),

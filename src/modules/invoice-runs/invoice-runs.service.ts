@@ -388,7 +388,7 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
    * Bills the contracts together, in one transaction under their row locks: a draft invoice per contract
    * plan with something due, its periods claimed, and every contract's outcome, all committed at once.
    */
-  async function billTogether(input: Omit<BillContractsInput, 'range' | 'contractIds'>, contractIds: string[], asOf: Date | undefined): Promise<Map<string, ContractOutcome>> {
+  async function billTogether(input: Omit<BillContractsInput, 'range' | 'contractIds'>, contractIds: string[], run: Pick<InvoiceRunRow, 'customer_reference' | 'purchase_order_number'>, asOf: Date | undefined): Promise<Map<string, ContractOutcome>> {
     return db.transaction(async (trx) => {
       // Runs that meet on a contract take turns; the second sees what the first claimed.
       await contractsIn(trx).lockMany(input.organisationId, contractIds);
@@ -424,6 +424,8 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
           fromDate: invoice.fromDate,
           toDate: invoice.toDate,
           invoiceRunId: input.runId,
+          customerReference: run.customer_reference,
+          purchaseOrderNumber: run.purchase_order_number,
           items: invoice.items,
         })),
       );
@@ -527,12 +529,12 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
       const todo = contractIds.filter((contractId) => recorded.get(contractId) !== 'billed');
       const outcomes = new Map<string, ContractOutcome>();
       try {
-        if (todo.length > 0) for (const [contractId, outcome] of await billTogether(input, todo, asOf)) outcomes.set(contractId, outcome);
+        if (todo.length > 0) for (const [contractId, outcome] of await billTogether(input, todo, run, asOf)) outcomes.set(contractId, outcome);
       } catch (error) {
         if (!businessFailure(error)) throw error;
         for (const contractId of todo) {
           try {
-            for (const [id, outcome] of await billTogether(input, [contractId], asOf)) outcomes.set(id, outcome);
+            for (const [id, outcome] of await billTogether(input, [contractId], run, asOf)) outcomes.set(id, outcome);
           } catch (alone) {
             const failure = businessFailure(alone);
             if (!failure) throw alone;

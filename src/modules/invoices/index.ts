@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { createInvoiceRepository } from './invoices.repository';
 
 export { loadInvoiceDocument } from './invoice-document';
+export type { InvoiceSettlements, SettlementReader } from './invoice-document';
 export { createInvoiceFileService } from './invoice-files.service';
 export { createInvoiceItemService } from './invoice-items.service';
 export { documentPdf, invoiceMailVariables, mailWithPdf, pdfAttachment } from './invoice-mail';
@@ -12,7 +13,7 @@ export type { LifecycleSnapshot } from './invoice-snapshot';
 export { computeInvoiceTotals } from './invoice-totals';
 export { AGEING_BUCKETS, amountDue } from './invoices.repository';
 export type { AgeingBucket, Invoice, InvoiceRow, InvoiceStatusChange, NewInvoice, NewInvoiceItem, TransitionRow } from './invoices.repository';
-export { invoiceSchema } from './invoices.schemas';
+export { invoiceReferenceFields, invoiceSchema } from './invoices.schemas';
 export { createInvoiceService } from './invoices.service';
 export type { InvoiceService } from './invoices.service';
 

@@ -1,16 +1,29 @@
 import type { Knex } from 'knex';
 import { orNotFound } from '../../domain/errors';
-import { Decimal, formatAmount } from '../../domain/money';
+import { addressLines } from '../../domain/document-locale';
+import { Decimal } from '../../domain/money';
 import { addressesIn, type Address, customersIn, entitiesIn, type EntityRow, type EntityType } from '../customers';
 import { invoiceTemplatesIn } from '../invoice-templates';
+import { getOrganisationSettings, type PaymentDetails } from '../organisation-settings';
 import type { InvoiceDocument, InvoiceParty } from './invoice-pdf';
 import { createInvoiceRepository } from './invoices.repository';
 
-function toParty(entity: { row: EntityRow; address: Address | undefined } | undefined, fallbackName?: string): InvoiceParty | null {
+/**
+ * What settles an invoice besides the customer's credit: its issued credit notes and its payments (refunds
+ * included, negative). Payments and credit notes are modules above this one, so the composition root and
+ * the modules above plug in the reader (`invoiceSettlements` of the `settlements` module).
+ */
+export interface InvoiceSettlements {
+  creditNotes: Array<{ number: string | null; date: string; total: string; settlement: 'reduces_due' | 'refund' | 'balance' | null }>;
+  payments: Array<{ date: string; amount: string; method: string | null; reference: string | null; refundOf: string | null }>;
+}
+
+export type SettlementReader = (db: Knex, organisationId: string, invoiceId: string) => Promise<InvoiceSettlements>;
+
+function toParty(entity: { row: EntityRow; address: Address | undefined } | undefined, locale: string, fallbackName?: string): InvoiceParty | null {
   if (!entity) return fallbackName ? { name: fallbackName, addressLines: [] } : null;
   const { row, address } = entity;
-  const cityLine = [address?.postalCode, address?.city, address?.state].filter(Boolean).join(' ');
-  return { name: row.name, taxId: row.tax_id, addressLines: [address?.line1, address?.line2, cityLine, address?.country].filter((line): line is string => Boolean(line)) };
+  return { name: row.name, taxId: row.tax_id, addressLines: address ? addressLines(address, locale) : [] };
 }
 
 /** The first live entity of a kind, with its first address: who issues and who receives the invoice. */
@@ -21,29 +34,70 @@ async function entityParty(db: Knex, organisationId: string, filter: { type: Ent
   return { row, address: addresses.get(row.id)?.[0] };
 }
 
-/** What the PDF shows: the invoice, its seller and its customer, in the organisation's default template if it has one. */
-export async function loadInvoiceDocument(db: Knex, organisationId: string, invoiceId: string): Promise<InvoiceDocument> {
+/**
+ * A payment's line: `Payment, bank transfer, ref BACS-1`; a refund names its credit note. The payment
+ * that marking the invoice paid records (method `invoice`) is simply a payment.
+ */
+function paymentLabel(payment: InvoiceSettlements['payments'][number]): string {
+  if (payment.refundOf !== null) return `Refund of credit note ${payment.refundOf}`;
+  const method = payment.method === 'invoice' ? null : payment.method?.replace(/_/g, ' ');
+  return ['Payment', method, payment.reference ? `ref ${payment.reference}` : null].filter(Boolean).join(', ');
+}
+
+/**
+ * The payments and credits section: the customer's credit, then credit notes and payments by date, each
+ * signed as it changes what is due; the amount due is what is left of the total, never below nothing,
+ * and nothing once the invoice is paid. Only raised, sent and paid invoices that anything settles have one.
+ */
+function settledSection(invoice: { status: string; total: string | null; creditsApplied: string }, settlements: InvoiceSettlements): InvoiceDocument['settled'] {
+  if (!['raised', 'sent', 'paid'].includes(invoice.status) || invoice.total === null) return undefined;
+  const dated: Array<{ date: string; label: string; amount: Decimal }> = [];
+  for (const note of settlements.creditNotes) {
+    const label = `Credit note ${note.number ?? ''}`.trim();
+    dated.push({ date: note.date, label, amount: new Decimal(note.total).negated() });
+    if (note.settlement === 'balance') dated.push({ date: note.date, label: `${label} added to your credit balance`, amount: new Decimal(note.total) });
+  }
+  for (const payment of settlements.payments) dated.push({ date: payment.date, label: paymentLabel(payment), amount: new Decimal(payment.amount).negated() });
+  // Stable: a credit note's balance line stays under it.
+  dated.sort((a, b) => (a.date < b.date ? -1 : a.date > b.date ? 1 : 0));
+  const lines = [
+    ...(new Decimal(invoice.creditsApplied).greaterThan(0) ? [{ date: null, label: 'Customer credit applied', amount: new Decimal(invoice.creditsApplied).negated() }] : []),
+    ...dated,
+  ];
+  if (lines.length === 0) return undefined;
+  const left = lines.reduce((sum, line) => sum.plus(line.amount), new Decimal(invoice.total));
+  const amountDue = invoice.status === 'paid' || left.isNegative() ? new Decimal(0) : left;
+  return { lines: lines.map((line) => ({ ...line, amount: line.amount.toFixed() })), amountDue: amountDue.toFixed() };
+}
+
+/** The block as printed: the reference's `{number}` is the invoice's number; without a reference, the number itself. */
+function paymentDetailsFor(details: PaymentDetails | null, number: string | null): PaymentDetails | null {
+  if (!details) return null;
+  const { reference, ...rest } = details;
+  const printed = reference === undefined ? number : number === null ? (reference.includes('{number}') ? null : reference) : reference.replaceAll('{number}', number);
+  return { ...rest, ...(printed ? { reference: printed } : {}) };
+}
+
+/**
+ * What the PDF shows: the invoice, its seller and its customer (addresses in their countries' formats),
+ * the payments and credits that settle it (through `settlements`; null leaves them out), the
+ * organisation's payment details, in the customer's locale (else the organisation's) and the
+ * organisation's default template if it has one.
+ */
+export async function loadInvoiceDocument(db: Knex, organisationId: string, invoiceId: string, settlements: SettlementReader | null): Promise<InvoiceDocument> {
   const invoice = orNotFound(await createInvoiceRepository(db).find(organisationId, invoiceId), 'Invoice');
   const customerId = invoice.customerId;
-  const [seller, customerEntity, customer, template] = await Promise.all([
+  const [seller, customerEntity, customer, template, settings, settledBy] = await Promise.all([
     entityParty(db, organisationId, { type: 'seller' }),
     customerId ? entityParty(db, organisationId, { type: 'customer', customerId }) : undefined,
     customerId ? customersIn(db).findAnyById(organisationId, customerId) : undefined,
     invoiceTemplatesIn(db).findDefaultBranding(organisationId),
+    getOrganisationSettings(db, organisationId),
+    settlements ? settlements(db, organisationId, invoiceId) : null,
   ]);
+  const locale = customer?.locale ?? settings.locale;
   const taxes = (invoice.data.taxes as InvoiceDocument['taxes'] | undefined) ?? [];
-  // An owed invoice that credit or credit notes partly settle shows them, and what is left due.
-  const owed = (invoice.status === 'raised' || invoice.status === 'sent') && invoice.total !== null && invoice.amountDue !== null && invoice.amountDue !== invoice.total;
-  const creditNotes = owed ? new Decimal(invoice.total!).minus(invoice.creditsApplied).minus(invoice.amountDue!) : new Decimal(0);
-  const settled = owed
-    ? {
-        lines: [
-          ...(new Decimal(invoice.creditsApplied).greaterThan(0) ? [{ label: 'Customer credit applied', amount: `-${invoice.creditsApplied}` }] : []),
-          ...(creditNotes.greaterThan(0) ? [{ label: 'Credit notes', amount: `-${formatAmount(creditNotes, invoice.currency)}` }] : []),
-        ],
-        amountDue: invoice.amountDue!,
-      }
-    : undefined;
+  const settled = settledBy ? settledSection(invoice, settledBy) : undefined;
   return {
     number: invoice.number,
     status: invoice.status,
@@ -52,8 +106,11 @@ export async function loadInvoiceDocument(db: Knex, organisationId: string, invo
     toDate: invoice.toDate,
     dueDate: invoice.dueDate,
     currency: invoice.currency,
-    seller: toParty(seller),
-    customer: toParty(customerEntity, customer?.name),
+    locale,
+    customerReference: invoice.customerReference,
+    purchaseOrderNumber: invoice.purchaseOrderNumber,
+    seller: toParty(seller, locale),
+    customer: toParty(customerEntity, locale, customer?.name),
     items: invoice.items.map((item) => ({ title: item.title, description: item.description, quantity: item.quantity, price: item.price, amount: item.amount ?? '' })),
     subtotal: invoice.subtotal ?? '',
     taxes,
@@ -61,6 +118,7 @@ export async function loadInvoiceDocument(db: Knex, organisationId: string, invo
     baseCurrency: invoice.baseCurrency,
     baseTotal: invoice.baseTotal,
     ...(settled ? { settled } : {}),
+    paymentDetails: paymentDetailsFor(settings.payment_details, invoice.number),
     template,
   };
 }

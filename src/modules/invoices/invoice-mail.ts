@@ -1,3 +1,5 @@
+import { Decimal, formatAmount } from '../../domain/money';
+import { htmlToText } from '../../mail/html-text';
 import type { Mailer } from '../../mail/mailer';
 import type { RenderedMail } from '../../mail/templating';
 import { renderInvoicePdf, type InvoiceDocument } from './invoice-pdf';
@@ -14,7 +16,8 @@ export async function pdfAttachment(document: InvoiceDocument, id: string): Prom
 
 /**
  * E-mails a rendered message with the document's PDF attached: the invoice sent, a reminder, a credit
- * note. The Message-ID lets mail systems fold the copies a retried send makes.
+ * note. A message without a text part gets the text of its HTML part, so that both say the same. The
+ * Message-ID lets mail systems fold the copies a retried send makes.
  */
 export async function mailWithPdf(mailer: Mailer, mail: { to: string[]; message: RenderedMail; document: InvoiceDocument; id: string; messageId: string }): Promise<void> {
   const { message } = mail;
@@ -22,10 +25,15 @@ export async function mailWithPdf(mailer: Mailer, mail: { to: string[]; message:
     to: mail.to,
     subject: message.subject,
     html: message.html,
-    ...(message.text === null ? {} : { text: message.text }),
+    text: message.text ?? htmlToText(message.html),
     attachments: [await pdfAttachment(mail.document, mail.id)],
     messageId: mail.messageId,
   });
+}
+
+/** What the document leaves due, with the currency's decimals as the API writes amounts. */
+function amountDueOf(document: InvoiceDocument): string {
+  return document.settled ? formatAmount(document.settled.amountDue, document.currency) : document.total;
 }
 
 /**
@@ -44,9 +52,9 @@ export function invoiceMailVariables(document: InvoiceDocument, extra: Record<st
       currency: document.currency,
       subtotal: document.subtotal,
       total: document.total,
-      // What is left to pay once the customer's credit and credit notes are counted, and whether that differs from the total.
-      amountDue: document.settled?.amountDue ?? document.total,
-      partlySettled: document.settled !== undefined,
+      // What is left to pay once the customer's credit, credit notes and payments are counted, and whether that differs from the total.
+      amountDue: amountDueOf(document),
+      partlySettled: document.total !== '' && !new Decimal(amountDueOf(document)).equals(document.total),
       baseCurrency: document.baseCurrency,
       baseTotal: document.baseTotal,
     },

@@ -39,6 +39,10 @@ export interface InvoiceRow {
   due_date: Date | null;
   /** The invoice run that made the invoice, if one did. */
   invoice_run_id: string | null;
+  /** The customer's own reference for the invoice, printed on it. */
+  customer_reference: string | null;
+  /** The customer's purchase order the invoice bills, printed on it. */
+  purchase_order_number: string | null;
   comments: string | null;
   data: Record<string, unknown>;
   created_at: Date;
@@ -125,6 +129,8 @@ export function toInvoice(row: InvoiceRow, items: InvoiceItemRow[], draft?: Draf
     customerId: row.customer_id,
     contractId: row.contract_id,
     invoiceRunId: row.invoice_run_id,
+    customerReference: row.customer_reference,
+    purchaseOrderNumber: row.purchase_order_number,
     items: items.map((item) => toInvoiceItem(figures ? { ...item, amount: figures.amounts.get(item.id) ?? null } : item, row.currency)),
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
@@ -163,6 +169,8 @@ export interface NewInvoice {
   data?: Record<string, unknown>;
   /** The invoice run that makes the invoice. */
   invoiceRunId?: string;
+  customerReference?: string | null;
+  purchaseOrderNumber?: string | null;
   items: NewInvoiceItem[];
 }
 
@@ -274,6 +282,8 @@ function draftRow(invoice: NewInvoice) {
     from_date: invoice.fromDate ?? null,
     to_date: invoice.toDate ?? null,
     invoice_run_id: invoice.invoiceRunId ?? null,
+    customer_reference: invoice.customerReference ?? null,
+    purchase_order_number: invoice.purchaseOrderNumber ?? null,
     data: invoice.data ?? {},
   };
 }
@@ -316,6 +326,8 @@ const INVOICE_COLUMNS = [
   ['from_date', 'date'],
   ['to_date', 'date'],
   ['invoice_run_id', 'text'],
+  ['customer_reference', 'text'],
+  ['purchase_order_number', 'text'],
   ['data', 'jsonb'],
 ] as const;
 
@@ -419,13 +431,22 @@ export function createInvoiceRepository(db: Knex) {
         if (is) query.where(overdue);
         else query.whereNot(overdue);
       }
-      const page = await paginate<InvoiceRow, InvoiceRow>(query, paging, { searchColumns: ['number', 'comments'], map: (row) => row });
+      const page = await paginate<InvoiceRow, InvoiceRow>(query, paging, { searchColumns: ['number', 'comments', 'customer_reference', 'purchase_order_number'], map: (row) => row });
       return { ...page, items: await views(page.items) };
     },
 
     /** Inside a transaction: the live invoice under its row lock until commit. */
     async lock(organisationId: string, id: string): Promise<InvoiceRow | undefined> {
       return live(organisationId, id).forUpdate().first();
+    },
+
+    /** A draft's references (null clears one); undefined when the invoice is not a live draft. */
+    async setDraftReferences(organisationId: string, id: string, changes: { customer_reference?: string | null; purchase_order_number?: string | null }): Promise<InvoiceRow | undefined> {
+      const [row] = await live(organisationId, id)
+        .where({ status: 'draft' })
+        .update({ ...Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined)), updated_at: db.fn.now() })
+        .returning<InvoiceRow[]>('*');
+      return row;
     },
 
     /** The customer's credit consumed by the raise (0 when it is returned). */

@@ -12,6 +12,7 @@ import {
   invoiceListQuery,
   invoiceSchema,
   markPaidBody,
+  updateDraftBody,
   updateInvoiceStatusBody,
 } from './invoices.schemas';
 
@@ -34,6 +35,8 @@ export function invoiceRoutes(deps: AppDeps): Route[] {
           date: body.invoiceData.date,
           fromDate: body.invoiceData.fromDate,
           toDate: body.invoiceData.toDate,
+          customerReference: body.invoiceData.customerReference,
+          purchaseOrderNumber: body.invoiceData.purchaseOrderNumber,
           items: body.invoiceItems,
         }),
     }),
@@ -56,6 +59,17 @@ export function invoiceRoutes(deps: AppDeps): Route[] {
       params: idParam,
       response: invoiceSchema,
       handler: async ({ params, auth }) => service.get(auth.organisationId, params.id),
+    }),
+    defineRoute({
+      method: 'patch',
+      path: '/invoices/{id}',
+      summary: "Set or clear a draft's customerReference and purchaseOrderNumber (409 once raised)",
+      tag: 'Invoices',
+      access: requires('InvoiceService:createInvoice'),
+      params: idParam,
+      body: updateDraftBody,
+      response: invoiceSchema,
+      handler: async ({ params, body, auth }) => service.updateDraft(auth.organisationId, params.id, body),
     }),
     documented(
       defineRoute({

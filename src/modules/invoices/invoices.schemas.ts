@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { pageQuery } from '../../http/paging';
-import { decimal, freeText, isoDate, isoDateOrDateTime, ordered, reference, text } from '../../http/schemas';
+import { atLeastOne, decimal, freeText, isoDate, isoDateOrDateTime, ordered, reference, text } from '../../http/schemas';
 
 /**
  * invoice_items.quantity and .price are NUMERIC(24,6) and their product lands in .amount, NUMERIC(24,4): at
@@ -23,9 +23,25 @@ export const invoiceItemInput = ordered(
   'toDate',
 );
 
+/** The customer's own references for an invoice, printed on it: set on a draft, on creation or by the run that makes it. */
+export const invoiceReferenceFields = {
+  customerReference: text(200).describe("the customer's own reference for the invoice, printed on it; 1 to 200 characters"),
+  purchaseOrderNumber: text(100).describe("the number of the customer's purchase order the invoice bills, printed on it; 1 to 100 characters"),
+};
+
 export const createInvoiceBody = z.object({
   contractPlanId: reference(),
-  invoiceData: ordered(z.object({ date: isoDate, fromDate: isoDate.optional(), toDate: isoDate.optional().describe('not before fromDate') }), 'fromDate', 'toDate'),
+  invoiceData: ordered(
+    z.object({
+      date: isoDate,
+      fromDate: isoDate.optional(),
+      toDate: isoDate.optional().describe('not before fromDate'),
+      customerReference: invoiceReferenceFields.customerReference.optional(),
+      purchaseOrderNumber: invoiceReferenceFields.purchaseOrderNumber.optional(),
+    }),
+    'fromDate',
+    'toDate',
+  ),
   invoiceItems: z.array(invoiceItemInput).max(1000).default([]),
 });
 
@@ -38,6 +54,12 @@ export const updateInvoiceStatusBody = z.discriminatedUnion('status', [
 ]);
 
 export const markPaidBody = z.object({ paidDate });
+
+/** A draft's references: each given is set, null clears it. */
+export const updateDraftBody = atLeastOne({
+  customerReference: invoiceReferenceFields.customerReference.nullable().optional(),
+  purchaseOrderNumber: invoiceReferenceFields.purchaseOrderNumber.nullable().optional(),
+});
 
 export const invoiceListQuery = ordered(
   pageQuery.extend({
@@ -96,6 +118,8 @@ export const invoiceSchema = z.object({
   customerId: z.string().nullable(),
   contractId: z.string().nullable(),
   invoiceRunId: z.string().nullable().describe('the invoice run that made the invoice, if one did'),
+  customerReference: z.string().nullable().describe("the customer's own reference for the invoice, printed on it"),
+  purchaseOrderNumber: z.string().nullable().describe("the customer's purchase order the invoice bills, printed on it"),
   items: z.array(invoiceItemSchema),
   createdAt: z.string(),
   updatedAt: z.string(),

@@ -8,7 +8,7 @@ import { type InvoiceLifecycleInput, type LifecycleView, cancelUpdate, lifecycle
 import { invoiceWorkflowId, searchAttributes } from '../../../workflows/ids';
 import type { Page, PageQuery } from '../../http/paging';
 import type { ContractPlanRef } from '../contracts';
-import { loadInvoiceDocument } from './invoice-document';
+import { loadInvoiceDocument, type SettlementReader } from './invoice-document';
 import { assertPlanItemsKnown } from './invoice-items.service';
 import { lifecycleSnapshot } from './invoice-snapshot';
 import { documentPdf } from './invoice-mail';
@@ -19,7 +19,7 @@ export type ContractPlanResolver = (db: Knex, organisationId: string, contractPl
 type TransitionArgs = { paidDate?: string; comments?: string };
 
 /** Lifecycle changes go through the invoice's workflow; reads come from Postgres, already committed. */
-export function createInvoiceService(deps: WorkflowServiceDeps, resolveContractPlan: ContractPlanResolver) {
+export function createInvoiceService(deps: WorkflowServiceDeps, resolveContractPlan: ContractPlanResolver, settlements: SettlementReader) {
   const invoices = createInvoiceRepository(deps.db);
   const { workflows } = deps.temporal;
 
@@ -72,7 +72,7 @@ export function createInvoiceService(deps: WorkflowServiceDeps, resolveContractP
 
     /** The invoice as a PDF, with the file name it is offered under. */
     async pdf(organisationId: string, id: string): Promise<{ filename: string; content: Buffer }> {
-      const document = await loadInvoiceDocument(deps.db, organisationId, id);
+      const document = await loadInvoiceDocument(deps.db, organisationId, id, settlements);
       return documentPdf(document, id);
     },
 
@@ -87,6 +87,16 @@ export function createInvoiceService(deps: WorkflowServiceDeps, resolveContractP
         if (!(error instanceof AppError && error.kind === 'unavailable')) throw error;
       }
       return reread(organisationId, row.id);
+    },
+
+    /** A draft's references; an invoice past draft answers 409. */
+    async updateDraft(organisationId: string, id: string, changes: { customerReference?: string | null; purchaseOrderNumber?: string | null }): Promise<Invoice> {
+      const row = await invoices.setDraftReferences(organisationId, id, { customer_reference: changes.customerReference, purchase_order_number: changes.purchaseOrderNumber });
+      if (!row) {
+        const found = await requireRow(organisationId, id);
+        throw AppError.conflict(`the invoice is ${found.status}: its references change only while it is a draft`);
+      }
+      return reread(organisationId, id);
     },
 
     async transition(organisationId: string, id: string, action: InvoiceAction, args: TransitionArgs = {}, updateId?: string): Promise<Invoice> {

@@ -26,7 +26,8 @@ export interface CreditNoteStepInput {
 const CREDIT_NOTE_MAIL: MailTemplate = {
   subject: 'Credit note {{number}} from {{sellerName}}',
   html: '<p>Dear {{customerName}},</p><p>Please find attached credit note {{number}}, which credits {{total}} {{currency}} on invoice {{invoiceNumber}}.</p><p>Reason: {{reason}}</p>',
-  text: 'Dear {{customerName}},\n\nPlease find attached credit note {{number}}, which credits {{total}} {{currency}} on invoice {{invoiceNumber}}.\n\nReason: {{reason}}',
+  // The text part is the text of the HTML (mailWithPdf), so that both say the same.
+  text: null,
 };
 
 /** What a credit note's step announces, with the note as it is after the step. */

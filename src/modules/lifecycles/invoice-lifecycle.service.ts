@@ -18,6 +18,7 @@ import { planChangesIn } from '../contracts';
 import { creditsIn } from '../credits';
 import { paymentsIn } from '../payments';
 import { syncInvoiceRevenue } from '../revenue';
+import { invoiceSettlements } from '../settlements';
 import { loadInvoiceDocument, invoiceMailVariables, mailWithPdf, computeInvoiceTotals, lifecycleSnapshot, type LifecycleSnapshot, invoicesIn, type InvoiceAccess, type InvoiceRow, type InvoiceStatusChange, type TransitionRow } from '../invoices';
 
 /** The repositories a step works with, all on the step's transaction. */
@@ -199,7 +200,7 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer; 
     async send(input: StepInput): Promise<void> {
       if (await invoicesIn(db).findTransition(input.invoiceId, input.seq)) return;
       assertFrom(orNotFound(await invoicesIn(db).findRow(input.organisationId, input.invoiceId), 'Invoice'), input);
-      const document = await loadInvoiceDocument(db, input.organisationId, input.invoiceId);
+      const document = await loadInvoiceDocument(db, input.organisationId, input.invoiceId, invoiceSettlements);
       const recipients = await recipientsOf(input.organisationId, input.invoiceId);
       const messageId = `<invoice-${input.invoiceId}-${input.seq}@billing>`;
       if (recipients.length > 0) {

@@ -1,6 +1,20 @@
 import type { Knex } from 'knex';
 import { dayIn } from '../../domain/zoned-days';
 
+/** How customers pay the organisation, as invoices print it; each field optional. */
+export interface PaymentDetails {
+  accountHolder?: string;
+  bankName?: string;
+  accountNumber?: string;
+  /** Without spaces, upper case. */
+  iban?: string;
+  /** Without spaces, upper case. */
+  bic?: string;
+  paymentLink?: string;
+  /** The reference customers quote; `{number}` stands for the invoice number. */
+  reference?: string;
+}
+
 export interface SettingsRow {
   base_currency: string;
   timezone: string;
@@ -12,6 +26,9 @@ export interface SettingsRow {
   invoice_undo_window_days: number;
   /** Days after an invoice's due date on which a reminder goes out, ascending. */
   dunning_schedule_days: number[];
+  /** BCP 47: how invoices and credit notes write numbers and dates, unless the customer has its own. */
+  locale: string;
+  payment_details: PaymentDetails | null;
   updated_at: Date;
 }
 

@@ -1,7 +1,49 @@
 import { z } from 'zod';
 import type { AppDeps } from '../../deps';
 import { defineRoute, requires, type Route } from '../../http/route';
-import { atLeastOne, freeText, isoCurrency, paymentTermsDays } from '../../http/schemas';
+import { compactBankCode, isValidBic, isValidIban } from '../../domain/bank-details';
+import { atLeastOne, freeText, isoCurrency, localeTag, paymentTermsDays, text } from '../../http/schemas';
+
+const paymentDetailsSchema = z
+  .object({
+    accountHolder: z.string().optional().describe('the name the account is held in'),
+    bankName: z.string().optional(),
+    accountNumber: z.string().optional().describe('a national account number, with its sort or routing code if the country uses one'),
+    iban: z.string().optional().describe('without spaces, upper case; printed in groups of four'),
+    bic: z.string().optional(),
+    paymentLink: z.string().optional().describe('a page where the invoice can be paid'),
+    reference: z.string().optional().describe('what customers quote with a payment; {number} stands for the invoice number; without it, the invoice number'),
+  })
+  .nullable()
+  .describe('how customers pay: printed in the "Payment details" block of every invoice, only the fields set; null when none');
+
+/** Spaces allowed on the way in (up to one every four characters); kept without them. */
+const bankCode = (max: number, valid: (value: string) => boolean, message: string) =>
+  z
+    .string()
+    .max(max + Math.ceil(max / 4))
+    .transform(compactBankCode)
+    .refine(valid, message);
+
+/** Replaces the whole block: fields left out are not set; at least one is given. */
+const paymentDetailsInput = atLeastOne({
+  accountHolder: text(200).optional(),
+  bankName: text(200).optional(),
+  accountNumber: text(64).optional().describe('a national account number (with its sort or routing code), 1 to 64 characters'),
+  iban: bankCode(34, isValidIban, 'must be an IBAN: country, check digits and account, 15 to 34 characters, whose check digits hold (mod 97)')
+    .optional()
+    .describe('spaces allowed; kept without them, in upper case; checked by its length, form and mod-97 check digits'),
+  bic: bankCode(11, isValidBic, 'must be a BIC: 8 or 11 letters and digits (bank, country, location, branch)').optional().describe('8 or 11 characters; kept in upper case'),
+  paymentLink: z
+    .url({ protocol: /^https?$/, error: 'must be an http or https URL' })
+    .max(2000)
+    .regex(/^[\x21-\x7e]+$/, 'must be written in visible ASCII characters (percent-encode the others)')
+    .optional()
+    .describe('an http(s) URL in visible ASCII characters (others percent-encoded), at most 2,000 characters; printed as a link'),
+  reference: text(140)
+    .optional()
+    .describe('at most 140 characters (a SEPA remittance line); {number} stands for the invoice number; without it, customers quote the invoice number'),
+}).nullable();
 
 const settingsSchema = z.object({
   baseCurrency: z.string(),
@@ -13,6 +55,8 @@ const settingsSchema = z.object({
   autoSendGeneratedInvoices: z.boolean(),
   invoiceUndoWindowDays: z.number().int().describe('days a paid or cancelled invoice stays open for an undo'),
   dunningScheduleDays: z.array(z.number().int()).describe("days after an unpaid invoice's due date on which a reminder is e-mailed"),
+  locale: z.string().describe('BCP 47: how invoices and credit notes write numbers and dates, unless the customer has its own locale'),
+  paymentDetails: paymentDetailsSchema,
   updatedAt: z.string(),
 });
 
@@ -43,6 +87,8 @@ const updateBody = atLeastOne({
   autoSendGeneratedInvoices: z.boolean().optional(),
   invoiceUndoWindowDays: z.number().int().min(0).max(365).optional(),
   dunningScheduleDays: dunningScheduleDays.optional(),
+  locale: localeTag.optional(),
+  paymentDetails: paymentDetailsInput.optional().describe('replaces the whole block (fields left out are not set); null removes it'),
 });
 
 export function organisationSettingsRoutes(deps: AppDeps): Route[] {

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { orNotFound } from '../../domain/errors';
-import { getOrganisationSettings, updateOrganisationSettings, type SettingsChanges, type SettingsRow } from './settings.repository';
+import { getOrganisationSettings, updateOrganisationSettings, type PaymentDetails, type SettingsChanges, type SettingsRow } from './settings.repository';
 
 export interface OrganisationSettings {
   baseCurrency: string;
@@ -14,6 +14,10 @@ export interface OrganisationSettings {
   invoiceUndoWindowDays: number;
   /** Days after an unpaid invoice's due date on which a reminder is e-mailed, ascending. */
   dunningScheduleDays: number[];
+  /** BCP 47: how invoices and credit notes write numbers and dates, unless the customer has its own. */
+  locale: string;
+  /** Printed on every invoice; null when none are set. */
+  paymentDetails: PaymentDetails | null;
   updatedAt: string;
 }
 
@@ -29,6 +33,8 @@ const toSettings = (row: SettingsRow): OrganisationSettings => ({
   autoSendGeneratedInvoices: row.auto_send_generated_invoices,
   invoiceUndoWindowDays: row.invoice_undo_window_days,
   dunningScheduleDays: row.dunning_schedule_days,
+  locale: row.locale,
+  paymentDetails: row.payment_details,
   updatedAt: row.updated_at.toISOString(),
 });
 
@@ -44,6 +50,9 @@ function columnsOf(update: SettingsUpdate): SettingsChanges {
     auto_send_generated_invoices: update.autoSendGeneratedInvoices,
     invoice_undo_window_days: update.invoiceUndoWindowDays,
     dunning_schedule_days: update.dunningScheduleDays,
+    locale: update.locale,
+    // jsonb: the driver sends the object as JSON; null removes it.
+    payment_details: update.paymentDetails,
   };
   return Object.fromEntries(Object.entries(columns).filter(([, value]) => value !== undefined));
 }

@@ -6,5 +6,5 @@ export { createPaymentService } from './payments.service';
 export type { PaymentService } from './payments.service';
 
 /** What other modules may do with these rows, inside the transaction (unit of work) they pass. */
-export type PaymentAccess = Pick<ReturnType<typeof createPaymentRepository>, 'findById' | 'findOfInvoice' | 'insert' | 'refundable' | 'setDeleted'>;
+export type PaymentAccess = Pick<ReturnType<typeof createPaymentRepository>, 'findById' | 'findOfInvoice' | 'insert' | 'listOfInvoice' | 'refundable' | 'setDeleted'>;
 export const paymentsIn = (db: Knex): PaymentAccess => createPaymentRepository(db);

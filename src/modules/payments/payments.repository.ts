@@ -114,6 +114,11 @@ export function createPaymentRepository(db: Knex) {
       return amount.startsWith('-') ? '0' : amount;
     },
 
+    /** The invoice's live payments and refunds, oldest first: what its document lists. */
+    async listOfInvoice(organisationId: string, invoiceId: string): Promise<PaymentRow[]> {
+      return live(organisationId).where({ invoice_id: invoiceId }).orderBy([{ column: 'paid_at' }, { column: 'id' }]);
+    },
+
     /** The live payment recorded for an invoice (its refunds left out). */
     async findOfInvoice(organisationId: string, invoiceId: string): Promise<PaymentRow | undefined> {
       return live(organisationId).where({ invoice_id: invoiceId }).whereNull('credit_note_id').first();

@@ -9,23 +9,30 @@ export interface BillingFixture {
   contactEmails: string[];
 }
 
+/** Who the fixture's documents are from and to: the customer's own fields (a locale), and the addresses. */
+export interface FixtureParties {
+  customer?: Record<string, unknown>;
+  sellerAddress?: Record<string, unknown>;
+  customerAddress?: Record<string, unknown>;
+}
+
 /** A customer with a seller, a contact group, a plan and an active contract, all made through the API. */
-export async function createBillingFixture(api: TestApi, tenant: Tenant, currency = 'USD'): Promise<BillingFixture> {
+export async function createBillingFixture(api: TestApi, tenant: Tenant, currency = 'USD', parties: FixtureParties = {}): Promise<BillingFixture> {
   const system = bearer(tenant.systemToken);
   const admin = bearer(tenant.adminToken);
-  const customer = await api.http().post('/customers').set(system).send({ name: `Customer ${randomUUID().slice(0, 8)}`, currency }).expect(201);
+  const customer = await api.http().post('/customers').set(system).send({ name: `Customer ${randomUUID().slice(0, 8)}`, currency, ...parties.customer }).expect(201);
   const customerId = customer.body.data.id as string;
   await api
     .http()
     .post('/entities')
     .set(system)
-    .send({ type: 'seller', name: 'Seller Ltd', taxId: 'GB123', address: { line1: '1 Market St', city: 'London', country: 'GB' } })
+    .send({ type: 'seller', name: 'Seller Ltd', taxId: 'GB123', address: parties.sellerAddress ?? { line1: '1 Market St', city: 'London', country: 'GB' } })
     .expect(201);
   await api
     .http()
     .post('/entities')
     .set(system)
-    .send({ type: 'customer', name: 'Customer GmbH', customerId, address: { line1: '2 Hauptstr.', city: 'Berlin', country: 'DE' } })
+    .send({ type: 'customer', name: 'Customer GmbH', customerId, address: parties.customerAddress ?? { line1: '2 Hauptstr.', city: 'Berlin', country: 'DE' } })
     .expect(201);
   const contactEmails = [`billing-${randomUUID().slice(0, 8)}@example.com`, `cfo-${randomUUID().slice(0, 8)}@example.com`];
   await api
@@ -63,17 +70,22 @@ export function invoiceBody(contractPlanId: string, items = [{ title: 'Platform 
   };
 }
 
+/** Waits, through the API, for an invoice run to end (completed or failed). */
+export async function waitForRun(api: TestApi, tenant: Tenant, runId: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const read = await api.http().get(`/invoice-runs/${runId}`).set(bearer(tenant.systemToken)).expect(200);
+    if (read.body.data.status !== 'running') return;
+    if (Date.now() > deadline) throw new Error('the run did not finish');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 /** Runs an invoice run for one contract on `billingDate` to its end, through the API; the drafts it made. */
 export async function invoicesOfRun<T = Record<string, unknown>>(api: TestApi, tenant: Tenant, contractId: string, billingDate: string): Promise<T[]> {
   const system = () => bearer(tenant.systemToken);
   const started = await api.http().post('/invoice-runs').set(system()).send({ billingDate, contractIds: [contractId] }).expect(201);
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const read = await api.http().get(`/invoice-runs/${started.body.data.id}`).set(system()).expect(200);
-    if (read.body.data.status !== 'running') break;
-    if (Date.now() > deadline) throw new Error('the run did not finish');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  await waitForRun(api, tenant, started.body.data.id);
   const made = await api.http().get('/invoices').set(system()).query({ invoiceRunId: started.body.data.id }).expect(200);
   return made.body.data.items as T[];
 }

@@ -1,0 +1,1 @@
+export { invoiceSettlements } from './invoice-settlements';

@@ -1,12 +1,16 @@
 import { z } from 'zod';
 import type { AppDeps } from '../../deps';
+import { sendingFormerNames, withFormerNames } from '../../http/former-names';
 import { defineRoute, requires, type Route } from '../../http/route';
 import { reference } from '../../http/schemas';
 
 const amount = z.string().describe('in the currency, to its minor unit');
 
-const collectionsSchema = z.object({
-  asOf: z.string().describe('the day (UTC) days past due are counted to'),
+/** Renamed to the one naming style, with its former name. */
+const COLLECTIONS_RENAMES = { asOf: 'asOfDate' } as const;
+
+const collectionsSchema = withFormerNames(z.object({
+  asOfDate: z.string().describe("YYYY-MM-DD: the day days past due are counted to, today in the customer's time zone for one customer, else the organisation's"),
   currencies: z.array(
     z.object({
       currency: z.string(),
@@ -17,7 +21,7 @@ const collectionsSchema = z.object({
         .describe('what is owed by days past the due date; current: not yet due'),
     }),
   ),
-});
+}), COLLECTIONS_RENAMES);
 
 export function collectionRoutes(deps: AppDeps): Route[] {
   const { collections } = deps.services;
@@ -31,7 +35,7 @@ export function collectionRoutes(deps: AppDeps): Route[] {
       access: requires('InvoiceService:getInvoices'),
       query: z.object({ customerId: reference().optional().describe('only this customer’s invoices') }),
       response: collectionsSchema,
-      handler: async ({ query, auth }) => collections.ageing(auth.organisationId, query),
+      handler: async ({ query, auth }) => sendingFormerNames(await collections.ageing(auth.organisationId, query), COLLECTIONS_RENAMES),
     }),
   ];
 }

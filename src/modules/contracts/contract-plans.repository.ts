@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { toDecimal } from '../../domain/money';
+import { formatExact } from '../../domain/money';
 import { appliesToOf, type ContractRow, type ContractPlanRow, type ContractTaxRow } from './contracts.repository';
 
 export interface ContractPlanRef {
@@ -29,5 +29,5 @@ export async function contractTaxesOf(db: Knex, organisationId: string, contract
     .where({ organisation_id: organisationId, contract_id: contractId })
     .orderBy([{ column: 'created_at' }, { column: 'id' }])
     .select('name', 'rate', 'applies_to');
-  return rows.map((row) => ({ name: row.name, rate: toDecimal(row.rate).toFixed(), appliesTo: appliesToOf(row) }));
+  return rows.map((row) => ({ name: row.name, rate: formatExact(row.rate), appliesTo: appliesToOf(row) }));
 }

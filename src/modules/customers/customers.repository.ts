@@ -14,6 +14,8 @@ export interface CustomerRow {
   external_id: string | null;
   /** Days from an invoice's date to its due date; null: the organisation's terms apply. */
   payment_terms_days: number | null;
+  /** IANA time zone of the customer's dates; null: the organisation's. */
+  timezone: string | null;
   created_at: Date;
   updated_at: Date;
   deleted_at: Date | null;
@@ -26,6 +28,7 @@ export interface Customer {
   currency: string | null;
   externalId: string | null;
   paymentTermsDays: number | null;
+  timezone: string | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -38,6 +41,7 @@ export function toCustomer(row: CustomerRow): Customer {
     currency: row.currency,
     externalId: row.external_id,
     paymentTermsDays: row.payment_terms_days,
+    timezone: row.timezone,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   };
@@ -58,6 +62,7 @@ export function createCustomerRepository(db: Knex) {
           currency: input.currency ?? null,
           external_id: input.externalId ?? null,
           payment_terms_days: input.paymentTermsDays ?? null,
+          timezone: input.timezone ?? null,
         })
         .returning('*');
       return row!;

@@ -1,6 +1,7 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import type { Knex } from 'knex';
 import { newId } from '../../db/ids';
+import { calendarDay } from '../../db/dates';
 import { addDays } from '../../domain/billing-periods';
 import { AppError, orNotFound } from '../../domain/errors';
 import { formatAmount } from '../../domain/money';
@@ -43,7 +44,7 @@ async function toRun(runs: InvoiceRunRepository, row: InvoiceRunRow): Promise<In
   return {
     id: row.id,
     status: row.status,
-    billingDate: row.billing_date instanceof Date ? row.billing_date.toISOString().slice(0, 10) : String(row.billing_date),
+    billingDate: calendarDay(row.billing_date),
     dryRun: row.dry_run,
     scheduleId: row.schedule_id,
     progress: { contracts: row.contracts_total, done: summary.done, failed: summary.failed },
@@ -166,7 +167,7 @@ export function createInvoiceRunControlService(deps: WorkflowServiceDeps & { inv
       const contractIds = row.contract_ids ?? undefined;
       await closed(row.workflow_id);
       await runs.reopen(row.id);
-      const billingDate = row.billing_date instanceof Date ? row.billing_date.toISOString().slice(0, 10) : String(row.billing_date);
+      const billingDate = calendarDay(row.billing_date);
       try {
         await startWorkflow({ organisationId, runId: row.id, billingDate, contractIds, dryRun: row.dry_run });
       } catch (error) {

@@ -10,7 +10,7 @@ import type { Mailer } from '../../mail/mailer';
 import type { TemplateRenderer } from '../../mail/templating';
 import type { CancelInput, PayInput, StepInput } from '../../../workflows/invoice-lifecycle.types';
 import { contactGroupsIn } from '../contact-groups';
-import { customersIn } from '../customers';
+import { customersIn, customerToday } from '../customers';
 import { renderTemplateOfKind } from '../email-templates';
 import { getOrganisationSettings } from '../organisation-settings';
 import { creditNotesIn, type CreditNoteSettlement } from '../credit-notes';
@@ -21,6 +21,9 @@ import { syncInvoiceRevenue } from '../revenue';
 import { loadInvoiceDocument, invoiceMailVariables, mailWithPdf, computeInvoiceTotals, lifecycleSnapshot, type LifecycleSnapshot, invoicesIn, type InvoiceAccess, type InvoiceRow, type InvoiceStatusChange, type TransitionRow } from '../invoices';
 
 /** The repositories a step works with, all on the step's transaction. */
+/** `YYYY-MM-DD` alone, rather than a date-time. */
+const isDateOnly = (value: string) => value.length === 10;
+
 function repositoriesOf(trx: Knex) {
   return { invoices: invoicesIn(trx), payments: paymentsIn(trx), creditNotes: creditNotesIn(trx) };
 }
@@ -224,8 +227,10 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer; 
         const { invoice } = step;
         if (!invoice.customer_id || invoice.total === null) throw AppError.conflict('Invoice has no customer or total to pay');
         const owed = new Decimal(invoice.total).minus(invoice.credits_applied).minus(invoice.credited_due);
+        // A date is the paid day; a date-time is an instant, whose day is read in the customer's zone.
+        const paidDate = isDateOnly(input.paidDate) ? input.paidDate : await customerToday(step.trx, invoice.organisation_id, invoice.customer_id, new Date(input.paidDate));
         if (owed.lessThanOrEqualTo(0)) {
-          await step.complete('pay', { paid_date: input.paidDate.slice(0, 10), stamp: 'paid_at' }, {});
+          await step.complete('pay', { paid_date: paidDate, stamp: 'paid_at' }, {});
           return;
         }
         const payment = await step.payments.insert(invoice.organisation_id, {
@@ -238,7 +243,7 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer; 
           reference: null,
           idempotency: { scope: 'system', key: `invoice:${invoice.id}:${input.seq}`, fingerprint: null },
         });
-        await step.complete('pay', { paid_date: input.paidDate.slice(0, 10), stamp: 'paid_at' }, { paymentId: payment.id });
+        await step.complete('pay', { paid_date: paidDate, stamp: 'paid_at' }, { paymentId: payment.id });
       },
       () => undefined,
     ),

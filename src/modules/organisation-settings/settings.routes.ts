@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { AppDeps } from '../../deps';
 import { defineRoute, requires, type Route } from '../../http/route';
-import { atLeastOne, freeText, isoCurrency } from '../../http/schemas';
+import { atLeastOne, freeText, ianaTimeZone, isoCurrency } from '../../http/schemas';
 
 const settingsSchema = z.object({
   baseCurrency: z.string(),
@@ -17,7 +17,7 @@ const settingsSchema = z.object({
 });
 
 /** The IANA zones this runtime knows, the document lists them. */
-const timezone = z.enum(['UTC', ...Intl.supportedValuesOf('timeZone').filter((zone) => zone !== 'UTC')], { error: 'must be an IANA time zone' });
+const timezone = ianaTimeZone.describe("IANA time zone that defines the organisation's today and every date the service stamps (invoice, credit note and run dates, due dates, reminders), unless a customer has its own");
 
 // Text and placeholders: {number} or {number:N} (zero-padded to N) once at least, {year} or {year:N} as you like.
 const PLACEHOLDER = '\\{(?:number|year)(?::\\d{1,2})?\\}';

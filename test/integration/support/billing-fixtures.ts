@@ -9,12 +9,15 @@ export interface BillingFixture {
   contactEmails: string[];
 }
 
-/** A customer with a seller, a contact group, a plan and an active contract, all made through the API. */
-export async function createBillingFixture(api: TestApi, tenant: Tenant, currency = 'USD'): Promise<BillingFixture> {
+/**
+ * A customer with a seller, a contact group, a plan and an active contract, all made through the API;
+ * `customer` adds fields to the customer's creation (its `timezone`, say).
+ */
+export async function createBillingFixture(api: TestApi, tenant: Tenant, currency = 'USD', customer: Record<string, unknown> = {}): Promise<BillingFixture> {
   const system = bearer(tenant.systemToken);
   const admin = bearer(tenant.adminToken);
-  const customer = await api.http().post('/customers').set(system).send({ name: `Customer ${randomUUID().slice(0, 8)}`, currency }).expect(201);
-  const customerId = customer.body.data.id as string;
+  const created = await api.http().post('/customers').set(system).send({ name: `Customer ${randomUUID().slice(0, 8)}`, currency, ...customer }).expect(201);
+  const customerId = created.body.data.id as string;
   await api
     .http()
     .post('/entities')
@@ -63,17 +66,22 @@ export function invoiceBody(contractPlanId: string, items = [{ title: 'Platform 
   };
 }
 
-/** Runs an invoice run for one contract on `billingDate` to its end, through the API; the drafts it made. */
-export async function invoicesOfRun<T = Record<string, unknown>>(api: TestApi, tenant: Tenant, contractId: string, billingDate: string): Promise<T[]> {
+/** Waits for an invoice run to end, through the API; the drafts it made. */
+export async function invoicesOfFinishedRun<T = Record<string, unknown>>(api: TestApi, tenant: Tenant, runId: string): Promise<T[]> {
   const system = () => bearer(tenant.systemToken);
-  const started = await api.http().post('/invoice-runs').set(system()).send({ billingDate, contractIds: [contractId] }).expect(201);
   const deadline = Date.now() + 30_000;
   for (;;) {
-    const read = await api.http().get(`/invoice-runs/${started.body.data.id}`).set(system()).expect(200);
+    const read = await api.http().get(`/invoice-runs/${runId}`).set(system()).expect(200);
     if (read.body.data.status !== 'running') break;
     if (Date.now() > deadline) throw new Error('the run did not finish');
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  const made = await api.http().get('/invoices').set(system()).query({ invoiceRunId: started.body.data.id }).expect(200);
+  const made = await api.http().get('/invoices').set(system()).query({ invoiceRunId: runId }).expect(200);
   return made.body.data.items as T[];
+}
+
+/** Runs an invoice run for one contract on `billingDate` to its end, through the API; the drafts it made. */
+export async function invoicesOfRun<T = Record<string, unknown>>(api: TestApi, tenant: Tenant, contractId: string, billingDate: string): Promise<T[]> {
+  const started = await api.http().post('/invoice-runs').set(bearer(tenant.systemToken)).send({ billingDate, contractIds: [contractId] }).expect(201);
+  return invoicesOfFinishedRun<T>(api, tenant, started.body.data.id);
 }

@@ -39,15 +39,15 @@ export function acceptingFormerNames<T extends z.ZodObject>(schema: T, renames: 
 }
 
 /** A response object that also carries the former names of its renamed fields, marked deprecated. */
-export function withFormerNames<T extends z.ZodObject>(schema: T, renames: Renames) {
+export function withFormerNames<T extends z.ZodObject, R extends Readonly<Record<string, keyof T['shape'] & string>>>(schema: T, renames: R) {
   const shape = schema.shape as Record<string, z.ZodType>;
   const formers = Object.fromEntries(Object.entries(renames).map(([former, current]) => [former, shape[current]!.meta({ deprecated: true, description: formerNote(current) })]));
-  return schema.extend(formers);
+  return schema.extend(formers) as unknown as z.ZodObject<T['shape'] & { [K in keyof R]: T['shape'][R[K]] }>;
 }
 
 /** The answer with each renamed field also sent under its former name. */
-export function sendingFormerNames<V extends object>(value: V, renames: Renames): V & Record<string, unknown> {
+export function sendingFormerNames<V extends object, R extends Readonly<Record<string, keyof V & string>>>(value: V, renames: R): V & { [K in keyof R]: V[R[K]] } {
   const record = { ...value } as Record<string, unknown>;
   for (const [former, current] of Object.entries(renames)) record[former] = record[current];
-  return record as V & Record<string, unknown>;
+  return record as V & { [K in keyof R]: V[R[K]] };
 }

@@ -1,13 +1,11 @@
 import { z } from 'zod';
 import type { AppDeps } from '../../deps';
-import { sendingFormerNames, withFormerNames } from '../../http/former-names';
+import { withFormerNames } from '../../http/former-names';
+import { COLLECTIONS_RENAMES } from './collections.service';
 import { defineRoute, requires, type Route } from '../../http/route';
 import { reference } from '../../http/schemas';
 
 const amount = z.string().describe('in the currency, to its minor unit');
-
-/** Renamed to the one naming style, with its former name. */
-const COLLECTIONS_RENAMES = { asOf: 'asOfDate' } as const;
 
 const collectionsSchema = withFormerNames(z.object({
   asOfDate: z.string().describe("YYYY-MM-DD: the day days past due are counted to, today in the customer's time zone for one customer, else the organisation's"),
@@ -35,7 +33,7 @@ export function collectionRoutes(deps: AppDeps): Route[] {
       access: requires('InvoiceService:getInvoices'),
       query: z.object({ customerId: reference().optional().describe('only this customer’s invoices') }),
       response: collectionsSchema,
-      handler: async ({ query, auth }) => sendingFormerNames(await collections.ageing(auth.organisationId, query), COLLECTIONS_RENAMES),
+      handler: async ({ query, auth }) => collections.ageing(auth.organisationId, query),
     }),
   ];
 }

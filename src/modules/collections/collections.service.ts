@@ -2,6 +2,7 @@ import { domainEvent } from '../../domain/events';
 import { recordEvent } from '../../events/outbox';
 import type { Knex } from 'knex';
 import { calendarDay } from '../../db/dates';
+import { sendingFormerNames } from '../../http/former-names';
 import { addDays } from '../../domain/billing-periods';
 import { startOfDayIn } from '../../domain/zoned-days';
 import { orNotFound } from '../../domain/errors';
@@ -30,8 +31,13 @@ export interface CurrencyAgeing {
   buckets: Record<AgeingBucket, string>;
 }
 
+/** Renamed to the one naming style; the former name is still sent, by the API and the chatbot alike. */
+export const COLLECTIONS_RENAMES = { asOf: 'asOfDate' } as const;
+
 export interface Collections {
   asOfDate: string;
+  /** Deprecated: `asOfDate`'s former name. */
+  asOf: string;
   currencies: CurrencyAgeing[];
 }
 
@@ -65,7 +71,7 @@ export function createCollectionsService(deps: { db: Knex; mailer: Mailer; templ
         entry.invoices += row.invoices;
         byCurrency.set(row.currency, entry);
       }
-      return { asOfDate: asOf, currencies: [...byCurrency.values()] };
+      return sendingFormerNames({ asOfDate: asOf, currencies: [...byCurrency.values()] }, COLLECTIONS_RENAMES);
     },
 
     /**

@@ -116,6 +116,12 @@ describe('one date model', () => {
     expect(days).toContain(result.body.data.date);
   });
 
+  it("when a schedule is created without a zone, then it runs in the organisation's", async () => {
+    const created = await api.http().post('/invoice-run-schedules').set(bearer(tenant.adminToken)).send({ name: 'Monthly', cron: '0 6 1 * *', paused: true }).expect(201);
+    expect(created.body.data.timezone).toBe(ORG_ZONE);
+    await api.http().delete(`/invoice-run-schedules/${created.body.data.id}`).set(bearer(tenant.adminToken)).expect(200);
+  });
+
   it('when a customer is given a zone that is not an IANA name, then it is refused at its path', async () => {
     const res = await api.http().post('/customers').set(system()).send({ name: 'Nowhere Ltd', timezone: 'Mars/Olympus_Mons' });
     expect(res.status).toBe(400);

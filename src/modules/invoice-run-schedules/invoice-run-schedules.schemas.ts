@@ -101,7 +101,7 @@ export const createScheduleBody = z
     name: text(200),
     cron: cron.optional(),
     calendar: calendar.optional(),
-    timezone,
+    timezone: timezone.optional().describe("IANA time zone the schedule runs in, e.g. Europe/Berlin; the organisation's when absent"),
     paused: z.boolean().default(false).describe('create the schedule paused'),
   })
   .superRefine((body, ctx) => {

@@ -107,6 +107,9 @@ describe('one date model', () => {
     const other = await raisedInvoice(zoned);
     const onDay = await api.http().post(`/invoices/${other.id}/mark-paid`).set(system()).send({ paidDate: '2026-11-20' }).expect(200);
     expect(onDay.body.data.paidDate).toBe('2026-11-20');
+    // ... and its payment was made at the start of that day where the customer is.
+    const payments = await api.http().get('/payments').set(system()).query({ invoiceId: other.id }).expect(200);
+    expect(payments.body.data.items.map((payment: { paidAt: string }) => payment.paidAt)).toEqual([CUSTOMER_ZONE === KIRITIMATI ? '2026-11-19T10:00:00.000Z' : '2026-11-20T11:00:00.000Z']);
   });
 
   it("when no date is asked of the FX rates, then today in the organisation's zone is the day the rate is read for", async () => {

@@ -1,2 +1,2 @@
-export { getOrganisationSettings, organisationToday } from './settings.repository';
+export { getOrganisationSettings, organisationToday, zoneOf } from './settings.repository';
 export { createOrganisationSettingsService } from './settings.service';

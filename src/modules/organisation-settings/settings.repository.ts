@@ -29,7 +29,12 @@ export async function getOrganisationSettings(db: Knex, organisationId: string):
  * and the defaults of date fields all come from here.
  */
 export async function organisationToday(db: Knex, organisationId: string, customerZone?: string | null, at: Date = new Date()): Promise<string> {
-  return dayIn(customerZone ?? (await getOrganisationSettings(db, organisationId)).timezone, at);
+  return dayIn(await zoneOf(db, organisationId, customerZone), at);
+}
+
+/** The zone dates are read in: the customer's when it has one, else the organisation's. */
+export async function zoneOf(db: Knex, organisationId: string, customerZone?: string | null): Promise<string> {
+  return customerZone ?? (await getOrganisationSettings(db, organisationId)).timezone;
 }
 
 /** Sets the given columns of the organisation's row; undefined when it has none yet. */

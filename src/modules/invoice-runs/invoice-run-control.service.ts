@@ -4,7 +4,7 @@ import { newId } from '../../db/ids';
 import { calendarDay } from '../../db/dates';
 import { addDays } from '../../domain/billing-periods';
 import { AppError, orNotFound } from '../../domain/errors';
-import { formatAmount } from '../../domain/money';
+import { formatAmount, formatExact } from '../../domain/money';
 import type { Page, PageQuery } from '../../http/paging';
 import type { WorkflowServiceDeps } from '../../temporal/client';
 import type { InvoiceRunInput } from '../../../workflows/invoice-run.types';
@@ -187,7 +187,12 @@ export function createInvoiceRunControlService(deps: WorkflowServiceDeps & { inv
       return {
         contractId,
         billingDate: date,
-        invoices: planned.map(({ charges: _charges, ...invoice }) => invoice),
+        // As the API shows every invoice: the total in minor units, quantities and prices exact.
+        invoices: planned.map(({ charges: _charges, ...invoice }) => ({
+          ...invoice,
+          total: formatAmount(invoice.total, invoice.currency),
+          items: invoice.items.map((item) => ({ ...item, quantity: formatExact(item.quantity), price: formatExact(item.price) })),
+        })),
       };
     },
   };

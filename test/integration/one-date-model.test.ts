@@ -92,6 +92,7 @@ describe('one date model', () => {
     const invoice = await raisedInvoice(zoned);
     const { result: note, days } = await around(CUSTOMER_ZONE, () => api.http().post(`/invoices/${invoice.id}/credit-notes`).set(system()).send({ reason: 'Zone check', amount: '10' }).expect(201));
     expect(days).toContain(note.body.data.date);
+    expect(note.body.data.date).not.toBe(dayIn(ORG_ZONE));
     const pdf = await api.http().get(`/credit-notes/${note.body.data.id}/pdf`).set(system()).buffer(true).parse(binary).expect(200);
     expect(pdfText(pdf.body as Buffer)).toMatch(dayForms(note.body.data.date));
 
@@ -110,6 +111,18 @@ describe('one date model', () => {
     // ... and its payment was made at the start of that day where the customer is.
     const payments = await api.http().get('/payments').set(system()).query({ invoiceId: other.id }).expect(200);
     expect(payments.body.data.items.map((payment: { paidAt: string }) => payment.paidAt)).toEqual([CUSTOMER_ZONE === KIRITIMATI ? '2026-11-19T10:00:00.000Z' : '2026-11-20T11:00:00.000Z']);
+  });
+
+  it("when a milestone of the customer in its own zone is achieved, then its invoice is dated today there and falls due the terms later", async () => {
+    await api.http().post(`/contracts/${zoned.contractId}/activate`).set(system()).send({}).expect(200);
+    const base = `/contracts/${zoned.contractId}/plans/${zoned.contractPlanId}/milestones`;
+    const milestone = await api.http().post(base).set(system()).send({ planItemId: zoned.planItemId, name: 'Go-live', percentage: 10 }).expect(201);
+    const { result: achieved, days } = await around(CUSTOMER_ZONE, () => api.http().post(`${base}/${milestone.body.data.id}/achieve`).set(system()).send({}).expect(200));
+    const invoice = await api.http().get(`/invoices/${achieved.body.data.invoiceId}`).set(system()).expect(200);
+    expect(days).toContain(invoice.body.data.date);
+    expect(invoice.body.data.date).not.toBe(dayIn(ORG_ZONE));
+    const raised = await api.http().post(`/invoices/${invoice.body.data.id}/raise`).set(system()).send({}).expect(200);
+    expect(raised.body.data.dueDate).toBe(addDays(invoice.body.data.date, 30));
   });
 
   it("when no date is asked of the FX rates, then today in the organisation's zone is the day the rate is read for", async () => {

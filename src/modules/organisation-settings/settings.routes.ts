@@ -5,7 +5,7 @@ import { atLeastOne, freeText, ianaTimeZone, isoCurrency } from '../../http/sche
 
 const settingsSchema = z.object({
   baseCurrency: z.string(),
-  timezone: z.string(),
+  timezone: z.string().describe("IANA time zone: the organisation's today, and the day every date the service stamps is read in unless a customer has its own zone"),
   invoiceNumberFormat: z.string().describe('{number} or {number:N} (zero-padded), optionally {year}'),
   creditNoteNumberFormat: z.string().describe("the credit notes' own series, in the same form; {year} is the year the credit note is first issued"),
   paymentTermsDays: z.number().int(),

@@ -53,7 +53,7 @@ export interface CreditNoteFilter {
 }
 
 /** What a step changes on a credit note; `last_step_id` makes the step run once. */
-export type CreditNoteChange = Partial<Pick<CreditNoteRow, 'status' | 'number' | 'number_sequence' | 'settlement' | 'refund_payment_id' | 'issued_at' | 'voided_at'>> & { date?: string } & {
+export type CreditNoteChange = Partial<Pick<CreditNoteRow, 'status' | 'number' | 'number_sequence' | 'settlement' | 'refund_payment_id' | 'issued_at' | 'voided_at' | 'date'>> & {
   last_step_id: string;
 };
 

@@ -21,10 +21,10 @@ import { paymentsIn } from '../payments';
 import { syncInvoiceRevenue } from '../revenue';
 import { loadInvoiceDocument, invoiceMailVariables, mailWithPdf, computeInvoiceTotals, lifecycleSnapshot, type LifecycleSnapshot, invoicesIn, type InvoiceAccess, type InvoiceRow, type InvoiceStatusChange, type TransitionRow } from '../invoices';
 
-/** The repositories a step works with, all on the step's transaction. */
 /** `YYYY-MM-DD` alone, rather than a date-time. */
 const isDateOnly = (value: string) => value.length === 10;
 
+/** The repositories a step works with, all on the step's transaction. */
 function repositoriesOf(trx: Knex) {
   return { invoices: invoicesIn(trx), payments: paymentsIn(trx), creditNotes: creditNotesIn(trx) };
 }

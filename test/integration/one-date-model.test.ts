@@ -40,14 +40,15 @@ async function around<T>(zone: string, act: () => Promise<T>): Promise<{ result:
   return { result, days: [...new Set([before, dayIn(zone)])] };
 }
 
-/** The forms a renderer may write a calendar day in: ISO, or the day, month name and year. */
+/** The forms a document may write a calendar day in: ISO, with the month's name, or in numbers. */
 function dayForms(day: string): RegExp {
+  const [y, m, d] = day.split('-') as [string, string, string];
   const date = new Date(`${day}T00:00:00Z`);
   const month = date.toLocaleString('en-GB', { month: 'long', timeZone: 'UTC' });
   const short = date.toLocaleString('en-GB', { month: 'short', timeZone: 'UTC' });
-  const d = date.getUTCDate();
-  const y = date.getUTCFullYear();
-  return new RegExp([day, `${d} ${month} ${y}`, `${month} ${d}, ${y}`, `${d} ${short} ${y}`, `${short} ${d}, ${y}`].join('|'));
+  const [dd, mm] = [String(Number(d)), String(Number(m))];
+  const forms = [day, `${dd} ${month} ${y}`, `${month} ${dd}, ${y}`, `${dd} ${short} ${y}`, `${short} ${dd}, ${y}`, `${d}.${m}.${y}`, `${d}/${m}/${y}`, `${m}/${d}/${y}`, `${mm}/${dd}/${y}`];
+  return new RegExp(forms.map((form) => form.replace(/[./]/g, '\\$&')).join('|'));
 }
 
 async function raisedInvoice(fixture: BillingFixture): Promise<{ id: string; items: Array<{ id: string }> }> {

@@ -44,6 +44,11 @@ export interface ReminderPlan {
   dueDate: string | null;
   /** Days after the due date, ascending. */
   daysAfterDue: number[];
+  /**
+   * When each reminder goes out (epoch milliseconds, one per `daysAfterDue`): the start of its day in the
+   * customer's time zone, else the organisation's. Absent from plans made before zones were read.
+   */
+  sendAt?: number[];
 }
 
 export interface ReminderInput {

@@ -52,7 +52,7 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 /** Raised or sent: the invoice waits for its payment. */
 const isOwed = (state: InvoiceState) => state === 'raised' || state === 'sent';
 
-/** A reminder goes out at the start (UTC) of the day the invoice becomes that many days overdue. */
+/** A plan made before zones were read: a reminder at the start (UTC) of the day the invoice becomes that many days overdue. */
 const reminderTime = (dueDate: string, daysAfterDue: number) => Date.parse(`${dueDate}T00:00:00Z`) + daysAfterDue * DAY_MS;
 
 /**
@@ -227,7 +227,7 @@ export async function invoiceLifecycleWorkflow(input: InvoiceLifecycleInput): Pr
     const plan = await unlessDisturbed(activities.invoiceReminderPlan({ invoiceId, organisationId }), disturbed);
     if (plan?.dueDate) {
       const { dueDate } = plan;
-      let ahead = plan.daysAfterDue.map((days) => ({ days, at: reminderTime(dueDate, days) }));
+      let ahead = plan.daysAfterDue.map((days, i) => ({ days, at: plan.sendAt?.[i] ?? reminderTime(dueDate, days) }));
       while (ahead.length > 0) {
         const passed = ahead.filter((reminder) => reminder.at <= Date.now());
         if (passed.length === 0) {

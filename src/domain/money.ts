@@ -32,6 +32,17 @@ export function formatAmount(amount: number | string | Decimal, currency: string
   return roundToMinor(amount, currency).toFixed(currencyMinorUnits(currency));
 }
 
+/**
+ * The output form of an exact decimal (unit prices, quantities, usage values, rates): every digit it has,
+ * none added and none lost, no exponent and no trailing zero ("105079", "1.5", "0.000001").
+ */
+export function formatExact(value: number | string | Decimal): string {
+  return toDecimal(value).toFixed();
+}
+
+/** `formatExact`, with null kept for a value that is not there. */
+export const formatExactOrNull = (value: number | string | Decimal | null): string | null => (value === null ? null : formatExact(value));
+
 export function sumAmounts(amounts: ReadonlyArray<number | string | Decimal>): Decimal {
   return amounts.reduce<Decimal>((sum, amount) => sum.plus(toDecimal(amount)), new Decimal(0));
 }

@@ -212,7 +212,7 @@ function operationOf(route: Route): Record<string, unknown> {
   const extra = documentation.get(route) ?? {};
   const parameters = [
     ...objectProperties(route.params).map(([name, schema]) => ({ name, in: 'path', required: true, schema })),
-    ...objectProperties(route.query).map(([name, schema, required]) => ({ name, in: 'query', required, schema })),
+    ...objectProperties(route.query).map(([name, schema, required]) => ({ name, in: 'query', required, ...(schema.deprecated === true ? { deprecated: true } : {}), schema })),
     ...headerParameters(route),
   ];
   const success = route.rawResponse

@@ -89,6 +89,9 @@ export const isoDateTime = z
 /** A date or a date-time with a zone. */
 export const isoDateOrDateTime = z.union([isoDateTime, isoDate]);
 
+/** Zones as the runtime's time-zone database names them: what organisations, customers and schedules take. */
+export const ianaTimeZone = z.enum(['UTC', ...Intl.supportedValuesOf('timeZone').filter((zone) => zone !== 'UTC')], { error: 'must be an IANA time zone' });
+
 export interface DecimalColumn {
   /** NUMERIC(precision, scale) of the column the value is stored in. */
   precision: number;

@@ -1,6 +1,5 @@
 import type { Knex } from 'knex';
-import { Client as PgClient } from 'pg';
-import { createDb, migrateLatest } from '../../src/db/knex';
+import { databaseBefore } from './support/migration-database';
 import { createInvoiceRunService } from '../../src/modules/invoice-runs/invoice-runs.service';
 
 /**
@@ -11,30 +10,13 @@ import { createInvoiceRunService } from '../../src/modules/invoice-runs/invoice-
  */
 const LEDGER = '20261126000100_charge_ledger.ts';
 let db: Knex;
-let adminUrl: string;
-let name: string;
+let drop: () => Promise<void>;
 
 beforeAll(async () => {
-  adminUrl = process.env.TEST_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-  name = `billing_ledger_${Date.now()}_${process.pid}`;
-  const admin = new PgClient({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  db = createDb(url.toString(), 2);
-  await migrateLatest(db);
-  await db.migrate.down({ name: LEDGER });
+  ({ db, drop } = await databaseBefore(LEDGER, 'ledger'));
 });
 
-afterAll(async () => {
-  await db.destroy();
-  const admin = new PgClient({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS ${name}`);
-  await admin.end();
-});
+afterAll(() => drop());
 
 const org = { organisation_id: 'org_ledger' };
 

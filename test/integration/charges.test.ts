@@ -182,8 +182,8 @@ describe('how a charge is computed', () => {
 
     const versions = await api.http().get(`/usage/${eventId}/versions`).set(system()).expect(200);
     expect(versions.body.data.items.map((version: { value: string; change: string }) => [version.value, version.change])).toEqual([
-      ['100.0000000000', 'edited'],
-      ['60.0000000000', 'deleted'],
+      ['100', 'edited'],
+      ['60', 'deleted'],
     ]);
     await api.http().get(`/usage/evt_${randomUUID()}/versions`).set(system()).expect(404);
   });

@@ -136,7 +136,7 @@ const TABLE: Array<{ intent: string; phrasings: string[]; expected: (phrasing: s
     intent: 'invoices_by_status',
     phrasings: Object.keys(STATUS_ASKED),
     expected: async (phrasing) => {
-      const page = await get(`/invoices?status=${STATUS_ASKED[phrasing]}&dateFrom=2026-10-01&dateTo=2026-10-31&limit=100`);
+      const page = await get(`/invoices?status=${STATUS_ASKED[phrasing]}&from=2026-10-01&to=2026-10-31&limit=100`);
       const items = page.items as Array<{ id: string; currency: string; total: string }>;
       // Totals per currency, in minor units (every seeded invoice is in US dollars).
       const cents = new Map<string, number>();

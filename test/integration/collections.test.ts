@@ -13,7 +13,7 @@ beforeAll(async () => {
 });
 afterAll(() => api.close());
 
-/** Calendar days in UTC, as overdue and ageing count them. */
+/** Calendar days in UTC: the zone of these organisations, in which overdue and ageing count them. */
 const today = () => new Date().toISOString().slice(0, 10);
 const daysFrom = (day: string, days: number) => new Date(Date.parse(`${day}T00:00:00Z`) + days * DAY_MS).toISOString().slice(0, 10);
 
@@ -149,6 +149,7 @@ describe('overdue invoices and ageing', () => {
     const res = await api.http().get('/collections').set(owner.auth).expect(200);
 
     expect(res.body.data).toEqual({
+      asOfDate: today(),
       asOf: today(),
       currencies: [
         {
@@ -170,7 +171,7 @@ describe('overdue invoices and ageing', () => {
 
   it('when an organisation has nothing owed, then collections list no currency', async () => {
     const { auth } = await organisation('ageing-empty');
-    expect((await api.http().get('/collections').set(auth).expect(200)).body.data).toEqual({ asOf: today(), currencies: [] });
+    expect((await api.http().get('/collections').set(auth).expect(200)).body.data).toEqual({ asOfDate: today(), asOf: today(), currencies: [] });
   });
 
   it('when invoices are listed with overdue=true, then only raised and sent invoices past their due date come; with overdue=false, the others', async () => {

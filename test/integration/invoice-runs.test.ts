@@ -168,6 +168,8 @@ describe('invoice runs', () => {
 
     const upcoming = await api.http().get(`/contracts/${example.contractId}/upcoming-invoice`).query({ date: '2026-11-01' }).set(system()).expect(200);
     expect(upcoming.body.data.invoices).toEqual([expect.objectContaining({ contractPlanId: example.contractPlanId, currency: 'USD', total: '520.00', fromDate: '2026-10-16', toDate: '2026-11-30' })]);
+    // The 100 calls as the API shows every quantity and price: exact, without trailing zeros.
+    expect(upcoming.body.data.invoices[0].items).toContainEqual(expect.objectContaining({ title: 'API calls', quantity: '100', price: '0.5' }));
   });
 
   it('when one contract cannot be billed, then it fails alone with its reason, and retry bills it once the cause is mended', async () => {

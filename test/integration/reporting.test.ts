@@ -73,13 +73,13 @@ describe('reading what finance asks about', () => {
   });
 
   it('when invoices are listed by date, then only those dated within the days come back', async () => {
-    const october = await api.http().get('/invoices').query({ dateFrom: '2026-10-01', dateTo: '2026-10-31', status: 'raised' }).set(system()).expect(200);
+    const october = await api.http().get('/invoices').query({ from: '2026-10-01', to: '2026-10-31', status: 'raised' }).set(system()).expect(200);
     expect(october.body.data.items.map((invoice: { date: string; total: string }) => [invoice.date, invoice.total]).sort()).toEqual([
       ['2026-10-05', '250.00'],
       ['2026-10-20', '400.00'],
     ]);
-    const backwards = await api.http().get('/invoices').query({ dateFrom: '2026-10-31', dateTo: '2026-10-01' }).set(system());
+    const backwards = await api.http().get('/invoices').query({ from: '2026-10-31', to: '2026-10-01' }).set(system());
     expect(backwards.status).toBe(400);
-    expect(backwards.body.errors).toEqual([expect.objectContaining({ path: 'query.dateTo' })]);
+    expect(backwards.body.errors).toEqual([expect.objectContaining({ path: 'query.to' })]);
   });
 });

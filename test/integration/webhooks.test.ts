@@ -223,7 +223,7 @@ describe('webhooks', () => {
     const rotated = await api.http().post(`/webhooks/endpoints/${id}/rotate-secret`).set(admin()).send({}).expect(200);
     const fresh = rotated.body.data.secret as string;
     expect(fresh).not.toBe(old);
-    expect(Date.parse(rotated.body.data.secretRotatedUntil) - Date.now()).toBeGreaterThan(23 * 60 * 60 * 1000);
+    expect(Date.parse(rotated.body.data.secretRotationEndsAt) - Date.now()).toBeGreaterThan(23 * 60 * 60 * 1000);
     await api.http().post('/webhooks/trigger').set(system()).send({ eventType: 'webhook.test' }).expect(201);
     const [entry] = await until(() => (receiver.received('/rotated').length > 0 ? receiver.received('/rotated') : undefined));
     expect(entry!.headers['webhook-signature']!.split(' ')).toHaveLength(2);

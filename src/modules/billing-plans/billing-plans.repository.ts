@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { calendarDay } from '../../db/dates';
 import { newId } from '../../db/ids';
 import type { PeriodVersion } from '../../domain/rating';
-import { toDecimal } from '../../domain/money';
+import { formatExactOrNull } from '../../domain/money';
 import { paginate, type Page, type PageQuery } from '../../http/paging';
 import type { z } from 'zod';
 import type { planItemInput, planItemSchema, planSchema } from './billing-plans.schemas';
@@ -40,7 +40,7 @@ export interface PlanItemRow {
   updated_at: Date;
 }
 
-const plain = (value: string | null) => (value === null ? null : toDecimal(value).toFixed());
+const plain = formatExactOrNull;
 
 export function toPlanItem(row: PlanItemRow): PlanItem {
   return {

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { formatAmount, toDecimal } from '../../domain/money';
+import { formatAmount, formatExactOrNull } from '../../domain/money';
 import type { Page, PageQuery } from '../../http/paging';
 import { createChargeRepository, type ChargeRow } from './charges.repository';
 
@@ -14,7 +14,7 @@ function toView(charge: ChargeRow, currency: string) {
     toDate: charge.to,
     periodFrom: charge.periodFrom,
     periodTo: charge.periodTo,
-    quantity: charge.quantity === null ? null : toDecimal(charge.quantity).toFixed(),
+    quantity: formatExactOrNull(charge.quantity),
     amount: formatAmount(charge.amount, currency),
     discount: formatAmount(charge.discount, currency),
     tax: charge.tax === null ? null : formatAmount(charge.tax, currency),

@@ -106,7 +106,7 @@ export function periodOf(text: string, today: string): Period | undefined {
 
 const has = (text: string, pattern: RegExp) => pattern.test(text.toLowerCase());
 
-/** Reads a question. `today` is the day (UTC) periods are counted from. */
+/** Reads a question. `today` is the day (in the organisation's time zone) periods are counted from. */
 export function readQuestion(text: string, directory: Directory, today: string): Reading {
   const period = periodOf(text, today);
   const complete = directory.complete !== false;

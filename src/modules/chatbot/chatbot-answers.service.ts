@@ -4,6 +4,7 @@ import { AppError, type ErrorKind } from '../../domain/errors';
 import type { ContractService } from '../contracts';
 import type { CustomerService, EntityService } from '../customers';
 import type { MeterService } from '../meters';
+import { organisationToday } from '../organisation-settings';
 import { EXAMPLES, readQuestion, type Reading } from './builtin-engine';
 import type { Directory } from './mentions';
 import { CHATBOT_QUERIES, runQuery, type ChatAnswer, type ChatbotReads } from './chatbot-queries';
@@ -68,14 +69,14 @@ function helpText(missing?: string): string {
 }
 
 /** What the built-in engine answers: a query's answer, the candidates of an ambiguous name, or help. */
-async function answerOf(reads: ChatbotReads, input: AnswerInput, reading: Reading, directory: Directory): Promise<ChatReply & { intent: string }> {
+async function answerOf(reads: ChatbotReads, input: AnswerInput, reading: Reading, directory: Directory, today: string): Promise<ChatReply & { intent: string }> {
   if (reading.kind === 'help') return { text: helpText(reading.missing), data: { examples: [...EXAMPLES] }, sources: [], intent: 'help' };
   if (reading.kind === 'candidates') {
     const names = reading.candidates.map((candidate) => candidate.name).join(', ');
     return { text: `Several ${reading.what}s fit: ${names}. Which one do you mean?`, data: { candidates: reading.candidates }, sources: [], intent: 'candidates' };
   }
   try {
-    const answer: ChatAnswer = await runQuery(reads, { organisationId: input.organisationId, role: input.role }, reading.name, reading.input, directory);
+    const answer: ChatAnswer = await runQuery(reads, { organisationId: input.organisationId, role: input.role, today }, reading.name, reading.input, directory);
     return { text: answer.text, data: (answer.data as Record<string, unknown> | null) ?? null, sources: answer.sources, intent: reading.name };
   } catch (error) {
     // What the caller may not see, what is not there, or a value Postgres cannot hold is answered in words; a fault is retried.
@@ -106,7 +107,7 @@ export function createChatbotAnswerService(deps: { db: Knex; reads: ChatbotReads
     async modelStep(input: ModelStepInput, abortSignal?: AbortSignal): Promise<ModelStep> {
       if (!deps.model) throw AppError.conflict('the chatbot asks a language model, but this worker has none configured (CHATBOT_LLM_BASE_URL, CHATBOT_LLM_MODEL)');
       const past = await createChatbotRepository(deps.db).pastTurns(input.conversationId, input.seq, 10);
-      return callModel(deps.model, past, input.text, input.steps, new Date().toISOString().slice(0, 10), abortSignal);
+      return callModel(deps.model, past, input.text, input.steps, await organisationToday(deps.db, input.organisationId), abortSignal);
     },
 
     /**
@@ -117,7 +118,7 @@ export function createChatbotAnswerService(deps: { db: Knex; reads: ChatbotReads
     async runTool(input: ToolCallInput): Promise<ToolStep['result']> {
       if (!CHATBOT_QUERIES.some((query) => query.name === input.name)) return { error: `${input.name} is not one of the chatbot's questions: it only reads, with the tools it was given` };
       try {
-        const answer = await runQuery(deps.reads, { organisationId: input.organisationId, role: input.role }, input.name, input.input, await directoryOf(deps.reads, input.organisationId));
+        const answer = await runQuery(deps.reads, { organisationId: input.organisationId, role: input.role, today: await organisationToday(deps.db, input.organisationId) }, input.name, input.input, await directoryOf(deps.reads, input.organisationId));
         return { text: answer.text, data: answer.data, sources: answer.sources };
       } catch (error) {
         const known = error instanceof AppError ? error : deterministicDatabaseError(error);
@@ -135,15 +136,16 @@ export function createChatbotAnswerService(deps: { db: Knex; reads: ChatbotReads
       const stored = await createChatbotRepository(deps.db).answerAt(input.conversationId, input.seq + 1);
       if (stored) return { text: stored.text, data: stored.data, sources: stored.sources };
       const directory = await directoryOf(deps.reads, input.organisationId);
+      const today = await organisationToday(deps.db, input.organisationId);
       let reading: Reading;
       try {
-        reading = readQuestion(input.text, directory, new Date().toISOString().slice(0, 10));
+        reading = readQuestion(input.text, directory, today);
       } catch (error) {
         // A date no calendar holds (a year past 9999, say): the question cannot be read. Anything else is a fault.
         if (!(error instanceof RangeError || error instanceof AppError)) throw error;
         reading = { kind: 'help', missing: 'the dates' };
       }
-      const { intent, ...reply } = await answerOf(deps.reads, input, reading, directory);
+      const { intent, ...reply } = await answerOf(deps.reads, input, reading, directory, today);
       return storeTurn({ ...input, reply, intent });
     },
   };

@@ -33,6 +33,8 @@ export interface ChatbotReads {
 export interface Asker {
   organisationId: string;
   role: Role;
+  /** Today in the organisation's time zone: the day "this month", "overdue" and "days past due" are read from. */
+  today: string;
 }
 
 /** An answer: its words, the figures behind them, and the API paths that give those figures. */
@@ -133,7 +135,7 @@ export const CHATBOT_QUERIES = [
     async run(reads, asker, input, find) {
       const customer = input.customer === undefined ? undefined : find.customer(input.customer);
       const page = await reads.invoices.list(asker.organisationId, { overdue: true, ...(customer ? { customerId: customer.id } : {}) }, { page: 1, limit: 100 });
-      const today = Date.parse(new Date().toISOString().slice(0, 10));
+      const today = Date.parse(asker.today);
       const rows = page.items.map((invoice) => ({
         id: invoice.id,
         number: invoice.number,
@@ -155,7 +157,7 @@ export const CHATBOT_QUERIES = [
     actions: ['InvoiceService:getInvoices'],
     async run(reads, asker, input, find) {
       const customer = input.customer === undefined ? undefined : find.customer(input.customer);
-      const filter = { status: input.status, dateFrom: input.from, dateTo: input.to, ...(customer ? { customerId: customer.id } : {}) };
+      const filter = { status: input.status, from: input.from, to: input.to, ...(customer ? { customerId: customer.id } : {}) };
       // Every page, so that the totals are of all the invoices; the rows shown are the first 100.
       const first = await reads.invoices.list(asker.organisationId, filter, { page: 1, limit: 100 });
       const invoices = [...first.items];
@@ -172,7 +174,7 @@ export const CHATBOT_QUERIES = [
           totals: byCurrency,
           invoices: first.items.map((invoice) => ({ id: invoice.id, number: invoice.number, date: invoice.date, currency: invoice.currency, total: invoice.total })),
         },
-        sources: [path('/invoices', { status: input.status, dateFrom: input.from, dateTo: input.to, customerId: customer?.id })],
+        sources: [path('/invoices', { status: input.status, from: input.from, to: input.to, customerId: customer?.id })],
       };
     },
   }),

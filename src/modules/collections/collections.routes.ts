@@ -1,12 +1,14 @@
 import { z } from 'zod';
 import type { AppDeps } from '../../deps';
+import { withFormerNames } from '../../http/former-names';
+import { COLLECTIONS_RENAMES } from './collections.service';
 import { defineRoute, requires, type Route } from '../../http/route';
 import { reference } from '../../http/schemas';
 
 const amount = z.string().describe('in the currency, to its minor unit');
 
-const collectionsSchema = z.object({
-  asOf: z.string().describe('the day (UTC) days past due are counted to'),
+const collectionsSchema = withFormerNames(z.object({
+  asOfDate: z.string().describe("YYYY-MM-DD: the day days past due are counted to, today in the customer's time zone for one customer, else the organisation's"),
   currencies: z.array(
     z.object({
       currency: z.string(),
@@ -17,7 +19,7 @@ const collectionsSchema = z.object({
         .describe('what is owed by days past the due date; current: not yet due'),
     }),
   ),
-});
+}), COLLECTIONS_RENAMES);
 
 export function collectionRoutes(deps: AppDeps): Route[] {
   const { collections } = deps.services;

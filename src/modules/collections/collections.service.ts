@@ -2,6 +2,9 @@ import { domainEvent } from '../../domain/events';
 import { recordEvent } from '../../events/outbox';
 import type { Knex } from 'knex';
 import { calendarDay } from '../../db/dates';
+import { sendingFormerNames } from '../../http/former-names';
+import { addDays } from '../../domain/billing-periods';
+import { startOfDayIn } from '../../domain/zoned-days';
 import { orNotFound } from '../../domain/errors';
 import { Decimal, formatAmount, sumAmounts } from '../../domain/money';
 import type { Mailer } from '../../mail/mailer';
@@ -11,12 +14,10 @@ import { contactGroupsIn } from '../contact-groups';
 import { renderTemplateOfKind } from '../email-templates';
 import { invoiceSettlements } from '../settlements';
 import { loadInvoiceDocument, invoiceMailVariables, mailWithPdf, AGEING_BUCKETS, amountDue, invoicesIn, type AgeingBucket, type InvoiceRow } from '../invoices';
-import { getOrganisationSettings } from '../organisation-settings';
+import { customerToday, customerZone } from '../customers';
+import { getOrganisationSettings, organisationToday } from '../organisation-settings';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
-
-/** Overdue is judged on calendar days in UTC. */
-const todayUtc = () => new Date().toISOString().slice(0, 10);
 
 const daysBetween = (from: string, to: string) => Math.round((Date.parse(to) - Date.parse(from)) / DAY_MS);
 
@@ -31,7 +32,12 @@ export interface CurrencyAgeing {
   buckets: Record<AgeingBucket, string>;
 }
 
+/** Renamed to the one naming style; the former name is still sent, by the API and the chatbot alike. */
+export const COLLECTIONS_RENAMES = { asOf: 'asOfDate' } as const;
+
 export interface Collections {
+  asOfDate: string;
+  /** Deprecated: `asOfDate`'s former name. */
   asOf: string;
   currencies: CurrencyAgeing[];
 }
@@ -43,12 +49,16 @@ export interface Collections {
 export function createCollectionsService(deps: { db: Knex; mailer: Mailer; templates: TemplateRenderer }) {
   const { db, mailer, templates } = deps;
   const invoices = invoicesIn(db);
+  /** Today where the customer is, else where the organisation is. */
+  const todayOf = (organisationId: string, customerId?: string) => (customerId ? customerToday(db, organisationId, customerId) : organisationToday(db, organisationId));
 
   return {
-    /** Totals of raised and sent invoices per currency, by days past their due date as of today (UTC). */
-    /** All customers' invoices, or one customer's. */
+    /**
+     * Totals of raised and sent invoices per currency, by days past their due date as of today: in the
+     * customer's time zone for one customer's invoices, else the organisation's.
+     */
     async ageing(organisationId: string, filter: { customerId?: string } = {}): Promise<Collections> {
-      const asOf = todayUtc();
+      const asOf = await todayOf(organisationId, filter.customerId);
       const byCurrency = new Map<string, CurrencyAgeing>();
       for (const row of await invoices.ageing(organisationId, asOf, filter.customerId)) {
         const entry = byCurrency.get(row.currency) ?? {
@@ -62,7 +72,7 @@ export function createCollectionsService(deps: { db: Knex; mailer: Mailer; templ
         entry.invoices += row.invoices;
         byCurrency.set(row.currency, entry);
       }
-      return { asOf, currencies: [...byCurrency.values()] };
+      return sendingFormerNames({ asOfDate: asOf, currencies: [...byCurrency.values()] }, COLLECTIONS_RENAMES);
     },
 
     /**
@@ -72,9 +82,13 @@ export function createCollectionsService(deps: { db: Knex; mailer: Mailer; templ
     async reminderPlan(input: { organisationId: string; invoiceId: string }): Promise<ReminderPlan> {
       const row = orNotFound(await invoices.findRow(input.organisationId, input.invoiceId), 'Invoice');
       if (!isOwed(row) || !row.due_date) return { dueDate: null, daysAfterDue: [] };
-      const { dunning_schedule_days: schedule } = await getOrganisationSettings(db, input.organisationId);
+      const { dunning_schedule_days: schedule, timezone } = await getOrganisationSettings(db, input.organisationId);
       const latestSent = Math.max(0, ...(await invoices.reminderDays(row.id)));
-      return { dueDate: calendarDay(row.due_date), daysAfterDue: schedule.filter((days) => days > latestSent) };
+      const dueDate = calendarDay(row.due_date);
+      const daysAfterDue = schedule.filter((days) => days > latestSent);
+      // The start of each reminder's day where the customer is (else the organisation).
+      const zone = (row.customer_id ? await customerZone(db, input.organisationId, row.customer_id) : null) ?? timezone;
+      return { dueDate, daysAfterDue, sendAt: daysAfterDue.map((days) => startOfDayIn(addDays(dueDate, days), zone).getTime()) };
     },
 
     /**
@@ -92,7 +106,7 @@ export function createCollectionsService(deps: { db: Knex; mailer: Mailer; templ
       if (recipients.length > 0) {
         const document = await loadInvoiceDocument(db, row.organisation_id, row.id, invoiceSettlements);
         const dueDate = calendarDay(row.due_date);
-        const message = await renderTemplateOfKind(db, templates, row.organisation_id, 'reminder', invoiceMailVariables(document, { daysOverdue: daysBetween(dueDate, todayUtc()), daysAfterDue: input.daysAfterDue }));
+        const message = await renderTemplateOfKind(db, templates, row.organisation_id, 'reminder', invoiceMailVariables(document, { daysOverdue: daysBetween(dueDate, await todayOf(row.organisation_id, row.customer_id ?? undefined)), daysAfterDue: input.daysAfterDue }));
         await mailWithPdf(mailer, { to: recipients, message, document, id: row.id, messageId });
       }
       await db.transaction(async (trx) => {

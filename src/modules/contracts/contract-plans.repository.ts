@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { toDecimal } from '../../domain/money';
+import { formatExact } from '../../domain/money';
 import { appliesToOf, type ContractRow, type ContractPlanRow, type ContractTaxRow } from './contracts.repository';
 
 export interface ContractPlanRef {
@@ -23,7 +23,7 @@ export interface ContractTax {
   appliesTo: 'all' | string[];
 }
 
-const toContractTax = (row: Pick<ContractTaxRow, 'name' | 'rate' | 'applies_to'>): ContractTax => ({ name: row.name, rate: toDecimal(row.rate).toFixed(), appliesTo: appliesToOf(row) });
+const toContractTax = (row: Pick<ContractTaxRow, 'name' | 'rate' | 'applies_to'>): ContractTax => ({ name: row.name, rate: formatExact(row.rate), appliesTo: appliesToOf(row) });
 
 /** The taxes of each of the contracts, in one read: what `contractTaxesOf` answers for each. */
 export async function contractTaxesOfMany(db: Knex, contractIds: readonly string[]): Promise<Map<string, ContractTax[]>> {

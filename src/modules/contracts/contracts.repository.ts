@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import { calendarDay } from '../../db/dates';
 import { newId } from '../../db/ids';
 import type { ContractState } from '../../domain/contract-state';
-import { toDecimal } from '../../domain/money';
+import { formatExactOrNull } from '../../domain/money';
 import { paginate, type Page, type PageQuery } from '../../http/paging';
 import type { contractSchema, milestoneSchema, taxSchema } from './contracts.schemas';
 
@@ -76,7 +76,7 @@ export type Milestone = z.output<typeof milestoneSchema>;
 export type ContractTaxRecord = z.output<typeof taxSchema>;
 
 const day = (value: Date | null) => (value ? calendarDay(value) : null);
-const plain = (value: string | null) => (value === null ? null : toDecimal(value).toFixed());
+const plain = formatExactOrNull;
 
 function toContract(row: ContractRow, plans: ContractPlanRow[]): Contract {
   return {

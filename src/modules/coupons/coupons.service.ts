@@ -3,7 +3,7 @@ import { isUniqueViolation } from '../../db/knex';
 import { currencyMinorUnits } from '../../domain/currencies';
 import { servesAnotherPeriod } from '../../domain/discounts';
 import { AppError, orNotFound } from '../../domain/errors';
-import { formatAmount, hasAtMostMinorUnits, toDecimal } from '../../domain/money';
+import { formatAmount, formatExactOrNull, hasAtMostMinorUnits } from '../../domain/money';
 import type { Page, PageQuery } from '../../http/paging';
 import { contractsIn } from '../contracts';
 import { COUPON_CODE_UNIQUE, createCouponRepository, type ActiveContractCoupon, type CouponRow } from './coupons.repository';
@@ -14,7 +14,7 @@ export function toCoupon(row: CouponRow): CouponView {
     id: row.id,
     code: row.code,
     name: row.name,
-    percentOff: row.percent_off === null ? null : toDecimal(row.percent_off).toFixed(),
+    percentOff: formatExactOrNull(row.percent_off),
     amountOff: row.amount_off === null ? null : formatAmount(row.amount_off, row.currency!),
     currency: row.currency,
     duration: row.duration,

@@ -20,7 +20,7 @@ export async function loadCreditNoteDocument(db: Knex, organisationId: string, c
     notes: [`Credits invoice ${invoice.number} of ${localeDate(invoice.date, invoice.locale)}`, `Reason: ${note.reason}`],
     number: note.number,
     status: note.status,
-    date: (note.issuedAt ?? note.createdAt).slice(0, 10),
+    date: note.date,
     dueDate: null,
     items: note.items.map((item) => ({ title: item.title, description: null, quantity: item.quantity ?? '', price: priceOf.get(item.invoiceItemId) ?? '', amount: item.amount })),
     subtotal: note.subtotal,

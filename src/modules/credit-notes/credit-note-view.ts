@@ -1,4 +1,5 @@
-import { formatAmount, toDecimal } from '../../domain/money';
+import { calendarDay } from '../../db/dates';
+import { formatAmount, formatExactOrNull } from '../../domain/money';
 import type { CreditNoteWithItems } from './credit-notes.repository';
 import type { CreditNote } from './credit-notes.schemas';
 
@@ -12,6 +13,7 @@ export function toCreditNote(row: CreditNoteWithItems): CreditNote {
     customerId: row.customer_id,
     status: row.status,
     reason: row.reason,
+    date: calendarDay(row.date),
     currency: row.currency,
     subtotal: money(row.subtotal),
     taxTotal: money(row.tax_total),
@@ -19,7 +21,7 @@ export function toCreditNote(row: CreditNoteWithItems): CreditNote {
     refund: row.refund,
     settlement: row.settlement,
     refundPaymentId: row.refund_payment_id,
-    items: row.items.map((item) => ({ invoiceItemId: item.invoice_item_id, title: item.title, quantity: item.quantity === null ? null : toDecimal(item.quantity).toFixed(), amount: money(item.amount) })),
+    items: row.items.map((item) => ({ invoiceItemId: item.invoice_item_id, title: item.title, quantity: formatExactOrNull(item.quantity), amount: money(item.amount) })),
     issuedAt: row.issued_at?.toISOString() ?? null,
     voidedAt: row.voided_at?.toISOString() ?? null,
     createdAt: row.created_at.toISOString(),

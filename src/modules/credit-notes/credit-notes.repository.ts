@@ -16,6 +16,8 @@ export interface CreditNoteRow {
   number: string | null;
   number_sequence: number | null;
   reason: string;
+  /** The note's date: the day it was issued (drafted, until then) in the customer's zone, else the organisation's. */
+  date: Date | string;
   currency: string;
   subtotal: string;
   tax_total: string;
@@ -51,7 +53,7 @@ export interface CreditNoteFilter {
 }
 
 /** What a step changes on a credit note; `last_step_id` makes the step run once. */
-export type CreditNoteChange = Partial<Pick<CreditNoteRow, 'status' | 'number' | 'number_sequence' | 'settlement' | 'refund_payment_id' | 'issued_at' | 'voided_at'>> & {
+export type CreditNoteChange = Partial<Pick<CreditNoteRow, 'status' | 'number' | 'number_sequence' | 'settlement' | 'refund_payment_id' | 'issued_at' | 'voided_at' | 'date'>> & {
   last_step_id: string;
 };
 
@@ -72,7 +74,7 @@ export function createCreditNoteRepository(db: Knex) {
 
   return {
     async insertDraft(
-      note: { organisationId: string; invoiceId: string; customerId: string; currency: string; reason: string; refund: boolean; requestKey?: string },
+      note: { organisationId: string; invoiceId: string; customerId: string; date: string; currency: string; reason: string; refund: boolean; requestKey?: string },
       plan: CreditNotePlan,
     ): Promise<CreditNoteRow> {
       const [row] = await db<CreditNoteRow>('credit_notes')
@@ -83,6 +85,7 @@ export function createCreditNoteRepository(db: Knex) {
           customer_id: note.customerId,
           status: 'draft',
           reason: note.reason,
+          date: note.date,
           currency: note.currency,
           subtotal: plan.subtotal,
           tax_total: plan.taxTotal,

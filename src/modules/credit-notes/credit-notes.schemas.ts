@@ -44,6 +44,7 @@ export const creditNoteSchema = z.object({
   customerId: z.string(),
   status: z.enum(CREDIT_NOTE_STATUSES),
   reason: z.string(),
+  date: z.string().describe("YYYY-MM-DD: the day the note was issued (drafted, until then) in the customer's time zone, else the organisation's; its PDF shows the same day"),
   currency: z.string(),
   subtotal: z.string(),
   taxTotal: z.string(),

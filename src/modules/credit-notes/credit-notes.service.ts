@@ -6,6 +6,7 @@ import type { Page, PageQuery } from '../../http/paging';
 import type { WorkflowServiceDeps } from '../../temporal/client';
 import { issueCreditNoteUpdate, undoCreditNoteUpdate, voidCreditNoteUpdate } from '../../../workflows/credit-note.types';
 import { creditNoteWorkflowId, searchAttributes } from '../../../workflows/ids';
+import { customerToday } from '../customers';
 import { documentPdf, invoicesIn } from '../invoices';
 import { loadCreditNoteDocument } from './credit-note-document';
 import { creditableOf, creditedOf } from './credited';
@@ -72,7 +73,7 @@ export function createCreditNoteService(deps: WorkflowServiceDeps) {
           throw AppError.conflict(`the invoice owes ${formatAmount(room.isNegative() ? 0 : room, invoice.currency)} ${invoice.currency} beyond its other credit notes, less than ${plan.total}: the rest was paid with the customer's credit; mark the invoice paid, then credit it`);
         }
         return createCreditNoteRepository(trx).insertDraft(
-          { organisationId, invoiceId, customerId: invoice.customer_id, currency: invoice.currency, reason: body.reason, refund: body.refund ?? false, ...(requestKey === undefined ? {} : { requestKey }) },
+          { organisationId, invoiceId, customerId: invoice.customer_id, date: await customerToday(trx, organisationId, invoice.customer_id), currency: invoice.currency, reason: body.reason, refund: body.refund ?? false, ...(requestKey === undefined ? {} : { requestKey }) },
           plan,
         );
       }));

@@ -16,6 +16,8 @@ export interface CustomerRow {
   payment_terms_days: number | null;
   /** BCP 47: how the customer's documents write numbers and dates; null: the organisation's locale. */
   locale: string | null;
+  /** IANA time zone of the customer's dates; null: the organisation's. */
+  timezone: string | null;
   created_at: Date;
   updated_at: Date;
   deleted_at: Date | null;
@@ -29,6 +31,7 @@ export interface Customer {
   externalId: string | null;
   paymentTermsDays: number | null;
   locale: string | null;
+  timezone: string | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -42,6 +45,7 @@ export function toCustomer(row: CustomerRow): Customer {
     externalId: row.external_id,
     paymentTermsDays: row.payment_terms_days,
     locale: row.locale,
+    timezone: row.timezone,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   };
@@ -63,6 +67,7 @@ export function createCustomerRepository(db: Knex) {
           external_id: input.externalId ?? null,
           payment_terms_days: input.paymentTermsDays ?? null,
           locale: input.locale ?? null,
+          timezone: input.timezone ?? null,
         })
         .returning('*');
       return row!;

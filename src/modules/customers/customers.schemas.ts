@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { emailAddress, isoCurrency, localeTag, paymentTermsDays, timestamps, text } from '../../http/schemas';
+import { emailAddress, ianaTimeZone, isoCurrency, localeTag, paymentTermsDays, timestamps, text } from '../../http/schemas';
 
 export const createCustomerBody = z.object({
   name: text(200),
@@ -10,6 +10,10 @@ export const createCustomerBody = z.object({
     .describe("The customer's id in your own system; unique among the organisation's live customers"),
   paymentTermsDays: paymentTermsDays.nullable().optional().describe("days from an invoice's date to its due date, 0 to 365; absent or null: the organisation's terms"),
   locale: localeTag.nullable().optional().describe("a BCP 47 locale tag (en-GB, de-DE): how this customer's invoices and credit notes write numbers and dates; absent or null: the organisation's locale"),
+  timezone: ianaTimeZone
+    .nullable()
+    .optional()
+    .describe("IANA time zone of the customer's dates (its invoices' and credit notes' dates, due dates, reminders); absent or null: the organisation's"),
 });
 
 export type CreateCustomerBody = z.output<typeof createCustomerBody>;
@@ -22,5 +26,6 @@ export const customerSchema = z.object({
   externalId: z.string().nullable(),
   paymentTermsDays: z.number().int().nullable().describe("null: the organisation's terms apply"),
   locale: z.string().nullable().describe("BCP 47; null: the organisation's locale applies"),
+  timezone: z.string().nullable().describe("null: the organisation's time zone applies"),
   ...timestamps,
 });

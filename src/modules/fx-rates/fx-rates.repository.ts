@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { newId } from '../../db/ids';
 import { invertRate } from '../../domain/fx';
-import { toDecimal } from '../../domain/money';
+import { formatExact } from '../../domain/money';
 import { paginate, type Page, type PageQuery } from '../../http/paging';
 
 export const FX_RATE_PAIR_DATE_UNIQUE = 'fx_rates_pair_date_unique';
@@ -62,7 +62,7 @@ function calendarDay(value: Date): string {
 
 /** Drops the NUMERIC scale's trailing zeros: `0.920000000000` → `0.92`. */
 export function normaliseRate(rate: string): string {
-  return toDecimal(rate).toFixed();
+  return formatExact(rate);
 }
 
 export function toFxRate(row: FxRateRow): FxRate {

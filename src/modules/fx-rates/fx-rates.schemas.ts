@@ -36,7 +36,7 @@ export const fxRateListQuery = pageQuery.extend({
 export const effectiveRateQuery = z.object({
   from: isoCurrency,
   to: isoCurrency,
-  date: isoDate.optional().describe('YYYY-MM-DD; today (UTC) when absent'),
+  date: isoDate.optional().describe("YYYY-MM-DD; today in the organisation's time zone when absent"),
 });
 
 export const convertQuery = effectiveRateQuery.extend({

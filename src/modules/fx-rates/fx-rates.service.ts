@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { organisationToday } from '../organisation-settings';
 import { isUniqueViolation } from '../../db/knex';
 import { convert } from '../../domain/fx';
 import { formatAmount } from '../../domain/money';
@@ -30,12 +31,12 @@ export interface Conversion {
   converted: string;
 }
 
-const todayUtc = () => new Date().toISOString().slice(0, 10);
-
 export function createFxRateService(db: Knex) {
   const rates = createFxRateRepository(db);
 
-  async function effective(organisationId: string, from: string, to: string, date = todayUtc()): Promise<EffectiveRate> {
+  /** On `date`, by default today in the organisation's time zone. */
+  async function effective(organisationId: string, from: string, to: string, asked?: string): Promise<EffectiveRate> {
+    const date = asked ?? (await organisationToday(db, organisationId));
     return orNotFound(await findEffectiveRate(db, organisationId, from, to, date), `FX rate ${from}→${to} effective on ${date}`);
   }
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { atLeastOne, isoDateOrDateTime, text, timestamps } from '../../http/schemas';
+import { atLeastOne, ianaTimeZone, isoDateOrDateTime, text, timestamps } from '../../http/schemas';
 
 // ---------------------------------------------------------------------------------------------------------
 // Cron expressions: the five classic fields, checked here so that a mistake answers 400 with the field
@@ -89,9 +89,7 @@ export const calendar = z.object({
 export type Calendar = z.output<typeof calendar>;
 
 /** Zones as the runtime's time-zone database names them (as organisation settings take them). */
-export const timezone = z
-  .enum(['UTC', ...Intl.supportedValuesOf('timeZone').filter((zone) => zone !== 'UTC')], { error: 'must be an IANA time zone' })
-  .describe('IANA time zone the schedule runs in, e.g. Europe/Berlin');
+export const timezone = ianaTimeZone.describe('IANA time zone the schedule runs in, e.g. Europe/Berlin');
 
 // ---------------------------------------------------------------------------------------------------------
 // Request bodies.
@@ -103,7 +101,7 @@ export const createScheduleBody = z
     name: text(200),
     cron: cron.optional(),
     calendar: calendar.optional(),
-    timezone,
+    timezone: timezone.optional().describe("IANA time zone the schedule runs in, e.g. Europe/Berlin; the organisation's when absent"),
     paused: z.boolean().default(false).describe('create the schedule paused'),
   })
   .superRefine((body, ctx) => {

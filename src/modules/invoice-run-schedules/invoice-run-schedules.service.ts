@@ -13,6 +13,7 @@ import type { Page, PageQuery } from '../../http/paging';
 import { deleted } from '../../http/schemas';
 import type { WorkflowServiceDeps } from '../../temporal/client';
 import type { InvoiceRun, InvoiceRunControlService } from '../invoice-runs';
+import { getOrganisationSettings } from '../organisation-settings';
 import type { InvoiceRunInput } from '../../../workflows/invoice-run.types';
 import { invoiceRunScheduleId, invoiceRunWorkflowId, searchAttributes } from '../../../workflows/ids';
 import { createInvoiceRunScheduleRepository, type InvoiceRunScheduleRow, type ScheduleChanges } from './invoice-run-schedules.repository';
@@ -204,7 +205,7 @@ export function createInvoiceRunScheduleService(deps: WorkflowServiceDeps & { ru
         name: body.name,
         cron: body.cron ?? null,
         calendar: body.calendar ?? null,
-        timezone: body.timezone,
+        timezone: body.timezone ?? (await getOrganisationSettings(deps.db, organisationId)).timezone,
         paused: body.paused,
         createdBy,
       });

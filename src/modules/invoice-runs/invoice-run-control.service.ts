@@ -1,9 +1,10 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import type { Knex } from 'knex';
 import { newId } from '../../db/ids';
+import { calendarDay } from '../../db/dates';
 import { addDays } from '../../domain/billing-periods';
 import { AppError, orNotFound } from '../../domain/errors';
-import { formatAmount } from '../../domain/money';
+import { formatAmount, formatExact } from '../../domain/money';
 import type { Page, PageQuery } from '../../http/paging';
 import type { WorkflowServiceDeps } from '../../temporal/client';
 import type { InvoiceRunInput } from '../../../workflows/invoice-run.types';
@@ -44,7 +45,7 @@ async function toRun(runs: InvoiceRunRepository, row: InvoiceRunRow): Promise<In
   return {
     id: row.id,
     status: row.status,
-    billingDate: row.billing_date instanceof Date ? row.billing_date.toISOString().slice(0, 10) : String(row.billing_date),
+    billingDate: calendarDay(row.billing_date),
     dryRun: row.dry_run,
     scheduleId: row.schedule_id,
     customerReference: row.customer_reference,
@@ -190,7 +191,7 @@ export function createInvoiceRunControlService(deps: WorkflowServiceDeps & { inv
       const contractIds = row.contract_ids ?? undefined;
       await closed(row.workflow_id);
       await runs.reopen(row.id);
-      const billingDate = row.billing_date instanceof Date ? row.billing_date.toISOString().slice(0, 10) : String(row.billing_date);
+      const billingDate = calendarDay(row.billing_date);
       try {
         await startWorkflow({ organisationId, runId: row.id, billingDate, contractIds, dryRun: row.dry_run });
       } catch (error) {
@@ -210,7 +211,12 @@ export function createInvoiceRunControlService(deps: WorkflowServiceDeps & { inv
       return {
         contractId,
         billingDate: date,
-        invoices: planned.map(({ charges: _charges, ...invoice }) => invoice),
+        // As the API shows every invoice: the total in minor units, quantities and prices exact.
+        invoices: planned.map(({ charges: _charges, ...invoice }) => ({
+          ...invoice,
+          total: formatAmount(invoice.total, invoice.currency),
+          items: invoice.items.map((item) => ({ ...item, quantity: formatExact(item.quantity), price: formatExact(item.price) })),
+        })),
       };
     },
   };

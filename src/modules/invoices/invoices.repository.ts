@@ -7,7 +7,7 @@ import { numericProblem } from '../../domain/storable';
 import { recordEvents } from '../../events/outbox';
 import { paginate, type Page, type PageQuery } from '../../http/paging';
 import type { InvoiceState, InvoiceStep } from '../../domain/invoice-state';
-import { Decimal, formatAmount, toDecimal } from '../../domain/money';
+import { Decimal, formatAmount, formatExact } from '../../domain/money';
 import { draftFigures, type DraftFigures } from './invoice-pricing';
 
 export interface InvoiceRow {
@@ -72,8 +72,6 @@ export interface InvoiceItemRow {
 const day = (value: Date | null) => (value ? calendarDay(value) : null);
 
 const money = (value: string | null, currency: string | null) => (value === null || currency === null ? null : formatAmount(value, currency));
-/** NUMERIC(24,6) comes back as "2.500000"; the API shows "2.5". */
-const plain = (value: string) => toDecimal(value).toFixed();
 
 export function toInvoiceItem(row: InvoiceItemRow, currency: string) {
   return {
@@ -81,8 +79,8 @@ export function toInvoiceItem(row: InvoiceItemRow, currency: string) {
     planItemId: row.plan_item_id,
     title: row.title,
     description: row.description,
-    quantity: plain(row.quantity),
-    price: plain(row.price),
+    quantity: formatExact(row.quantity),
+    price: formatExact(row.price),
     amount: money(row.amount, currency),
     fromDate: day(row.from_date),
     toDate: day(row.to_date),
@@ -119,7 +117,7 @@ export function toInvoice(row: InvoiceRow, items: InvoiceItemRow[], draft?: Draf
     taxTotal: figures ? figures.taxTotal : money(row.tax_total, row.currency),
     total: figures ? figures.total : money(row.total, row.currency),
     baseCurrency: figures ? figures.baseCurrency : row.base_currency,
-    fxRate: figures ? figures.fxRate && plain(figures.fxRate) : row.fx_rate === null ? null : plain(row.fx_rate),
+    fxRate: figures ? figures.fxRate && formatExact(figures.fxRate) : row.fx_rate === null ? null : formatExact(row.fx_rate),
     baseTotal: figures ? figures.baseTotal : money(row.base_total, row.base_currency),
     creditsApplied: formatAmount(row.credits_applied, row.currency),
     amountDue: money(amountDue(row), row.currency),
@@ -182,8 +180,8 @@ export interface InvoiceFilter {
   /** Only invoices that are (`is: true`) or are not overdue on the calendar day `on`. */
   overdue?: { is: boolean; on: string };
   /** Only invoices dated within these days, both included. */
-  dateFrom?: string;
-  dateTo?: string;
+  from?: string;
+  to?: string;
 }
 
 /** Ageing buckets, by days past the due date. */
@@ -423,8 +421,8 @@ export function createInvoiceRepository(db: Knex) {
       if (filter.customerId) query.where('customer_id', filter.customerId);
       if (filter.contractPlanId) query.where('contract_plan_id', filter.contractPlanId);
       if (filter.invoiceRunId) query.where('invoice_run_id', filter.invoiceRunId);
-      if (filter.dateFrom) query.where('date', '>=', filter.dateFrom);
-      if (filter.dateTo) query.where('date', '<=', filter.dateTo);
+      if (filter.from) query.where('date', '>=', filter.from);
+      if (filter.to) query.where('date', '<=', filter.to);
       if (filter.overdue) {
         const { is, on } = filter.overdue;
         const overdue = (where: Knex.QueryBuilder) => where.whereIn('status', OWED).whereNotNull('due_date').where('due_date', '<', on);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { acceptingFormerNames } from '../../http/former-names';
 import { pageQuery } from '../../http/paging';
 import { atLeastOne, decimal, freeText, isoDate, isoDateOrDateTime, ordered, reference, text } from '../../http/schemas';
 
@@ -61,22 +62,28 @@ export const updateDraftBody = atLeastOne({
   purchaseOrderNumber: invoiceReferenceFields.purchaseOrderNumber.nullable().optional(),
 });
 
+/** The list's filters renamed to the one naming style, with their former names. */
+export const INVOICE_FILTER_RENAMES = { dateFrom: 'from', dateTo: 'to' } as const;
+
 export const invoiceListQuery = ordered(
-  pageQuery.extend({
+  acceptingFormerNames(
+    pageQuery.extend({
     status: z.enum(['draft', 'raised', 'sent', 'paid', 'cancelled']).optional(),
     customerId: reference().optional(),
     contractPlanId: reference().optional(),
     invoiceRunId: reference().optional().describe('only the invoices this invoice run made'),
     overdue: z
       .enum(['true', 'false'])
-      .describe('true: only invoices raised or sent whose due date is before today (UTC); false: all others')
+      .describe("true: only invoices raised or sent whose due date is before today (in the customer's time zone when customerId is given, else the organisation's); false: all others")
       .transform((value) => value === 'true')
       .optional(),
-    dateFrom: isoDate.optional().describe("only invoices dated on or after this day (the invoice's date)"),
-    dateTo: isoDate.optional().describe('only invoices dated on or before this day; not before dateFrom'),
-  }),
-  'dateFrom',
-  'dateTo',
+    from: isoDate.optional().describe("YYYY-MM-DD: only invoices dated on or after this day (the invoice's date)"),
+    to: isoDate.optional().describe('YYYY-MM-DD: only invoices dated on or before this day; not before from'),
+    }),
+    INVOICE_FILTER_RENAMES,
+  ),
+  'from',
+  'to',
 );
 
 export const invoiceItemSchema = z.object({

@@ -8,6 +8,8 @@ import { type InvoiceLifecycleInput, type LifecycleView, cancelUpdate, lifecycle
 import { invoiceWorkflowId, searchAttributes } from '../../../workflows/ids';
 import type { Page, PageQuery } from '../../http/paging';
 import type { ContractPlanRef } from '../contracts';
+import { customerToday } from '../customers';
+import { organisationToday } from '../organisation-settings';
 import { loadInvoiceDocument, type SettlementReader } from './invoice-document';
 import { assertPlanItemsKnown } from './invoice-items.service';
 import { lifecycleSnapshot } from './invoice-snapshot';
@@ -63,10 +65,11 @@ export function createInvoiceService(deps: WorkflowServiceDeps, resolveContractP
       return orNotFound(await invoices.find(organisationId, id), 'Invoice');
     },
 
-    /** `overdue` is judged on today's date in UTC. */
+    /** `overdue` is judged on today in the customer's time zone when the filter names one, else the organisation's. */
     async list(organisationId: string, filter: Omit<InvoiceFilter, 'overdue'> & { overdue?: boolean }, paging: PageQuery): Promise<Page<Invoice>> {
       const { overdue, ...rest } = filter;
-      const today = new Date().toISOString().slice(0, 10);
+      if (overdue === undefined) return invoices.list(organisationId, rest, paging);
+      const today = rest.customerId ? await customerToday(deps.db, organisationId, rest.customerId) : await organisationToday(deps.db, organisationId);
       return invoices.list(organisationId, { ...rest, ...(overdue === undefined ? {} : { overdue: { is: overdue, on: today } }) }, paging);
     },
 

@@ -6,7 +6,9 @@ import { AppError, orNotFound } from '../../domain/errors';
 import { formatAmount } from '../../domain/money';
 import { milestoneCharge } from '../../domain/rating';
 import { plansIn } from '../billing-plans';
+import { customerToday } from '../customers';
 import { invoicesIn, type NewInvoice } from '../invoices';
+import { organisationToday } from '../organisation-settings';
 import { assertUsageUnshared, contractsIn, type MilestoneToInvoice } from '../contracts';
 
 /** The milestone's own amount, or its percentage of its plan item's price. */
@@ -51,8 +53,9 @@ export function createContractLifecycleService(db: Knex) {
           await assertUsageUnshared(trx, input.organisationId, input.contractId, contract.plans.map((plan) => plan.id));
         }
         await contracts.setStatus(input.contractId, input.to);
-        // What billing needs to know of the change: the days without fees, and the last day billed.
-        const today = new Date().toISOString().slice(0, 10);
+        // What billing needs to know of the change: the days without fees, and the last day billed, as
+        // the rating engine reads days: in the organisation's zone.
+        const today = await organisationToday(trx, input.organisationId);
         if (input.from === 'suspended') await contracts.closeSuspension(input.contractId, today);
         // What `contract.resumed` needs, if it is triggered later: a suspension of less than a day leaves no row.
         if (input.from === 'suspended' && input.to === 'active') await contracts.markResumed(input.contractId);
@@ -77,7 +80,7 @@ export function createContractLifecycleService(db: Knex) {
           contractId: input.contractId,
           contractPlanId: milestone.contract_plan_id,
           currency: milestone.currency,
-          date: new Date().toISOString().slice(0, 10),
+          date: await customerToday(trx, input.organisationId, milestone.customer_id),
           data: { milestoneId: milestone.id },
           items: [
             {

@@ -11,6 +11,7 @@ import { AppError, orNotFound } from '../../domain/errors';
 import { formatInvoiceNumber } from '../../domain/invoice-number';
 import { formatAmount, toDecimal } from '../../domain/money';
 import { creditsIn } from '../credits';
+import { customerToday } from '../customers';
 import { getOrganisationSettings } from '../organisation-settings';
 import { paymentsIn } from '../payments';
 import { syncInvoiceRevenue } from '../revenue';
@@ -77,12 +78,16 @@ export function createCreditNoteLifecycleService(deps: { db: Knex; mailer: Maile
     await recordEvent(trx, note.organisation_id, domainEvent(type, toCreditNote(current)));
   }
 
-  /** The note's number: kept from an earlier issue, else the next of the organisation's credit note series. */
-  async function numberOf({ trx, note }: Step): Promise<Pick<CreditNoteRow, 'number' | 'number_sequence'>> {
+  /**
+   * The note's number and date: kept from an earlier issue, else the next of the organisation's credit note
+   * series, dated today in the customer's zone (else the organisation's).
+   */
+  async function numberOf({ trx, note }: Step): Promise<Pick<CreditNoteRow, 'number' | 'number_sequence'> & { date?: string }> {
     if (note.number) return { number: note.number, number_sequence: note.number_sequence };
     const sequence = await invoicesIn(trx).takeNextNumber(note.organisation_id, 'credit_note');
     const { credit_note_number_format: format } = await getOrganisationSettings(trx, note.organisation_id);
-    return { number: formatInvoiceNumber(format, sequence, new Date().toISOString().slice(0, 10)), number_sequence: sequence };
+    const date = await customerToday(trx, note.organisation_id, note.customer_id);
+    return { number: formatInvoiceNumber(format, sequence, date), number_sequence: sequence, date };
   }
 
   /** Gives the credited amount to the customer: owed less, paid back, or added to the credit balance. */

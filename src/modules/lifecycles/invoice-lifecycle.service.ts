@@ -10,9 +10,10 @@ import type { Mailer } from '../../mail/mailer';
 import type { TemplateRenderer } from '../../mail/templating';
 import type { CancelInput, PayInput, StepInput } from '../../../workflows/invoice-lifecycle.types';
 import { contactGroupsIn } from '../contact-groups';
-import { customersIn } from '../customers';
+import { customersIn, customerZone } from '../customers';
+import { dayIn, startOfDayIn } from '../../domain/zoned-days';
 import { renderTemplateOfKind } from '../email-templates';
-import { getOrganisationSettings } from '../organisation-settings';
+import { getOrganisationSettings, zoneOf } from '../organisation-settings';
 import { creditNotesIn, type CreditNoteSettlement } from '../credit-notes';
 import { planChangesIn } from '../contracts';
 import { creditsIn } from '../credits';
@@ -20,6 +21,9 @@ import { paymentsIn } from '../payments';
 import { syncInvoiceRevenue } from '../revenue';
 import { invoiceSettlements } from '../settlements';
 import { loadInvoiceDocument, invoiceMailVariables, mailWithPdf, computeInvoiceTotals, lifecycleSnapshot, type LifecycleSnapshot, invoicesIn, type InvoiceAccess, type InvoiceRow, type InvoiceStatusChange, type TransitionRow } from '../invoices';
+
+/** `YYYY-MM-DD` alone, rather than a date-time. */
+const isDateOnly = (value: string) => value.length === 10;
 
 /** The repositories a step works with, all on the step's transaction. */
 function repositoriesOf(trx: Knex) {
@@ -225,8 +229,13 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer; 
         const { invoice } = step;
         if (!invoice.customer_id || invoice.total === null) throw AppError.conflict('Invoice has no customer or total to pay');
         const owed = new Decimal(invoice.total).minus(invoice.credits_applied).minus(invoice.credited_due);
+        // A date is the paid day, paid at its start; a date-time is the instant, paid on its day. Both in the
+        // customer's zone, else the organisation's.
+        const zone = await zoneOf(step.trx, invoice.organisation_id, await customerZone(step.trx, invoice.organisation_id, invoice.customer_id));
+        const paidDate = isDateOnly(input.paidDate) ? input.paidDate : dayIn(zone, new Date(input.paidDate));
+        const paidAt = isDateOnly(input.paidDate) ? startOfDayIn(input.paidDate, zone) : input.paidDate;
         if (owed.lessThanOrEqualTo(0)) {
-          await step.complete('pay', { paid_date: input.paidDate.slice(0, 10), stamp: 'paid_at' }, {});
+          await step.complete('pay', { paid_date: paidDate, stamp: 'paid_at' }, {});
           return;
         }
         const payment = await step.payments.insert(invoice.organisation_id, {
@@ -234,12 +243,12 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer; 
           invoiceId: invoice.id,
           amount: owed.toFixed(),
           currency: invoice.currency,
-          paidAt: input.paidDate,
+          paidAt,
           method: 'invoice',
           reference: null,
           idempotency: { scope: 'system', key: `invoice:${invoice.id}:${input.seq}`, fingerprint: null },
         });
-        await step.complete('pay', { paid_date: input.paidDate.slice(0, 10), stamp: 'paid_at' }, { paymentId: payment.id });
+        await step.complete('pay', { paid_date: paidDate, stamp: 'paid_at' }, { paymentId: payment.id });
       },
       () => undefined,
     ),

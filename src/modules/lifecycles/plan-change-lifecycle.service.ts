@@ -10,6 +10,7 @@ import { plansIn } from '../billing-plans';
 import { chargesIn, type ChargeRow } from '../charges';
 import { creditedByItem } from '../credit-notes';
 import { invoicesIn, type Invoice } from '../invoices';
+import { organisationToday } from '../organisation-settings';
 import { assertUsageUnshared, contractsIn, type Contract, planChangesIn, toPlanChange, type PlanChange, type PlanChangeCredit } from '../contracts';
 
 export interface ChangePlanInput {
@@ -175,7 +176,7 @@ export function createPlanChangeLifecycleService(db: Knex) {
         const items = new Map((orNotFound(oldPlan, 'Billing plan').items as unknown as BillableItem[]).map((item) => [item.id, item]));
 
         const schedule = { billingPeriod: oldPlan!.billingPeriod, billingAnchor: contract.billingAnchor, startDate: from.startDate };
-        const today = new Date().toISOString().slice(0, 10);
+        const today = await organisationToday(trx, input.organisationId);
         const effectiveDate = input.effectiveDate === 'period_end' ? periodEndChangeDate(schedule, today) : input.effectiveDate;
         // The old plan's ledger, read once: what was invoiced in arrears, and the fees to credit.
         const charges = await chargesIn(trx).of([from.id]);

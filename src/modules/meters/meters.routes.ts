@@ -38,9 +38,9 @@ const meterUpdateBody = atLeastOne({
 const usageQuery = ordered(
   z.object({
     customerEntityId: reference().optional(),
-    from: isoDateTime.optional().describe('inclusive'),
-    to: isoDateTime.optional().describe('exclusive; not before from'),
-    groupBy: z.enum(['day', 'month']).optional().describe('UTC calendar periods'),
+    from: isoDateTime.optional().describe('an instant (ISO date-time with a zone), inclusive'),
+    to: isoDateTime.optional().describe('an instant (ISO date-time with a zone), exclusive; not before from'),
+    groupBy: z.enum(['day', 'month']).optional().describe("calendar days or months in the organisation's time zone, each named by its first day"),
   }),
   'from',
   'to',

@@ -1,4 +1,6 @@
 import type { Knex } from 'knex';
+import { getOrganisationSettings } from '../organisation-settings';
+import { formatExactOrNull } from '../../domain/money';
 import { isUniqueViolation } from '../../db/knex';
 import { AppError, orNotFound } from '../../domain/errors';
 import type { Page, PageQuery } from '../../http/paging';
@@ -63,8 +65,8 @@ export function createMeterService(db: Knex) {
       const window = { key: 'window', customerEntityId: query.customerEntityId ?? null, from: query.from ? new Date(query.from) : null, to: query.to ? new Date(query.to) : null };
       const usage = { organisationId, metric: meter.metric, spec: specOf(meter), members: [window] };
       const [total] = await aggregateUsage(db, usage);
-      const groups = query.groupBy ? await aggregateUsage(db, { ...usage, byPeriod: query.groupBy }) : [];
-      const result = { value: total?.value ?? emptyAggregate(usage.spec), groups: groups.map((group) => ({ period: group.period!, value: group.value })) };
+      const groups = query.groupBy ? await aggregateUsage(db, { ...usage, byPeriod: query.groupBy, timeZone: (await getOrganisationSettings(db, organisationId)).timezone }) : [];
+      const result = { value: formatExactOrNull(total?.value ?? emptyAggregate(usage.spec)), groups: groups.map((group) => ({ period: group.period!, value: formatExactOrNull(group.value) })) };
       return {
         meterId: meter.id,
         aggregation: meter.aggregation,

@@ -40,9 +40,18 @@ export async function getOrganisationSettings(db: Knex, organisationId: string):
   return db('organisation_settings').where({ organisation_id: organisationId }).first();
 }
 
-/** Today in the organisation's time zone: the day edits and runs default to. */
-export async function organisationToday(db: Knex, organisationId: string): Promise<string> {
-  return dayIn((await getOrganisationSettings(db, organisationId)).timezone);
+/**
+ * The one rule for dates the service stamps: today (or the day of `at`) in the customer's time zone when
+ * one is given, else in the organisation's. Invoice, credit note and run dates, due dates, "as of" days
+ * and the defaults of date fields all come from here.
+ */
+export async function organisationToday(db: Knex, organisationId: string, customerZone?: string | null, at: Date = new Date()): Promise<string> {
+  return dayIn(await zoneOf(db, organisationId, customerZone), at);
+}
+
+/** The zone dates are read in: the customer's when it has one, else the organisation's. */
+export async function zoneOf(db: Knex, organisationId: string, customerZone?: string | null): Promise<string> {
+  return customerZone ?? (await getOrganisationSettings(db, organisationId)).timezone;
 }
 
 /** Sets the given columns of the organisation's row; undefined when it has none yet. */

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { AppDeps } from '../../deps';
 import { defineRoute, requires, type Route } from '../../http/route';
 import { compactBankCode, isValidBic, isValidIban } from '../../domain/bank-details';
-import { atLeastOne, freeText, isoCurrency, localeTag, paymentTermsDays, text } from '../../http/schemas';
+import { atLeastOne, freeText, ianaTimeZone, isoCurrency, localeTag, paymentTermsDays, text } from '../../http/schemas';
 
 const paymentDetailsSchema = z
   .object({
@@ -47,7 +47,7 @@ const paymentDetailsInput = atLeastOne({
 
 const settingsSchema = z.object({
   baseCurrency: z.string(),
-  timezone: z.string(),
+  timezone: z.string().describe("IANA time zone: the organisation's today, and the day every date the service stamps is read in unless a customer has its own zone"),
   invoiceNumberFormat: z.string().describe('{number} or {number:N} (zero-padded), optionally {year}'),
   creditNoteNumberFormat: z.string().describe("the credit notes' own series, in the same form; {year} is the year the credit note is first issued"),
   paymentTermsDays: z.number().int(),
@@ -61,7 +61,7 @@ const settingsSchema = z.object({
 });
 
 /** The IANA zones this runtime knows, the document lists them. */
-const timezone = z.enum(['UTC', ...Intl.supportedValuesOf('timeZone').filter((zone) => zone !== 'UTC')], { error: 'must be an IANA time zone' });
+const timezone = ianaTimeZone.describe("IANA time zone that defines the organisation's today and every date the service stamps (invoice, credit note and run dates, due dates, reminders), unless a customer has its own");
 
 // Text and placeholders: {number} or {number:N} (zero-padded to N) once at least, {year} or {year:N} as you like.
 const PLACEHOLDER = '\\{(?:number|year)(?::\\d{1,2})?\\}';

@@ -19,8 +19,8 @@ export const revenueListQuery = pageQuery.extend({ invoiceId: reference().option
 
 export const revenueSummaryQuery = ordered(
   z.object({
-    from: isoDate.describe('a day of the first month (revenue is recognised by month)'),
-    to: isoDate.describe('a day of the last month; not before from'),
+    from: isoDate.describe('a calendar date YYYY-MM-DD: a day of the first month (revenue is recognised by month)'),
+    to: isoDate.describe('a calendar date YYYY-MM-DD: a day of the last month; not before from'),
     top: z.coerce.number().int().min(1).max(100).default(10).describe('how many customers to rank per currency (1 to 100, default 10)'),
   }),
   'from',

@@ -1,9 +1,11 @@
 import type { Knex } from 'knex';
+import { calendarDay } from '../../db/dates';
+import { dayIn } from '../../domain/zoned-days';
 import { creditNotesIn } from '../credit-notes';
+import { customerZone } from '../customers';
 import type { InvoiceSettlements, SettlementReader } from '../invoices';
+import { zoneOf } from '../organisation-settings';
 import { paymentsIn } from '../payments';
-
-const day = (instant: Date) => instant.toISOString().slice(0, 10);
 
 /**
  * What settles an invoice, as its document lists it: its issued credit notes and its live payments
@@ -13,10 +15,13 @@ const day = (instant: Date) => instant.toISOString().slice(0, 10);
 export const invoiceSettlements: SettlementReader = async (db: Knex, organisationId: string, invoiceId: string): Promise<InvoiceSettlements> => {
   const [notes, payments] = await Promise.all([creditNotesIn(db).issuedOfInvoice(organisationId, invoiceId), paymentsIn(db).listOfInvoice(organisationId, invoiceId)]);
   const numberOf = new Map(notes.map((note) => [note.id, note.number]));
+  // A payment's day is read in the zone of the customer's dates, as its credit notes' dates were stamped.
+  const customerId = payments[0]?.customer_id;
+  const zone = customerId ? await zoneOf(db, organisationId, await customerZone(db, organisationId, customerId)) : 'UTC';
   return {
-    creditNotes: notes.map((note) => ({ number: note.number, date: day(note.issued_at ?? note.created_at), total: note.total, settlement: note.settlement })),
+    creditNotes: notes.map((note) => ({ number: note.number, date: calendarDay(note.date), total: note.total, settlement: note.settlement })),
     payments: payments.map((payment) => ({
-      date: day(payment.paid_at),
+      date: dayIn(zone, payment.paid_at),
       amount: payment.amount,
       method: payment.method,
       reference: payment.reference,

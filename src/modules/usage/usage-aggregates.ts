@@ -23,8 +23,9 @@ export interface UsageQuery {
   metric: string;
   spec: AggregationSpec;
   members: readonly UsageMember[];
-  /** Also by UTC calendar day or month, each period named by its first day. */
+  /** Also by calendar day or month in `timeZone` (UTC when absent), each period named by its first day. */
   byPeriod?: 'day' | 'month';
+  timeZone?: string;
 }
 
 /** A group's aggregate, and its period when asked by period. */
@@ -67,7 +68,7 @@ export async function aggregateUsage(db: Knex, query: UsageQuery): Promise<Usage
   const anyEntity = members.some((member) => member.customerEntityId === null);
   const openFrom = members.some((member) => member.from === null);
   const openTo = members.some((member) => member.to === null);
-  const period = query.byPeriod ? db.raw(`to_char(date_trunc('${query.byPeriod}', "timestamp" at time zone 'UTC'), 'YYYY-MM-DD')`) : null;
+  const period = query.byPeriod ? db.raw(`to_char(date_trunc('${query.byPeriod}', "timestamp" at time zone ?), 'YYYY-MM-DD')`, [query.timeZone ?? 'UTC']) : null;
   const rows = await db('usage_events')
     .join(
       db.raw('unnest(?::text[], ?::text[], ?::timestamptz[], ?::timestamptz[]) as member(entity_id, group_key, window_from, window_to)', [

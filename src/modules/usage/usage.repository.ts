@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { formatExact } from '../../domain/money';
 import { newId } from '../../db/ids';
 import { isUniqueViolation } from '../../db/knex';
 import { paginate, type Page, type PageQuery } from '../../http/paging';
@@ -68,7 +69,7 @@ export function toUsageEvent(row: UsageEventRow): UsageEventRecord {
     id: row.id,
     CustomerEntityId: row.customer_entity_id,
     metric: row.metric,
-    value: row.value,
+    value: formatExact(row.value),
     timestamp: row.timestamp.toISOString(),
     metadata: row.metadata,
     eventId: row.event_id,
@@ -213,7 +214,7 @@ export function createUsageRepository(db: Knex) {
     async versions(organisationId: string, id: string): Promise<UsageEventVersion[]> {
       const rows = await db('usage_event_versions').where({ organisation_id: organisationId, usage_event_id: id }).orderBy('seq');
       return rows.map((row: { value: string; timestamp: Date; metadata: Record<string, unknown> | null; change: 'edited' | 'deleted'; changed_at: Date }) => ({
-        value: row.value,
+        value: formatExact(row.value),
         timestamp: row.timestamp.toISOString(),
         metadata: row.metadata,
         change: row.change,

@@ -129,8 +129,8 @@ export const usageListQuery = ordered(
   pageQuery.extend({
     customerEntityId: reference().optional(),
     metric: reference(255).optional(),
-    from: isoDateTime.optional().describe('inclusive'),
-    to: isoDateTime.optional().describe('exclusive; not before from'),
+    from: isoDateTime.optional().describe('an instant (ISO date-time with a zone): events at or after it'),
+    to: isoDateTime.optional().describe('an instant (ISO date-time with a zone): events before it; not before from'),
   }),
   'from',
   'to',

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { withFormerNames } from '../../http/former-names';
 import { DOMAIN_EVENT_TYPES, type DomainEventType } from '../../domain/events';
 import { pageQuery } from '../../http/paging';
 import { atLeastOne, freeText, reference, text } from '../../http/schemas';
@@ -33,17 +34,20 @@ export const createEndpointBody = z.object({
 
 export const updateEndpointBody = atLeastOne({ url: url.optional(), description: description.nullable().optional(), eventTypes: eventTypes.optional(), enabled: z.boolean().optional() });
 
-export const endpointSchema = z.object({
+/** Renamed to the one naming style (an instant ends in At), with its former name. */
+export const ENDPOINT_RENAMES = { secretRotatedUntil: 'secretRotationEndsAt' } as const;
+
+export const endpointSchema = withFormerNames(z.object({
   id: z.string(),
   url: z.string(),
   description: z.string().nullable(),
   eventTypes: z.array(z.string()),
   enabled: z.boolean(),
   disabledReason: z.string().nullable().describe('why delivery turned the endpoint off (a 410 Gone)'),
-  secretRotatedUntil: z.string().nullable().describe('until when the previous secret also signs, after a rotation'),
+  secretRotationEndsAt: z.string().nullable().describe('ISO date-time: until when the previous secret also signs, after a rotation'),
   createdAt: z.string(),
   updatedAt: z.string(),
-});
+}), ENDPOINT_RENAMES);
 
 export const endpointWithSecretSchema = endpointSchema.extend({
   secret: z.string().describe('the signing secret (whsec_…), shown only when the endpoint is created or its secret rotated'),

@@ -1,4 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { sendingFormerNames } from '../../http/former-names';
+import { ENDPOINT_RENAMES } from './webhooks.schemas';
 import type { Knex } from 'knex';
 import type { SecretBox } from '../../security/secret-box';
 import { Webhook } from 'standardwebhooks';
@@ -24,17 +26,17 @@ export const deliveryIdOf = (endpointId: string, eventId: string) => `whd_${crea
 const subscribed = (endpoint: EndpointRow, type: string) => endpoint.event_types.includes('*') || endpoint.event_types.includes(type) || type === 'webhook.test';
 
 export function toEndpoint(row: EndpointRow, now = new Date()) {
-  return {
+  return sendingFormerNames({
     id: row.id,
     url: row.url,
     description: row.description,
     eventTypes: row.event_types,
     enabled: row.enabled,
     disabledReason: row.disabled_reason,
-    secretRotatedUntil: row.previous_secret_expires_at && row.previous_secret_expires_at > now ? row.previous_secret_expires_at.toISOString() : null,
+    secretRotationEndsAt: row.previous_secret_expires_at && row.previous_secret_expires_at > now ? row.previous_secret_expires_at.toISOString() : null,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
-  };
+  }, ENDPOINT_RENAMES);
 }
 
 function toDelivery(row: DeliveryRow & { type: string }, attempts: AttemptRow[]) {

@@ -81,11 +81,16 @@ export async function waitForRun(api: TestApi, tenant: Tenant, runId: string): P
   }
 }
 
+/** Waits for an invoice run to end, through the API; the drafts it made. */
+export async function invoicesOfFinishedRun<T = Record<string, unknown>>(api: TestApi, tenant: Tenant, runId: string): Promise<T[]> {
+  const system = () => bearer(tenant.systemToken);
+  await waitForRun(api, tenant, runId);
+  const made = await api.http().get('/invoices').set(system()).query({ invoiceRunId: runId }).expect(200);
+  return made.body.data.items as T[];
+}
+
 /** Runs an invoice run for one contract on `billingDate` to its end, through the API; the drafts it made. */
 export async function invoicesOfRun<T = Record<string, unknown>>(api: TestApi, tenant: Tenant, contractId: string, billingDate: string): Promise<T[]> {
-  const system = () => bearer(tenant.systemToken);
-  const started = await api.http().post('/invoice-runs').set(system()).send({ billingDate, contractIds: [contractId] }).expect(201);
-  await waitForRun(api, tenant, started.body.data.id);
-  const made = await api.http().get('/invoices').set(system()).query({ invoiceRunId: started.body.data.id }).expect(200);
-  return made.body.data.items as T[];
+  const started = await api.http().post('/invoice-runs').set(bearer(tenant.systemToken)).send({ billingDate, contractIds: [contractId] }).expect(201);
+  return invoicesOfFinishedRun<T>(api, tenant, started.body.data.id);
 }

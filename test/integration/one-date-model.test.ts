@@ -1,0 +1,147 @@
+import { addDays } from '../../src/domain/billing-periods';
+import { dayIn } from '../../src/domain/zoned-days';
+import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
+import { createBillingFixture, invoiceBody, invoicesOfFinishedRun, type BillingFixture } from './support/billing-fixtures';
+import { binary, pdfText } from './support/read-back';
+
+/**
+ * Two zones 25 hours apart: at any instant their calendar days differ from each other, and the
+ * organisation's zone is picked so that its day also differs from the UTC day when the test runs.
+ */
+const KIRITIMATI = 'Pacific/Kiritimati'; // UTC+14
+const PAGO_PAGO = 'Pacific/Pago_Pago'; // UTC-11
+const ORG_ZONE = dayIn(KIRITIMATI) !== dayIn('UTC') ? KIRITIMATI : PAGO_PAGO;
+const CUSTOMER_ZONE = ORG_ZONE === KIRITIMATI ? PAGO_PAGO : KIRITIMATI;
+
+let api: TestApi;
+let tenant: Tenant;
+/** The organisation's own customer (no zone of its own), and one in another zone. */
+let plain: BillingFixture;
+let zoned: BillingFixture;
+
+beforeAll(async () => {
+  api = await startTestApi();
+  tenant = await createTenant(api, 'one-date-model');
+  await api.http().put('/organisation/settings').set(bearer(tenant.adminToken)).send({ timezone: ORG_ZONE }).expect(200);
+  plain = await createBillingFixture(api, tenant);
+  zoned = await createBillingFixture(api, tenant, 'USD', { customer: { timezone: CUSTOMER_ZONE } });
+});
+afterAll(() => api.close());
+
+const system = () => bearer(tenant.systemToken);
+
+/**
+ * Runs `act` and answers the days `zone` had around it: a test that straddles the zone's midnight accepts
+ * either day, and no other.
+ */
+async function around<T>(zone: string, act: () => Promise<T>): Promise<{ result: T; days: string[] }> {
+  const before = dayIn(zone);
+  const result = await act();
+  return { result, days: [...new Set([before, dayIn(zone)])] };
+}
+
+/** The forms a document may write a calendar day in: ISO, with the month's name, or in numbers. */
+function dayForms(day: string): RegExp {
+  const [y, m, d] = day.split('-') as [string, string, string];
+  const date = new Date(`${day}T00:00:00Z`);
+  const month = date.toLocaleString('en-GB', { month: 'long', timeZone: 'UTC' });
+  const short = date.toLocaleString('en-GB', { month: 'short', timeZone: 'UTC' });
+  const [dd, mm] = [String(Number(d)), String(Number(m))];
+  const forms = [day, `${dd} ${month} ${y}`, `${month} ${dd}, ${y}`, `${dd} ${short} ${y}`, `${short} ${dd}, ${y}`, `${d}.${m}.${y}`, `${d}/${m}/${y}`, `${m}/${d}/${y}`, `${mm}/${dd}/${y}`];
+  return new RegExp(forms.map((form) => form.replace(/[./]/g, '\\$&')).join('|'));
+}
+
+async function raisedInvoice(fixture: BillingFixture): Promise<{ id: string; items: Array<{ id: string }> }> {
+  const created = await api.http().post('/invoices').set(system()).send(invoiceBody(fixture.contractPlanId)).expect(201);
+  const raised = await api.http().post(`/invoices/${created.body.data.id}/raise`).set(system()).send({}).expect(200);
+  return { id: raised.body.data.id, items: raised.body.data.items };
+}
+
+describe('one date model', () => {
+  it("when the organisation's zone is ahead of or behind UTC, then a manual run bills today there, and its invoices are dated that day and fall due the terms later", async () => {
+    await api.http().post(`/contracts/${plain.contractId}/activate`).set(system()).send({}).expect(200);
+    const { result: run, days } = await around(ORG_ZONE, () => api.http().post('/invoice-runs').set(system()).send({ contractIds: [plain.contractId] }).expect(201));
+    expect(days).toContain(run.body.data.billingDate);
+    expect(days).not.toContain(dayIn('UTC'));
+    const made = await invoicesOfFinishedRun<{ id: string; date: string }>(api, tenant, run.body.data.id);
+    expect(made.length).toBeGreaterThan(0);
+    for (const invoice of made) expect(invoice.date).toBe(run.body.data.billingDate);
+    const first = made[0]!;
+    const raised = await api.http().post(`/invoices/${first.id}/raise`).set(system()).send({}).expect(200);
+    // The organisation's default terms: 30 days.
+    expect(raised.body.data.dueDate).toBe(addDays(first.date, 30));
+  });
+
+  it("when a credit note is issued for a customer without a zone, then its JSON and its PDF carry today in the organisation's zone, not UTC's", async () => {
+    const invoice = await raisedInvoice(plain);
+    const { result: note, days } = await around(ORG_ZONE, () => api.http().post(`/invoices/${invoice.id}/credit-notes`).set(system()).send({ reason: 'Zone check', amount: '10' }).expect(201));
+    expect(note.body.data.date).not.toBeNull();
+    expect(days).toContain(note.body.data.date);
+    // Whatever the hour, the organisation's day is not the UTC day of the same instant.
+    expect(days).not.toContain(dayIn('UTC'));
+    const read = await api.http().get(`/credit-notes/${note.body.data.id}`).set(system()).expect(200);
+    expect(read.body.data.date).toBe(note.body.data.date);
+    const pdf = await api.http().get(`/credit-notes/${note.body.data.id}/pdf`).set(system()).buffer(true).parse(binary).expect(200);
+    expect(pdfText(pdf.body as Buffer)).toMatch(dayForms(note.body.data.date));
+  });
+
+  it("when the customer has a zone of its own, then its credit note, its collections day and a paid instant's day are read there, not in the organisation's", async () => {
+    expect(dayIn(CUSTOMER_ZONE)).not.toBe(dayIn(ORG_ZONE));
+    const customer = await api.http().get(`/customers/${zoned.customerId}`).set(system()).expect(200);
+    expect(customer.body.data.timezone).toBe(CUSTOMER_ZONE);
+
+    const invoice = await raisedInvoice(zoned);
+    const { result: note, days } = await around(CUSTOMER_ZONE, () => api.http().post(`/invoices/${invoice.id}/credit-notes`).set(system()).send({ reason: 'Zone check', amount: '10' }).expect(201));
+    expect(days).toContain(note.body.data.date);
+    expect(note.body.data.date).not.toBe(dayIn(ORG_ZONE));
+    const pdf = await api.http().get(`/credit-notes/${note.body.data.id}/pdf`).set(system()).buffer(true).parse(binary).expect(200);
+    expect(pdfText(pdf.body as Buffer)).toMatch(dayForms(note.body.data.date));
+
+    const mine = await around(CUSTOMER_ZONE, () => api.http().get('/collections').set(system()).query({ customerId: zoned.customerId }).expect(200));
+    expect(mine.days).toContain(mine.result.body.data.asOfDate);
+    const all = await around(ORG_ZONE, () => api.http().get('/collections').set(system()).expect(200));
+    expect(all.days).toContain(all.result.body.data.asOfDate);
+
+    // 10:30 UTC on 20 November is the 21st at Kiritimati and the 19th at Pago Pago.
+    const paid = await api.http().post(`/invoices/${invoice.id}/mark-paid`).set(system()).send({ paidDate: '2026-11-20T10:30:00Z' }).expect(200);
+    expect(paid.body.data.paidDate).toBe(CUSTOMER_ZONE === KIRITIMATI ? '2026-11-21' : '2026-11-19');
+    // A date is the day itself, in any zone.
+    const other = await raisedInvoice(zoned);
+    const onDay = await api.http().post(`/invoices/${other.id}/mark-paid`).set(system()).send({ paidDate: '2026-11-20' }).expect(200);
+    expect(onDay.body.data.paidDate).toBe('2026-11-20');
+    // ... and its payment was made at the start of that day where the customer is.
+    const payments = await api.http().get('/payments').set(system()).query({ invoiceId: other.id }).expect(200);
+    expect(payments.body.data.items.map((payment: { paidAt: string }) => payment.paidAt)).toEqual([CUSTOMER_ZONE === KIRITIMATI ? '2026-11-19T10:00:00.000Z' : '2026-11-20T11:00:00.000Z']);
+  });
+
+  it("when a milestone of the customer in its own zone is achieved, then its invoice is dated today there and falls due the terms later", async () => {
+    await api.http().post(`/contracts/${zoned.contractId}/activate`).set(system()).send({}).expect(200);
+    const base = `/contracts/${zoned.contractId}/plans/${zoned.contractPlanId}/milestones`;
+    const milestone = await api.http().post(base).set(system()).send({ planItemId: zoned.planItemId, name: 'Go-live', percentage: 10 }).expect(201);
+    const { result: achieved, days } = await around(CUSTOMER_ZONE, () => api.http().post(`${base}/${milestone.body.data.id}/achieve`).set(system()).send({}).expect(200));
+    const invoice = await api.http().get(`/invoices/${achieved.body.data.invoiceId}`).set(system()).expect(200);
+    expect(days).toContain(invoice.body.data.date);
+    expect(invoice.body.data.date).not.toBe(dayIn(ORG_ZONE));
+    const raised = await api.http().post(`/invoices/${invoice.body.data.id}/raise`).set(system()).send({}).expect(200);
+    expect(raised.body.data.dueDate).toBe(addDays(invoice.body.data.date, 30));
+  });
+
+  it("when no date is asked of the FX rates, then today in the organisation's zone is the day the rate is read for", async () => {
+    const today = dayIn(ORG_ZONE);
+    await api.http().post('/fx-rates').set(system()).send({ fromCurrency: 'NZD', toCurrency: 'USD', rate: '0.6', effectiveDate: today }).expect(201);
+    const { result, days } = await around(ORG_ZONE, () => api.http().get('/fx-rates/effective').set(system()).query({ from: 'NZD', to: 'USD' }).expect(200));
+    expect(days).toContain(result.body.data.date);
+  });
+
+  it("when a schedule is created without a zone, then it runs in the organisation's", async () => {
+    const created = await api.http().post('/invoice-run-schedules').set(bearer(tenant.adminToken)).send({ name: 'Monthly', cron: '0 6 1 * *', paused: true }).expect(201);
+    expect(created.body.data.timezone).toBe(ORG_ZONE);
+    await api.http().delete(`/invoice-run-schedules/${created.body.data.id}`).set(bearer(tenant.adminToken)).expect(200);
+  });
+
+  it('when a customer is given a zone that is not an IANA name, then it is refused at its path', async () => {
+    const res = await api.http().post('/customers').set(system()).send({ name: 'Nowhere Ltd', timezone: 'Mars/Olympus_Mons' });
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toEqual([expect.objectContaining({ code: 1001, path: 'body.timezone' })]);
+  });
+});

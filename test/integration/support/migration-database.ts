@@ -1,0 +1,32 @@
+import type { Knex } from 'knex';
+import { Client as PgClient } from 'pg';
+import { createDb, migrateLatest } from '../../../src/db/knex';
+
+async function asAdmin(adminUrl: string, sql: string): Promise<void> {
+  const admin = new PgClient({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(sql);
+  await admin.end();
+}
+
+/**
+ * A database of its own for a test of one migration: migrated to the latest, then back to just before
+ * `migration`, so that the test can write the rows the migration finds. `drop` closes and removes it.
+ */
+export async function databaseBefore(migration: string, label: string): Promise<{ db: Knex; drop: () => Promise<void> }> {
+  const adminUrl = process.env.TEST_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const name = `billing_${label}_${Date.now()}_${process.pid}`;
+  await asAdmin(adminUrl, `CREATE DATABASE ${name}`);
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  const db = createDb(url.toString(), 2);
+  await migrateLatest(db);
+  await db.migrate.down({ name: migration });
+  return {
+    db,
+    drop: async () => {
+      await db.destroy();
+      await asAdmin(adminUrl, `DROP DATABASE IF EXISTS ${name}`);
+    },
+  };
+}

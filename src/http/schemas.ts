@@ -176,14 +176,16 @@ export const jsonObject = z.record(z.string(), z.unknown());
 
 /**
  * A body that changes some fields: at least one of them must be given. The document says the same with
- * one `required` alternative per field.
+ * one `required` alternative per field, except for an object nested in a nullable one (`{ inAlternative:
+ * true }`): there OpenAPI tools no longer see the properties those alternatives require, so the rule is
+ * left to the description.
  */
-export function atLeastOne<Shape extends z.ZodRawShape>(shape: Shape) {
+export function atLeastOne<Shape extends z.ZodRawShape>(shape: Shape, { inAlternative = false } = {}) {
   const keys = Object.keys(shape);
-  return z
+  const checked = z
     .object(shape)
-    .refine((body) => keys.some((key) => (body as Record<string, unknown>)[key] !== undefined), `give at least one of ${keys.join(', ')}`)
-    .meta({ anyOf: keys.map((key) => ({ required: [key] })) });
+    .refine((body) => keys.some((key) => (body as Record<string, unknown>)[key] !== undefined), `give at least one of ${keys.join(', ')}`);
+  return inAlternative ? checked.describe(`at least one of ${keys.join(', ')}`) : checked.meta({ anyOf: keys.map((key) => ({ required: [key] })) });
 }
 
 /** Two fields of one object that must be in order (`from` ≤ `to`), refused at the later field's path. */

@@ -43,7 +43,7 @@ const paymentDetailsInput = atLeastOne({
   reference: text(140)
     .optional()
     .describe('at most 140 characters (a SEPA remittance line); {number} stands for the invoice number; without it, customers quote the invoice number'),
-}).nullable();
+}, { inAlternative: true }).nullable();
 
 const settingsSchema = z.object({
   baseCurrency: z.string(),

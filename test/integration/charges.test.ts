@@ -359,7 +359,7 @@ describe('how a charge is computed', () => {
     await api.http().post('/events/batch').set(ownerSystem).send({ events }).expect(200);
 
     const schedule = await api.http().post('/invoice-run-schedules').set(ownerAdmin).send({ name: 'Ahead', cron: '0 6 1 * *', timezone: 'Pacific/Kiritimati' }).expect(201);
-    await api.http().post(`/invoice-run-schedules/${schedule.body.data.id}/trigger`).set(ownerAdmin).send({}).expect(200);
+    await api.http().post(`/invoice-run-schedules/${schedule.body.data.id}/trigger`).set(ownerAdmin).send({}).expect(201);
     const deadline = Date.now() + 60_000;
     let run: { id: string; status: string; billing_date: Date } | undefined;
     while (!run || run.status === 'running') {

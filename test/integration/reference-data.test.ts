@@ -50,6 +50,8 @@ describe('customers', () => {
       currency: 'EUR',
       externalId,
       paymentTermsDays: null,
+      locale: null,
+      timezone: null,
       createdAt: expect.stringMatching(ISO),
       updatedAt: expect.stringMatching(ISO),
     });

@@ -142,6 +142,7 @@ const SYSTEM_USER_ACTIONS = [
 /** Actions only Admin holds: the contract's prohibition list and its admin-only endpoints. */
 const ADMIN_ONLY_ACTIONS = [
   'CustomerService:deleteCustomer',
+  'CustomerService:updateCustomer',
   'UserService:createSystemUser',
   'AppService:deleteApp',
   'SkuGroupService:createSkuGroup',

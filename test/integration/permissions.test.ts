@@ -17,6 +17,7 @@ const FORBIDDEN_FOR_SYSTEM_USER = new Set([
   'POST /users/system',
   'DELETE /apps/{id}',
   'DELETE /customers/{id}',
+  'PATCH /customers/{id}',
   'POST /meters',
   'PUT /meters/{id}',
   'POST /catalog/sku-groups',

@@ -21,6 +21,7 @@ function as(who: Tenant, token: 'system' | 'admin' = 'system') {
   return {
     get: (path: string) => api.http().get(path).set(auth),
     post: (path: string, body: object) => api.http().post(path).set(auth).send(body),
+    patch: (path: string, body: object) => api.http().patch(path).set(auth).send(body),
     delete: (path: string) => api.http().delete(path).set(auth),
   };
 }
@@ -38,6 +39,26 @@ async function createEntity(who: Tenant, body: object) {
 const address = { line1: '1 Main Street', city: 'Berlin', postalCode: '10115', country: 'DE' };
 
 describe('customers', () => {
+  it('when an Admin changes a customer, then the fields given are set, null clears one, the rest stay; SystemUser may not', async () => {
+    const customer = await createCustomer(tenant, { email: 'a@acme.test', paymentTermsDays: 14 });
+    const changed = await as(tenant, 'admin').patch(`/customers/${customer.id}`, { locale: 'en-GB', timezone: 'Europe/London', email: null }).expect(200);
+    expect(changed.body.data).toMatchObject({ id: customer.id, name: customer.name, email: null, paymentTermsDays: 14, locale: 'en-GB', timezone: 'Europe/London' });
+    expect((await as(tenant).get(`/customers/${customer.id}`).expect(200)).body.data).toEqual(changed.body.data);
+    expect((await as(tenant).patch(`/customers/${customer.id}`, { locale: 'de-DE' })).body).toEqual(FORBIDDEN);
+  });
+
+  it('when a change is empty, names an unknown zone, takes an externalId another customer holds or the customer of another organisation, then it is refused and nothing changes', async () => {
+    const holder = await createCustomer(tenant, { externalId: unique('ext') });
+    const customer = await createCustomer(tenant);
+    const admin = as(tenant, 'admin');
+    expect((await admin.patch(`/customers/${customer.id}`, {}).expect(400)).body.errors[0].message).toMatch(/at least one of name/);
+    expect((await admin.patch(`/customers/${customer.id}`, { timezone: 'Mars/Olympus' }).expect(400)).body.errors[0].path).toBe('body.timezone');
+    expect((await admin.patch(`/customers/${customer.id}`, { name: 'Renamed', currency: 'USD' }).expect(400)).body.errors).toEqual([expect.objectContaining({ path: 'body.currency' })]);
+    await admin.patch(`/customers/${customer.id}`, { externalId: holder.externalId }).expect(409);
+    await as(other, 'admin').patch(`/customers/${customer.id}`, { name: 'Taken' }).expect(404);
+    expect((await as(tenant).get(`/customers/${customer.id}`).expect(200)).body.data).toMatchObject({ name: customer.name, externalId: null, timezone: null });
+  });
+
   it('when a customer is created, then 201 with its fields in camelCase and it reads back by id', async () => {
     const externalId = unique('ext');
     const created = await as(tenant).post('/customers', { name: 'Acme GmbH', email: 'billing@acme.test', currency: 'EUR', externalId });

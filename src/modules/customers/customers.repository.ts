@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { newId } from '../../db/ids';
 import { paginate, type Page, type PageQuery } from '../../http/paging';
-import type { CreateCustomerBody } from './customers.schemas';
+import type { CreateCustomerBody, UpdateCustomerBody } from './customers.schemas';
 
 export const CUSTOMER_EXTERNAL_ID_UNIQUE = 'customers_external_id_unique';
 
@@ -71,6 +71,24 @@ export function createCustomerRepository(db: Knex) {
         })
         .returning('*');
       return row!;
+    },
+
+    /** Sets the fields given (null clears one); undefined when no live customer has the id. */
+    async update(organisationId: string, id: string, input: UpdateCustomerBody): Promise<CustomerRow | undefined> {
+      const columns = {
+        name: input.name,
+        email: input.email,
+        external_id: input.externalId,
+        payment_terms_days: input.paymentTermsDays,
+        locale: input.locale,
+        timezone: input.timezone,
+      };
+      const changes = Object.fromEntries(Object.entries(columns).filter(([, value]) => value !== undefined));
+      const [row] = await live(organisationId)
+        .where({ id })
+        .update({ ...changes, updated_at: db.fn.now() })
+        .returning('*');
+      return row;
     },
 
     /** The ids of live customers, as a subquery for the tables that hang off a customer. */

@@ -2,7 +2,7 @@ import { pageOf, pageQuery } from '../../http/paging';
 import { defineRoute, requires, type Route } from '../../http/route';
 import { deletedSchema, idParam, deleted } from '../../http/schemas';
 import type { AppDeps } from '../../deps';
-import { createCustomerBody, customerSchema } from './customers.schemas';
+import { createCustomerBody, customerSchema, updateCustomerBody } from './customers.schemas';
 
 export function customerRoutes(deps: AppDeps): Route[] {
   const { customers } = deps.services;
@@ -38,6 +38,17 @@ export function customerRoutes(deps: AppDeps): Route[] {
       params: idParam,
       response: customerSchema,
       handler: async ({ params, auth }) => customers.getById(auth.organisationId, params.id),
+    }),
+    defineRoute({
+      method: 'patch',
+      path: '/customers/{id}',
+      summary: "Change a customer's name, e-mail, externalId, payment terms, locale or time zone (Admin only); null clears a field",
+      tag: 'Customers',
+      access: requires('CustomerService:updateCustomer'),
+      params: idParam,
+      body: updateCustomerBody,
+      response: customerSchema,
+      handler: async ({ params, body, auth }) => customers.update(auth.organisationId, params.id, body),
     }),
     defineRoute({
       method: 'delete',

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { emailAddress, ianaTimeZone, isoCurrency, localeTag, paymentTermsDays, timestamps, text } from '../../http/schemas';
+import { atLeastOne, emailAddress, ianaTimeZone, isoCurrency, localeTag, paymentTermsDays, timestamps, text } from '../../http/schemas';
 
 export const createCustomerBody = z.object({
   name: text(200),
@@ -17,6 +17,22 @@ export const createCustomerBody = z.object({
 });
 
 export type CreateCustomerBody = z.output<typeof createCustomerBody>;
+
+/**
+ * What an Admin may change of a customer: each field given is set, null clears it. Its currency is not
+ * here: its contracts and invoices are in it. Dates and documents already stamped keep what they were
+ * stamped with.
+ */
+export const updateCustomerBody = atLeastOne({
+  name: text(200).optional(),
+  email: emailAddress.nullable().optional(),
+  externalId: text(200).nullable().optional().describe("The customer's id in your own system; unique among the organisation's live customers"),
+  paymentTermsDays: paymentTermsDays.nullable().optional(),
+  locale: localeTag.nullable().optional(),
+  timezone: ianaTimeZone.nullable().optional(),
+});
+
+export type UpdateCustomerBody = z.output<typeof updateCustomerBody>;
 
 export const customerSchema = z.object({
   id: z.string(),

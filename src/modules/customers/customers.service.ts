@@ -4,7 +4,7 @@ import { AppError, orNotFound } from '../../domain/errors';
 import type { Page, PageQuery } from '../../http/paging';
 import { createEntityRepository } from './entities.repository';
 import { CUSTOMER_EXTERNAL_ID_UNIQUE, createCustomerRepository, toCustomer, type Customer } from './customers.repository';
-import type { CreateCustomerBody } from './customers.schemas';
+import type { CreateCustomerBody, UpdateCustomerBody } from './customers.schemas';
 
 const duplicateExternalId = (error: unknown): never => {
   if (isUniqueViolation(error, CUSTOMER_EXTERNAL_ID_UNIQUE)) throw AppError.conflict('A customer with this externalId exists');
@@ -21,6 +21,10 @@ export function createCustomerService(db: Knex) {
 
     async getById(organisationId: string, id: string): Promise<Customer> {
       return toCustomer(orNotFound(await customers.findById(organisationId, id), 'Customer'));
+    },
+
+    async update(organisationId: string, id: string, input: UpdateCustomerBody): Promise<Customer> {
+      return toCustomer(orNotFound(await customers.update(organisationId, id, input).catch(duplicateExternalId), 'Customer'));
     },
 
     async list(organisationId: string, paging: PageQuery): Promise<Page<Customer>> {

@@ -23,10 +23,12 @@ interface Sent {
 /** A seeded generator, so a failure repeats. */
 function generator(seed: number) {
   let state = seed;
-  return (n: number) => {
+  // 15 good bits a step: the high ones of a linear congruential generator.
+  const bits = () => {
     state = (state * 1103515245 + 12345) % 2147483648;
-    return state % n;
+    return Math.floor(state / 65536);
   };
+  return (n: number) => (bits() * 32768 + bits()) % n;
 }
 
 /** Cents as an exact decimal without trailing zeros. */
@@ -110,6 +112,10 @@ beforeAll(async () => {
   }));
   const res = await api.http().post('/events/batch').set(system()).send({ events }).expect(200);
   expect(res.body.data.summary).toMatchObject({ success: 1000, failed: 0 });
+  // Every model, direction and customer is among the events, in numbers.
+  for (const [pick, names] of [[(event: Sent) => event.model, MODELS], [(event: Sent) => event.direction, DIRECTIONS], [(event: Sent) => String(event.customer), ['0', '1']]] as const) {
+    for (const name of names) expect(sent.filter((event) => pick(event) === name).length).toBeGreaterThan(100);
+  }
 });
 afterAll(() => api.close());
 
@@ -120,6 +126,7 @@ describe('a meter of AI tokens by model and direction', () => {
     const rows = await allRows(`${RANGE}&groupBy=model&timezone=UTC`);
     const expected = sums(counted(), (event) => `${event.timestamp.slice(0, 10)}T00:00:00.000Z|${event.model}`);
     expect(new Map(rows.map((row) => [`${row.windowStart}|${row.groups.model}`, row.value]))).toEqual(expected);
+    expect(new Set(rows.map((row) => row.windowStart)).size).toBe(6);
     expect(rows.every((row) => Date.parse(row.windowEnd) - Date.parse(row.windowStart) === 86_400_000)).toBe(true);
     expect(rows.map((row) => `${row.windowStart}|${row.groups.model}`)).toEqual([...expected.keys()].sort());
   });
@@ -141,7 +148,6 @@ describe('a meter of AI tokens by model and direction', () => {
 
   it('when filter.model names one model, then only its usage is counted', async () => {
     const rows = await allRows(`${RANGE}&groupBy=model&timezone=UTC&filter.model=large`);
-    console.log(JSON.stringify(await query(`${RANGE}&groupBy=model&timezone=UTC&filter.model=large`)));
     expect(new Set(rows.map((row) => row.groups.model))).toEqual(new Set(['large']));
     expect(new Map(rows.map((row) => [row.windowStart.slice(0, 10), row.value]))).toEqual(sums(counted().filter((event) => event.model === 'large'), (event) => event.timestamp.slice(0, 10)));
   });

@@ -1,7 +1,5 @@
 import type { Knex } from 'knex';
 import { getOrganisationSettings, zoneOf } from '../organisation-settings';
-import { plansIn } from '../billing-plans';
-import { chargesIn } from '../charges';
 import { customersIn, entitiesIn } from '../customers';
 import { formatExactOrNull } from '../../domain/money';
 import { isUniqueViolation } from '../../db/knex';
@@ -41,7 +39,10 @@ export interface MeterWindowQuery {
 
 const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
-export function createMeterService(db: Knex) {
+/** Whether anything was ever charged for usage of the meter. */
+export type BilledMeter = (organisationId: string, meterId: string) => Promise<boolean>;
+
+export function createMeterService(db: Knex, isBilled: BilledMeter) {
   const meters = createMeterRepository(db);
 
   async function findRow(organisationId: string, id: string): Promise<MeterRow> {
@@ -63,7 +64,7 @@ export function createMeterService(db: Knex) {
       const next = { name: changes.name, metric: changes.metric, aggregation: changes.aggregation, unique_field: changes.uniqueField, group_by: changes.groupBy, filters: changes.filters };
       // Which events a billed meter counted, and how its usage splits, stay as billed.
       const redefines = (changes.groupBy !== undefined && !sameJson(changes.groupBy, current.group_by)) || (changes.filters !== undefined && !sameJson(changes.filters, current.filters));
-      if (redefines && (await chargesIn(db).anyFor(await plansIn(db).itemIdsOfMeter(organisationId, id)))) {
+      if (redefines && (await isBilled(organisationId, id))) {
         throw AppError.conflict('The meter has been billed: its filters and groupBy can no longer change; create a new meter instead');
       }
       if ((next.aggregation ?? current.aggregation) === 'unique_count' && !(next.unique_field === undefined ? current.unique_field : next.unique_field)) {

@@ -197,7 +197,7 @@ export async function aggregateUsageWindows(db: Knex, query: UsageWindowQuery): 
       'w.value',
       db.raw('count(*) over () as total'),
     )
-    .orderByRaw(['w.local_start', ...names.map((name) => `w.?? asc nulls last`)].join(', '), names)
+    .orderByRaw(['w.local_start', ...names.map(() => 'w.?? asc nulls last')].join(', '), names)
     .limit(query.limit)
     .offset(query.offset);
   const total = rows[0] ? Number(rows[0].total) : query.offset > 0 ? await countWindows(db, grouped) : 0;

@@ -150,6 +150,9 @@ describe('a meter of AI tokens by model and direction', () => {
     const rows = await allRows(`${RANGE}&groupBy=model&timezone=UTC&filter.model=large`);
     expect(new Set(rows.map((row) => row.groups.model))).toEqual(new Set(['large']));
     expect(new Map(rows.map((row) => [row.windowStart.slice(0, 10), row.value]))).toEqual(sums(counted().filter((event) => event.model === 'large'), (event) => event.timestamp.slice(0, 10)));
+    expect(await allRows(`${RANGE}&groupBy=model&timezone=UTC&filter%5Bmodel%5D=large`)).toEqual(rows);
+    const both = await allRows(`${RANGE}&groupBy=model&timezone=UTC&filter.model=large,small`);
+    expect(both).toEqual(await allRows(`${RANGE}&groupBy=model&timezone=UTC`));
   });
 
   it("when the windows follow Berlin, then they are Berlin's calendar days, the day summer time ends lasting 25 hours", async () => {

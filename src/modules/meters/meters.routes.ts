@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { pageOf, pageQuery } from '../../http/paging';
+import { documented } from '../../http/openapi';
 import { defineRoute, requires, type Route } from '../../http/route';
 import { atLeastOne, byInstant, ianaTimeZone, idParam, isoDateTime, jsonObject, ordered, reference, text, timestamps } from '../../http/schemas';
 import type { AppDeps } from '../../deps';
@@ -161,18 +162,31 @@ export function meterRoutes(deps: AppDeps): Route[] {
       response: meterUsageSchema,
       handler: async ({ params, query, auth }) => meters.usage(auth.organisationId, params.id, query),
     }),
-    defineRoute({
-      method: 'get',
-      path: '/meters/{id}/query',
-      summary:
-        "A meter's usage per window of a time zone, split by its dimensions; filter.<dimension>=a,b (or filter[<dimension>]=a,b) narrows to those values of a dimension of the meter",
-      tag: 'Meters',
-      access: requires('MeterService:getMeters'),
-      params: idParam,
-      query: meterQuery,
-      response: meterQuerySchema,
-      handler: async ({ params, query, auth, req }) => meters.query(auth.organisationId, params.id, { ...query, filter: meterQueryParams(req.query) }),
-    }),
+    documented(
+      defineRoute({
+        method: 'get',
+        path: '/meters/{id}/query',
+        summary: "A meter's usage per window of a time zone, split by its dimensions",
+        tag: 'Meters',
+        access: requires('MeterService:getMeters'),
+        params: idParam,
+        query: meterQuery,
+        response: meterQuerySchema,
+        handler: async ({ params, query, auth, req }) => meters.query(auth.organisationId, params.id, { ...query, filter: meterQueryParams(req.query) }),
+      }),
+      {
+        queryParameters: [
+          {
+            name: 'filter',
+            description:
+              'Narrows to the listed values of dimensions of the meter: filter[model]=a,b (or filter.model=a,b) counts only events whose model is a or b; at most 100 values of at most 255 characters each',
+            style: 'deepObject',
+            explode: true,
+            schema: { type: 'object', additionalProperties: { type: 'string', minLength: 1 } },
+          },
+        ],
+      },
+    ),
     defineRoute({
       method: 'post',
       path: '/meters/{id}/usage',

@@ -226,3 +226,48 @@ describe('a meter of AI tokens by model and direction', () => {
     await api.http().put(`/meters/${meterId}`).set(admin()).send({ name: `${metric} renamed` }).expect(200);
   });
 });
+
+describe('the example of docs/meters.md', () => {
+  it('when its four events are sent, then the queries answer the rows the document shows', async () => {
+    const tag = randomUUID().slice(0, 8);
+    const meter = await api
+      .http()
+      .post('/meters')
+      .set(admin())
+      .send({ name: `Tokens ${tag}`, metric: `tokens_${tag}`, aggregation: 'sum', groupBy: ['model', 'direction'], filters: [{ key: 'direction', operator: 'in', values: ['input', 'output'] }] })
+      .expect(201);
+    const entity = customers[0]!.entityId;
+    const event = (value: number, timestamp: string, model: string, direction: string) => ({ CustomerEntityId: entity, metric: `tokens_${tag}`, value, timestamp, metadata: { model, direction } });
+    const events = [
+      event(1200, '2026-11-02T09:00:00Z', 'small', 'input'),
+      event(350, '2026-11-02T09:00:05Z', 'small', 'output'),
+      event(5000, '2026-11-02T10:00:00Z', 'small', 'cached'),
+      event(800, '2026-11-02T23:30:00Z', 'large', 'input'),
+    ];
+    await api.http().post('/events/batch').set(system()).send({ events }).expect(200);
+    const read = async (params: string) => (await api.http().get(`/meters/${meter.body.data.id}/query?${params}`).set(system()).expect(200)).body.data;
+    const row = (windowStart: string, windowEnd: string, groups: Record<string, string>, value: string) => ({ windowStart, windowEnd, groups, value });
+
+    expect(await read('from=2026-11-02T00:00:00Z&to=2026-11-04T00:00:00Z&groupBy=model&timezone=UTC')).toEqual({
+      meterId: meter.body.data.id,
+      from: '2026-11-02T00:00:00Z',
+      to: '2026-11-04T00:00:00Z',
+      windowSize: 'day',
+      timezone: 'UTC',
+      rows: [row('2026-11-02T00:00:00.000Z', '2026-11-03T00:00:00.000Z', { model: 'large' }, '800'), row('2026-11-02T00:00:00.000Z', '2026-11-03T00:00:00.000Z', { model: 'small' }, '1550')],
+      page: 1,
+      limit: 100,
+      total: 2,
+    });
+    const berlin = await read('from=2026-11-02T00:00:00%2B01:00&to=2026-11-04T00:00:00%2B01:00&groupBy=model&timezone=Europe/Berlin');
+    expect(berlin).toMatchObject({ from: '2026-11-02T00:00:00+01:00', timezone: 'Europe/Berlin' });
+    expect(berlin.rows).toEqual([row('2026-11-01T23:00:00.000Z', '2026-11-02T23:00:00.000Z', { model: 'small' }, '1550'), row('2026-11-02T23:00:00.000Z', '2026-11-03T23:00:00.000Z', { model: 'large' }, '800')]);
+    const small = await read('from=2026-11-02T00:00:00Z&to=2026-11-04T00:00:00Z&groupBy=model,direction&filter%5Bmodel%5D=small&timezone=UTC');
+    expect(small.rows).toEqual([
+      row('2026-11-02T00:00:00.000Z', '2026-11-03T00:00:00.000Z', { model: 'small', direction: 'input' }, '1200'),
+      row('2026-11-02T00:00:00.000Z', '2026-11-03T00:00:00.000Z', { model: 'small', direction: 'output' }, '350'),
+    ]);
+    const byCustomer = await read('from=2026-11-02T00:00:00Z&to=2026-11-04T00:00:00Z&groupBy=customer&timezone=UTC');
+    expect(byCustomer.rows).toEqual([row('2026-11-02T00:00:00.000Z', '2026-11-03T00:00:00.000Z', { customer: customers[0]!.customerId }, '2350')]);
+  });
+});

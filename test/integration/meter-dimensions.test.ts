@@ -220,6 +220,9 @@ describe('a meter of AI tokens by model and direction', () => {
     const billed = counted().filter((event) => event.customer === 1).reduce((total, event) => total + event.cents, 0);
     expect(invoice.items.map((line: { quantity: string }) => line.quantity)).toEqual([decimal(billed)]);
 
+    const same = await api.http().put(`/meters/${meterId}`).set(admin()).send({ filters: [{ values: ['input', 'output'], operator: 'in', key: 'direction' }], groupBy: ['model', 'direction'] });
+    expect(same.status).toBe(200);
+    expect(same.body.data.filters).toEqual([{ key: 'direction', operator: 'in', values: ['input', 'output'] }]);
     const refused = await api.http().put(`/meters/${meterId}`).set(admin()).send(change);
     expect(refused.status).toBe(409);
     expect((await api.http().put(`/meters/${meterId}`).set(admin()).send({ groupBy: ['model'] })).status).toBe(409);

@@ -30,6 +30,10 @@ export interface Meter {
   updatedAt: string;
 }
 
+/** A filter with its fields in one order, whatever order its stored JSON keeps them in. */
+export const filterOf = (filter: MetadataFilter): MetadataFilter =>
+  filter.operator === 'in' || filter.operator === 'not_in' ? { key: filter.key, operator: filter.operator, values: filter.values } : { key: filter.key, operator: filter.operator };
+
 export function toMeter(row: MeterRow): Meter {
   return {
     id: row.id,
@@ -38,7 +42,7 @@ export function toMeter(row: MeterRow): Meter {
     aggregation: row.aggregation,
     uniqueField: row.unique_field,
     groupBy: row.group_by,
-    filters: row.filters,
+    filters: row.filters.map(filterOf),
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   };

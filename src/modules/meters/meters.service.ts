@@ -7,7 +7,7 @@ import { AppError, orNotFound } from '../../domain/errors';
 import type { Page, PageQuery } from '../../http/paging';
 import { aggregateUsage, aggregateUsageWindows, emptyAggregate, type MetadataFilter, type UsageMember, type WindowSize } from '../usage';
 import { checkQueryFilters, checkSpan, CUSTOMER_GROUP, groupsOf } from './meter-dimensions';
-import { createMeterRepository, specOf, toMeter, type Aggregation, type Meter, type MeterInput, type MeterRow } from './meters.repository';
+import { createMeterRepository, filterOf, specOf, toMeter, type Aggregation, type Meter, type MeterInput, type MeterRow } from './meters.repository';
 
 const duplicateName = (error: unknown): never => {
   if (isUniqueViolation(error)) throw AppError.conflict('A meter with this name exists');
@@ -63,7 +63,7 @@ export function createMeterService(db: Knex, isBilled: BilledMeter) {
       const current = await findRow(organisationId, id);
       const next = { name: changes.name, metric: changes.metric, aggregation: changes.aggregation, unique_field: changes.uniqueField, group_by: changes.groupBy, filters: changes.filters };
       // Which events a billed meter counted, and how its usage splits, stay as billed.
-      const redefines = (changes.groupBy !== undefined && !sameJson(changes.groupBy, current.group_by)) || (changes.filters !== undefined && !sameJson(changes.filters, current.filters));
+      const redefines = (changes.groupBy !== undefined && !sameJson(changes.groupBy, current.group_by)) || (changes.filters !== undefined && !sameJson(changes.filters.map(filterOf), current.filters.map(filterOf)));
       if (redefines && (await isBilled(organisationId, id))) {
         throw AppError.conflict('The meter has been billed: its filters and groupBy can no longer change; create a new meter instead');
       }

@@ -5,7 +5,7 @@ import { createTemplateRenderer, templateBudgetFrom, type TemplateRenderer } fro
 import { createAddressService, createCustomerService, createEntityService } from './modules/customers';
 import { createAppService, type AccessTokenIssuer, createAuthService, createSessionVersions } from './modules/auth';
 import { createAttributeService, createOrganisationAttributeService } from './modules/attributes';
-import { createBillingPlanService } from './modules/billing-plans';
+import { createBillingPlanService, plansIn } from './modules/billing-plans';
 import { createCatalogService } from './modules/catalog';
 import { createCollectionsService } from './modules/collections';
 import { createContactGroupService } from './modules/contact-groups';
@@ -25,7 +25,7 @@ import { invoicesIn, createInvoiceFileService, createInvoiceItemService, createI
 import { createInvoiceRunControlService, createInvoiceRunService, type InvoiceRunPaging } from './modules/invoice-runs';
 import { createInvoiceTemplateService } from './modules/invoice-templates';
 import { destinationPolicy, type DestinationPolicy, createWebhookDeliveryControl, type TriggerSubject, createWebhookService } from './modules/webhooks';
-import { createChargeService } from './modules/charges';
+import { chargesIn, createChargeService } from './modules/charges';
 import { createInvoiceRunScheduleService } from './modules/invoice-run-schedules';
 import { createJobControlService, createJobService } from './modules/jobs';
 import { createMeterService } from './modules/meters';
@@ -120,7 +120,8 @@ export function createServices(deps: ServiceDeps) {
     invoiceRuns,
     charges: createChargeService(db, (organisationId, contractId) => contractCurrency(db, organisationId, contractId)),
     // Usage, plans and contracts
-    meters: createMeterService(db),
+    // A meter is billed once anything was charged for a plan item that meters it.
+    meters: createMeterService(db, async (organisationId, meterId) => chargesIn(db).anyFor(await plansIn(db).itemIdsOfMeter(organisationId, meterId))),
     usageIngestion: createUsageIngestionService(db),
     billingPlans: createBillingPlanService(db, contractPlanUse),
     contractLifecycle: createContractLifecycleService(db),

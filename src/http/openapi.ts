@@ -159,6 +159,8 @@ export interface RouteDocumentation {
   requestBody?: JsonSchema;
   /** A route kept for the integrations that call it, with what replaces it. */
   deprecatedFor?: string;
+  /** Query parameters the route reads itself, whose names its query schema cannot list. */
+  queryParameters?: Array<{ name: string; description: string; style?: 'form' | 'deepObject'; explode?: boolean; schema: JsonSchema }>;
 }
 
 const documentation = new WeakMap<Route, RouteDocumentation>();
@@ -213,6 +215,7 @@ function operationOf(route: Route): Record<string, unknown> {
   const parameters = [
     ...objectProperties(route.params).map(([name, schema]) => ({ name, in: 'path', required: true, schema })),
     ...objectProperties(route.query).map(([name, schema, required]) => ({ name, in: 'query', required, ...(schema.deprecated === true ? { deprecated: true } : {}), schema })),
+    ...(extra.queryParameters ?? []).map((parameter) => ({ ...parameter, in: 'query', required: false })),
     ...headerParameters(route),
   ];
   const success = route.rawResponse

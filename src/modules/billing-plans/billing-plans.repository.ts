@@ -176,6 +176,11 @@ export function createBillingPlanRepository(db: Knex) {
       return db('billing_plan_items').where({ organisation_id: organisationId }).whereIn('id', itemIds).pluck('id');
     },
 
+    /** The ids of the organisation's plan items that bill the meter, in any plan, past terms too. */
+    async itemIdsOfMeter(organisationId: string, meterId: string): Promise<string[]> {
+      return db('billing_plan_items').where({ organisation_id: organisationId, meter_id: meterId }).pluck('id');
+    },
+
     /** The ids among `itemIds` of items of the given plans of the organisation. */
     async itemIdsAmong(organisationId: string, planIds: string[], itemIds: string[]): Promise<string[]> {
       return db('billing_plan_items').where({ organisation_id: organisationId }).whereIn('plan_id', planIds).whereIn('id', itemIds).pluck('id');

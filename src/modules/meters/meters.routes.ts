@@ -1,9 +1,11 @@
 import { z } from 'zod';
 import { pageOf, pageQuery } from '../../http/paging';
+import { documented } from '../../http/openapi';
 import { defineRoute, requires, type Route } from '../../http/route';
-import { atLeastOne, byInstant, idParam, isoDateTime, jsonObject, ordered, reference, text, timestamps } from '../../http/schemas';
+import { atLeastOne, byInstant, ianaTimeZone, idParam, isoDateTime, jsonObject, ordered, reference, text, timestamps } from '../../http/schemas';
 import type { AppDeps } from '../../deps';
 import { batchRecordSchema, batchResultSchema } from '../usage';
+import { filtersSchema, groupBySchema, MAX_QUERY_ROWS, meterQueryParams } from './meter-dimensions';
 
 const aggregation = z.enum(['sum', 'count', 'max', 'unique_count', 'latest']);
 
@@ -13,6 +15,8 @@ const meterSchema = z.object({
   metric: z.string(),
   aggregation,
   uniqueField: z.string().nullable(),
+  groupBy: groupBySchema,
+  filters: filtersSchema,
   ...timestamps,
 });
 
@@ -20,6 +24,8 @@ const meterFields = {
   name: text(200),
   metric: text(255),
   uniqueField: text(255).optional().describe('metadata field counted by unique_count'),
+  groupBy: groupBySchema.optional(),
+  filters: filtersSchema.optional(),
 };
 
 /** unique_count counts the distinct values of a metadata field, so it needs the field's name. */
@@ -33,6 +39,8 @@ const meterUpdateBody = atLeastOne({
   metric: text(255).optional(),
   aggregation: aggregation.optional(),
   uniqueField: text(255).nullable().optional(),
+  groupBy: groupBySchema.optional(),
+  filters: filtersSchema.optional(),
 });
 
 const usageQuery = ordered(
@@ -55,6 +63,45 @@ const meterUsageSchema = z.object({
   to: z.string().nullable(),
   value: z.string().nullable().describe('null when no event falls in the window (max, latest)'),
   groups: z.array(z.object({ period: z.string(), value: z.string().nullable() })),
+});
+
+const meterQuery = ordered(
+  z.object({
+    from: isoDateTime.describe('an instant (ISO date-time with a zone), inclusive'),
+    to: isoDateTime.describe('an instant (ISO date-time with a zone), exclusive; not before from'),
+    windowSize: z.enum(['hour', 'day', 'month']).default('day').describe("clock hours, calendar days or calendar months of the time zone; to - from at most 31 days (hour), 366 days (day) or 3,660 days (month)"),
+    groupBy: z
+      .union([z.string().max(1000), z.array(z.string().max(1000)).max(6)])
+      .optional()
+      .describe("dimensions of the meter to split by, or customer; repeated (groupBy=a&groupBy=b) or comma-separated"),
+    customerId: reference().optional().describe("only the usage of this customer's entities"),
+    entityId: reference().optional().describe('only the usage of this customer entity'),
+    timezone: ianaTimeZone.optional().describe("IANA time zone the windows follow; the organisation's when absent"),
+    page: z.coerce.number().int().min(1).default(1),
+    limit: z.coerce.number().int().min(1).max(MAX_QUERY_ROWS).default(100),
+  }),
+  'from',
+  'to',
+  byInstant,
+);
+
+const meterQuerySchema = z.object({
+  meterId: z.string(),
+  from: z.string(),
+  to: z.string(),
+  windowSize: z.enum(['hour', 'day', 'month']),
+  timezone: z.string(),
+  rows: z.array(
+    z.object({
+      windowStart: z.string(),
+      windowEnd: z.string(),
+      groups: z.record(z.string(), z.string().nullable()).describe('the value of each dimension asked (null: the events lack the key), and customer when asked'),
+      value: z.string().nullable().describe('the aggregate, an exact decimal; null for max or latest over events without a value'),
+    }),
+  ),
+  page: z.number(),
+  limit: z.number(),
+  total: z.number(),
 });
 
 export function meterRoutes(deps: AppDeps): Route[] {
@@ -115,6 +162,31 @@ export function meterRoutes(deps: AppDeps): Route[] {
       response: meterUsageSchema,
       handler: async ({ params, query, auth }) => meters.usage(auth.organisationId, params.id, query),
     }),
+    documented(
+      defineRoute({
+        method: 'get',
+        path: '/meters/{id}/query',
+        summary: "A meter's usage per window of a time zone, split by its dimensions",
+        tag: 'Meters',
+        access: requires('MeterService:getMeters'),
+        params: idParam,
+        query: meterQuery,
+        response: meterQuerySchema,
+        handler: async ({ params, query, auth, req }) => meters.query(auth.organisationId, params.id, { ...query, filter: meterQueryParams(req.query) }),
+      }),
+      {
+        queryParameters: [
+          {
+            name: 'filter',
+            description:
+              'Narrows to the listed values of dimensions of the meter: filter[model]=a,b (or filter.model=a,b) counts only events whose model is a or b; at most 100 values of at most 255 characters each',
+            style: 'deepObject',
+            explode: true,
+            schema: { type: 'object', additionalProperties: { type: 'string', minLength: 1 } },
+          },
+        ],
+      },
+    ),
     defineRoute({
       method: 'post',
       path: '/meters/{id}/usage',

@@ -1,11 +1,13 @@
 import type { Knex } from 'knex';
-import { getOrganisationSettings } from '../organisation-settings';
+import { getOrganisationSettings, zoneOf } from '../organisation-settings';
+import { customersIn, entitiesIn } from '../customers';
 import { formatExactOrNull } from '../../domain/money';
 import { isUniqueViolation } from '../../db/knex';
 import { AppError, orNotFound } from '../../domain/errors';
 import type { Page, PageQuery } from '../../http/paging';
-import { aggregateUsage, emptyAggregate } from '../usage';
-import { createMeterRepository, specOf, toMeter, type Aggregation, type Meter, type MeterRow } from './meters.repository';
+import { aggregateUsage, aggregateUsageWindows, emptyAggregate, type MetadataFilter, type UsageMember, type WindowSize } from '../usage';
+import { checkQueryFilters, checkSpan, CUSTOMER_GROUP, groupsOf } from './meter-dimensions';
+import { createMeterRepository, filterOf, specOf, toMeter, type Aggregation, type Meter, type MeterInput, type MeterRow } from './meters.repository';
 
 const duplicateName = (error: unknown): never => {
   if (isUniqueViolation(error)) throw AppError.conflict('A meter with this name exists');
@@ -20,7 +22,27 @@ export interface MeterUsageQuery {
   groupBy?: 'day' | 'month';
 }
 
-export function createMeterService(db: Knex) {
+export interface MeterWindowQuery {
+  /** ISO date-times: from inclusive, to exclusive. */
+  from: string;
+  to: string;
+  windowSize: WindowSize;
+  groupBy?: string | string[];
+  customerId?: string;
+  entityId?: string;
+  timezone?: string;
+  page: number;
+  limit: number;
+  /** Values each named dimension must take. */
+  filter: Record<string, string[]>;
+}
+
+const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+/** Whether anything was ever charged for usage of the meter. */
+export type BilledMeter = (organisationId: string, meterId: string) => Promise<boolean>;
+
+export function createMeterService(db: Knex, isBilled: BilledMeter) {
   const meters = createMeterRepository(db);
 
   async function findRow(organisationId: string, id: string): Promise<MeterRow> {
@@ -28,7 +50,7 @@ export function createMeterService(db: Knex) {
   }
 
   return {
-    async create(organisationId: string, meter: { name: string; metric: string; aggregation: Aggregation; uniqueField?: string }): Promise<Meter> {
+    async create(organisationId: string, meter: MeterInput): Promise<Meter> {
       return toMeter(await meters.create(organisationId, meter).catch(duplicateName));
     },
 
@@ -36,10 +58,15 @@ export function createMeterService(db: Knex) {
     async update(
       organisationId: string,
       id: string,
-      changes: { name?: string; metric?: string; aggregation?: Aggregation; uniqueField?: string | null },
+      changes: { name?: string; metric?: string; aggregation?: Aggregation; uniqueField?: string | null; groupBy?: string[]; filters?: MetadataFilter[] },
     ): Promise<Meter> {
       const current = await findRow(organisationId, id);
-      const next = { name: changes.name, metric: changes.metric, aggregation: changes.aggregation, unique_field: changes.uniqueField };
+      const next = { name: changes.name, metric: changes.metric, aggregation: changes.aggregation, unique_field: changes.uniqueField, group_by: changes.groupBy, filters: changes.filters };
+      // Which events a billed meter counted, and how its usage splits, stay as billed.
+      const redefines = (changes.groupBy !== undefined && !sameJson(changes.groupBy, current.group_by)) || (changes.filters !== undefined && !sameJson(changes.filters.map(filterOf), current.filters.map(filterOf)));
+      if (redefines && (await isBilled(organisationId, id))) {
+        throw AppError.conflict('The meter has been billed: its filters and groupBy can no longer change; create a new meter instead');
+      }
       if ((next.aggregation ?? current.aggregation) === 'unique_count' && !(next.unique_field === undefined ? current.unique_field : next.unique_field)) {
         throw AppError.validation('uniqueField is required for unique_count', 'body.uniqueField');
       }
@@ -74,6 +101,61 @@ export function createMeterService(db: Knex) {
         from: query.from ?? null,
         to: query.to ?? null,
         ...result,
+      };
+    },
+
+    /** The meter's usage per window and group, a page of rows at a time. */
+    async query(organisationId: string, id: string, query: MeterWindowQuery) {
+      const meter = await findRow(organisationId, id);
+      checkSpan(query.from, query.to, query.windowSize);
+      const groups = groupsOf(query.groupBy, meter.group_by);
+      checkQueryFilters(query.filter, meter.group_by);
+      const timeZone = query.timezone ?? (await zoneOf(db, organisationId));
+      const from = new Date(query.from);
+      const to = new Date(query.to);
+      let entityIds: Array<string | null> = [null];
+      if (query.customerId !== undefined) {
+        orNotFound(await customersIn(db).findAnyById(organisationId, query.customerId), 'Customer');
+        entityIds = await entitiesIn(db).customerEntityIds(organisationId, query.customerId);
+      }
+      if (query.entityId !== undefined) {
+        const live = await entitiesIn(db).liveCustomerEntityIds(organisationId, [query.entityId]);
+        if (!live.has(query.entityId) || (query.customerId !== undefined && !entityIds.includes(query.entityId))) throw AppError.notFound('Entity');
+        entityIds = [query.entityId];
+      }
+      const members: UsageMember[] = entityIds.map((customerEntityId) => ({ key: 'query', customerEntityId, from, to }));
+      const narrowing: MetadataFilter[] = Object.entries(query.filter).map(([key, values]) => ({ key, operator: 'in', values }));
+      const spec = specOf(meter);
+      const dimensions = groups.filter((name) => name !== CUSTOMER_GROUP);
+      const byCustomer = groups.includes(CUSTOMER_GROUP);
+      const { rows, total } = await aggregateUsageWindows(db, {
+        organisationId,
+        metric: meter.metric,
+        spec: { ...spec, filters: [...spec.filters, ...narrowing] },
+        members,
+        windowSize: query.windowSize,
+        timeZone,
+        dimensions,
+        byCustomer,
+        limit: query.limit,
+        offset: (query.page - 1) * query.limit,
+      });
+      const names = [...dimensions, ...(byCustomer ? [CUSTOMER_GROUP] : [])];
+      return {
+        meterId: meter.id,
+        from: query.from,
+        to: query.to,
+        windowSize: query.windowSize,
+        timezone: timeZone,
+        rows: rows.map((row) => ({
+          windowStart: row.windowStart.toISOString(),
+          windowEnd: row.windowEnd.toISOString(),
+          groups: Object.fromEntries(names.map((name, index) => [name, row.groups[index] ?? null])),
+          value: formatExactOrNull(row.value),
+        })),
+        page: query.page,
+        limit: query.limit,
+        total,
       };
     },
   };

@@ -2,8 +2,8 @@ import type { Knex } from 'knex';
 import { createUsageRepository } from './usage.repository';
 
 export { createUsageIngestionService } from './usage-ingestion.service';
-export { aggregateUsage, emptyAggregate } from './usage-aggregates';
-export type { AggregationSpec, UsageGroup, UsageMember, UsageQuery } from './usage-aggregates';
+export { aggregateUsage, aggregateUsageWindows, emptyAggregate, pathOf } from './usage-aggregates';
+export type { AggregationSpec, MetadataFilter, UsageGroup, UsageMember, UsageQuery, UsageWindow, UsageWindowQuery, WindowSize } from './usage-aggregates';
 export type { Aggregation, UsageBatchRow } from './usage.repository';
 export { batchRecordSchema, batchResultSchema, usageEventSchema } from './usage.schemas';
 export { createUsageService } from './usage.service';

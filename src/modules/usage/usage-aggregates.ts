@@ -1,11 +1,26 @@
 import type { Knex } from 'knex';
 import type { Aggregation } from './usage.repository';
 
-/** How a meter folds events: the aggregation, and for unique_count the metadata field counted. */
+/**
+ * A condition on an event's metadata. `key` is a dotted path into the metadata object; the value found
+ * there is compared as text (a number 5 as "5", true as "true"); a missing key and a JSON null are both
+ * absent. `in` holds when the value is present and one of `values`; `not_in` when it is absent or none of
+ * them; `exists` when it is present; `not_exists` when it is absent.
+ */
+export type MetadataFilter = { key: string; operator: 'in' | 'not_in'; values: string[] } | { key: string; operator: 'exists' | 'not_exists' };
+
+/**
+ * How a meter folds events: the aggregation, for unique_count the metadata field counted, and the filters
+ * every event must meet to count at all.
+ */
 export interface AggregationSpec {
   aggregation: Aggregation;
   uniqueField: string | null;
+  filters: readonly MetadataFilter[];
 }
+
+/** Windows a query can cut time into: clock hours, calendar days or calendar months of a time zone. */
+export type WindowSize = 'hour' | 'day' | 'month';
 
 /**
  * One window of events to fold: one customer entity's (null: every entity's) from `from` (inclusive) to
@@ -26,6 +41,28 @@ export interface UsageQuery {
   /** Also by calendar day or month in `timeZone` (UTC when absent), each period named by its first day. */
   byPeriod?: 'day' | 'month';
   timeZone?: string;
+}
+
+/**
+ * Usage cut into windows of a time zone and split by dimensions: the metadata values at `dimensions`
+ * (dotted paths; null where an event lacks one) and, when `byCustomer`, the customer of the event's entity.
+ */
+export interface UsageWindowQuery extends Omit<UsageQuery, 'byPeriod' | 'timeZone'> {
+  windowSize: WindowSize;
+  timeZone: string;
+  dimensions: readonly string[];
+  byCustomer: boolean;
+  /** Rows in order of window, then dimensions (customer last), nulls last. */
+  limit: number;
+  offset: number;
+}
+
+export interface UsageWindow {
+  windowStart: Date;
+  windowEnd: Date;
+  /** The values of the dimensions, in the query's order, then the customer id when by customer. */
+  groups: Array<string | null>;
+  value: string | null;
 }
 
 /** A group's aggregate, and its period when asked by period. */
@@ -56,20 +93,40 @@ export function emptyAggregate(spec: AggregationSpec): string | null {
   return spec.aggregation === 'sum' || spec.aggregation === 'count' || spec.aggregation === 'unique_count' ? '0' : null;
 }
 
-/**
- * The one way usage is aggregated, for billing and for reading alike: every window of the query is read in
- * one statement, joined to the events of the metric, and folded per group (and per period when asked). A
- * group with no event is absent. Where every window names its entity and both ends, the join is on the
- * (organisation, metric, entity, timestamp) index's columns alone; an open end or every entity widens it.
- */
-export async function aggregateUsage(db: Knex, query: UsageQuery): Promise<UsageGroup[]> {
-  if (query.members.length === 0) return [];
+/** A dotted key as the text[] path `#>>` takes. */
+export const pathOf = (key: string): string[] => key.split('.');
+
+/** The metadata value at a dotted key, as text: `metadata #>> '{a,b}'`, the path a parameter. */
+const valueAt = (db: Knex, key: string) => db.raw('(usage_events.metadata #>> ?::text[])', [pathOf(key)]);
+
+/** The spec's filters, each a parameterised condition on the event's metadata. */
+function applyFilters(db: Knex, query: Knex.QueryBuilder, filters: readonly MetadataFilter[]): void {
+  for (const filter of filters) {
+    const value = valueAt(db, filter.key);
+    switch (filter.operator) {
+      case 'in':
+        query.whereRaw('? = any(?::text[])', [value, filter.values]);
+        break;
+      case 'not_in':
+        query.whereRaw('(? is null or not (? = any(?::text[])))', [value, value, filter.values]);
+        break;
+      case 'exists':
+        query.whereRaw('? is not null', [value]);
+        break;
+      case 'not_exists':
+        query.whereRaw('? is null', [value]);
+        break;
+    }
+  }
+}
+
+/** The events of the query's windows and metric that meet the spec's filters, joined to their windows. */
+function eventsOf(db: Knex, query: UsageQuery | UsageWindowQuery): Knex.QueryBuilder {
   const { members } = query;
   const anyEntity = members.some((member) => member.customerEntityId === null);
   const openFrom = members.some((member) => member.from === null);
   const openTo = members.some((member) => member.to === null);
-  const period = query.byPeriod ? db.raw(`to_char(date_trunc('${query.byPeriod}', "timestamp" at time zone ?), 'YYYY-MM-DD')`, [query.timeZone ?? 'UTC']) : null;
-  const rows = await db('usage_events')
+  const events = db('usage_events')
     .join(
       db.raw('unnest(?::text[], ?::text[], ?::timestamptz[], ?::timestamptz[]) as member(entity_id, group_key, window_from, window_to)', [
         members.map((member) => member.customerEntityId) as Knex.Value,
@@ -86,7 +143,21 @@ export async function aggregateUsage(db: Knex, query: UsageQuery): Promise<Usage
         else join.andOn('usage_events.timestamp', '<', 'member.window_to');
       },
     )
-    .where({ 'usage_events.organisation_id': query.organisationId, 'usage_events.metric': query.metric })
+    .where({ 'usage_events.organisation_id': query.organisationId, 'usage_events.metric': query.metric });
+  applyFilters(db, events, query.spec.filters);
+  return events;
+}
+
+/**
+ * The one way usage is aggregated, for billing and for reading alike: every window of the query is read in
+ * one statement, joined to the events of the metric, and folded per group (and per period when asked). A
+ * group with no event is absent. Where every window names its entity and both ends, the join is on the
+ * (organisation, metric, entity, timestamp) index's columns alone; an open end or every entity widens it.
+ */
+export async function aggregateUsage(db: Knex, query: UsageQuery): Promise<UsageGroup[]> {
+  if (query.members.length === 0) return [];
+  const period = query.byPeriod ? db.raw(`to_char(date_trunc('${query.byPeriod}', "timestamp" at time zone ?), 'YYYY-MM-DD')`, [query.timeZone ?? 'UTC']) : null;
+  const rows = await eventsOf(db, query)
     .groupBy(period ? ['member.group_key', 'period'] : ['member.group_key'])
     .orderBy(period ? ['member.group_key', 'period'] : ['member.group_key'])
     .select<Array<{ group_key: string; period?: string; value: string | null }>>(
@@ -95,4 +166,49 @@ export async function aggregateUsage(db: Knex, query: UsageQuery): Promise<Usage
       db.raw('? as value', [aggregateExpression(db, query.spec)]),
     );
   return rows.map((row) => ({ key: row.group_key, period: row.period ?? null, value: row.value }));
+}
+
+/**
+ * The same aggregation, per window of a time zone and per group of dimensions, one page of rows at a time
+ * with the count of all. A window is the zone's local hour, day or month (`date_trunc` on the local time),
+ * its ends the instants where that local period starts and ends, so a day across a clock change lasts 23
+ * or 25 hours. Windows and groups with no event are absent.
+ */
+export async function aggregateUsageWindows(db: Knex, query: UsageWindowQuery): Promise<{ rows: UsageWindow[]; total: number }> {
+  if (query.members.length === 0) return { rows: [], total: 0 };
+  const local = db.raw(`date_trunc('${query.windowSize}', usage_events."timestamp" at time zone ?)`, [query.timeZone]);
+  const events = eventsOf(db, query);
+  const groupColumns = [...query.dimensions.map((key, index) => db.raw('? as ??', [valueAt(db, key), `d${index}`])), ...(query.byCustomer ? [db.raw('(select customer_id from entities where entities.id = usage_events.customer_entity_id) as ??', [`d${query.dimensions.length}`])] : [])];
+  const width = groupColumns.length;
+  const names = Array.from({ length: width }, (_, index) => `d${index}`);
+  const grouped = events
+    .groupBy(['local_start', ...names])
+    .select(
+      db.raw('? as local_start', [local]),
+      ...groupColumns,
+      db.raw('? as value', [aggregateExpression(db, query.spec)]),
+    );
+  const rows = await db
+    .from(grouped.as('w'))
+    .select<Array<{ window_start: Date; window_end: Date; value: string | null; total: string } & Record<string, string | null>>>(
+      db.raw('w.local_start at time zone ? as window_start', [query.timeZone]),
+      db.raw(`(w.local_start + interval '1 ${query.windowSize}') at time zone ? as window_end`, [query.timeZone]),
+      ...names.map((name) => `w.${name}`),
+      'w.value',
+      db.raw('count(*) over () as total'),
+    )
+    .orderByRaw(['w.local_start', ...names.map(() => 'w.?? asc nulls last')].join(', '), names)
+    .limit(query.limit)
+    .offset(query.offset);
+  const total = rows[0] ? Number(rows[0].total) : query.offset > 0 ? await countWindows(db, grouped) : 0;
+  return {
+    rows: rows.map((row) => ({ windowStart: row.window_start, windowEnd: row.window_end, groups: names.map((name) => row[name] ?? null), value: row.value })),
+    total,
+  };
+}
+
+/** The count of rows when the page asked lies past the last. */
+async function countWindows(db: Knex, grouped: Knex.QueryBuilder): Promise<number> {
+  const [row] = await db.from(grouped.as('w')).count<Array<{ count: string }>>({ count: '*' });
+  return Number(row?.count ?? 0);
 }

@@ -89,8 +89,31 @@ export const isoDateTime = z
 /** A date or a date-time with a zone. */
 export const isoDateOrDateTime = z.union([isoDateTime, isoDate]);
 
-/** Zones as the runtime's time-zone database names them: what organisations, customers and schedules take. */
-export const ianaTimeZone = z.enum(['UTC', ...Intl.supportedValuesOf('timeZone').filter((zone) => zone !== 'UTC')], { error: 'must be an IANA time zone' });
+/**
+ * The IANA names of today whose zones the runtime's ICU data lists under an earlier name (it lists
+ * `Asia/Calcutta`, not `Asia/Kolkata`). The runtime accepts them, and Postgres knows both names.
+ */
+const CURRENT_ZONE_NAMES = [
+  'Africa/Asmara', 'America/Argentina/Buenos_Aires', 'America/Argentina/Catamarca', 'America/Argentina/Cordoba', 'America/Argentina/Jujuy',
+  'America/Argentina/Mendoza', 'America/Atikokan', 'America/Indiana/Indianapolis', 'America/Kentucky/Louisville', 'America/Nuuk',
+  'Asia/Ho_Chi_Minh', 'Asia/Kathmandu', 'Asia/Kolkata', 'Asia/Yangon', 'Atlantic/Faroe', 'Europe/Kyiv', 'Pacific/Chuuk', 'Pacific/Kanton',
+  'Pacific/Pohnpei', 'Etc/UTC',
+];
+
+function runtimeKnows(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Zones as the time-zone database names them, in its earlier and its current names: what organisations,
+ * customers, schedules and usage queries take.
+ */
+export const ianaTimeZone = z.enum([...new Set(['UTC', ...Intl.supportedValuesOf('timeZone'), ...CURRENT_ZONE_NAMES.filter(runtimeKnows)])], { error: 'must be an IANA time zone' });
 
 export interface DecimalColumn {
   /** NUMERIC(precision, scale) of the column the value is stored in. */

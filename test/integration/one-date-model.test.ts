@@ -1,5 +1,6 @@
 import { addDays } from '../../src/domain/billing-periods';
 import { dayIn } from '../../src/domain/zoned-days';
+import { ianaTimeZone } from '../../src/http/schemas';
 import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
 import { createBillingFixture, invoiceBody, invoicesOfFinishedRun, type BillingFixture } from './support/billing-fixtures';
 import { binary, pdfText } from './support/read-back';
@@ -143,5 +144,14 @@ describe('one date model', () => {
     const res = await api.http().post('/customers').set(system()).send({ name: 'Nowhere Ltd', timezone: 'Mars/Olympus_Mons' });
     expect(res.status).toBe(400);
     expect(res.body.errors).toEqual([expect.objectContaining({ code: 1001, path: 'body.timezone' })]);
+  });
+
+  it("when a zone is named by its current IANA name or its earlier one (Asia/Kolkata, Asia/Calcutta), then it is taken, and every zone the API takes is one Postgres reads days in", async () => {
+    for (const timezone of ['Asia/Kolkata', 'Asia/Calcutta', 'Europe/Kyiv', 'Etc/UTC']) {
+      const res = await api.http().post('/customers').set(system()).send({ name: `Zoned ${timezone}`, timezone }).expect(201);
+      expect(res.body.data.timezone).toBe(timezone);
+    }
+    const known = new Set((await api.db.raw<{ rows: Array<{ name: string }> }>('SELECT name FROM pg_timezone_names')).rows.map((row) => row.name));
+    expect(ianaTimeZone.options.filter((zone) => !known.has(zone))).toEqual([]);
   });
 });

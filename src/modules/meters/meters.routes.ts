@@ -154,7 +154,7 @@ export function meterRoutes(deps: AppDeps): Route[] {
     defineRoute({
       method: 'get',
       path: '/meters/{id}/usage',
-      summary: "A meter's aggregate over a window, optionally per UTC day or month",
+      summary: "A meter's aggregate over a window, optionally per day or month of the organisation's time zone",
       tag: 'Meters',
       access: requires('MeterService:getMeters'),
       params: idParam,

@@ -663,7 +663,10 @@ function checkLedger(model: Model, charges: readonly ChargeRow[], check: LedgerC
         const inGroup = mine.filter((charge) => dayOf(charge.from) >= from && dayOf(charge.to) <= to);
         const charged = inGroup.reduce((sum, charge) => sum.plus(charge.quantity ?? 0), new DecimalJs(0));
         const arrived = model.events.filter((event) => event.day >= from && event.day <= to).reduce((sum, event) => sum + event.units, 0);
-        if (check.afterRun ? !charged.equals(arrived) : charged.greaterThan(arrived)) {
+        // A window charged while the contract ended inside it, its end since moved on, lies in a window of the
+        // terms as they stand: late usage in its days is charged once that window is over, not before.
+        const over = days(from, to).every((day) => !o.inForce(item, day) || o.due(item, day, check.date));
+        if (check.afterRun && over ? !charged.equals(arrived) : charged.greaterThan(arrived)) {
           problems.push(`${item.name}: windows over ${isoOf(from)}..${isoOf(to)} charge ${charged.toFixed()} units, ${arrived} arrived in them (${inGroup.map((c) => `${c.from}..${c.to}: ${c.quantity}`).join(', ')})`);
         }
       }
@@ -1461,6 +1464,13 @@ const SECOND = { other: { kind: 'monthly' as const, fee: 3_000, arrears: false, 
  * case of its own, so that it fails by name until the services are mended, and stays as a regression test.
  */
 const FOUND: Array<[string, History]> = [
+  [
+    // A yearly contract ends on its first day, which is charged; the end is removed, so that day joins the
+    // year's window, and a unit for it arrives late. The run in April leaves the unit to the year's window,
+    // which is not over (the model once wanted it charged in the one-day window); the last run charges it once.
+    'when an end is removed after its cut window was charged, then late usage of that window waits for the window of the terms as they stand',
+    { currency: 'JPY', anchor: 'calendar', kind: 'yearly', start: JANUARY_2025, end: 0, fee: 1, arrears: false, unitPrice: '0.01', other: { kind: 'monthly', fee: 1, arrears: false, unitPrice: '0.01' }, taxes: [], steps: [run(17), run(20), run(29), { kind: 'end', offset: null }, usage(66, 1), run(33)] },
+  ],
   [
     // Usage of 1–10 January is charged on 11 January while the contract ends on the 10th; the end then moves
     // later, and the run of 1 February charges the window of 1–31 January in full: the 100 units twice.

@@ -11,11 +11,49 @@ import { toDecimal } from './money';
 /** The locale of an organisation that has not chosen one: US English. */
 export const DEFAULT_LOCALE = 'en-US';
 
+const hasData = (tag: string) => {
+  try {
+    return Intl.NumberFormat.supportedLocalesOf([tag]).length > 0;
+  } catch {
+    return false;
+  }
+};
+
+/** Languages of three letters that have no two-letter code (Filipino, Cantonese, ...). */
+const THREE_LETTER_LANGUAGES = [
+  'agq', 'ars', 'asa', 'ast', 'bas', 'bem', 'bez', 'bgc', 'bho', 'blo', 'brx', 'bua', 'ccp', 'ceb', 'cgg', 'chr',
+  'ckb', 'csw', 'dav', 'dje', 'doi', 'dsb', 'dua', 'dyo', 'ebu', 'ewo', 'fil', 'fur', 'gaa', 'gsw', 'guz', 'haw',
+  'hsb', 'jgo', 'jmc', 'kab', 'kam', 'kde', 'kea', 'kgp', 'khq', 'kkj', 'kln', 'kok', 'ksb', 'ksf', 'ksh', 'kxv',
+  'lij', 'lmo', 'lrc', 'luo', 'luy', 'mai', 'mas', 'mer', 'mfe', 'mgh', 'mni', 'mua', 'mzn', 'naq', 'nds', 'nmg',
+  'nnh', 'nqo', 'nso', 'nus', 'nyn', 'pcm', 'pms', 'prg', 'raj', 'rof', 'rwk', 'sah', 'saq', 'sat', 'sbp', 'scn',
+  'seh', 'ses', 'shi', 'shn', 'smn', 'syr', 'szl', 'teo', 'tok', 'twq', 'tyv', 'tzm', 'vai', 'vec', 'vmw', 'vun',
+  'wae', 'xnr', 'xog', 'yav', 'yrl', 'yue', 'zgh',
+];
+
 /**
- * The canonical form of a BCP 47 tag (`en-gb` → `en-GB`), or undefined when it is not one or the runtime
- * has no data for it.
+ * The language subtags the runtime has number and date data for: every two-letter code it knows, and the
+ * three-letter ones above that it knows.
+ */
+const LANGUAGES: readonly string[] = (() => {
+  const letters = 'abcdefghijklmnopqrstuvwxyz';
+  const two = [...letters].flatMap((first) => [...letters].map((second) => `${first}${second}`));
+  return [...two, ...THREE_LETTER_LANGUAGES].filter(hasData);
+})();
+
+/**
+ * The locale tags taken: a language the runtime has data for, then optionally a script (`Latn`) and a
+ * region (`GB`, `419`), in any letter case. Every tag it matches is one the runtime formats for, so the
+ * document's pattern and the service agree.
+ */
+export const LOCALE_TAG_PATTERN = `^(?:${LANGUAGES.join('|')})(?:-[A-Za-z]{4})?(?:-(?:[A-Za-z]{2}|[0-9]{3}))?$`;
+const localeTagShape = new RegExp(LOCALE_TAG_PATTERN);
+
+/**
+ * The canonical form of a BCP 47 tag (`en-gb` → `en-GB`), or undefined when it is not one of the form
+ * `LOCALE_TAG_PATTERN` takes or the runtime has no data for it.
  */
 export function canonicalLocale(tag: string): string | undefined {
+  if (!localeTagShape.test(tag)) return undefined;
   try {
     const [canonical] = Intl.getCanonicalLocales(tag);
     if (!canonical || Intl.NumberFormat.supportedLocalesOf([canonical]).length === 0) return undefined;

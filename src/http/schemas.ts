@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { listCurrencies } from '../domain/currencies';
 import { instantProblem, numericProblem } from '../domain/storable';
 import { InvariantError } from '../domain/errors';
-import { canonicalLocale } from '../domain/document-locale';
+import { canonicalLocale, LOCALE_TAG_PATTERN } from '../domain/document-locale';
 
 /**
  * The input contract of every route, built from a few factories so that the same parameters drive both
@@ -229,6 +229,7 @@ export const byInstant = (a: string, b: string) => Date.parse(a) - Date.parse(b)
 export const localeTag = z
   .string()
   .max(35)
+  .regex(new RegExp(LOCALE_TAG_PATTERN), 'must be a BCP 47 locale tag the service knows, e.g. en-GB or de-DE')
   .transform((value, ctx) => {
     const canonical = canonicalLocale(value);
     if (canonical === undefined) {

@@ -1,5 +1,6 @@
 import { compactBankCode, isValidBic, isValidIban, printedIban } from '../../src/domain/bank-details';
-import { ADDRESS_STYLES, addressLines, canonicalLocale, countryName, localeAmount, localeDate, localeNumber, localePrice, localeQuantity } from '../../src/domain/document-locale';
+import fc from 'fast-check';
+import { ADDRESS_STYLES, addressLines, canonicalLocale, countryName, LOCALE_TAG_PATTERN, localeAmount, localeDate, localeNumber, localePrice, localeQuantity } from '../../src/domain/document-locale';
 import { htmlToText } from '../../src/mail/html-text';
 
 describe('numbers in a locale', () => {
@@ -47,6 +48,18 @@ describe('locale tags', () => {
     expect(canonicalLocale('not a locale')).toBeUndefined();
     expect(canonicalLocale('zz')).toBeUndefined();
     expect(canonicalLocale('')).toBeUndefined();
+    expect(canonicalLocale('fil-PH')).toBe('fil-PH');
+    expect(canonicalLocale('zh-Hant-TW')).toBe('zh-Hant-TW');
+    expect(canonicalLocale('es-419')).toBe('es-419');
+  });
+
+  it("when a tag matches the document's pattern, then the service takes it: the OpenAPI pattern never promises a tag the service refuses", () => {
+    fc.assert(
+      fc.property(fc.stringMatching(new RegExp(LOCALE_TAG_PATTERN)), (tag) => {
+        expect({ tag, canonical: canonicalLocale(tag) }).toEqual({ tag, canonical: expect.any(String) });
+      }),
+      { numRuns: 2000 },
+    );
   });
 });
 

@@ -50,8 +50,13 @@ export const timestamps = {
   updatedAt: z.string().describe('ISO 8601 date-time'),
 };
 
-/** An e-mail address, at most 320 characters (64 for the local part, @, 255 for the domain). */
-export const emailAddress = z.email().max(320);
+/**
+ * An e-mail address, at most 320 characters (64 for the local part, @, 255 for the domain). The domain's
+ * labels begin and end with a letter or digit, as DNS names do (zod's own pattern lets a label end in `-`).
+ */
+export const emailAddress = z
+  .email({ pattern: /^(?!\.)(?!.*\.\.)([A-Za-z0-9_'+\-\.]*)[A-Za-z0-9_+-]@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,}$/ })
+  .max(320);
 
 /** Days from an invoice's date to its due date: 0 to 365. */
 export const paymentTermsDays = z.number().int().min(0).max(365);

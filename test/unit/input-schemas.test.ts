@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { createInvoiceBody, invoiceItemInput } from '../../src/modules/invoices/invoices.schemas';
 import { createContractBody } from '../../src/modules/contracts/contracts.schemas';
 import { usageListQuery } from '../../src/modules/usage/usage.schemas';
-import { decimal, isoCurrency, isoDate, isoDateTime, text } from '../../src/http/schemas';
+import { decimal, emailAddress, isoCurrency, isoDate, isoDateTime, text } from '../../src/http/schemas';
 
 const issues = (schema: z.ZodType, value: unknown) => {
   const result = schema.safeParse(value);
@@ -115,5 +115,15 @@ describe('text and codes', () => {
     expect(name.parse('😀😀😀')).toBe('😀😀😀');
     expect(issues(name, ' \t\u00a0')).toEqual([{ path: '', message: 'must not be blank' }]);
     expect(issues(name, 'abcd')).toEqual([{ path: '', message: 'must be at most 3 characters' }]);
+  });
+});
+
+describe('e-mail addresses', () => {
+  it.each(['billing@acme.test', 'x.y+z@mail.example.com', '0@0.com', "o'neil@a-b.example.org"])('when %s is given, then it is taken', (address) => {
+    expect(emailAddress.safeParse(address).success).toBe(true);
+  });
+
+  it.each(['LS9kO.295u.Kr@vq5yuQA-.jX.UzuAhTZH', 'a@-b.com', 'a@b', 'a..b@c.com', '.a@b.com', 'a@b.c'])('when %s is given (a label ending or starting in -, no top-level domain, two dots), then it is refused', (address) => {
+    expect(emailAddress.safeParse(address).success).toBe(false);
   });
 });

@@ -55,7 +55,7 @@ export const timestamps = {
  * labels begin and end with a letter or digit, as DNS names do (zod's own pattern lets a label end in `-`).
  */
 export const emailAddress = z
-  .email({ pattern: /^(?!\.)(?!.*\.\.)([A-Za-z0-9_'+\-\.]*)[A-Za-z0-9_+-]@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,}$/ })
+  .email({ pattern: /^(?!\.)(?!.*\.\.)([A-Za-z0-9_'+\-.]*)[A-Za-z0-9_+-]@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,}$/ })
   .max(320);
 
 /** Days from an invoice's date to its due date: 0 to 365. */

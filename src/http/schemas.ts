@@ -52,10 +52,11 @@ export const timestamps = {
 
 /**
  * An e-mail address, at most 320 characters (64 for the local part, @, 255 for the domain). The domain's
- * labels begin and end with a letter or digit, as DNS names do (zod's own pattern lets a label end in `-`).
+ * labels are host names' (zod's own pattern lets a label end in `-`): they begin and end with a letter or
+ * digit, and have `--` in their third and fourth places only as the `xn--` of an internationalised name.
  */
 export const emailAddress = z
-  .email({ pattern: /^(?!\.)(?!.*\.\.)([A-Za-z0-9_'+\-.]*)[A-Za-z0-9_+-]@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,}$/ })
+  .email({ pattern: /^(?!\.)(?!.*\.\.)([A-Za-z0-9_'+\-.]*)[A-Za-z0-9_+-]@(?:(?!(?![xX][nN]--)[A-Za-z0-9]{2}--)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,}$/ })
   .max(320);
 
 /** Days from an invoice's date to its due date: 0 to 365. */

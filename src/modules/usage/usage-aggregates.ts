@@ -41,13 +41,15 @@ export interface UsageQuery {
   /** Also by calendar day or month in `timeZone` (UTC when absent), each period named by its first day. */
   byPeriod?: 'day' | 'month';
   timeZone?: string;
+  /** Also by the metadata values at these dotted keys (null where an event lacks one), in this order. */
+  dimensions?: readonly string[];
 }
 
 /**
  * Usage cut into windows of a time zone and split by dimensions: the metadata values at `dimensions`
  * (dotted paths; null where an event lacks one) and, when `byCustomer`, the customer of the event's entity.
  */
-export interface UsageWindowQuery extends Omit<UsageQuery, 'byPeriod' | 'timeZone'> {
+export interface UsageWindowQuery extends Omit<UsageQuery, 'byPeriod' | 'timeZone' | 'dimensions'> {
   windowSize: WindowSize;
   timeZone: string;
   dimensions: readonly string[];
@@ -65,10 +67,12 @@ export interface UsageWindow {
   value: string | null;
 }
 
-/** A group's aggregate, and its period when asked by period. */
+/** A group's aggregate, its period when asked by period, and its dimension values when asked by dimensions. */
 export interface UsageGroup {
   key: string;
   period: string | null;
+  /** The values of the query's dimensions, in its order (empty when it names none). */
+  dimensions: Array<string | null>;
   value: string | null;
 }
 
@@ -157,15 +161,19 @@ function eventsOf(db: Knex, query: UsageQuery | UsageWindowQuery): Knex.QueryBui
 export async function aggregateUsage(db: Knex, query: UsageQuery): Promise<UsageGroup[]> {
   if (query.members.length === 0) return [];
   const period = query.byPeriod ? db.raw(`to_char(date_trunc('${query.byPeriod}', "timestamp" at time zone ?), 'YYYY-MM-DD')`, [query.timeZone ?? 'UTC']) : null;
+  const dimensions = query.dimensions ?? [];
+  const names = dimensions.map((_, index) => `d${index}`);
+  const keys = ['member.group_key', ...(period ? ['period'] : []), ...names];
   const rows = await eventsOf(db, query)
-    .groupBy(period ? ['member.group_key', 'period'] : ['member.group_key'])
-    .orderBy(period ? ['member.group_key', 'period'] : ['member.group_key'])
-    .select<Array<{ group_key: string; period?: string; value: string | null }>>(
+    .groupBy(keys)
+    .orderByRaw(keys.map(() => '?? asc nulls last').join(', '), keys)
+    .select<Array<{ group_key: string; period?: string; value: string | null } & Record<string, string | null>>>(
       'member.group_key',
       ...(period ? [db.raw('? as period', [period])] : []),
+      ...dimensions.map((key, index) => db.raw('? as ??', [valueAt(db, key), names[index]!])),
       db.raw('? as value', [aggregateExpression(db, query.spec)]),
     );
-  return rows.map((row) => ({ key: row.group_key, period: row.period ?? null, value: row.value }));
+  return rows.map((row) => ({ key: row.group_key, period: row.period ?? null, dimensions: names.map((name) => row[name] ?? null), value: row.value }));
 }
 
 /**

@@ -226,6 +226,35 @@ describe('the built-in engine', () => {
     ]);
   });
 
+  it('when usage is asked by a dimension of the meter, then the answer splits it by that dimension as the meter query does', async () => {
+    const metric = `tokens_${randomUUID().slice(0, 6)}`;
+    const meter = (await api.http().post('/meters').set(admin()).send({ name: 'Model tokens', metric, aggregation: 'sum', groupBy: ['model', 'direction'] }).expect(201)).body.data.id as string;
+    const event = (model: string, direction: string, value: number, timestamp: string) => ({ CustomerEntityId: seeded.acmeEntity, metric, value, timestamp, metadata: { model, direction } });
+    const events = [
+      event('alpha', 'input', 1200, '2026-10-02T08:00:00Z'),
+      event('alpha', 'output', 300, '2026-10-02T08:00:01Z'),
+      event('beta', 'input', 50, '2026-10-15T23:30:00Z'),
+      event('alpha', 'input', 7, '2026-10-31T23:59:59Z'),
+      // Outside the month asked.
+      event('beta', 'input', 999, '2026-11-01T00:00:00Z'),
+    ];
+    await api.http().post('/events/batch').set(system()).send({ events }).expect(200);
+    const { reply } = await ask('How many model tokens did Acme Corporation use in October 2026 by model and direction?');
+    expect(reply.data!.value).toBe('1557');
+    expect(reply.data!.split).toEqual([
+      expect.objectContaining({ groups: { model: 'alpha', direction: 'input' }, value: '1207' }),
+      expect.objectContaining({ groups: { model: 'alpha', direction: 'output' }, value: '300' }),
+      expect.objectContaining({ groups: { model: 'beta', direction: 'input' }, value: '50' }),
+    ]);
+    expect(reply.text).toContain('By model and direction: model alpha, direction input: 1207; model alpha, direction output: 300; model beta, direction input: 50.');
+    const source = reply.sources.find((path) => path.startsWith(`/meters/${meter}/query?`))!;
+    expect((await get(source)).rows).toEqual(reply.data!.split);
+    // Only the meter's dimensions split: a word after "by" that names none of them asks for the total alone.
+    const plain = await ask('How many model tokens did Acme Corporation use in October 2026 by region?');
+    expect(plain.reply.data!.value).toBe('1557');
+    expect(plain.reply.data!.split).toBeUndefined();
+  });
+
   it('when a name fits several customers, then the answer lists them and guesses none', async () => {
     const { reply } = await ask('How much does Umbrella owe?');
     expect(reply.text).toContain('Umbrella Inc');

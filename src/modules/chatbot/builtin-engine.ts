@@ -141,6 +141,9 @@ export function readQuestion(text: string, directory: Directory, today: string):
     if ('none' in meter) return { kind: 'help', missing: 'the meter' };
     if (!period) return { kind: 'help', missing: 'the period' };
     const input: Record<string, unknown> = { meter: meter.found.id, ...period };
+    // "by model", "per model and direction": the meter's own dimensions, in the order the question names them.
+    const dimensions = dimensionsAsked(text, meter.found.groupBy ?? []);
+    if (dimensions.length > 0) input.groupBy = dimensions;
     const entity = mentioned(text, directory.entities, false);
     if ('found' in entity) return { kind: 'query', name: 'usage', input: { ...input, entity: entity.found.id } };
     const who = customer();
@@ -180,4 +183,16 @@ export function readQuestion(text: string, directory: Directory, today: string):
     return { kind: 'help', missing: `a contract of ${who.found.name}` };
   }
   return { kind: 'help' };
+}
+
+/** The meter's dimensions a question splits by: each named after "by" or "per" (or an "and" that follows one), in the question's order. */
+export function dimensionsAsked(text: string, dimensions: readonly string[]): string[] {
+  const lower = text.toLowerCase();
+  const found: Array<{ key: string; at: number }> = [];
+  for (const key of dimensions) {
+    const word = key.toLowerCase().replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    const match = new RegExp(`\\b(?:by|per)\\s+(?:[\\p{L}\\p{N}_.-]+(?:\\s*,\\s*|\\s+and\\s+))*${word}(?![\\p{L}\\p{N}_])`, 'u').exec(lower);
+    if (match) found.push({ key, at: match.index + match[0].length });
+  }
+  return found.sort((a, b) => a.at - b.at).map((entry) => entry.key);
 }

@@ -57,7 +57,7 @@ async function directoryOf(reads: DirectoryReads, organisationId: string): Promi
   return {
     customers: customers.items.map((customer) => ({ id: customer.id, name: customer.name })),
     entities: entities.items.map((entity) => ({ id: entity.id, name: entity.name, customerId: entity.customerId ?? null })),
-    meters: meters.items.map((meter) => ({ id: meter.id, name: meter.name, metric: meter.metric })),
+    meters: meters.items.map((meter) => ({ id: meter.id, name: meter.name, metric: meter.metric, groupBy: meter.groupBy })),
     contracts: contracts.items.map((contract) => ({ id: contract.id, name: contract.name ?? `contract ${contract.id}`, customerId: contract.customerId })),
     complete: [customers, entities, meters, contracts].every((kind) => kind.complete),
   };

@@ -22,7 +22,7 @@ export interface ChatbotReads {
   invoices: Pick<InvoiceService, 'list'>;
   collections: Pick<CollectionsService, 'ageing'>;
   revenue: Pick<RevenueService, 'summary'>;
-  meters: Pick<MeterService, 'usage'>;
+  meters: Pick<MeterService, 'usage' | 'query'>;
   contracts: Pick<ContractService, 'requireContract'>;
   payments: Pick<PaymentService, 'list'>;
   fxRates: Pick<FxRateService, 'effective'>;
@@ -109,6 +109,34 @@ const path = (base: string, params: Record<string, string | undefined>) => {
 };
 
 const list = <T>(items: T[], describe: (item: T) => string) => (items.length === 0 ? 'none' : items.map(describe).join('; '));
+
+/** Pages of a split read at most: a question is answered in words, and 10,000 rows are more than words can carry. */
+const SPLIT_PAGES = 10;
+
+/**
+ * A meter's usage split by dimensions: the rows of GET /meters/{id}/query by calendar month in UTC (the
+ * days the usage answer reads), every page of them, in words per month and group.
+ */
+async function usageSplit(reads: ChatbotReads, asker: Asker, meterId: string, ask: { entityId?: string; from: string; to: string; groupBy: string[] }) {
+  const params = { from: ask.from, to: ask.to, windowSize: 'month' as const, groupBy: ask.groupBy, entityId: ask.entityId, timezone: 'UTC', filter: {}, limit: 1000 };
+  const rows: Array<{ windowStart: string; groups: Record<string, string | null>; value: string | null }> = [];
+  let total = 0;
+  for (let page = 1; page <= SPLIT_PAGES; page += 1) {
+    const answer = await reads.meters.query(asker.organisationId, meterId, { ...params, page });
+    rows.push(...answer.rows);
+    total = answer.total;
+    if (rows.length >= total || answer.rows.length === 0) break;
+  }
+  const months = new Set(rows.map((row) => row.windowStart.slice(0, 7)));
+  const describe = (row: (typeof rows)[number]) =>
+    `${months.size > 1 ? `${row.windowStart.slice(0, 7)} ` : ''}${Object.entries(row.groups).map(([key, value]) => `${key} ${value ?? '(none)'}`).join(', ')}: ${row.value ?? 'no value'}`;
+  const more = total > rows.length ? ` (the first ${rows.length} of ${total} groups)` : '';
+  const text = `By ${ask.groupBy.join(' and ')}${more}: ${list(rows, describe)}.`;
+  const search = new URLSearchParams({ from: ask.from, to: ask.to, windowSize: 'month', timezone: 'UTC' });
+  for (const key of ask.groupBy) search.append('groupBy', key);
+  if (ask.entityId) search.set('entityId', ask.entityId);
+  return { text, rows, sources: [`/meters/${meterId}/query?${search.toString()}`] };
+}
 
 export const CHATBOT_QUERIES = [
   query({
@@ -206,8 +234,13 @@ export const CHATBOT_QUERIES = [
   }),
   query({
     name: 'usage',
-    description: "A meter's usage over a period, for one customer entity or all",
-    input: z.object({ meter: named('meter'), entity: named('customer entity').optional(), ...period }),
+    description: "A meter's usage over a period, for one customer entity or all, and split by the meter's dimensions when asked",
+    input: z.object({
+      meter: named('meter'),
+      entity: named('customer entity').optional(),
+      ...period,
+      groupBy: z.array(z.string().min(1).max(200)).min(1).max(5).optional().describe("dimensions of the meter (its groupBy keys) to split the usage by"),
+    }),
     actions: ['MeterService:getMeters'],
     async run(reads, asker, input, find) {
       const meter = find.meter(input.meter);
@@ -218,7 +251,10 @@ export const CHATBOT_QUERIES = [
       const to = next.toISOString();
       const usage = await reads.meters.usage(asker.organisationId, meter.id, { customerEntityId: entity?.id, from, to });
       const text = `${meter.name} from ${input.from} to ${input.to}${entity ? ` for ${entity.name}` : ' for all customers'}: ${String((usage as { value?: unknown }).value ?? 0)}.`;
-      return { text, data: usage, sources: [path(`/meters/${meter.id}/usage`, { customerEntityId: entity?.id, from, to })] };
+      const sources = [path(`/meters/${meter.id}/usage`, { customerEntityId: entity?.id, from, to })];
+      if (!input.groupBy) return { text, data: usage, sources };
+      const split = await usageSplit(reads, asker, meter.id, { entityId: entity?.id, from, to, groupBy: input.groupBy });
+      return { text: `${text} ${split.text}`, data: { ...usage, split: split.rows }, sources: [...sources, ...split.sources] };
     },
   }),
   query({

@@ -12,7 +12,8 @@ export interface Named {
 /** The organisation's names the engine can recognise. */
 export interface Directory {
   customers: Named[];
-  meters: Array<Named & { metric: string }>;
+  /** Meters, each with its metric and the dimensions its usage splits by. */
+  meters: Array<Named & { metric: string; groupBy?: string[] }>;
   contracts: Array<Named & { customerId: string }>;
   /** Customer entities, each with its customer. */
   entities: Array<Named & { customerId: string | null }>;

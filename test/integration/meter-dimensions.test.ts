@@ -277,6 +277,39 @@ describe('the example of docs/meters.md', () => {
     ]);
     const byCustomer = await read('from=2026-11-02T00:00:00Z&to=2026-11-04T00:00:00Z&groupBy=customer&timezone=UTC');
     expect(byCustomer.rows).toEqual([row('2026-11-02T00:00:00.000Z', '2026-11-03T00:00:00.000Z', { customer: customers[0]!.customerId }, '2350')]);
+
+    // Priced per model and direction, the upcoming invoice of 1 December holds the lines the document shows.
+    const price = (match: Record<string, string>, unitPrice: string) => ({ match, pricingModel: 'per_unit', unitPrice });
+    const plan = await api
+      .http()
+      .post('/billing/plans')
+      .set(admin())
+      .send({
+        name: `AI tokens ${tag}`,
+        currency: 'USD',
+        billingPeriod: 'monthly',
+        items: [{ name: 'Tokens', meterId: meter.body.data.id, dimensionalPrices: [price({ model: 'small', direction: 'input' }, '0.001'), price({ model: 'small', direction: 'output' }, '0.004'), price({ model: 'large' }, '0.01')] }],
+      })
+      .expect(201);
+    const contract = await api.http().post('/contracts').set(system()).send({ customerId: customers[0]!.customerId, currency: 'USD', startDate: '2026-11-01', plans: [{ planId: plan.body.data.id }] }).expect(201);
+    await api.http().post(`/contracts/${contract.body.data.id}/activate`).set(system()).send({}).expect(200);
+    const upcoming = (await api.http().get(`/contracts/${contract.body.data.id}/upcoming-invoice?date=2026-12-01`).set(system()).expect(200)).body.data;
+    const planItemId = plan.body.data.items[0].id;
+    const line = (title: string, description: string, quantity: string, unitPrice: string, dimensions: Record<string, string>) => ({ planItemId, title, description, quantity, price: unitPrice, fromDate: '2026-11-01', toDate: '2026-11-30', dimensions });
+    expect(upcoming.invoices).toEqual([
+      {
+        contractPlanId: contract.body.data.plans[0].id,
+        currency: 'USD',
+        fromDate: '2026-11-01',
+        toDate: '2026-11-30',
+        total: '10.60',
+        items: [
+          line('Tokens — model small, direction input', 'per unit: 1200 × 0.001', '1200', '0.001', { model: 'small', direction: 'input' }),
+          line('Tokens — model small, direction output', 'per unit: 350 × 0.004', '350', '0.004', { model: 'small', direction: 'output' }),
+          line('Tokens — model large', 'per unit: 800 × 0.01', '800', '0.01', { model: 'large' }),
+        ],
+      },
+    ]);
   });
 });
 

@@ -31,7 +31,7 @@ const dimensionValue = text(255);
 export const dimensionMatch = z
   .record(metadataKey, dimensionValue)
   .refine((match) => Object.keys(match).length >= 1 && Object.keys(match).length <= MAX_DIMENSIONS, `must name 1 to ${MAX_DIMENSIONS} dimensions of the item's meter`)
-  .describe("the dimension values (keys of the meter's groupBy) usage must have for this price");
+  .meta({ minProperties: 1, maxProperties: MAX_DIMENSIONS, description: "the dimension values (keys of the meter's groupBy) usage must have for this price" });
 
 const matchField = { match: dimensionMatch };
 
@@ -52,7 +52,7 @@ const presentationGroupBy = z
   .min(1)
   .max(MAX_DIMENSIONS)
   .refine((keys) => new Set(keys).size === keys.length, 'must not repeat a key')
-  .describe("dimensions of the meter (sum or count) each price entry's line is split by: a line per value, quantities and amounts adding up to the entry's");
+  .meta({ uniqueItems: true, description: "dimensions of the meter (sum or count) each price entry's first line is split by: a line per value, quantities and amounts adding up to the entry's" });
 
 const itemFields = {
   name: text(200),

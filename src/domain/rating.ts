@@ -382,8 +382,11 @@ export interface DimensionalUsage {
   combinations: readonly Combination[];
 }
 
-/** Whether a plan item has prices per dimension value: its usage is rated by `rateDimensionalUsage`. */
-export const hasDimensionalPrices = (item: DimensionalTerms) => (item.dimensionalPrices?.length ?? 0) > 0;
+/**
+ * Whether a plan item's usage is rated per dimension value (`rateDimensionalUsage`): it has prices per
+ * dimension value, or lines split by dimensions.
+ */
+export const hasDimensionalPrices = (item: DimensionalTerms) => (item.dimensionalPrices?.length ?? 0) > 0 || (item.presentationGroupBy?.length ?? 0) > 0;
 
 /**
  * What a usage window of an item with prices per dimension value owes: each combination of the meter's
@@ -417,10 +420,12 @@ export function rateDimensionalUsage(terms: Pick<RatingTerms, 'currency' | 'item
     entries.push({ key, dimensions, price, quantity: new Decimal(0), parts: [] });
   }
   const base = { planItemId: item.id, fromDate: window.from, toDate: window.to };
+  const hasEntries = (item.dimensionalPrices?.length ?? 0) > 0;
   const nameOf = (entry: EntryUsage, values: DimensionValues) => {
-    const named = describeValues(values, usage.groupBy);
-    const isDefault = entry.price !== null && Object.keys(entry.dimensions).length === 0;
-    return `${item.name} — ${[isDefault ? 'other usage' : '', named].filter((part) => part !== '').join(', ')}`;
+    // The item's own price beside entries prices the other usage; alone, it prices all of it.
+    const isDefault = entry.price !== null && Object.keys(entry.dimensions).length === 0 && hasEntries;
+    const parts = [isDefault ? 'other usage' : '', describeValues(values, usage.groupBy)].filter((part) => part !== '');
+    return parts.length > 0 ? `${item.name} — ${parts.join(', ')}` : item.name;
   };
   const rated: RatedCharge[] = [];
   for (const entry of entries) {

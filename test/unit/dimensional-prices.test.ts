@@ -190,6 +190,22 @@ describe('prices per dimension value', () => {
     expect(dimensionalProblems({ dimensionalPrices: [entry], presentationGroupBy: ['model'] }, { groupBy: ['model'], aggregation: 'max' }).map((problem) => problem.path)).toEqual(['presentationGroupBy']);
   });
 
+  it('when an item has its own price alone and presentationGroupBy, then all its usage is split by those values', () => {
+    const item: RatedItem = { id: 'tok', name: 'Tokens', meterId: 'mtr', effectiveFrom: null, effectiveTo: null, pricingModel: 'per_unit', unitPrice: '0.01', presentationGroupBy: ['project'] };
+    const combinations = [
+      { values: { model: 'a', project: 'beta' }, value: '101' },
+      { values: { model: 'b', project: 'alpha' }, value: '100' },
+      { values: { model: 'b', project: 'beta' }, value: '100' },
+    ];
+    const rated = rateDimensionalUsage({ currency: 'USD', items: [item] }, window, { groupBy: ['model', 'project'], aggregation: 'sum', combinations }, noLedger);
+    // 301 units at 0.01 is 3.01, shared 100 : 201.
+    expect(rated.map((one) => [one.line.title, one.line.quantity, amountOf(one.line).toFixed(2), one.line.dimensions])).toEqual([
+      ['Tokens — project alpha', '100', '1.00', { project: 'alpha' }],
+      ['Tokens — project beta', '201', '2.01', { project: 'beta' }],
+    ]);
+    expect(rated.flatMap((one) => one.charges)).toEqual([expect.objectContaining({ quantity: '301', amount: '3.01', dimensionsKey: '{}' })]);
+  });
+
   it('when a max meter is rated, then an entry takes the greatest of its combinations', () => {
     const item: RatedItem = { id: 'tok', name: 'Peak', meterId: 'mtr', effectiveFrom: null, effectiveTo: null, pricingModel: 'per_unit', unitPrice: '1', dimensionalPrices: [{ match: { model: 'a' }, pricingModel: 'per_unit', unitPrice: '10' }] };
     const combinations = [

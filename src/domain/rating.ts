@@ -37,9 +37,10 @@ import { currencyMinorUnits } from './currencies';
 import { AppError } from './errors';
 import { allocate, Decimal, formatAmount, roundToMinor, toDecimal } from './money';
 import { priceItem, type PricedPlanItem } from './pricing';
+import { describeValues, dimensionalProblems, dimensionsKey, FOLDS, foldUsage, lineFigures, shareByQuantity, type Combination, type DimensionalTerms, type DimensionValues, type EntryUsage } from './dimensional-prices';
 
 /** One plan item as it stands over a span of days. */
-export interface RatedItem extends BillableItem {
+export interface RatedItem extends BillableItem, DimensionalTerms {
   name: string;
   /** The first day in force; null: from the first day of any contract plan. */
   effectiveFrom: string | null;
@@ -81,6 +82,8 @@ export interface UsageCharged {
   to: string;
   quantity: string | null;
   amount: string;
+  /** An item with prices per dimension value: the price entry charged (`dimensionsKey`); else absent or null. */
+  dimensionsKey?: string | null;
 }
 
 export interface ChargeLedger {
@@ -97,6 +100,8 @@ export interface RatedLine {
   price: string;
   fromDate: string;
   toDate: string;
+  /** A line of an item with prices per dimension value: the dimension values it charges for. */
+  dimensions?: Record<string, string | null>;
 }
 
 /** What a line charges, for the ledger: a fee's runs of days, or a usage window's units. */
@@ -110,6 +115,8 @@ export interface Charge {
   amount: string;
   /** Its share of the discount lines on its plan item (positive); absent: none. */
   discount?: string;
+  /** An item with prices per dimension value: the price entry it charges (`dimensionsKey`). */
+  dimensionsKey?: string;
 }
 
 export interface RatedCharge {
@@ -365,4 +372,113 @@ export function rateUsage(terms: Pick<RatingTerms, 'currency' | 'items'>, window
     line: { ...base, ...late, description: `${total.toFixed()} in all rates ${formatAmount(rated, currency)}; ${formatAmount(chargedAmount, currency)} billed before`, quantity: '1', price: formatAmount(difference, currency) },
     charges: [charge(chargedQuantity === null ? null : total.minus(chargedQuantity), difference)],
   };
+}
+
+/** A window's usage per combination of its meter's dimension values, for `rateDimensionalUsage`. */
+export interface DimensionalUsage {
+  /** The meter's groupBy: every combination has a value (or null) at each. */
+  groupBy: readonly string[];
+  aggregation: string;
+  combinations: readonly Combination[];
+}
+
+/**
+ * Whether a plan item's usage is rated per dimension value (`rateDimensionalUsage`): it has prices per
+ * dimension value, or lines split by dimensions.
+ */
+export const hasDimensionalPrices = (item: DimensionalTerms) => (item.dimensionalPrices?.length ?? 0) > 0 || (item.presentationGroupBy?.length ?? 0) > 0;
+
+/**
+ * What a usage window of an item with prices per dimension value owes: each combination of the meter's
+ * values folded into the entry that prices it (the one matching most keys; else the item's own price;
+ * else a 0.00 line of its own), one line per entry with usage, priced on the entry's total. The ledger
+ * keeps each entry's charge by its dimensions, so that usage arriving later is charged per entry as the
+ * difference with what was charged for it, as `rateUsage` does for a whole item. A first charge is split
+ * by `presentationGroupBy` into lines per value, amounts shared in proportion to quantity; a later
+ * difference is one line per entry.
+ */
+export function rateDimensionalUsage(terms: Pick<RatingTerms, 'currency' | 'items'>, window: UsageWindow, usage: DimensionalUsage, ledger: ChargeLedger): RatedCharge[] {
+  const item = terms.items.find((candidate) => candidate.id === window.planItemId);
+  if (!item) throw AppError.validation(`plan item ${window.planItemId} is not among the terms`);
+  const currency = terms.currency;
+  // The meter may have changed since the plan was saved.
+  const problem = dimensionalProblems(item, usage)[0];
+  if (problem) throw AppError.validation(`plan item ${item.id} (${item.name}): ${problem.message}`);
+  const entries = foldUsage(item, usage.groupBy, usage.combinations, FOLDS[usage.aggregation]!);
+  const charged = new Map<string, UsageCharged[]>();
+  for (const usageCharged of ledger.usage) {
+    if (usageCharged.planItemId !== item.id || usageCharged.from < window.from || usageCharged.to > window.to) continue;
+    const key = usageCharged.dimensionsKey ?? dimensionsKey({});
+    charged.set(key, [...(charged.get(key) ?? []), usageCharged]);
+  }
+  // An entry charged before that has no usage now (usage corrected away) owes the difference with nothing.
+  for (const key of charged.keys()) {
+    if (entries.some((entry) => entry.key === key)) continue;
+    const dimensions = JSON.parse(key) as DimensionValues;
+    const entry = (item.dimensionalPrices ?? []).find((candidate) => dimensionsKey(candidate.match) === key);
+    const price = entry ?? (key === dimensionsKey({}) && item.pricingModel ? item : null);
+    entries.push({ key, dimensions, price, quantity: new Decimal(0), parts: [] });
+  }
+  const base = { planItemId: item.id, fromDate: window.from, toDate: window.to };
+  const hasEntries = (item.dimensionalPrices?.length ?? 0) > 0;
+  const nameOf = (entry: EntryUsage, values: DimensionValues) => {
+    // The item's own price beside entries prices the other usage; alone, it prices all of it.
+    const isDefault = entry.price !== null && Object.keys(entry.dimensions).length === 0 && hasEntries;
+    const parts = [isDefault ? 'other usage' : '', describeValues(values, usage.groupBy)].filter((part) => part !== '');
+    return parts.length > 0 ? `${item.name} — ${parts.join(', ')}` : item.name;
+  };
+  const rated: RatedCharge[] = [];
+  for (const entry of entries) {
+    const rate = (quantity: Decimal) => (entry.price ? priceItem(entry.price, quantity.toFixed(), currency) : null);
+    const perUnit = entry.price?.pricingModel === 'per_unit' ? toDecimal(entry.price.unitPrice!) : undefined;
+    const title = nameOf(entry, entry.dimensions);
+    const dimensions = { ...entry.dimensions };
+    const charge = (quantity: Decimal | null, amount: Decimal): Charge => ({ kind: 'usage', planItemId: item.id, from: window.from, to: window.to, period: window.period, quantity: quantity?.toFixed() ?? null, amount: formatAmount(amount, currency), dimensionsKey: entry.key });
+    const before = charged.get(entry.key);
+    if (!before) {
+      const price = rate(entry.quantity);
+      const amount = toDecimal(price?.amount ?? 0);
+      const how = price ? price.lines.map((line) => `${line.description}: ${line.quantity} × ${line.unitPrice}`).join('; ') : `${entry.quantity.toFixed()} units: no price for these values`;
+      const lineOf = (quantity: Decimal, share: Decimal, description: string) => {
+        const figures = lineFigures(quantity, share, currency, perUnit ?? (price ? undefined : new Decimal(0)));
+        return { quantity: figures.quantity, price: figures.price, description: figures.exact ? description : `${description} (${quantity.toFixed()} units)` };
+      };
+      if (entry.parts.length === 0) {
+        rated.push({ line: { ...base, title, ...lineOf(entry.quantity, amount, how), dimensions }, charges: [charge(entry.quantity, amount)] });
+        continue;
+      }
+      const shares = shareByQuantity(amount, entry.parts.map((part) => part.quantity), currency);
+      entry.parts.forEach((part, i) => {
+        const values = { ...entry.dimensions, ...part.values };
+        const description = `${part.quantity.toFixed()} of ${entry.quantity.toFixed()} units (${how})`;
+        rated.push({ line: { ...base, title: nameOf(entry, values), ...lineOf(part.quantity, shares[i]!, description), dimensions: values }, charges: i === 0 ? [charge(entry.quantity, amount)] : [] });
+      });
+      continue;
+    }
+    const quantities = before.map((usageCharged) => usageCharged.quantity);
+    const chargedQuantity = quantities.every((quantity) => quantity !== null) ? quantities.reduce((sum, quantity) => sum.plus(quantity!), new Decimal(0)) : null;
+    const chargedAmount = before.reduce((sum, usageCharged) => sum.plus(usageCharged.amount), new Decimal(0));
+    const late = { title: `${title}: usage of ${window.from} to ${window.to}`, dimensions };
+    // A window that grew (an end moved later) is charged for its whole span once, even when no usage came.
+    const grown = !before.some((usageCharged) => usageCharged.from === window.from && usageCharged.to === window.to);
+    if (perUnit !== undefined && chargedQuantity !== null) {
+      const units = entry.quantity.minus(chargedQuantity);
+      if (units.isZero() && !grown) continue;
+      rated.push({
+        line: { ...base, ...late, description: `${units.toFixed()} units after ${chargedQuantity.toFixed()} billed before (${entry.quantity.toFixed()} in all) × ${perUnit.toFixed()}`, quantity: units.toFixed(), price: perUnit.toFixed() },
+        charges: [charge(units, roundToMinor(units.times(perUnit), currency))],
+      });
+      continue;
+    }
+    const total = toDecimal(rate(entry.quantity)?.amount ?? 0);
+    const difference = total.minus(chargedAmount);
+    const units = chargedQuantity === null ? null : entry.quantity.minus(chargedQuantity);
+    if (difference.isZero() && (units === null || units.isZero()) && !grown) continue;
+    const figures = units === null ? { quantity: '1', price: formatAmount(difference, currency) } : lineFigures(units, difference, currency, entry.price ? undefined : new Decimal(0));
+    rated.push({
+      line: { ...base, ...late, description: `${entry.quantity.toFixed()} in all rates ${formatAmount(total, currency)}; ${formatAmount(chargedAmount, currency)} billed before`, quantity: figures.quantity, price: figures.price },
+      charges: [charge(units, difference)],
+    });
+  }
+  return rated;
 }

@@ -8,6 +8,7 @@ const system = () => bearer(tenant.systemToken);
 
 const MODELS = ['small', 'large'];
 const DIRECTIONS = ['input', 'output', 'cached'];
+const PROJECTS = ['alpha', 'beta'];
 /** Days of October 2026 around the end of summer time in Berlin (25 October: a 25-hour day). */
 const FIRST = Date.parse('2026-10-22T00:00:00Z');
 const SPAN_MS = 6 * 86_400_000;
@@ -18,6 +19,7 @@ interface Sent {
   direction: string;
   cents: number;
   timestamp: string;
+  project: string;
 }
 
 /** A seeded generator, so a failure repeats. */
@@ -94,8 +96,11 @@ beforeAll(async () => {
   meterId = meter.body.data.id;
   expect(meter.body.data).toMatchObject({ groupBy: ['model', 'direction'], filters: [{ key: 'direction', operator: 'in', values: ['input', 'output'] }] });
   const next = generator(42);
+  // Projects from a generator of their own, so that the rest of each event is as before.
+  const project = generator(7);
   for (let index = 0; index < 1000; index += 1) {
     sent.push({
+      project: PROJECTS[project(2)]!,
       customer: next(2),
       model: MODELS[next(2)]!,
       direction: DIRECTIONS[next(3)]!,
@@ -108,7 +113,7 @@ beforeAll(async () => {
     metric,
     value: decimal(event.cents),
     timestamp: event.timestamp,
-    metadata: { model: event.model, direction: event.direction },
+    metadata: { model: event.model, direction: event.direction, project: event.project },
   }));
   const res = await api.http().post('/events/batch').set(system()).send({ events }).expect(200);
   expect(res.body.data.summary).toMatchObject({ success: 1000, failed: 0 });
@@ -272,5 +277,225 @@ describe('the example of docs/meters.md', () => {
     ]);
     const byCustomer = await read('from=2026-11-02T00:00:00Z&to=2026-11-04T00:00:00Z&groupBy=customer&timezone=UTC');
     expect(byCustomer.rows).toEqual([row('2026-11-02T00:00:00.000Z', '2026-11-03T00:00:00.000Z', { customer: customers[0]!.customerId }, '2350')]);
+
+    // Priced per model and direction, the upcoming invoice of 1 December holds the lines the document shows.
+    const price = (match: Record<string, string>, unitPrice: string) => ({ match, pricingModel: 'per_unit', unitPrice });
+    const plan = await api
+      .http()
+      .post('/billing/plans')
+      .set(admin())
+      .send({
+        name: `AI tokens ${tag}`,
+        currency: 'USD',
+        billingPeriod: 'monthly',
+        items: [{ name: 'Tokens', meterId: meter.body.data.id, dimensionalPrices: [price({ model: 'small', direction: 'input' }, '0.001'), price({ model: 'small', direction: 'output' }, '0.004'), price({ model: 'large' }, '0.01')] }],
+      })
+      .expect(201);
+    const contract = await api.http().post('/contracts').set(system()).send({ customerId: customers[0]!.customerId, currency: 'USD', startDate: '2026-11-01', plans: [{ planId: plan.body.data.id }] }).expect(201);
+    await api.http().post(`/contracts/${contract.body.data.id}/activate`).set(system()).send({}).expect(200);
+    const upcoming = (await api.http().get(`/contracts/${contract.body.data.id}/upcoming-invoice?date=2026-12-01`).set(system()).expect(200)).body.data;
+    const planItemId = plan.body.data.items[0].id;
+    const line = (title: string, description: string, quantity: string, unitPrice: string, dimensions: Record<string, string>) => ({ planItemId, title, description, quantity, price: unitPrice, fromDate: '2026-11-01', toDate: '2026-11-30', dimensions });
+    expect(upcoming.invoices).toEqual([
+      {
+        contractPlanId: contract.body.data.plans[0].id,
+        currency: 'USD',
+        fromDate: '2026-11-01',
+        toDate: '2026-11-30',
+        total: '10.60',
+        items: [
+          line('Tokens — model small, direction input', 'per unit: 1200 × 0.001', '1200', '0.001', { model: 'small', direction: 'input' }),
+          line('Tokens — model small, direction output', 'per unit: 350 × 0.004', '350', '0.004', { model: 'small', direction: 'output' }),
+          line('Tokens — model large', 'per unit: 800 × 0.01', '800', '0.01', { model: 'large' }),
+        ],
+      },
+    ]);
+  });
+});
+
+describe('a plan item priced per model and direction', () => {
+  interface Line {
+    title: string;
+    quantity: string;
+    price: string;
+    amount: string | null;
+    dimensions: Record<string, string | null> | null;
+  }
+  /** Prices in cents per unit; large input is graduated: 2 cents for its first 20,000 units, 1.5 after. */
+  const PER_UNIT: Record<string, number> = { 'small|input': 1, 'small|output': 3, 'large|output': 6 };
+  const TIER_UNITS = 20_000;
+  const dimensionalPrices = [
+    { match: { model: 'small', direction: 'input' }, pricingModel: 'per_unit', unitPrice: '0.01' },
+    { match: { model: 'small', direction: 'output' }, pricingModel: 'per_unit', unitPrice: '0.03' },
+    { match: { model: 'large', direction: 'input' }, pricingModel: 'graduated', tiers: [{ upTo: String(TIER_UNITS), unitPrice: '0.02' }, { upTo: null, unitPrice: '0.015' }] },
+    { match: { model: 'large', direction: 'output' }, pricingModel: 'per_unit', unitPrice: '0.06' },
+  ];
+  /** What an entry's usage (in hundredths of a unit, as the events were sent) costs, in cents, rounded half-up: BigInt arithmetic of its own. */
+  function centsFor(entry: string, hundredths: number): bigint {
+    const units = BigInt(hundredths);
+    if (PER_UNIT[entry] !== undefined) return (units * BigInt(PER_UNIT[entry]!) + 50n) / 100n;
+    // In millionths of a dollar: hundredths of a unit × (2 or 1.5 cents as 200 or 150 ten-thousandths).
+    const first = units < BigInt(TIER_UNITS * 100) ? units : BigInt(TIER_UNITS * 100);
+    const millionths = first * 200n + (units - first) * 150n;
+    return (millionths + 5000n) / 10000n;
+  }
+  const money = (cents: bigint) => `${cents / 100n}.${String(cents % 100n).padStart(2, '0')}`;
+  const lineCents = (line: Line) => BigInt(line.amount!.replace('.', ''));
+
+  let contractId: string;
+  let invoiceLines: Line[];
+  const ofCustomer = () => counted().filter((event) => event.customer === 0 && event.timestamp >= '2026-10-01');
+
+  async function meterWith(name: string) {
+    const res = await api
+      .http()
+      .post('/meters')
+      .set(admin())
+      .send({ name: `${metric} ${name}`, metric, aggregation: 'sum', groupBy: ['model', 'direction', 'project'], filters: [{ key: 'direction', operator: 'in', values: ['input', 'output'] }] })
+      .expect(201);
+    return res.body.data.id as string;
+  }
+
+  async function runOn(billingDate: string): Promise<Line[]> {
+    const started = await api.http().post('/invoice-runs').set(system()).send({ billingDate, contractIds: [contractId] }).expect(201);
+    let run = started.body.data;
+    while (run.status === 'running') {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      run = (await api.http().get(`/invoice-runs/${started.body.data.id}`).set(system()).expect(200)).body.data;
+    }
+    expect(run.failures).toEqual([]);
+    const invoices = (await api.http().get('/invoices').query({ invoiceRunId: run.id }).set(system()).expect(200)).body.data.items;
+    expect(invoices).toHaveLength(1);
+    return (await api.http().get(`/invoices/${invoices[0].id}`).set(system()).expect(200)).body.data.items;
+  }
+
+  beforeAll(async () => {
+    const plain = await meterWith('priced');
+    const byProject = await meterWith('priced by project');
+    // A model no entry prices, on a day of October outside the queries above.
+    await api
+      .http()
+      .post('/events/batch')
+      .set(system())
+      .send({ events: [{ CustomerEntityId: customers[0]!.entityId, metric, value: 42, timestamp: '2026-10-15T12:00:00Z', metadata: { model: 'tiny', direction: 'input', project: 'alpha' } }] })
+      .expect(200);
+    const plan = await api
+      .http()
+      .post('/billing/plans')
+      .set(admin())
+      .send({
+        name: `${metric} priced`,
+        currency: 'USD',
+        billingPeriod: 'monthly',
+        items: [
+          { name: 'Tokens', meterId: plain, dimensionalPrices },
+          { name: 'Tokens by project', meterId: byProject, dimensionalPrices, presentationGroupBy: ['project'] },
+        ],
+      })
+      .expect(201);
+    expect(plan.body.data.items[0]).toMatchObject({ pricingModel: null, unitPrice: null, presentationGroupBy: null, dimensionalPrices: [{ match: { model: 'small', direction: 'input' }, pricingModel: 'per_unit', unitPrice: '0.01', tiers: null }, {}, {}, {}] });
+    const contract = await api.http().post('/contracts').set(system()).send({ customerId: customers[0]!.customerId, currency: 'USD', startDate: '2026-10-01', plans: [{ planId: plan.body.data.id }] }).expect(201);
+    contractId = contract.body.data.id;
+    await api.http().post(`/contracts/${contractId}/activate`).set(system()).send({}).expect(200);
+  });
+
+  it('when October is billed, then each (model, direction) bills a line of its usage at its price, exact to the cent, and the model nothing prices a 0.00 line', async () => {
+    const upcoming = await api.http().get(`/contracts/${contractId}/upcoming-invoice?date=2026-11-01`).set(system()).expect(200);
+    invoiceLines = await runOn('2026-11-01');
+    const lines = invoiceLines.filter((line) => line.title.startsWith('Tokens — '));
+    const usage = new Map<string, number>();
+    for (const event of ofCustomer()) usage.set(`${event.model}|${event.direction}`, (usage.get(`${event.model}|${event.direction}`) ?? 0) + event.cents);
+    expect(lines.map((line) => line.title)).toEqual([
+      'Tokens — model small, direction input',
+      'Tokens — model small, direction output',
+      'Tokens — model large, direction input',
+      'Tokens — model large, direction output',
+      'Tokens — model tiny, direction input, project alpha',
+    ]);
+    for (const line of lines.slice(0, 4)) {
+      const entry = `${line.dimensions!.model}|${line.dimensions!.direction}`;
+      expect(line.dimensions).toEqual({ model: line.dimensions!.model, direction: line.dimensions!.direction });
+      expect(line.quantity).toBe(decimal(usage.get(entry)!));
+      expect(line.amount).toBe(money(centsFor(entry, usage.get(entry)!)));
+    }
+    // Large input crosses its first tier, so both of its prices count.
+    expect(usage.get('large|input')!).toBeGreaterThan(TIER_UNITS * 100);
+    expect(lines[4]).toMatchObject({ quantity: '42', amount: '0.00', dimensions: { model: 'tiny', direction: 'input', project: 'alpha' } });
+    // The upcoming invoice showed the same lines, dimensions and all.
+    const shown = upcoming.body.data.invoices[0].items.map((line: Line) => ({ title: line.title, quantity: line.quantity, price: line.price, dimensions: line.dimensions }));
+    expect(shown).toEqual(invoiceLines.map((line) => ({ title: line.title, quantity: line.quantity, price: line.price, dimensions: line.dimensions })));
+  });
+
+  it('when the item splits its lines by project, then each entry has a line per project whose quantities and amounts add up to the entry', async () => {
+    const lines = invoiceLines.filter((line) => line.title.startsWith('Tokens by project — '));
+    const priced = lines.filter((line) => line.dimensions!.model !== 'tiny');
+    expect(priced).toHaveLength(8);
+    for (const [model, direction] of [['small', 'input'], ['small', 'output'], ['large', 'input'], ['large', 'output']] as const) {
+      const entry = `${model}|${direction}`;
+      const split = priced.filter((line) => line.dimensions!.model === model && line.dimensions!.direction === direction);
+      expect(split.map((line) => line.title)).toEqual(PROJECTS.map((project) => `Tokens by project — model ${model}, direction ${direction}, project ${project}`));
+      let total = 0;
+      const usageOf = new Map<Line, number>();
+      for (const line of split) {
+        const cents = ofCustomer().filter((event) => `${event.model}|${event.direction}` === entry && event.project === line.dimensions!.project).reduce((sum, event) => sum + event.cents, 0);
+        expect(line.quantity).toBe(decimal(cents));
+        expect(line.dimensions).toEqual({ model, direction, project: line.dimensions!.project });
+        usageOf.set(line, cents);
+        total += cents;
+      }
+      const whole = centsFor(entry, total);
+      expect(split.reduce((sum, line) => sum + lineCents(line), 0n)).toBe(whole);
+      // Each share is within a cent of its exact proportion of the entry's amount.
+      for (const line of split) expect(Math.abs(Number(lineCents(line)) - (Number(whole) * usageOf.get(line)!) / total)).toBeLessThan(1);
+    }
+    expect(lines.filter((line) => line.dimensions!.model === 'tiny')).toEqual([expect.objectContaining({ quantity: '42', amount: '0.00', dimensions: { model: 'tiny', direction: 'input', project: 'alpha' } })]);
+  });
+
+  it('when usage of October arrives after it was billed, then the next invoice charges only the difference, per entry', async () => {
+    const late = [
+      { value: '100', model: 'small', direction: 'input', project: 'alpha' },
+      { value: '50', model: 'small', direction: 'input', project: 'beta' },
+      { value: '10', model: 'large', direction: 'output', project: 'beta' },
+    ];
+    await api
+      .http()
+      .post('/events/batch')
+      .set(system())
+      .send({ events: late.map(({ value, ...metadata }) => ({ CustomerEntityId: customers[0]!.entityId, metric, value, timestamp: '2026-10-30T08:00:00Z', metadata })) })
+      .expect(200);
+    const lines = await runOn('2026-12-01');
+    const shown = lines.map((line) => [line.title, line.quantity, line.price, line.amount, line.dimensions]);
+    expect(shown).toEqual([
+      ['Tokens — model small, direction input: usage of 2026-10-01 to 2026-10-31', '150', '0.01', '1.50', { model: 'small', direction: 'input' }],
+      ['Tokens — model large, direction output: usage of 2026-10-01 to 2026-10-31', '10', '0.06', '0.60', { model: 'large', direction: 'output' }],
+      ['Tokens by project — model small, direction input: usage of 2026-10-01 to 2026-10-31', '150', '0.01', '1.50', { model: 'small', direction: 'input' }],
+      ['Tokens by project — model large, direction output: usage of 2026-10-01 to 2026-10-31', '10', '0.06', '0.60', { model: 'large', direction: 'output' }],
+    ]);
+    const charges = (await api.http().get(`/contracts/${contractId}/charges?limit=100`).set(system()).expect(200)).body.data.items;
+    const smallInput = charges.filter((charge: { dimensions: Record<string, string> | null }) => charge.dimensions?.model === 'small' && charge.dimensions.direction === 'input');
+    expect(smallInput.map((charge: { quantity: string }) => charge.quantity).sort()).toEqual(['150', '150', decimal(ofCustomer().filter((event) => event.model === 'small' && event.direction === 'input').reduce((sum, event) => sum + event.cents, 0)), decimal(ofCustomer().filter((event) => event.model === 'small' && event.direction === 'input').reduce((sum, event) => sum + event.cents, 0))].sort());
+  });
+
+  it('when a plan has entries that could tie, or keys the meter lacks, or a meter whose usage does not add up, then it is refused naming them', async () => {
+    const meterId = await meterWith('refusals');
+    const planWith = (item: object) => api.http().post('/billing/plans').set(admin()).send({ name: `Refused ${randomUUID().slice(0, 6)}`, currency: 'USD', billingPeriod: 'monthly', items: [{ name: 'Tokens', meterId, ...item }] });
+    const tie = await planWith({ pricingModel: 'per_unit', unitPrice: '0.01', dimensionalPrices: [{ match: { model: 'small' }, pricingModel: 'per_unit', unitPrice: '1' }, { match: { direction: 'input' }, pricingModel: 'per_unit', unitPrice: '2' }] });
+    expect(tie.status).toBe(400);
+    expect(tie.body.errors).toEqual([expect.objectContaining({ path: 'body.items.0.dimensionalPrices.1.match', message: expect.stringContaining('dimensionalPrices 0 and 1 tie: usage with model small, direction input would match both') })]);
+    const same = await planWith({ dimensionalPrices: [{ match: { model: 'small' }, pricingModel: 'per_unit', unitPrice: '1' }, { match: { model: 'small' }, pricingModel: 'per_unit', unitPrice: '2' }] });
+    expect(same.status).toBe(400);
+    expect(same.body.errors[0].message).toContain('dimensionalPrices 0 and 1 tie');
+    // More keys on one side, or a different value on a key both name: no tie.
+    await planWith({ dimensionalPrices: [{ match: { model: 'small' }, pricingModel: 'per_unit', unitPrice: '1' }, { match: { model: 'small', direction: 'input' }, pricingModel: 'per_unit', unitPrice: '2' }, { match: { model: 'large' }, pricingModel: 'per_unit', unitPrice: '3' }] }).expect(201);
+    const unknown = await planWith({ dimensionalPrices: [{ match: { region: 'eu' }, pricingModel: 'per_unit', unitPrice: '1' }], presentationGroupBy: ['customer_tier'] });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.errors.map((error: { path: string }) => error.path).sort()).toEqual(['body.items.0.dimensionalPrices.0.match.region', 'body.items.0.presentationGroupBy.0']);
+    const latest = await api.http().post('/meters').set(admin()).send({ name: `${metric} latest`, metric, aggregation: 'latest', groupBy: ['model'] }).expect(201);
+    const onLatest = await api.http().post('/billing/plans').set(admin()).send({ name: `Refused ${randomUUID().slice(0, 6)}`, currency: 'USD', billingPeriod: 'monthly', items: [{ name: 'Tokens', meterId: latest.body.data.id, dimensionalPrices: [{ match: { model: 'small' }, pricingModel: 'per_unit', unitPrice: '1' }] }] });
+    expect(onLatest.status).toBe(400);
+    expect(onLatest.body.errors[0]).toMatchObject({ path: 'body.items.0.dimensionalPrices', message: expect.stringContaining('aggregates by latest') });
+    const noMeter = await api.http().post('/billing/plans').set(admin()).send({ name: `Refused ${randomUUID().slice(0, 6)}`, currency: 'USD', billingPeriod: 'monthly', items: [{ name: 'Seats', dimensionalPrices: [{ match: { model: 'small' }, pricingModel: 'per_unit', unitPrice: '1' }] }] });
+    expect(noMeter.status).toBe(400);
+    expect(noMeter.body.errors[0].path).toBe('body.items.0.meterId');
   });
 });

@@ -33,6 +33,8 @@ export interface PlanItemRow {
   tiers: PlanItem['tiers'];
   package_size: string | null;
   meter_id: string | null;
+  dimensional_prices: PlanItem['dimensionalPrices'];
+  presentation_group_by: string[] | null;
   billing_timing: 'in_advance' | 'in_arrears';
   effective_from: Date | null;
   effective_to: Date | null;
@@ -54,6 +56,8 @@ export function toPlanItem(row: PlanItemRow): PlanItem {
     tiers: row.tiers,
     packageSize: plain(row.package_size),
     meterId: row.meter_id,
+    dimensionalPrices: row.dimensional_prices,
+    presentationGroupBy: row.presentation_group_by,
     billingTiming: row.billing_timing,
     effectiveFrom: row.effective_from ? calendarDay(row.effective_from) : null,
     effectiveTo: row.effective_to ? calendarDay(row.effective_to) : null,
@@ -74,6 +78,16 @@ function toPlan(row: PlanRow, items: PlanItemRow[]): Plan {
   };
 }
 
+/** A price entry as stored and shown: every price field there, null where its model has none. */
+const storedPrice = (entry: NonNullable<PlanItemInput['dimensionalPrices']>[number]) => ({
+  match: entry.match,
+  pricingModel: entry.pricingModel,
+  unitPrice: entry.unitPrice ?? null,
+  quantity: entry.quantity ?? null,
+  tiers: entry.tiers ?? null,
+  packageSize: entry.packageSize ?? null,
+});
+
 function itemRow(organisationId: string, planId: string, item: PlanItemInput, effectiveFrom: string | null = null) {
   return {
     effective_from: effectiveFrom,
@@ -88,6 +102,8 @@ function itemRow(organisationId: string, planId: string, item: PlanItemInput, ef
     tiers: item.tiers ? JSON.stringify(item.tiers) : null,
     package_size: item.packageSize ?? null,
     meter_id: item.meterId ?? null,
+    dimensional_prices: item.dimensionalPrices ? JSON.stringify(item.dimensionalPrices.map(storedPrice)) : null,
+    presentation_group_by: item.presentationGroupBy ? JSON.stringify(item.presentationGroupBy) : null,
     // Metered usage is known once its period has ended; fees are billed ahead.
     billing_timing: item.billingTiming ?? (item.meterId ? 'in_arrears' : 'in_advance'),
   };

@@ -4,6 +4,7 @@ import { calendarDay } from '../../db/dates';
 import { addDays } from '../../domain/billing-periods';
 import { isCurrency } from '../../domain/currencies';
 import { AppError, DomainError, orNotFound } from '../../domain/errors';
+import { dimensionalProblems } from '../../domain/dimensional-prices';
 import { validatePlanItemPricing } from '../../domain/pricing';
 import type { Page, PageQuery } from '../../http/paging';
 import { skusIn } from '../catalog';
@@ -17,15 +18,19 @@ type PlanItemInput = z.output<typeof planItemInput>;
 type Plan = z.output<typeof planSchema>;
 type PlanItem = z.output<typeof planItemSchema>;
 
-/** Every item must be priceable before anything is stored; the error names the item. */
+/** Every item must be priceable before anything is stored, its price entries too; the error names the item (and the entry). */
 function assertPriceable(items: PlanItemInput[], path: string): void {
-  items.forEach((item, i) => {
+  const priceable = (priced: Parameters<typeof validatePlanItemPricing>[0], at: string) => {
     try {
-      validatePlanItemPricing(item);
+      validatePlanItemPricing(priced);
     } catch (error) {
-      if (error instanceof DomainError) throw AppError.validation(error.message, `${path}.${i}`);
+      if (error instanceof DomainError) throw AppError.validation(error.message, at);
       throw error;
     }
+  };
+  items.forEach((item, i) => {
+    if (item.pricingModel !== null) priceable({ ...item, pricingModel: item.pricingModel }, `${path}.${i}`);
+    item.dimensionalPrices?.forEach((entry, j) => priceable(entry, `${path}.${i}.dimensionalPrices.${j}`));
   });
 }
 
@@ -51,11 +56,17 @@ export function createBillingPlanService(db: Knex, use: PlanUse) {
   const meters = metersIn(db);
   const skus = skusIn(db);
 
-  /** An item's meter and SKU must be the organisation's own: another's answers as a missing one, 404. */
-  async function assertReferences(organisationId: string, items: PlanItemInput[]): Promise<void> {
-    for (const item of items) {
-      if (item.meterId) orNotFound(await meters.findById(organisationId, item.meterId), 'Meter');
+  /**
+   * An item's meter and SKU must be the organisation's own: another's answers as a missing one, 404. Prices
+   * per dimension value must name the meter's dimensions, on a meter whose usage folds, and never tie (400).
+   */
+  async function assertReferences(organisationId: string, items: PlanItemInput[], pathOf: (index: number) => string): Promise<void> {
+    for (const [i, item] of items.entries()) {
+      const meter = item.meterId ? orNotFound(await meters.findById(organisationId, item.meterId), 'Meter') : undefined;
       if (item.skuId) orNotFound(await skus.findById(organisationId, item.skuId), 'SKU');
+      if (!meter) continue;
+      const problems = dimensionalProblems(item, { groupBy: meter.group_by, aggregation: meter.aggregation });
+      if (problems.length > 0) throw AppError.invalid(problems.map((problem) => ({ path: `${pathOf(i)}.${problem.path}`, message: problem.message })));
     }
   }
 
@@ -69,7 +80,7 @@ export function createBillingPlanService(db: Knex, use: PlanUse) {
     async create(organisationId: string, body: z.output<typeof createPlanBody>): Promise<Plan> {
       if (!isCurrency(body.currency)) throw AppError.validation(`${body.currency} is not an ISO 4217 currency`, 'body.currency');
       assertPriceable(body.items, 'body.items');
-      await assertReferences(organisationId, body.items);
+      await assertReferences(organisationId, body.items, (i) => `body.items.${i}`);
       return plans.create(organisationId, body);
     },
 
@@ -115,7 +126,7 @@ export function createBillingPlanService(db: Knex, use: PlanUse) {
     async addItem(organisationId: string, planId: string, item: PlanItemInput, effectiveDate?: string): Promise<PlanItem> {
       await get(organisationId, planId);
       assertPriceable([item], 'body');
-      await assertReferences(organisationId, [item]);
+      await assertReferences(organisationId, [item], () => 'body');
       const inUse = await use.planInUse(db, organisationId, planId);
       const from = effectiveDate ?? (inUse ? await todayOf(db, organisationId) : null);
       return plans.addItem(organisationId, planId, item, from);

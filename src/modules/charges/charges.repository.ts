@@ -23,6 +23,8 @@ export interface ChargeRow {
   /** Its share of the invoice's taxes, once raised; null before. */
   tax: string | null;
   invoiceId: string;
+  /** A usage charge of an item with prices per dimension value: the price entry it charged; null otherwise. */
+  dimensionsKey: string | null;
 }
 
 const COLUMNS = [
@@ -41,6 +43,7 @@ const COLUMNS = [
   ['discount', 'numeric'],
   ['invoice_id', 'text'],
   ['invoice_run_id', 'text'],
+  ['dimensions_key', 'text'],
 ] as const;
 
 interface Row {
@@ -58,6 +61,7 @@ interface Row {
   discount: string;
   tax: string | null;
   invoice_id: string;
+  dimensions_key: string | null;
 }
 
 const toCharge = (row: Row): ChargeRow => ({
@@ -75,13 +79,14 @@ const toCharge = (row: Row): ChargeRow => ({
   discount: row.discount,
   tax: row.tax,
   invoiceId: row.invoice_id,
+  dimensionsKey: row.dimensions_key,
 });
 
 /** The ledger of one contract plan, as the rating engine reads it. */
 export function ledgerOf(charges: readonly ChargeRow[]): ChargeLedger {
   return {
     fees: charges.filter((charge) => charge.kind === 'fee').map((charge) => ({ planItemId: charge.planItemId, from: charge.from, to: charge.to, amount: charge.amount })),
-    usage: charges.filter((charge) => charge.kind === 'usage').map((charge) => ({ planItemId: charge.planItemId, from: charge.from, to: charge.to, quantity: charge.quantity, amount: charge.amount })),
+    usage: charges.filter((charge) => charge.kind === 'usage').map((charge) => ({ planItemId: charge.planItemId, from: charge.from, to: charge.to, quantity: charge.quantity, amount: charge.amount, ...(charge.dimensionsKey === null ? {} : { dimensionsKey: charge.dimensionsKey }) })),
   };
 }
 
@@ -124,6 +129,7 @@ export function createChargeRepository(db: Knex) {
         discount: charge.discount ?? '0',
         invoice_id: charge.invoiceId,
         invoice_run_id: invoiceRunId,
+        dimensions_key: charge.dimensionsKey ?? null,
       }));
       const written = await bulkInsert(db, 'charges', COLUMNS, rows, { onConflict: "(contract_plan_id, plan_item_id, from_date) WHERE kind = 'fee' DO NOTHING", returning: '1' });
       return written.length;

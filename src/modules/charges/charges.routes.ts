@@ -18,6 +18,10 @@ export const chargeSchema = z.object({
   discount: z.string().describe("the charge's share of the coupon discounts on its plan item"),
   tax: z.string().nullable().describe('its taxes, once the invoice is raised; null before'),
   invoiceId: z.string(),
+  dimensions: z
+    .record(z.string(), z.string().nullable())
+    .nullable()
+    .describe("usage of an item with prices per dimension value: the price entry charged (its match, {} for the item's own price, or the values nothing prices); null otherwise"),
 });
 
 export function chargeRoutes(deps: AppDeps): Route[] {

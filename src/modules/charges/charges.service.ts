@@ -19,6 +19,7 @@ function toView(charge: ChargeRow, currency: string) {
     discount: formatAmount(charge.discount, currency),
     tax: charge.tax === null ? null : formatAmount(charge.tax, currency),
     invoiceId: charge.invoiceId,
+    dimensions: charge.dimensionsKey === null ? null : (JSON.parse(charge.dimensionsKey) as Record<string, string | null>),
   };
 }
 

@@ -14,6 +14,18 @@ export const createRunBody = z
   })
   .default({});
 
+/** A line a run would make, as a dry run and the upcoming invoice show it. */
+const plannedLineSchema = z.object({
+  planItemId: z.string().optional(),
+  title: z.string(),
+  description: z.string().optional(),
+  quantity: z.string(),
+  price: z.string(),
+  fromDate: z.string(),
+  toDate: z.string(),
+  dimensions: z.record(z.string(), z.string().nullable()).optional().describe('a usage line of a plan item priced per dimension value: the values it charges for'),
+});
+
 const runInvoiceSchema = z.object({
   invoiceId: z.string().nullable().describe('null in a dry run'),
   contractPlanId: z.string(),
@@ -55,7 +67,7 @@ export const upcomingSchema = z.object({
       fromDate: z.string(),
       toDate: z.string(),
       total: z.string(),
-      items: z.array(z.object({ planItemId: z.string().optional(), title: z.string(), description: z.string().optional(), quantity: z.string(), price: z.string(), fromDate: z.string(), toDate: z.string() })),
+      items: z.array(plannedLineSchema),
     }),
   ),
 });

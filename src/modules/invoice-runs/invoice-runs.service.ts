@@ -7,9 +7,10 @@ import { newId } from '../../db/ids';
 import { deterministicDatabaseError } from '../../db/errors';
 import { addDays, earlierEnd, type Suspension } from '../../domain/billing-periods';
 import { AppError, DomainError, InvariantError, orNotFound } from '../../domain/errors';
+import type { Combination } from '../../domain/dimensional-prices';
 import { Decimal, formatAmount, roundToMinor, sumAmounts, toDecimal } from '../../domain/money';
 import { couponDiscounts, discountLinesOf, type ContractCoupon } from '../../domain/rating-coupons';
-import { feesDue, rateUsage, shareDiscounts, usageWindows, type Charge, type ChargeLedger, type RatedCharge, type RatedItem, type RatingTerms, type UsageWindow } from '../../domain/rating';
+import { feesDue, hasDimensionalPrices, rateDimensionalUsage, rateUsage, shareDiscounts, usageWindows, type Charge, type ChargeLedger, type RatedCharge, type RatedItem, type RatingTerms, type UsageWindow } from '../../domain/rating';
 import { startOfDayIn } from '../../domain/zoned-days';
 import { plansIn } from '../billing-plans';
 import { chargesIn, ledgerOf } from '../charges';
@@ -90,8 +91,11 @@ type Planned =
   | { customerId: string; invoices: PlannedInvoice[]; coupons?: Array<{ id: string; periods: number }>; planChanges?: CreditedChange[] }
   | { failure: AppError };
 
-/** A line of a contract plan's invoice, in the order the engine gave them: null until its usage is rated, or when it owes nothing. */
-type Slot = RatedCharge | null;
+/**
+ * A line of a contract plan's invoice, in the order the engine gave them: null until its usage is rated, or
+ * when it owes nothing; the lines of an item priced per dimension value, one per price entry (or value shown).
+ */
+type Slot = RatedCharge | RatedCharge[] | null;
 
 /** A usage window waiting for its meter's aggregate: the usage of the contract plan's entities over the window. */
 interface PendingUsage {
@@ -328,10 +332,21 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
       const groups = new Map(usages.map((usage) => [usageKey(usage), usage]));
       const members = [...groups].flatMap(([key, usage]) => usage.entityIds.map((customerEntityId) => ({ customerEntityId, key, ...instantsOf(usage.window) })));
       const meter = meters.get(meterId)!;
-      const values = new Map((await aggregateUsage(trx, { organisationId, metric: meter.metric, spec: specOf(meter), members })).map((group) => [group.key, group.value]));
+      const dimensional = (usage: PendingUsage) => hasDimensionalPrices(usage.terms.items.find((item) => item.id === usage.window.planItemId) ?? {});
+      const query = { organisationId, metric: meter.metric, spec: specOf(meter) };
+      const whole = new Set(usages.filter((usage) => !dimensional(usage)).map(usageKey));
+      const values = new Map((await aggregateUsage(trx, { ...query, members: members.filter((member) => whole.has(member.key)) })).map((group) => [group.key, group.value]));
+      // Items priced per dimension value read their windows split by every dimension of the meter.
+      const split = new Set(usages.filter(dimensional).map(usageKey));
+      const combinations = new Map<string, Combination[]>();
+      for (const group of await aggregateUsage(trx, { ...query, members: members.filter((member) => split.has(member.key)), dimensions: meter.group_by })) {
+        push(combinations, group.key, { values: Object.fromEntries(meter.group_by.map((key, index) => [key, group.dimensions[index] ?? null])), value: group.value });
+      }
       for (const usage of usages) {
         try {
-          usage.slots[usage.index] = rateUsage(usage.terms, usage.window, toDecimal(values.get(usageKey(usage)) ?? 0), usage.ledger);
+          usage.slots[usage.index] = dimensional(usage)
+            ? rateDimensionalUsage(usage.terms, usage.window, { groupBy: meter.group_by, aggregation: meter.aggregation, combinations: combinations.get(usageKey(usage)) ?? [] }, usage.ledger)
+            : rateUsage(usage.terms, usage.window, toDecimal(values.get(usageKey(usage)) ?? 0), usage.ledger);
         } catch (error) {
           const failure = businessFailure(error);
           if (!failure) throw error;
@@ -342,9 +357,10 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
     for (const [contractId, invoices] of invoicesOf) {
       const kept = invoices.filter((invoice) => {
         for (const slot of slotsOf.get(invoice)!) {
-          if (!slot) continue;
-          invoice.items.push(slot.line);
-          invoice.charges.push(slot.charges);
+          for (const rated of slot === null ? [] : Array.isArray(slot) ? slot : [slot]) {
+            invoice.items.push(rated.line);
+            invoice.charges.push(rated.charges);
+          }
         }
         return invoice.items.length > 0;
       });

@@ -65,6 +65,8 @@ export interface InvoiceItemRow {
   coupon_id: string | null;
   /** Set on a credit line for a plan change: the change it credits. */
   plan_change_id: string | null;
+  /** Set on a line of an item priced per dimension value: the values it charges for. */
+  dimensions: Record<string, string | null> | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -86,6 +88,7 @@ export function toInvoiceItem(row: InvoiceItemRow, currency: string) {
     toDate: day(row.to_date),
     couponId: row.coupon_id,
     planChangeId: row.plan_change_id,
+    dimensions: row.dimensions ?? null,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   };
@@ -152,6 +155,8 @@ export interface NewInvoiceItem {
   couponId?: string;
   /** A credit line for a plan change: the change it credits. */
   planChangeId?: string;
+  /** A line of an item priced per dimension value: the values it charges for. */
+  dimensions?: Record<string, string | null>;
 }
 
 export interface NewInvoice {
@@ -310,6 +315,8 @@ function itemRow(organisationId: string, invoiceId: string, item: NewInvoiceItem
     to_date: item.toDate ?? null,
     coupon_id: item.couponId ?? null,
     plan_change_id: item.planChangeId ?? null,
+    // An object: the single insert serialises it as JSON, and the bulk insert takes it as the jsonb value.
+    dimensions: item.dimensions ?? null,
   };
 }
 
@@ -342,6 +349,7 @@ const ITEM_COLUMNS = [
   ['to_date', 'date'],
   ['coupon_id', 'text'],
   ['plan_change_id', 'text'],
+  ['dimensions', 'jsonb'],
 ] as const;
 
 /** Invoices, their items, transitions and number counters. `db` may be a transaction. */

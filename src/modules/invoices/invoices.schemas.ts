@@ -98,6 +98,10 @@ export const invoiceItemSchema = z.object({
   toDate: z.string().nullable(),
   couponId: z.string().nullable().describe('set on a discount line: the coupon that gave it'),
   planChangeId: z.string().nullable().describe('set on a credit line for a plan change: the change it credits (the old plan’s unused in-advance fee)'),
+  dimensions: z
+    .record(z.string(), z.string().nullable())
+    .nullable()
+    .describe("set on a usage line of a plan item priced per dimension value: the values it charges for (the price entry's match, with the presentation values; {} for the item's own price; the values nothing prices, null where usage had none)"),
   createdAt: z.string(),
   updatedAt: z.string(),
 });

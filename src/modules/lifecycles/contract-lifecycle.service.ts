@@ -15,6 +15,7 @@ import { assertUsageUnshared, contractsIn, type MilestoneToInvoice } from '../co
 async function milestoneAmount(trx: Knex, organisationId: string, milestone: MilestoneToInvoice): Promise<string> {
   if (milestone.amount !== null) return formatAmount(milestone.amount, milestone.currency);
   const item = orNotFound(await plansIn(trx).findItem(organisationId, milestone.plan_item_id), 'Plan item');
+  if (item.pricing_model === null) throw AppError.validation(`plan item ${item.id} is priced per dimension value alone: a milestone of it needs an amount of its own`);
   return milestoneCharge({ pricingModel: item.pricing_model, unitPrice: item.unit_price, quantity: item.quantity, tiers: item.tiers, packageSize: item.package_size }, milestone.currency, milestone);
 }
 

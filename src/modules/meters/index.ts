@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { createMeterRepository } from './meters.repository';
 
 export { specOf } from './meters.repository';
+export { MAX_DIMENSIONS, metadataKey } from './meter-dimensions';
 export { createMeterService } from './meters.service';
 export type { MeterService } from './meters.service';
 

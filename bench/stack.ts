@@ -49,9 +49,14 @@ export type StackMode = 'split' | 'start';
 async function signIn(db: ReturnType<typeof createDb>, url: string): Promise<{ organisationId: string; adminToken: string; systemToken: string }> {
   const email = `bench-${Date.now()}@example.com`;
   const { organisationId } = await bootstrapOrganisation(db, { organisationName: `bench-${Date.now()}`, email, password: 'benchmark password' });
-  const adminToken = (await postJson(`${url}/auth/login`, { email, password: 'benchmark password' })).body.data.accessToken as string;
-  const credentials = (await postJson(`${url}/users/system`, { name: 'bench' }, adminToken)).body.data;
-  const systemToken = (await postJson(`${url}/auth/system-login`, credentials)).body.data.accessToken as string;
+  const answered = async (path: string, body: unknown, token?: string) => {
+    const res = await postJson(`${url}${path}`, body, token);
+    if (res.status !== 200 && res.status !== 201) throw new Error(`POST ${path} answered ${res.status}: ${JSON.stringify(res.body)}`);
+    return res.body.data;
+  };
+  const adminToken = (await answered('/auth/login', { email, password: 'benchmark password' })).accessToken as string;
+  const credentials = await answered('/users/system', { name: 'bench' }, adminToken);
+  const systemToken = (await answered('/auth/system-login', { clientKey: credentials.clientKey, clientSecret: credentials.clientSecret })).accessToken as string;
   return { organisationId, adminToken, systemToken };
 }
 
@@ -123,6 +128,7 @@ export async function startBenchStack(mode: StackMode = 'split'): Promise<BenchS
     DATABASE_URL: databaseUrl,
     TEMPORAL_ADDRESS: temporal.address,
     JWT_SECRET: 'benchmark-secret-0123456789abcdef0123',
+    SECRETS_KEY: 'benchmark-secrets-key-0123456789abcdef',
     DATABASE_POOL_MAX: '20',
   };
   const children = ['src/main/worker.ts', 'src/main/api.ts'].map((entry) => spawnEntry(entry, env));
@@ -167,4 +173,43 @@ export async function seedCustomerEntities(databaseUrl: string, organisationId: 
 export function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return Number.NaN;
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+export interface BatchLoad {
+  /** Requests sent, each answered or failed. */
+  batches: number;
+  failedRequests: number;
+  /** Events the answers' summaries report stored. */
+  accepted: number;
+  seconds: number;
+  /** Each request's latency in milliseconds, sorted. */
+  latencies: number[];
+}
+
+/**
+ * `concurrency` clients posting to `POST /events/batch` back to back for `seconds`: `body(n)` is the JSON
+ * of the n-th batch of the run (numbered from 0 across all clients).
+ */
+export async function postBatchesFor(stack: Pick<BenchStack, 'url' | 'systemToken'>, options: { seconds: number; concurrency: number; body: (batch: number) => string }): Promise<BatchLoad> {
+  const latencies: number[] = [];
+  let accepted = 0;
+  let failedRequests = 0;
+  let nextBatch = 0;
+  const startedAt = Date.now();
+  const deadline = startedAt + options.seconds * 1000;
+  await Promise.all(
+    Array.from({ length: options.concurrency }, async () => {
+      while (Date.now() < deadline) {
+        const body = options.body(nextBatch++);
+        const sent = performance.now();
+        const res = await fetch(`${stack.url}/events/batch`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${stack.systemToken}` }, body });
+        const payload = (await res.json()) as { data?: { summary?: { success: number } } };
+        latencies.push(performance.now() - sent);
+        if (res.status === 200 && payload.data?.summary) accepted += payload.data.summary.success;
+        else failedRequests += 1;
+      }
+    }),
+  );
+  latencies.sort((a, b) => a - b);
+  return { batches: latencies.length, failedRequests, accepted, seconds: (Date.now() - startedAt) / 1000, latencies };
 }

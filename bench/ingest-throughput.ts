@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { createDb } from '../src/db/knex';
 import { newId } from '../src/db/ids';
 import { cpuDelta, cpuSecondsByProcess, STACK_PROCESSES } from './cpu';
-import { percentile, seedCustomerEntities, startBenchStack, type StackMode } from './stack';
+import { percentile, postBatchesFor, seedCustomerEntities, startBenchStack, type StackMode } from './stack';
 
 /**
  * End-to-end ingestion through HTTP (POST /events/batch: claim check, parent and child workflows, the
@@ -86,27 +86,8 @@ async function main(): Promise<void> {
       idle[label]!.sort((a, b) => a - b);
     }
 
-    const latencies: number[] = [];
-    let accepted = 0;
-    let failedRequests = 0;
-    let nextBatch = 0;
     const cpuBefore = cpuSecondsByProcess(STACK_PROCESSES);
-    const startedAt = Date.now();
-    const deadline = startedAt + seconds * 1000;
-    await Promise.all(
-      Array.from({ length: concurrency }, async () => {
-        while (Date.now() < deadline) {
-          const body = JSON.stringify({ events: events(entityIds, runId, nextBatch++) });
-          const sent = performance.now();
-          const res = await post(body);
-          const payload = (await res.json()) as { data?: { summary?: { success: number } } };
-          latencies.push(performance.now() - sent);
-          if (res.status === 200 && payload.data?.summary) accepted += payload.data.summary.success;
-          else failedRequests += 1;
-        }
-      }),
-    );
-    const elapsed = (Date.now() - startedAt) / 1000;
+    const { latencies, accepted, failedRequests, seconds: elapsed } = await postBatchesFor(stack, { seconds, concurrency, body: (batch) => JSON.stringify({ events: events(entityIds, runId, batch) }) });
     const cpu = cpuDelta(cpuBefore, cpuSecondsByProcess(STACK_PROCESSES));
 
     const db = createDb(stack.databaseUrl, rawConnections + 2);
@@ -140,7 +121,6 @@ async function main(): Promise<void> {
     await db.raw('DROP TABLE bench_lean_events');
     await db.destroy();
 
-    latencies.sort((a, b) => a - b);
     const e2eRate = accepted / elapsed;
     const cpuTotal = Object.values(cpu).reduce((sum, value) => sum + value, 0);
     const report = {

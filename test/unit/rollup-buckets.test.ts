@@ -8,10 +8,11 @@ const instant = fc.integer({ min: Date.UTC(1900, 0, 1), max: Date.UTC(2200, 0, 1
 
 /** The local wall-clock minute of an instant in a zone, as minutes since the local epoch. */
 function localMinutes(at: Date, timeZone: string): number {
-  const parts = Object.fromEntries(
+  const parts = new Map(
     new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).formatToParts(at).map((part) => [part.type, Number(part.value)]),
   );
-  return Date.UTC(parts.year, parts.month - 1, parts.day, parts.hour, parts.minute) / 60_000;
+  const part = (type: Intl.DateTimeFormatPartTypes) => parts.get(type) ?? 0;
+  return Date.UTC(part('year'), part('month') - 1, part('day'), part('hour'), part('minute')) / 60_000;
 }
 
 describe('rollup buckets', () => {

@@ -11,7 +11,9 @@ import type { Knex } from 'knex';
 export async function up(knex: Knex): Promise<void> {
   await knex.schema.createTable('meter_rollups', (table) => {
     table.text('meter_id').notNullable().references('meters.id').onDelete('CASCADE');
-    table.text('organisation_id').notNullable().references('organisations.id').onDelete('CASCADE');
+    // The meter's organisation, kept to scope rebuilds; no foreign key of its own (the meter's holds), so
+    // that an ingested chunk's rows check one key, not two.
+    table.text('organisation_id').notNullable();
     table.text('customer_entity_id').notNullable();
     table.timestamp('bucket_start', { useTz: true }).notNullable();
     table.specificType('group_values', 'text[]').notNullable();

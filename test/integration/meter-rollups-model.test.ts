@@ -265,4 +265,44 @@ describe('meter rollups, against raw events', () => {
     expect(fromRollups?.value).toBe(fromEvents?.value);
     expect(Number(fromRollups?.value)).toBe(Number(latest.value));
   });
+
+  it('when a meter is created after its events and then redefined, then GET /meters/{id} shows each fill reach completed with every event read, and the rollups hold them', async () => {
+    const world = await createWorld();
+    const events = Array.from({ length: 60 }, (_, index) => ({
+      CustomerEntityId: world.entities[index % 3]!,
+      metric: world.metric,
+      value: String(index),
+      // Over five UTC days: five slices.
+      timestamp: new Date(Date.parse('2026-03-01T22:00:00Z') + index * 2 * 60 * MINUTE).toISOString(),
+      metadata: index % 4 === 0 ? {} : { k1: index % 2 === 0 ? 'a' : 'b', k2: { x: 'p' } },
+    }));
+    expect((await api.http().post('/events/batch').set(system()).send({ events })).status).toBe(200);
+    const created = await api.http().post('/meters').set(bearer(tenant.adminToken)).send({ name: `${world.metric}-filled`, metric: world.metric, aggregation: 'sum', groupBy: ['k1'] });
+    expect(created.status).toBe(201);
+    expect(created.body.data.backfill.status).toBe('pending');
+    const meterId = created.body.data.id as string;
+    const completed = async () => {
+      const deadline = Date.now() + 30_000;
+      for (;;) {
+        const shown = (await api.http().get(`/meters/${meterId}`).set(system())).body.data;
+        if (shown.backfill.status === 'completed' || Date.now() > deadline) return shown;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    };
+    expect((await completed()).backfill).toEqual({ status: 'completed', eventsRead: 60 });
+    await rollupsMatchEvents(meterId);
+    const listed = await api.http().get(`/meters?search=${world.metric}`).set(system());
+    expect(listed.body.data.items ?? listed.body.data).toEqual(expect.arrayContaining([expect.objectContaining({ id: meterId, backfill: { status: 'completed', eventsRead: 60 } })]));
+
+    // A new groupBy drops the rollups and fills them anew under the next generation.
+    const redefined = await api.http().put(`/meters/${meterId}`).set(bearer(tenant.adminToken)).send({ groupBy: ['k2.x', 'k1'], filters: [{ key: 'k1', operator: 'exists' }] });
+    expect([redefined.status, redefined.body.data.backfill]).toEqual([200, { status: 'pending', eventsRead: 0 }]);
+    expect((await completed()).backfill).toEqual({ status: 'completed', eventsRead: 60 });
+    expect((await meterRow(meterId)).backfill_generation).toBe(1);
+    await rollupsMatchEvents(meterId);
+    // A new name keeps the rollups as they are.
+    const renamed = await api.http().put(`/meters/${meterId}`).set(bearer(tenant.adminToken)).send({ name: `${world.metric}-renamed`, aggregation: 'max' });
+    expect(renamed.body.data.backfill).toEqual({ status: 'completed', eventsRead: 60 });
+    await rollupsMatchEvents(meterId);
+  });
 });

@@ -52,8 +52,9 @@ const LATEST = (column: string) => `(array_agg(${column} ORDER BY "timestamp" DE
  * The meter's events that `scope` selects (its metric's and the filters' only are kept), folded per rollup
  * key, in key order: the SELECT both ingestion and rebuilding insert.
  */
-function foldedEvents(db: Knex, meter: RollupMeter, scope: (events: Knex.QueryBuilder) => void): Knex.QueryBuilder {
-  const events = db('usage_events')
+function foldedEvents(db: Knex, meter: RollupMeter, scope: (events: Knex.QueryBuilder) => void, source = 'usage_events'): Knex.QueryBuilder {
+  // Another source (the rows an INSERT returns) is read under the table's name, so that every condition holds as written.
+  const events = db(source === 'usage_events' ? source : `${source} as usage_events`)
     .where('usage_events.metric', meter.metric)
     .select(
       'organisation_id',
@@ -92,26 +93,29 @@ const incomingIsLater = '(excluded.latest_timestamp, excluded.latest_created_at,
 const latestColumn = (column: string) => `${column} = CASE WHEN ${incomingIsLater} THEN excluded.${column} ELSE meter_rollups.${column} END`;
 
 /**
- * Inside a usage chunk's transaction, which holds the shared rollup lock: the events just stored (by id) added
- * to the rollups of each meter, one INSERT … SELECT … GROUP BY … ON CONFLICT DO UPDATE per meter whose metric
- * some of them have, rows in key order so that concurrent chunks take row locks in one order.
+ * Inside a usage chunk's transaction, which holds the shared rollup lock: for each meter of a metric among
+ * `metrics`, one INSERT … SELECT … GROUP BY … ON CONFLICT DO UPDATE that adds the rows of `source` (the
+ * name of the common table expression holding the events just stored, as the insert returns them) to the
+ * meter's rollups, rows in key order so that concurrent chunks lock rollup rows in one order. The chunk's
+ * insert runs them as data-modifying CTEs of its own statement: the events are folded as they are written,
+ * without reading them back.
  */
-export async function addToRollups(trx: Knex, meters: readonly RollupMeter[], eventIds: readonly string[], metrics: ReadonlySet<string>): Promise<void> {
-  if (eventIds.length === 0) return;
-  for (const meter of meters) {
-    if (!metrics.has(meter.metric)) continue;
-    const folded = foldedEvents(trx, meter, (events) => events.whereRaw('usage_events.id = ANY(?::text[])', [[...eventIds]]));
-    const { sql, bindings } = folded.toSQL();
-    await trx.raw(
-      `INSERT INTO meter_rollups (${COLUMNS}) ${sql}
+export function rollupAdditions(db: Knex, meters: readonly RollupMeter[], metrics: ReadonlySet<string>, source: string): Array<{ sql: string; bindings: readonly Knex.Value[] }> {
+  return [...meters]
+    .filter((meter) => metrics.has(meter.metric))
+    .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+    .map((meter) => {
+      const { sql, bindings } = foldedEvents(db, meter, () => undefined, source).toSQL();
+      return {
+        sql: `INSERT INTO meter_rollups (${COLUMNS}) ${sql}
        ON CONFLICT (meter_id, customer_entity_id, bucket_start, group_values) DO UPDATE SET
          sum = meter_rollups.sum + excluded.sum,
          count = meter_rollups.count + excluded.count,
          max = greatest(meter_rollups.max, excluded.max),
          ${['latest_value', 'latest_timestamp', 'latest_created_at', 'latest_id'].map(latestColumn).join(',\n         ')}`,
-      bindings,
-    );
-  }
+        bindings,
+      };
+    });
 }
 
 /** A time range of buckets to rebuild: [from, to), both bucket edges. */

@@ -5,7 +5,7 @@ import { AppError, orNotFound } from '../../domain/errors';
 import type { UsageEvent } from '../../domain/usage-event';
 import type { DuplicateEvent, FailedRecord, UsageBatchSummary, UsageChunkInput, UsageChunkOutcome } from '../../../workflows/usage-batch.types';
 import { entitiesIn } from '../customers';
-import { addToRollups, lockRollups, type RollupMeter } from './meter-rollups';
+import { lockRollups, rollupAdditions, type RollupMeter } from './meter-rollups';
 import { createUsageRepository } from './usage.repository';
 import { parseUsageEvent } from './usage.schemas';
 
@@ -64,14 +64,16 @@ export function createUsageIngestionService(db: Knex, metersOf: RollupMetersOf =
 
         const repeatedInChunk = duplicateEvents.length;
         // An event whose eventId the organisation already holds is skipped by the insert: a duplicate too.
-        const stored = await usage.insertEvents(input.organisationId, input.batchId, accepted.map(({ event }) => event));
+        // The rollups of the organisation's meters grow in the insert's own statement, under the shared lock.
+        let additions: ReturnType<typeof rollupAdditions> = [];
+        if (accepted.length > 0) {
+          await lockRollups(trx, input.organisationId, 'shared');
+          additions = rollupAdditions(trx, await metersOf(trx, input.organisationId), new Set(accepted.map(({ event }) => event.metric)), 'inserted');
+        }
+        const stored = await usage.insertEvents(input.organisationId, input.batchId, accepted.map(({ event }) => event), additions);
         const storedIds = new Set(stored.flatMap((row) => (row.event_id === null ? [] : [row.event_id])));
         for (const { index, event } of accepted) {
           if (event.eventId !== null && !storedIds.has(event.eventId)) duplicateEvents.push({ index, eventId: event.eventId });
-        }
-        if (stored.length > 0) {
-          await lockRollups(trx, input.organisationId, 'shared');
-          await addToRollups(trx, await metersOf(trx, input.organisationId), stored.map((row) => row.id), new Set(stored.map((row) => row.metric)));
         }
         const outcome: UsageChunkOutcome = {
           // A repeated eventId is a success that is stored once.

@@ -247,10 +247,12 @@ export function createUsageRepository(db: Knex) {
     /**
      * One multi-row insert; a repeated eventId is skipped by the unique index in the same statement, so the
      * key is never claimed without the row. Rows go in eventId order so that concurrent batches sharing
-     * ids take their locks in one order and cannot deadlock. Answers the rows written (an event without an
-     * eventId is always written): their ids, eventIds and metrics.
+     * ids take their locks in one order and cannot deadlock. `alongside` are statements of the same
+     * statement (data-modifying CTEs) that read the rows written as `inserted` (every column but
+     * updated_at). Answers the rows written (an event without an eventId is always written): their ids,
+     * eventIds and metrics.
      */
-    async insertEvents(organisationId: string, batchId: string, events: UsageEvent[]): Promise<StoredEvent[]> {
+    async insertEvents(organisationId: string, batchId: string, events: UsageEvent[], alongside: ReadonlyArray<{ sql: string; bindings: readonly Knex.Value[] }> = []): Promise<StoredEvent[]> {
       if (events.length === 0) return [];
       const rows = [...events]
         .sort((a, b) => (a.eventId ?? '').localeCompare(b.eventId ?? ''))
@@ -265,12 +267,15 @@ export function createUsageRepository(db: Knex) {
           job_id: event.jobId,
         }));
       const result = await db.raw<{ rows: StoredEvent[] }>(
-        `INSERT INTO usage_events (id, organisation_id, customer_entity_id, metric, value, "timestamp", metadata, event_id, job_id, batch_id)
-         SELECT t.id, ?, t.customer_entity_id, t.metric, t.value, t.ts, t.metadata, t.event_id, t.job_id, ?
-         FROM jsonb_to_recordset(?::jsonb) AS t(id text, customer_entity_id text, metric text, value numeric, ts timestamptz, metadata jsonb, event_id text, job_id text)
-         ON CONFLICT (organisation_id, event_id) WHERE event_id IS NOT NULL DO NOTHING
-         RETURNING id, event_id, metric`,
-        [organisationId, batchId, JSON.stringify(rows)],
+        `WITH inserted AS (
+           INSERT INTO usage_events (id, organisation_id, customer_entity_id, metric, value, "timestamp", metadata, event_id, job_id, batch_id)
+           SELECT t.id, ?, t.customer_entity_id, t.metric, t.value, t.ts, t.metadata, t.event_id, t.job_id, ?
+           FROM jsonb_to_recordset(?::jsonb) AS t(id text, customer_entity_id text, metric text, value numeric, ts timestamptz, metadata jsonb, event_id text, job_id text)
+           ON CONFLICT (organisation_id, event_id) WHERE event_id IS NOT NULL DO NOTHING
+           RETURNING id, organisation_id, customer_entity_id, metric, value, "timestamp", metadata, event_id, created_at
+         )${alongside.map((statement, index) => `, alongside_${index} AS (${statement.sql})`).join('')}
+         SELECT id, event_id, metric FROM inserted`,
+        [organisationId, batchId, JSON.stringify(rows), ...alongside.flatMap((statement) => statement.bindings)],
       );
       return result.rows;
     },

@@ -31,8 +31,9 @@ export async function up(knex: Knex): Promise<void> {
   // Reads by meter and time over every entity (a query without a customer).
   await knex.raw('CREATE INDEX meter_rollups_meter_bucket ON meter_rollups (meter_id, bucket_start)');
   await knex.schema.alterTable('meters', (table) => {
-    // pending (to fill), running, completed (rollups exact), failed (reads stay on raw events).
-    table.text('backfill_status').notNullable().defaultTo('completed');
+    // pending (to fill), running, completed (rollups exact), failed (reads stay on raw events). A meter
+    // written without saying is pending: only a fill, or a meter of a metric without events, completes.
+    table.text('backfill_status').notNullable().defaultTo('pending');
     table.bigInteger('backfill_events_read').notNullable().defaultTo(0);
     // The instant from which events are still to be read (null: from the first).
     table.timestamp('backfill_cursor', { useTz: true });
@@ -42,7 +43,7 @@ export async function up(knex: Knex): Promise<void> {
   await knex.raw("ALTER TABLE meters ADD CONSTRAINT meters_backfill_status_check CHECK (backfill_status IN ('pending', 'running', 'completed', 'failed'))");
   await knex.raw('ALTER TABLE meters ADD CONSTRAINT meters_backfill_events_read_check CHECK (backfill_events_read >= 0)');
   // Meters that exist before rollups fill from their events; those of a metric without events are complete.
-  await knex.raw(`UPDATE meters SET backfill_status = 'pending' WHERE EXISTS (SELECT 1 FROM usage_events e WHERE e.organisation_id = meters.organisation_id AND e.metric = meters.metric)`);
+  await knex.raw(`UPDATE meters SET backfill_status = 'completed' WHERE NOT EXISTS (SELECT 1 FROM usage_events e WHERE e.organisation_id = meters.organisation_id AND e.metric = meters.metric)`);
 }
 
 export async function down(knex: Knex): Promise<void> {

@@ -1,6 +1,6 @@
 import { ApplicationFailure, continueAsNew } from '@temporalio/workflow';
 import type { MeterBackfillActivities, MeterBackfillInput } from './meter-backfill.types';
-import { activitiesOf } from './shared';
+import { activitiesOf, failureReason } from './shared';
 
 const fill = activitiesOf<MeterBackfillActivities>('backfill');
 const bookkeeping = activitiesOf<MeterBackfillActivities>('bookkeeping');
@@ -19,7 +19,7 @@ export async function meterBackfillWorkflow(input: MeterBackfillInput): Promise<
     try {
       outcome = await fill.fillMeterBackfillSlice(input);
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
+      const message = failureReason(error);
       await bookkeeping.failMeterBackfill({ ...input, error: message });
       throw ApplicationFailure.nonRetryable(`the backfill of meter ${input.meterId} failed: ${message}`, 'BackfillFailed');
     }

@@ -1,7 +1,7 @@
 import { allHandlersFinished, proxyActivities, proxyLocalActivities, type ActivityOptions, type ApplicationFailure, type LocalActivityOptions } from '@temporalio/workflow';
 import type { Duration } from '@temporalio/common';
 import { Mutex } from 'async-mutex';
-import { AppError, BUSINESS_FAILURE_TYPES, toApplicationFailure } from '../src/domain/errors';
+import { AppError, BUSINESS_FAILURE_TYPES, fromApplicationFailure, toApplicationFailure } from '../src/domain/errors';
 
 // Workflow ids and search attributes live in ./ids, which the services that start workflows import too.
 export * from './ids';
@@ -18,6 +18,15 @@ export { Mutex };
 /** No handler holds the lock or is still running: the moment a workflow may end or continue as new. */
 export function idle(lock: Mutex): boolean {
   return !lock.isLocked() && allHandlersFinished();
+}
+
+/** Why an activity (or child) failed, in words: a business failure's messages, or the root cause's. */
+export function failureReason(error: unknown): string {
+  const known = fromApplicationFailure(error);
+  if (known) return known.items.map((item) => item.message).join('; ');
+  let root = error;
+  while (root instanceof Error && root.cause instanceof Error) root = root.cause;
+  return root instanceof Error ? root.message : String(root);
 }
 
 /** The refusal of an illegal transition, as the API reports it (409, the conflict code). */

@@ -156,12 +156,24 @@ export async function dropRollups(trx: Knex, meterId: string): Promise<void> {
   await trx('meter_rollups').where('meter_id', meterId).delete();
 }
 
-/** The first instant at or after `from` (any, when null) holding an event of the metric. */
+/**
+ * The first instant at or after `from` (any, when null) holding an event of the metric: one probe of the
+ * (organisation, metric, entity, timestamp) index per entity of the organisation, instead of a scan of
+ * the metric's every event.
+ */
 export async function nextEventAt(trx: Knex, organisationId: string, metric: string, from: Date | null): Promise<Date | null> {
-  const query = trx('usage_events').where({ organisation_id: organisationId, metric });
-  if (from) query.where('timestamp', '>=', from);
-  const [row] = await query.min<Array<{ min: Date | null }>>({ min: 'timestamp' });
-  return row?.min ?? null;
+  const result = await trx.raw<{ rows: Array<{ next: Date | null }> }>(
+    `SELECT min(first."timestamp") AS next
+     FROM entities
+     CROSS JOIN LATERAL (
+       SELECT "timestamp" FROM usage_events
+       WHERE usage_events.organisation_id = ? AND usage_events.metric = ? AND usage_events.customer_entity_id = entities.id AND usage_events."timestamp" >= ?::timestamptz
+       ORDER BY "timestamp" LIMIT 1
+     ) AS first
+     WHERE entities.organisation_id = ?`,
+    [organisationId, metric, from ? from.toISOString() : '-infinity', organisationId],
+  );
+  return result.rows[0]?.next ?? null;
 }
 
 /**

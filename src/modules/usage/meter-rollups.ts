@@ -52,9 +52,10 @@ const LATEST = (column: string) => `(array_agg(${column} ORDER BY "timestamp" DE
  * The meter's events that `scope` selects (its metric's and the filters' only are kept), folded per rollup
  * key, in key order: the SELECT both ingestion and rebuilding insert.
  */
-function foldedEvents(db: Knex, meter: RollupMeter, scope: (events: Knex.QueryBuilder) => void, source = 'usage_events'): Knex.QueryBuilder {
-  // Another source (the rows an INSERT returns) is read under the table's name, so that every condition holds as written.
-  const events = db(source === 'usage_events' ? source : `${source} as usage_events`)
+function foldedEvents(db: Knex, meter: RollupMeter, scope: (events: Knex.QueryBuilder) => void, source: string | Knex.Raw = 'usage_events'): Knex.QueryBuilder {
+  // Another source (the rows an INSERT returns, a range of events) is read under the table's name, so that every condition holds as written.
+  const from: Knex.QueryBuilder = typeof source === 'string' ? db(source === 'usage_events' ? source : `${source} as usage_events`) : db.from(source);
+  const events = from
     .where('usage_events.metric', meter.metric)
     .select(
       'organisation_id',
@@ -133,22 +134,36 @@ export interface BucketRange {
 export async function rebuildRollups(trx: Knex, organisationId: string, meter: RollupMeter, ranges: readonly BucketRange[]): Promise<number> {
   let read = 0;
   for (const range of ranges) {
-    const scoped = (query: Knex.QueryBuilder, column: string) => {
-      query.where(`${column === 'bucket_start' ? 'meter_rollups' : 'usage_events'}.organisation_id`, organisationId).where(column, '>=', range.from).where(column, '<', range.to);
-      if (range.customerEntityId !== null) query.where(`${column === 'bucket_start' ? 'meter_rollups' : 'usage_events'}.customer_entity_id`, range.customerEntityId);
-    };
-    const removed = trx('meter_rollups').where('meter_id', meter.id);
-    scoped(removed, 'bucket_start');
+    const removed = trx('meter_rollups').where('meter_id', meter.id).where('bucket_start', '>=', range.from).where('bucket_start', '<', range.to);
+    if (range.customerEntityId !== null) removed.where('customer_entity_id', range.customerEntityId);
     await removed.delete();
-    const folded = foldedEvents(trx, meter, (events) => scoped(events, 'usage_events.timestamp'));
-    const { sql, bindings } = folded.toSQL();
+    const events = eventsIn(trx, organisationId, meter.metric, range);
+    const { sql, bindings } = foldedEvents(trx, meter, () => undefined, events).toSQL();
     await trx.raw(`INSERT INTO meter_rollups (${COLUMNS}) ${sql}`, bindings);
-    const counted = trx('usage_events').where('usage_events.metric', meter.metric);
-    scoped(counted, 'usage_events.timestamp');
-    const [row] = await counted.count<Array<{ count: string }>>({ count: '*' });
+    const [row] = await trx.from(events).count<Array<{ count: string }>>({ count: '*' });
     read += Number(row?.count ?? 0);
   }
   return read;
+}
+
+/**
+ * The metric's events in a range, as a subquery named `usage_events`: of one entity, a range of the
+ * (organisation, metric, entity, timestamp) index; of every entity, one such range per entity of the
+ * organisation (a lateral join), so that a day of a backfill never scans the metric's other days.
+ */
+function eventsIn(db: Knex, organisationId: string, metric: string, range: BucketRange): Knex.Raw {
+  const columns = 'usage_events.organisation_id, usage_events.customer_entity_id, usage_events.metric, usage_events.value, usage_events."timestamp", usage_events.metadata, usage_events.created_at, usage_events.id';
+  const inRange = 'usage_events.organisation_id = ? AND usage_events.metric = ? AND usage_events."timestamp" >= ? AND usage_events."timestamp" < ?';
+  const bounds = [organisationId, metric, range.from.toISOString(), range.to.toISOString()];
+  if (range.customerEntityId !== null) {
+    return db.raw(`(SELECT ${columns} FROM usage_events WHERE ${inRange} AND usage_events.customer_entity_id = ?) AS usage_events`, [...bounds, range.customerEntityId]);
+  }
+  return db.raw(
+    // OFFSET 0 keeps the lateral subquery a subquery: one index range per entity, whatever the estimates.
+    `(SELECT ranged.* FROM entities CROSS JOIN LATERAL (SELECT ${columns} FROM usage_events WHERE ${inRange} AND usage_events.customer_entity_id = entities.id OFFSET 0) AS ranged
+      WHERE entities.organisation_id = ?) AS usage_events`,
+    [...bounds, organisationId],
+  );
 }
 
 /** Every rollup of the meter removed: it is redefined, and fills anew. */

@@ -49,12 +49,13 @@ const COLUMNS = 'meter_id, organisation_id, customer_entity_id, bucket_start, gr
 const LATEST = (column: string) => `(array_agg(${column} ORDER BY "timestamp" DESC, created_at DESC, id DESC))[1]`;
 
 /**
- * The meter's events that `scope` selects (its metric's and the filters' only are kept), folded per rollup
- * key, in key order: the SELECT both ingestion and rebuilding insert.
+ * The events of `source` that count for the meter (its metric's, meeting its filters), folded per rollup
+ * key, in key order: the SELECT both ingestion and rebuilding insert. The source (the rows an INSERT
+ * returns, a range of events) is read under the name `usage_events`, so that every condition holds as
+ * written.
  */
-function foldedEvents(db: Knex, meter: RollupMeter, scope: (events: Knex.QueryBuilder) => void, source: string | Knex.Raw = 'usage_events'): Knex.QueryBuilder {
-  // Another source (the rows an INSERT returns, a range of events) is read under the table's name, so that every condition holds as written.
-  const from: Knex.QueryBuilder = typeof source === 'string' ? db(source === 'usage_events' ? source : `${source} as usage_events`) : db.from(source);
+function foldedEvents(db: Knex, meter: RollupMeter, source: string | Knex.Raw): Knex.QueryBuilder {
+  const from: Knex.QueryBuilder = typeof source === 'string' ? db(`${source} as usage_events`) : db.from(source);
   const events = from
     .where('usage_events.metric', meter.metric)
     .select(
@@ -67,7 +68,6 @@ function foldedEvents(db: Knex, meter: RollupMeter, scope: (events: Knex.QueryBu
       db.raw(`${BUCKET_SQL} AS bucket_start`),
       db.raw('? AS group_values', [groupValuesOf(db, meter.groupBy)]),
     );
-  scope(events);
   applyFilters(db, events, meter.filters);
   return db
     .from(events.as('e'))
@@ -106,7 +106,7 @@ export function rollupAdditions(db: Knex, meters: readonly RollupMeter[], metric
     .filter((meter) => metrics.has(meter.metric))
     .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
     .map((meter) => {
-      const { sql, bindings } = foldedEvents(db, meter, () => undefined, source).toSQL();
+      const { sql, bindings } = foldedEvents(db, meter, source).toSQL();
       return {
         sql: `INSERT INTO meter_rollups (${COLUMNS}) ${sql}
        ON CONFLICT (meter_id, customer_entity_id, bucket_start, group_values) DO UPDATE SET
@@ -138,7 +138,7 @@ export async function rebuildRollups(trx: Knex, organisationId: string, meter: R
     if (range.customerEntityId !== null) removed.where('customer_entity_id', range.customerEntityId);
     await removed.delete();
     const events = eventsIn(trx, organisationId, meter.metric, range);
-    const { sql, bindings } = foldedEvents(trx, meter, () => undefined, events).toSQL();
+    const { sql, bindings } = foldedEvents(trx, meter, events).toSQL();
     await trx.raw(`INSERT INTO meter_rollups (${COLUMNS}) ${sql}`, bindings);
     const [row] = await trx.from(events).count<Array<{ count: string }>>({ count: '*' });
     read += Number(row?.count ?? 0);

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { BUCKET_MS, bucketOf, onBucketEdge, utcDayOf } from '../../src/modules/usage/rollup-buckets';
+import { touchedBuckets } from '../../src/modules/usage/meter-rollups';
 import { readsRollups, type AggregationSpec } from '../../src/modules/usage/usage-aggregates';
 
 const runs = { numRuns: Number(process.env.ROLLUP_BUCKETS_RUNS ?? 500), ...(process.env.ROLLUP_BUCKETS_SEED ? { seed: Number(process.env.ROLLUP_BUCKETS_SEED) } : {}) };
@@ -82,6 +83,29 @@ describe('rollup buckets', () => {
       expect(readsRollups(spec('sum'), [member('1960-01-01T00:00:00Z', null)], [], 'Europe/Berlin')?.zoneNeedsCheck).toBe(true);
       expect(readsRollups(spec('sum'), [member('2026-01-01T00:00:00Z', null)], [], 'Europe/Berlin')?.zoneNeedsCheck).toBe(false);
       expect(readsRollups(spec('sum'), [member(null, null)], [], 'UTC')?.zoneNeedsCheck).toBe(false);
+    });
+  });
+
+  describe('the buckets a change of events touches', () => {
+    it('when events change, then each (metric, entity, bucket) they were or are in is rebuilt once, a whole bucket', () => {
+      fc.assert(
+        fc.property(fc.array(fc.record({ metric: fc.constantFrom('a', 'b'), customer_entity_id: fc.constantFrom('e1', 'e2'), timestamp: instant }), { maxLength: 20 }), (events) => {
+          const touched = touchedBuckets(events);
+          for (const event of events) {
+            const ranges = touched.get(event.metric) ?? [];
+            const holding = ranges.filter((range) => range.customerEntityId === event.customer_entity_id && range.from <= event.timestamp && event.timestamp < range.to);
+            expect(holding).toHaveLength(1);
+          }
+          for (const ranges of touched.values()) {
+            for (const range of ranges) {
+              expect(range.to.getTime() - range.from.getTime()).toBe(BUCKET_MS);
+              expect(onBucketEdge(range.from)).toBe(true);
+            }
+            expect(new Set(ranges.map((range) => `${range.customerEntityId}|${range.from.getTime()}`)).size).toBe(ranges.length);
+          }
+        }),
+        runs,
+      );
     });
   });
 });

@@ -55,11 +55,13 @@ export function createMeterService(db: Knex, isBilled: BilledMeter, startBackfil
   const hasEvents = async (trx: Knex, organisationId: string, metric: string) => (await nextEventAt(trx, organisationId, metric, null)) !== null;
 
   /**
-   * The fill of a pending meter started; the meter reads raw events, exact, until it completes. With
-   * Temporal away the meter stays pending (it committed already), and the next read of it starts the fill.
+   * The fill of a pending or running meter started, or joined when it runs; the meter reads raw events,
+   * exact, until it completes. With Temporal away the meter stays as it is (it committed already), and the
+   * next read of it starts the fill; a fill whose workflow ended without finishing (terminated) resumes
+   * from the progress stored on the meter.
    */
   async function started(row: MeterRow): Promise<MeterRow> {
-    if (row.backfill_status !== 'pending' || !startBackfill) return row;
+    if ((row.backfill_status !== 'pending' && row.backfill_status !== 'running') || !startBackfill) return row;
     try {
       await startBackfill(row);
     } catch (error) {
@@ -130,8 +132,8 @@ export function createMeterService(db: Knex, isBilled: BilledMeter, startBackfil
     },
 
     /**
-     * A meter still `pending` (one that existed before rollups, or whose fill did not reach Temporal) has
-     * its fill started by this read; a fill under way is joined, not started twice.
+     * A meter still `pending` (one that existed before rollups, or whose fill did not reach Temporal) or
+     * `running` has its fill started by this read, or joined when it runs: never started twice.
      */
     async get(organisationId: string, id: string): Promise<Meter> {
       return toMeter(await started(await findRow(organisationId, id)));

@@ -9,6 +9,7 @@ import type { EmailActivities } from '../workflows/email-delivery.types';
 import type { ExportActivities } from '../workflows/export.types';
 import type { InvoiceActivities } from '../workflows/invoice-lifecycle.types';
 import type { InvoiceRunActivities } from '../workflows/invoice-run.types';
+import type { MeterBackfillActivities } from '../workflows/meter-backfill.types';
 import type { RevenueActivities } from '../workflows/revenue-sync.types';
 import type { UsageActivities } from '../workflows/usage-batch.types';
 import type { WebhookActivities } from '../workflows/webhook-delivery.types';
@@ -21,6 +22,7 @@ import { createEmailActivities } from './emails.activities';
 import { createExportActivities } from './export.activities';
 import { createInvoiceRunActivities } from './invoice-runs.activities';
 import { createInvoiceActivities } from './invoices.activities';
+import { createMeterActivities } from './meters.activities';
 import { createRevenueActivities } from './revenue.activities';
 import { createUsageActivities } from './usage.activities';
 import { createWebhookActivities } from './webhooks.activities';
@@ -44,6 +46,7 @@ export type Activities = ChatbotActivities &
   ExportActivities &
   InvoiceActivities &
   InvoiceRunActivities &
+  MeterBackfillActivities &
   RevenueActivities &
   UsageActivities &
   WebhookActivities;
@@ -52,6 +55,7 @@ export type Activities = ChatbotActivities &
 export function createActivities(services: Services, drivers: WorkflowDrivers): Activities {
   return reportingFailures({
     ...createUsageActivities(services),
+    ...createMeterActivities(services),
     ...createInvoiceActivities(services),
     ...createContractActivities(services),
     ...createExportActivities(services),

@@ -77,7 +77,7 @@ async function inChunks<T>(rows: T[], size: number, lanes: number, write: (chunk
 
 /** The meter and the plan, through the same repositories the API uses. */
 async function createCatalog(db: Knex, organisationId: string): Promise<Catalog> {
-  const meter = await createMeterRepository(db).create(organisationId, { name: 'API calls', metric: METRIC, aggregation: 'sum' });
+  const meter = await createMeterRepository(db).create(organisationId, { name: 'API calls', metric: METRIC, aggregation: 'sum' }, 'pending');
   const item = { skuId: undefined, meterId: undefined, billingTiming: undefined, quantity: undefined, tiers: undefined, packageSize: undefined };
   const plan = await createBillingPlanRepository(db).create(organisationId, {
     name: 'Monthly platform',

@@ -28,13 +28,14 @@ import { destinationPolicy, type DestinationPolicy, createWebhookDeliveryControl
 import { chargesIn, createChargeService } from './modules/charges';
 import { createInvoiceRunScheduleService } from './modules/invoice-run-schedules';
 import { createJobControlService, createJobService } from './modules/jobs';
-import { createMeterService } from './modules/meters';
+import { createMeterBackfillService, createMeterService, metersIn } from './modules/meters';
 import { createExportService, createObjectExportService, createObjectService } from './modules/objects';
 import { createOrganisationSettingsService } from './modules/organisation-settings';
 import { paymentsIn, createPaymentService } from './modules/payments';
 import { createRevenueSyncService, createRevenueService } from './modules/revenue';
 import { invoiceSettlements } from './modules/settlements';
-import { createUsageIngestionService, usageIn, createUsageService } from './modules/usage';
+import { createUsageIngestionService, usageIn, createUsageService, type RollupMetersOf } from './modules/usage';
+import { meterBackfillWorkflowId, searchAttributes } from '../workflows/ids';
 import { createApiMetrics } from './observability/metrics';
 import type { FileStorage } from './storage/file-storage';
 import type { Logger } from 'pino';
@@ -95,6 +96,12 @@ export function serviceDepsFrom(config: Config, db: Knex): ServiceDeps {
  * The composition root: every module's service, built once. Routes and activities receive these and
  * never reach past them to a repository or to SQL of another module.
  */
+/** The meters whose rollups ingestion and event changes keep: every meter of the organisation. */
+const rollupMetersOf: RollupMetersOf = (trx, organisationId) => metersIn(trx).rollupMeters(organisationId);
+
+/** Whether anything was ever charged for usage of the meter. */
+const billedMeter = (db: Knex) => async (organisationId: string, meterId: string) => chargesIn(db).anyFor(await plansIn(db).itemIdsOfMeter(organisationId, meterId));
+
 export function createServices(deps: ServiceDeps) {
   const { db } = deps;
   const attributes = createAttributeService(db);
@@ -121,8 +128,9 @@ export function createServices(deps: ServiceDeps) {
     charges: createChargeService(db, (organisationId, contractId) => contractCurrency(db, organisationId, contractId)),
     // Usage, plans and contracts
     // A meter is billed once anything was charged for a plan item that meters it.
-    meters: createMeterService(db, async (organisationId, meterId) => chargesIn(db).anyFor(await plansIn(db).itemIdsOfMeter(organisationId, meterId))),
-    usageIngestion: createUsageIngestionService(db),
+    meters: createMeterService(db, billedMeter(db)),
+    meterBackfill: createMeterBackfillService(db),
+    usageIngestion: createUsageIngestionService(db, rollupMetersOf),
     billingPlans: createBillingPlanService(db, contractPlanUse),
     contractLifecycle: createContractLifecycleService(db),
     planChangeLifecycle: createPlanChangeLifecycleService(db),
@@ -158,7 +166,18 @@ export function createApiServices(deps: ServiceDeps & { temporal: TemporalHandle
     chatbot: createChatbotService({ ...workflowDeps, engine: deps.chatbotModel ? 'model' : 'builtin', idleSeconds: deps.chatbotIdleSeconds }),
     revenueSync: createRevenueSyncService(workflowDeps),
     contracts: createContractService(workflowDeps),
-    usage: createUsageService(workflowDeps),
+    usage: createUsageService(workflowDeps, rollupMetersOf),
+    // The API's meters start the backfill of a meter created or redefined, once it committed.
+    meters: createMeterService(deps.db, billedMeter(deps.db), async (meter) => {
+      await deps.temporal.bounded(() =>
+        deps.temporal.workflows.start('meterBackfillWorkflow', {
+          workflowId: meterBackfillWorkflowId(meter.id, meter.backfill_generation),
+          args: [{ organisationId: meter.organisation_id, meterId: meter.id, generation: meter.backfill_generation }],
+          workflowIdConflictPolicy: 'USE_EXISTING',
+          ...searchAttributes({ organisationId: meter.organisation_id }),
+        }),
+      );
+    }),
     exports: createExportService(workflowDeps),
     invoiceRunControl,
     invoiceRunSchedules: createInvoiceRunScheduleService({ ...workflowDeps, runs: invoiceRunControl }),

@@ -22,6 +22,8 @@ export const emailWorkflowId = (emailId: string) => `email:${emailId}`;
 export const creditNoteWorkflowId = (creditNoteId: string) => `credit-note:${creditNoteId}`;
 export const creditExpiryWorkflowId = (lotId: string) => `credit-expiry:${lotId}`;
 export const chatWorkflowId = (conversationId: string) => `chat:${conversationId}`;
+/** One per meter definition: a redefinition (the next generation) fills anew under a workflow of its own. */
+export const meterBackfillWorkflowId = (meterId: string, generation: number) => `meter-backfill:${meterId}:${generation}`;
 /** One Temporal Schedule per organisation and schedule; the workflows it starts get this id plus the scheduled time. */
 export const invoiceRunScheduleId = (organisationId: string, scheduleId: string) => `invoice-run-schedule:${organisationId}:${scheduleId}`;
 
@@ -46,6 +48,7 @@ export const BILLING_KINDS = {
   creditNoteWorkflow: 'credit-note',
   creditExpiryWorkflow: 'credit-expiry',
   chatConversationWorkflow: 'chatbot',
+  meterBackfillWorkflow: 'meter-backfill',
 } as const;
 
 /** A workflow type that has a kind. */

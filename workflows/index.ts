@@ -12,3 +12,4 @@ export { emailDeliveryWorkflow } from './email-delivery.workflow';
 export { creditNoteWorkflow } from './credit-note.workflow';
 export { creditExpiryWorkflow } from './credit-expiry.workflow';
 export { chatConversationWorkflow } from './chat.workflow';
+export { meterBackfillWorkflow } from './meter-backfill.workflow';

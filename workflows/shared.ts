@@ -1,7 +1,7 @@
 import { allHandlersFinished, proxyActivities, proxyLocalActivities, type ActivityOptions, type ApplicationFailure, type LocalActivityOptions } from '@temporalio/workflow';
 import type { Duration } from '@temporalio/common';
 import { Mutex } from 'async-mutex';
-import { AppError, BUSINESS_FAILURE_TYPES, toApplicationFailure } from '../src/domain/errors';
+import { AppError, BUSINESS_FAILURE_TYPES, fromApplicationFailure, toApplicationFailure } from '../src/domain/errors';
 
 // Workflow ids and search attributes live in ./ids, which the services that start workflows import too.
 export * from './ids';
@@ -18,6 +18,15 @@ export { Mutex };
 /** No handler holds the lock or is still running: the moment a workflow may end or continue as new. */
 export function idle(lock: Mutex): boolean {
   return !lock.isLocked() && allHandlersFinished();
+}
+
+/** Why an activity (or child) failed, in words: a business failure's messages, or the root cause's. */
+export function failureReason(error: unknown): string {
+  const known = fromApplicationFailure(error);
+  if (known) return known.items.map((item) => item.message).join('; ');
+  let root = error;
+  while (root instanceof Error && root.cause instanceof Error) root = root.cause;
+  return root instanceof Error ? root.message : String(root);
 }
 
 /** The refusal of an illegal transition, as the API reports it (409, the conflict code). */
@@ -126,7 +135,16 @@ const modelCall = profile(
   { firstRetry: '1 second', longestWait: '10 seconds', attempts: 3 },
 );
 
-export const ACTIVITY_PROFILES = { invoiceStep, transition, ingestion, longExport, bookkeeping, billing, webhookAttempt, emailSend, chatTurn, modelCall } as const satisfies Record<string, ActivityOptions>;
+/**
+ * One slice of a meter's backfill (a UTC day of events folded into rollups), heartbeating; a retry
+ * redoes the slice, which replaces what it writes.
+ */
+const backfill = profile(
+  { startToCloseTimeout: '10 minutes', heartbeatTimeout: '30 seconds', scheduleToCloseTimeout: '1 hour' },
+  { firstRetry: '1 second', longestWait: '30 seconds', attempts: 20 },
+);
+
+export const ACTIVITY_PROFILES = { invoiceStep, backfill, transition, ingestion, longExport, bookkeeping, billing, webhookAttempt, emailSend, chatTurn, modelCall } as const satisfies Record<string, ActivityOptions>;
 
 /**
  * Local activities: run by the worker that runs the workflow task, inside that task, so that a short step

@@ -1,6 +1,5 @@
 import { executeChild, patched } from '@temporalio/workflow';
-import { fromApplicationFailure } from '../src/domain/errors';
-import { activitiesOf, localActivitiesOf, searchAttributes, usageChunkWorkflowId } from './shared';
+import { activitiesOf, failureReason, localActivitiesOf, searchAttributes, usageChunkWorkflowId } from './shared';
 import type { UsageActivities, UsageBatchInput, UsageBatchSummary, UsageChunkInput, UsageChunkOutcome } from './usage-batch.types';
 
 const ingestionActivities = activitiesOf<Pick<UsageActivities, 'ingestUsageChunk'>>('ingestion');
@@ -18,15 +17,6 @@ export const LOCAL_INGESTION_PATCH = 'usage-chunks-run-as-local-activities';
 export async function usageChunkWorkflow(input: UsageChunkInput): Promise<UsageChunkOutcome> {
   if (patched(LOCAL_INGESTION_PATCH)) return ingestionLocalActivities.ingestUsageChunk(input);
   return ingestionActivities.ingestUsageChunk(input);
-}
-
-/** What made a chunk give up, in words: the error model's items when it was one of ours, else the root cause. */
-function reasonOf(error: unknown): string {
-  const known = fromApplicationFailure(error);
-  if (known) return known.items.map((item) => item.message).join('; ');
-  let root = error;
-  while (root instanceof Error && root.cause instanceof Error) root = root.cause;
-  return root instanceof Error ? root.message : String(root);
 }
 
 /**
@@ -47,7 +37,7 @@ export async function usageBatchWorkflow(input: UsageBatchInput): Promise<UsageB
       ),
     );
   } catch (error) {
-    await bookkeepingActivities.failUsageBatch({ batchId: input.batchId, error: reasonOf(error) });
+    await bookkeepingActivities.failUsageBatch({ batchId: input.batchId, error: failureReason(error) });
     throw error;
   }
   const summary: UsageBatchSummary = { success: 0, failed: 0, total: 0, duplicates: 0 };

@@ -22,6 +22,7 @@ import { createInvoiceRunRepository } from '../../src/modules/invoice-runs/invoi
 import { createInvoiceRepository, type Invoice } from '../../src/modules/invoices/invoices.repository';
 import { createApiServices, serviceDepsFrom, type ApiServices } from '../../src/services';
 import { createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
+import { storeUsageEvent } from './support/stored-usage';
 
 /**
  * A model-based property test of billing through the services themselves, over Postgres: random histories
@@ -1202,7 +1203,7 @@ async function play(h: History): Promise<void> {
       trace.push(`resume on ${isoOf(model.clock)}`);
     } else if (s.kind === 'usage') {
       const day = clock - s.back;
-      await db('usage_events').insert({ id: newId('evt'), organisation_id: organisationId, customer_entity_id: contract.entityId, metric: contract.metric, value: String(s.units), timestamp: `${isoOf(day)}T12:00:00Z` });
+      await storeUsageEvent(db, { organisationId, customerEntityId: contract.entityId, metric: contract.metric, value: String(s.units), timestamp: `${isoOf(day)}T12:00:00Z` });
       model.events.push({ day, units: s.units });
       if (day < latestRun) count('usage: for a day before the latest run');
       trace.push(`usage ${s.units} on ${isoOf(day)}`);

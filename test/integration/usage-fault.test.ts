@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
 import { createCustomerEntity, usageEvent } from './support/fixtures';
+import { rollupsAgainstEvents } from './support/rollup-oracle';
 import { queueWorkers } from './support/worker-process';
 import { waitFor } from '../support/wait';
 
@@ -24,10 +25,22 @@ afterAll(async () => {
   await api.close();
 });
 
-it('when the worker is killed while a 10,000-event batch is in flight, then the request answers 202 with the batch, which completes with every event stored exactly once', async () => {
+it('when the worker is killed while a 10,000-event batch is in flight, then the request answers 202 with the batch, which completes with every event stored exactly once, in the meters\' rollups too', async () => {
+  // Meters defined before the events: the chunks add to their rollups as they store the events.
+  const meterIds: string[] = [];
+  for (const meter of [
+    { name: 'By region', aggregation: 'sum', groupBy: ['region'] },
+    { name: 'Latest in eu', aggregation: 'latest', filters: [{ key: 'region', operator: 'in', values: ['eu'] }] },
+  ]) {
+    const created = await api.http().post('/meters').set(bearer(tenant.adminToken)).send({ metric: 'api_calls', ...meter });
+    expect(created.status).toBe(201);
+    meterIds.push(created.body.data.id);
+  }
   const worker = await startWorker();
   const prefix = randomUUID();
-  const events = Array.from({ length: 10_000 }, (_, i) => usageEvent(entityId, { eventId: `${prefix}-${i}`, value: i }));
+  const events = Array.from({ length: 10_000 }, (_, i) =>
+    usageEvent(entityId, { eventId: `${prefix}-${i}`, value: i, timestamp: new Date(Date.parse('2026-11-01T00:00:00Z') + (i % 2_000) * 97_000).toISOString(), ...(i % 5 === 0 ? {} : { metadata: { region: i % 3 === 0 ? 'us' : 'eu' } }) }),
+  );
   const request = api.http().post('/events/batch').set(bearer(tenant.systemToken)).send({ events }).then((res) => res);
 
   // Kill it once the first chunk is written and before the last one is.
@@ -54,8 +67,18 @@ it('when the worker is killed while a 10,000-event batch is in flight, then the 
   expect(Number(stored[0]!.n)).toBe(10_000);
   const rows = Number((await api.db('usage_events').where({ batch_id: batchId }).count({ n: '*' }))[0]!.n);
   expect(rows).toBe(10_000);
+  // The rollups hold every stored event once: what the killed chunk added went with its transaction.
+  for (const meterId of meterIds) {
+    const { stored: rollups, expected } = await rollupsAgainstEvents(api.db, meterId);
+    expect(rollups.length).toBeGreaterThan(100);
+    expect(rollups).toEqual(expected);
+  }
 
   // Sending the same body again stores nothing new.
   const retry = await api.http().post('/events/batch').set(bearer(tenant.systemToken)).send({ events });
   expect(retry.body.data.summary).toEqual({ success: 10_000, failed: 0, total: 10_000, duplicates: 10_000 });
+  for (const meterId of meterIds) {
+    const { stored: rollups, expected } = await rollupsAgainstEvents(api.db, meterId);
+    expect(rollups).toEqual(expected);
+  }
 });

@@ -1,9 +1,12 @@
 import type { Knex } from 'knex';
 import { newId } from '../../db/ids';
 import { paginate, type Page, type PageQuery } from '../../http/paging';
-import type { Aggregation, AggregationSpec, MetadataFilter } from '../usage';
+import type { Aggregation, AggregationSpec, MetadataFilter, RollupMeter } from '../usage';
 
 export type { Aggregation, MetadataFilter };
+
+/** How far a meter's rollups are filled: pending and running read raw events, as does failed. */
+export type BackfillStatus = 'pending' | 'running' | 'completed' | 'failed';
 
 export interface MeterRow {
   id: string;
@@ -14,6 +17,11 @@ export interface MeterRow {
   unique_field: string | null;
   group_by: string[];
   filters: MetadataFilter[];
+  backfill_status: BackfillStatus;
+  /** bigint, as text. */
+  backfill_events_read: string;
+  backfill_cursor: Date | null;
+  backfill_generation: number;
   created_at: Date;
   updated_at: Date;
 }
@@ -26,6 +34,8 @@ export interface Meter {
   uniqueField: string | null;
   groupBy: string[];
   filters: MetadataFilter[];
+  /** How far the meter's rollups are filled from the events stored before it was defined as it is. */
+  backfill: { status: BackfillStatus; eventsRead: number };
   createdAt: string;
   updatedAt: string;
 }
@@ -43,6 +53,7 @@ export function toMeter(row: MeterRow): Meter {
     uniqueField: row.unique_field,
     groupBy: row.group_by,
     filters: row.filters.map(filterOf),
+    backfill: { status: row.backfill_status, eventsRead: Number(row.backfill_events_read) },
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   };
@@ -60,7 +71,7 @@ export interface MeterInput {
 /** Meters. `db` may be a transaction. */
 export function createMeterRepository(db: Knex) {
   return {
-    async create(organisationId: string, meter: MeterInput): Promise<MeterRow> {
+    async create(organisationId: string, meter: MeterInput, backfill: BackfillStatus): Promise<MeterRow> {
       const [row] = await db('meters')
         .insert({
           id: newId('mtr'),
@@ -71,6 +82,7 @@ export function createMeterRepository(db: Knex) {
           unique_field: meter.uniqueField ?? null,
           group_by: JSON.stringify(meter.groupBy ?? []),
           filters: JSON.stringify(meter.filters ?? []),
+          backfill_status: backfill,
         })
         .returning<MeterRow[]>('*');
       return row!;
@@ -88,6 +100,36 @@ export function createMeterRepository(db: Knex) {
         })
         .returning<MeterRow[]>('*');
       return row;
+    },
+
+    /**
+     * The meter's rollups start over: a new generation, nothing read, `pending` (or `completed` when there
+     * is nothing to fill).
+     */
+    async restartBackfill(organisationId: string, id: string, status: 'pending' | 'completed'): Promise<MeterRow | undefined> {
+      const [row] = await db('meters')
+        .where({ organisation_id: organisationId, id })
+        .update({ backfill_status: status, backfill_events_read: 0, backfill_cursor: null, backfill_generation: db.raw('backfill_generation + 1') })
+        .returning<MeterRow[]>('*');
+      return row;
+    },
+
+    /** A slice filled: `read` more events read, the cursor moved on, the status as given. */
+    async recordBackfill(id: string, generation: number, progress: { read: number; cursor: Date | null; status: BackfillStatus }): Promise<void> {
+      await db('meters')
+        .where({ id, backfill_generation: generation })
+        .update({ backfill_status: progress.status, backfill_events_read: db.raw('backfill_events_read + ?', [progress.read]), backfill_cursor: progress.cursor });
+    },
+
+    /** Inside a transaction: the meter, its row locked until commit. */
+    async lockById(organisationId: string, id: string): Promise<MeterRow | undefined> {
+      return db<MeterRow>('meters').where({ organisation_id: organisationId, id }).forUpdate().first();
+    },
+
+    /** Every meter of the organisation, as its rollups are kept by. */
+    async rollupMeters(organisationId: string): Promise<RollupMeter[]> {
+      const rows = await db<MeterRow>('meters').where({ organisation_id: organisationId }).select('id', 'metric', 'aggregation', 'group_by', 'filters');
+      return rows.map(rollupMeterOf);
     },
 
     async findById(organisationId: string, id: string): Promise<MeterRow | undefined> {
@@ -108,5 +150,22 @@ export function createMeterRepository(db: Knex) {
   };
 }
 
-/** How the meter folds its metric's events, and which of them count. */
-export const specOf = (meter: MeterRow): AggregationSpec => ({ aggregation: meter.aggregation, uniqueField: meter.unique_field, filters: meter.filters });
+/** The meter as its rollups are kept by. */
+export const rollupMeterOf = (meter: Pick<MeterRow, 'id' | 'metric' | 'aggregation' | 'group_by' | 'filters'>): RollupMeter => ({
+  id: meter.id,
+  metric: meter.metric,
+  aggregation: meter.aggregation,
+  groupBy: meter.group_by,
+  filters: meter.filters,
+});
+
+/**
+ * How the meter folds its metric's events, which of them count, and its rollups, which are read instead of
+ * the raw events once they are filled.
+ */
+export const specOf = (meter: MeterRow): AggregationSpec => ({
+  aggregation: meter.aggregation,
+  uniqueField: meter.unique_field,
+  filters: meter.filters,
+  rollups: { meterId: meter.id, groupBy: meter.group_by, complete: meter.backfill_status === 'completed' },
+});

@@ -17,6 +17,14 @@ const meterSchema = z.object({
   uniqueField: z.string().nullable(),
   groupBy: groupBySchema,
   filters: filtersSchema,
+  backfill: z
+    .object({
+      status: z
+        .enum(['pending', 'running', 'completed', 'failed'])
+        .describe('how far the rollups are filled from events stored before the meter was defined as it is: pending and running read raw events (exact) until completed; failed keeps reading raw events'),
+      eventsRead: z.number().int().min(0).describe("events of the meter's metric the fill has read so far"),
+    })
+    .describe("the fill of the meter's usage rollups after it was created or its metric, filters or groupBy changed"),
   ...timestamps,
 });
 

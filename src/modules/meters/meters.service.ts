@@ -5,7 +5,7 @@ import { formatExactOrNull } from '../../domain/money';
 import { isUniqueViolation } from '../../db/knex';
 import { AppError, orNotFound } from '../../domain/errors';
 import type { Page, PageQuery } from '../../http/paging';
-import { aggregateUsage, aggregateUsageWindows, emptyAggregate, type MetadataFilter, type UsageMember, type WindowSize } from '../usage';
+import { aggregateUsage, aggregateUsageWindows, dropRollups, emptyAggregate, lockRollups, nextEventAt, type MetadataFilter, type UsageMember, type WindowSize } from '../usage';
 import { checkQueryFilters, checkSpan, CUSTOMER_GROUP, groupsOf } from './meter-dimensions';
 import { createMeterRepository, filterOf, specOf, toMeter, type Aggregation, type Meter, type MeterInput, type MeterRow } from './meters.repository';
 
@@ -42,16 +42,53 @@ const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringif
 /** Whether anything was ever charged for usage of the meter. */
 export type BilledMeter = (organisationId: string, meterId: string) => Promise<boolean>;
 
-export function createMeterService(db: Knex, isBilled: BilledMeter) {
+/**
+ * Starts the backfill workflow of a meter's definition (its generation), after the meter committed; a
+ * second start of the same definition joins the first.
+ */
+export type StartBackfill = (meter: MeterRow) => Promise<void>;
+
+export function createMeterService(db: Knex, isBilled: BilledMeter, startBackfill?: StartBackfill) {
   const meters = createMeterRepository(db);
+
+  /** Whether the organisation holds events of the metric: whether a meter of it has anything to fill. */
+  const hasEvents = async (trx: Knex, organisationId: string, metric: string) => (await nextEventAt(trx, organisationId, metric, null)) !== null;
+
+  /**
+   * The fill of a pending or running meter started, or joined when it runs; the meter reads raw events,
+   * exact, until it completes. With Temporal away the meter stays as it is (it committed already), and the
+   * next read of it starts the fill; a fill whose workflow ended without finishing (terminated) resumes
+   * from the progress stored on the meter.
+   */
+  async function started(row: MeterRow): Promise<MeterRow> {
+    if ((row.backfill_status !== 'pending' && row.backfill_status !== 'running') || !startBackfill) return row;
+    try {
+      await startBackfill(row);
+    } catch (error) {
+      if (!(error instanceof AppError && error.kind === 'unavailable')) throw error;
+    }
+    return row;
+  }
 
   async function findRow(organisationId: string, id: string): Promise<MeterRow> {
     return orNotFound(await meters.findById(organisationId, id), 'Meter');
   }
 
   return {
+    /**
+     * A meter of a metric that has events fills its rollups from them (a backfill workflow, started after
+     * the meter commits); one without is complete at once. The exclusive rollup lock orders the meter with
+     * the chunks being ingested: a chunk that commits before it is among the events the backfill reads, one
+     * after it sees the meter and adds to its rollups.
+     */
     async create(organisationId: string, meter: MeterInput): Promise<Meter> {
-      return toMeter(await meters.create(organisationId, meter).catch(duplicateName));
+      const row = await db
+        .transaction(async (trx) => {
+          await lockRollups(trx, organisationId, 'exclusive');
+          return createMeterRepository(trx).create(organisationId, meter, (await hasEvents(trx, organisationId, meter.metric)) ? 'pending' : 'completed');
+        })
+        .catch(duplicateName);
+      return toMeter(await started(row));
     },
 
     /** unique_count needs its field, whether it is given now or kept from before. */
@@ -70,16 +107,36 @@ export function createMeterService(db: Knex, isBilled: BilledMeter) {
       if ((next.aggregation ?? current.aggregation) === 'unique_count' && !(next.unique_field === undefined ? current.unique_field : next.unique_field)) {
         throw AppError.validation('uniqueField is required for unique_count', 'body.uniqueField');
       }
-      const updated = await meters.update(organisationId, id, next).catch(duplicateName);
-      return toMeter(updated ?? current);
+      // Rollups are kept by the metric, the filters and the groupBy keys: a change of any fills them anew.
+      const refills =
+        (changes.metric !== undefined && changes.metric !== current.metric) ||
+        (changes.groupBy !== undefined && !sameJson(changes.groupBy, current.group_by)) ||
+        (changes.filters !== undefined && !sameJson(changes.filters.map(filterOf), current.filters.map(filterOf)));
+      const updated = await db
+        .transaction(async (trx) => {
+          const repository = createMeterRepository(trx);
+          if (!refills) return repository.update(organisationId, id, next);
+          await lockRollups(trx, organisationId, 'exclusive');
+          const row = await repository.update(organisationId, id, next);
+          if (!row) return row;
+          await dropRollups(trx, id);
+          return repository.restartBackfill(organisationId, id, (await hasEvents(trx, organisationId, row.metric)) ? 'pending' : 'completed');
+        })
+        .catch(duplicateName);
+      return toMeter(updated ? await started(updated) : current);
     },
+
 
     async list(organisationId: string, paging: PageQuery): Promise<Page<Meter>> {
       return meters.list(organisationId, paging);
     },
 
+    /**
+     * A meter still `pending` (one that existed before rollups, or whose fill did not reach Temporal) or
+     * `running` has its fill started by this read, or joined when it runs: never started twice.
+     */
     async get(organisationId: string, id: string): Promise<Meter> {
-      return toMeter(await findRow(organisationId, id));
+      return toMeter(await started(await findRow(organisationId, id)));
     },
 
     /** The metric events take when they are ingested for this meter. */
@@ -124,14 +181,14 @@ export function createMeterService(db: Knex, isBilled: BilledMeter) {
         entityIds = [query.entityId];
       }
       const members: UsageMember[] = entityIds.map((customerEntityId) => ({ key: 'query', customerEntityId, from, to }));
-      const narrowing: MetadataFilter[] = Object.entries(query.filter).map(([key, values]) => ({ key, operator: 'in', values }));
       const spec = specOf(meter);
       const dimensions = groups.filter((name) => name !== CUSTOMER_GROUP);
       const byCustomer = groups.includes(CUSTOMER_GROUP);
       const { rows, total } = await aggregateUsageWindows(db, {
         organisationId,
         metric: meter.metric,
-        spec: { ...spec, filters: [...spec.filters, ...narrowing] },
+        spec,
+        narrowing: query.filter,
         members,
         windowSize: query.windowSize,
         timeZone,

@@ -2,8 +2,12 @@ import type { Knex } from 'knex';
 import { createUsageRepository } from './usage.repository';
 
 export { createUsageIngestionService } from './usage-ingestion.service';
-export { aggregateUsage, aggregateUsageWindows, emptyAggregate, pathOf } from './usage-aggregates';
-export type { AggregationSpec, MetadataFilter, UsageGroup, UsageMember, UsageQuery, UsageWindow, UsageWindowQuery, WindowSize } from './usage-aggregates';
+export type { RollupMetersOf } from './usage-ingestion.service';
+export { aggregateUsage, aggregateUsageWindows, emptyAggregate, pathOf, readsRollups } from './usage-aggregates';
+export { dropRollups, lockRollups, nextEventAt, rebuildRollups } from './meter-rollups';
+export type { BucketRange, RollupMeter } from './meter-rollups';
+export { bucketOf, onBucketEdge, utcDayOf } from './rollup-buckets';
+export type { AggregationSpec, MeterRollups, MetadataFilter, UsageGroup, UsageMember, UsageQuery, UsageWindow, UsageWindowQuery, WindowSize } from './usage-aggregates';
 export type { Aggregation, UsageBatchRow } from './usage.repository';
 export { batchRecordSchema, batchResultSchema, usageEventSchema } from './usage.schemas';
 export { createUsageService } from './usage.service';

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { Aggregation } from './usage.repository';
+import { onBucketEdge } from './rollup-buckets';
 
 /**
  * A condition on an event's metadata. `key` is a dotted path into the metadata object; the value found
@@ -17,6 +18,19 @@ export interface AggregationSpec {
   aggregation: Aggregation;
   uniqueField: string | null;
   filters: readonly MetadataFilter[];
+  /**
+   * The meter's rollups, when the spec is a meter's as it is defined now: they are read instead of the raw
+   * events where they answer exactly (see `readsRollups`). Absent, the raw events are read.
+   */
+  rollups?: MeterRollups;
+}
+
+/** A meter's rollups: which meter, its groupBy keys in the order its group values hold them, whether filled. */
+export interface MeterRollups {
+  meterId: string;
+  groupBy: readonly string[];
+  /** Every event up to now is in them: the meter's backfill completed. */
+  complete: boolean;
 }
 
 /** Windows a query can cut time into: clock hours, calendar days or calendar months of a time zone. */
@@ -53,6 +67,8 @@ export interface UsageWindowQuery extends Omit<UsageQuery, 'byPeriod' | 'timeZon
   windowSize: WindowSize;
   timeZone: string;
   dimensions: readonly string[];
+  /** Values each named dimension must take (an `in` filter on its metadata value). */
+  narrowing?: Readonly<Record<string, readonly string[]>>;
   byCustomer: boolean;
   /** Rows in order of window, then dimensions (customer last), nulls last. */
   limit: number;
@@ -104,7 +120,7 @@ export const pathOf = (key: string): string[] => key.split('.');
 const valueAt = (db: Knex, key: string) => db.raw('(usage_events.metadata #>> ?::text[])', [pathOf(key)]);
 
 /** The spec's filters, each a parameterised condition on the event's metadata. */
-function applyFilters(db: Knex, query: Knex.QueryBuilder, filters: readonly MetadataFilter[]): void {
+export function applyFilters(db: Knex, query: Knex.QueryBuilder, filters: readonly MetadataFilter[]): void {
   for (const filter of filters) {
     const value = valueAt(db, filter.key);
     switch (filter.operator) {
@@ -124,32 +140,127 @@ function applyFilters(db: Knex, query: Knex.QueryBuilder, filters: readonly Meta
   }
 }
 
-/** The events of the query's windows and metric that meet the spec's filters, joined to their windows. */
-function eventsOf(db: Knex, query: UsageQuery | UsageWindowQuery): Knex.QueryBuilder {
+/**
+ * Where a query reads: the raw events, or the meter's rollups. Each names the table, its time and entity
+ * columns, the value at a dimension and the aggregate, so that one query shape serves both.
+ */
+interface Source {
+  table: 'usage_events' | 'meter_rollups';
+  /** The instant a row counts at: the event's timestamp, the bucket's start. */
+  time: string;
+  valueAt(key: string): Knex.Raw;
+  aggregate: Knex.Raw;
+  /** The rows of the query's metric (or meter) that meet its conditions. */
+  restrict(query: Knex.QueryBuilder): void;
+}
+
+function rawSource(db: Knex, query: UsageQuery | UsageWindowQuery): Source {
+  const narrowing = 'narrowing' in query ? query.narrowing ?? {} : {};
+  return {
+    table: 'usage_events',
+    time: 'usage_events."timestamp"',
+    valueAt: (key) => valueAt(db, key),
+    aggregate: aggregateExpression(db, query.spec),
+    restrict: (events) => {
+      events.where({ 'usage_events.organisation_id': query.organisationId, 'usage_events.metric': query.metric });
+      applyFilters(db, events, [...query.spec.filters, ...Object.entries(narrowing).map(([key, values]) => ({ key, operator: 'in' as const, values: [...values] }))]);
+    },
+  };
+}
+
+/** The rollups' fold of their buckets, per aggregation (never unique_count, which reads raw events). */
+function rollupExpression(db: Knex, spec: AggregationSpec): Knex.Raw {
+  switch (spec.aggregation) {
+    case 'sum':
+      return db.raw('coalesce(sum(meter_rollups.sum), 0)::text');
+    case 'count':
+      return db.raw('sum(meter_rollups.count)::text');
+    case 'max':
+      return db.raw('max(meter_rollups.max)::text');
+    case 'unique_count':
+      throw new Error('unique counts are read from raw events');
+    case 'latest':
+      return db.raw('(array_agg(meter_rollups.latest_value order by meter_rollups.latest_timestamp desc, meter_rollups.latest_created_at desc, meter_rollups.latest_id desc))[1]::text');
+  }
+}
+
+function rollupSource(db: Knex, query: UsageQuery | UsageWindowQuery, rollups: MeterRollups): Source {
+  const narrowing = 'narrowing' in query ? query.narrowing ?? {} : {};
+  const position = (key: string) => rollups.groupBy.indexOf(key) + 1;
+  return {
+    table: 'meter_rollups',
+    time: 'meter_rollups.bucket_start',
+    valueAt: (key) => db.raw(`meter_rollups.group_values[${position(key)}]`),
+    aggregate: rollupExpression(db, query.spec),
+    restrict: (rows) => {
+      rows.where('meter_rollups.meter_id', rollups.meterId);
+      for (const [key, values] of Object.entries(narrowing)) rows.whereRaw(`meter_rollups.group_values[${position(key)}] = any(?::text[])`, [[...values]]);
+    },
+  };
+}
+
+/** The instant before which some time zone's offset was not a whole number of quarter hours (Liberia, to 1972). */
+export const QUARTER_HOUR_ZONES_SINCE = new Date('1973-01-01T00:00:00Z');
+
+/**
+ * Whether the meter's rollups answer the query exactly, as far as its shape tells: they are complete, the
+ * aggregation is not unique_count (counted exactly over raw events), every window starts and ends on a
+ * bucket edge (or is open), and the dimensions and narrowed keys are the meter's groupBy keys. Windows
+ * and periods of a time zone also need every bucket inside one of them, true where the zone's offset is a
+ * whole number of quarter hours: `zoneNeedsCheck` says when that is to be checked against the data.
+ */
+export function readsRollups(
+  spec: AggregationSpec,
+  members: readonly UsageMember[],
+  keys: readonly string[],
+  timeZone: string | null,
+): { rollups: MeterRollups; zoneNeedsCheck: boolean } | null {
+  const { rollups } = spec;
+  if (!rollups?.complete || spec.aggregation === 'unique_count') return null;
+  if (!members.every((member) => (member.from === null || onBucketEdge(member.from)) && (member.to === null || onBucketEdge(member.to)))) return null;
+  if (!keys.every((key) => rollups.groupBy.includes(key))) return null;
+  const zoneNeedsCheck = timeZone !== null && timeZone !== 'UTC' && members.some((member) => member.from === null || member.from < QUARTER_HOUR_ZONES_SINCE);
+  return { rollups, zoneNeedsCheck };
+}
+
+/** Where the query reads: the meter's rollups when they answer it exactly, otherwise raw events. */
+async function sourceOf(db: Knex, query: UsageQuery | UsageWindowQuery, keys: readonly string[], timeZone: string | null): Promise<Source> {
+  const reads = readsRollups(query.spec, query.members, keys, timeZone);
+  if (!reads) return rawSource(db, query);
+  if (reads.zoneNeedsCheck) {
+    // Buckets from before every zone kept quarter hours are read raw: is there any?
+    const old = await db('meter_rollups').where('meter_id', reads.rollups.meterId).where('bucket_start', '<', QUARTER_HOUR_ZONES_SINCE).first(db.raw('1 as one'));
+    if (old) return rawSource(db, query);
+  }
+  return rollupSource(db, query, reads.rollups);
+}
+
+/** The rows of the query's windows that the source reads, joined to their windows. */
+function rowsOf(db: Knex, query: UsageQuery | UsageWindowQuery, source: Source): Knex.QueryBuilder {
   const { members } = query;
+  const { table } = source;
   const anyEntity = members.some((member) => member.customerEntityId === null);
   const openFrom = members.some((member) => member.from === null);
   const openTo = members.some((member) => member.to === null);
-  const events = db('usage_events')
-    .join(
-      db.raw('unnest(?::text[], ?::text[], ?::timestamptz[], ?::timestamptz[]) as member(entity_id, group_key, window_from, window_to)', [
-        members.map((member) => member.customerEntityId) as Knex.Value,
-        members.map((member) => member.key),
-        members.map((member) => member.from?.toISOString() ?? null) as Knex.Value,
-        members.map((member) => member.to?.toISOString() ?? null) as Knex.Value,
-      ]),
-      (join) => {
-        if (anyEntity) join.on((on) => on.onNull('member.entity_id').orOn('member.entity_id', 'usage_events.customer_entity_id'));
-        else join.on('member.entity_id', 'usage_events.customer_entity_id');
-        if (openFrom) join.andOn((on) => on.onNull('member.window_from').orOn('usage_events.timestamp', '>=', 'member.window_from'));
-        else join.andOn('usage_events.timestamp', '>=', 'member.window_from');
-        if (openTo) join.andOn((on) => on.onNull('member.window_to').orOn('usage_events.timestamp', '<', 'member.window_to'));
-        else join.andOn('usage_events.timestamp', '<', 'member.window_to');
-      },
-    )
-    .where({ 'usage_events.organisation_id': query.organisationId, 'usage_events.metric': query.metric });
-  applyFilters(db, events, query.spec.filters);
-  return events;
+  const time = `${table}.${table === 'usage_events' ? 'timestamp' : 'bucket_start'}`;
+  const rows = db(table).join(
+    db.raw('unnest(?::text[], ?::text[], ?::timestamptz[], ?::timestamptz[]) as member(entity_id, group_key, window_from, window_to)', [
+      members.map((member) => member.customerEntityId) as Knex.Value,
+      members.map((member) => member.key),
+      members.map((member) => member.from?.toISOString() ?? null) as Knex.Value,
+      members.map((member) => member.to?.toISOString() ?? null) as Knex.Value,
+    ]),
+    (join) => {
+      if (anyEntity) join.on((on) => on.onNull('member.entity_id').orOn('member.entity_id', `${table}.customer_entity_id`));
+      else join.on('member.entity_id', `${table}.customer_entity_id`);
+      if (openFrom) join.andOn((on) => on.onNull('member.window_from').orOn(time, '>=', 'member.window_from'));
+      else join.andOn(time, '>=', 'member.window_from');
+      if (openTo) join.andOn((on) => on.onNull('member.window_to').orOn(time, '<', 'member.window_to'));
+      else join.andOn(time, '<', 'member.window_to');
+    },
+  );
+  source.restrict(rows);
+  return rows;
 }
 
 /**
@@ -160,18 +271,19 @@ function eventsOf(db: Knex, query: UsageQuery | UsageWindowQuery): Knex.QueryBui
  */
 export async function aggregateUsage(db: Knex, query: UsageQuery): Promise<UsageGroup[]> {
   if (query.members.length === 0) return [];
-  const period = query.byPeriod ? db.raw(`to_char(date_trunc('${query.byPeriod}', "timestamp" at time zone ?), 'YYYY-MM-DD')`, [query.timeZone ?? 'UTC']) : null;
   const dimensions = query.dimensions ?? [];
+  const source = await sourceOf(db, query, dimensions, query.byPeriod ? query.timeZone ?? 'UTC' : null);
+  const period = query.byPeriod ? db.raw(`to_char(date_trunc('${query.byPeriod}', ${source.time} at time zone ?), 'YYYY-MM-DD')`, [query.timeZone ?? 'UTC']) : null;
   const names = dimensions.map((_, index) => `d${index}`);
   const keys = ['member.group_key', ...(period ? ['period'] : []), ...names];
-  const rows = await eventsOf(db, query)
+  const rows = await rowsOf(db, query, source)
     .groupBy(keys)
     .orderByRaw(keys.map(() => '?? asc nulls last').join(', '), keys)
     .select<Array<{ group_key: string; period?: string; value: string | null } & Record<string, string | null>>>(
       'member.group_key',
       ...(period ? [db.raw('? as period', [period])] : []),
-      ...dimensions.map((key, index) => db.raw('? as ??', [valueAt(db, key), names[index]!])),
-      db.raw('? as value', [aggregateExpression(db, query.spec)]),
+      ...dimensions.map((key, index) => db.raw('? as ??', [source.valueAt(key), names[index]!])),
+      db.raw('? as value', [source.aggregate]),
     );
   return rows.map((row) => ({ key: row.group_key, period: row.period ?? null, dimensions: names.map((name) => row[name] ?? null), value: row.value }));
 }
@@ -184,9 +296,10 @@ export async function aggregateUsage(db: Knex, query: UsageQuery): Promise<Usage
  */
 export async function aggregateUsageWindows(db: Knex, query: UsageWindowQuery): Promise<{ rows: UsageWindow[]; total: number }> {
   if (query.members.length === 0) return { rows: [], total: 0 };
-  const local = db.raw(`date_trunc('${query.windowSize}', usage_events."timestamp" at time zone ?)`, [query.timeZone]);
-  const events = eventsOf(db, query);
-  const groupColumns = [...query.dimensions.map((key, index) => db.raw('? as ??', [valueAt(db, key), `d${index}`])), ...(query.byCustomer ? [db.raw('(select customer_id from entities where entities.id = usage_events.customer_entity_id) as ??', [`d${query.dimensions.length}`])] : [])];
+  const source = await sourceOf(db, query, [...query.dimensions, ...Object.keys(query.narrowing ?? {})], query.timeZone);
+  const local = db.raw(`date_trunc('${query.windowSize}', ${source.time} at time zone ?)`, [query.timeZone]);
+  const events = rowsOf(db, query, source);
+  const groupColumns = [...query.dimensions.map((key, index) => db.raw('? as ??', [source.valueAt(key), `d${index}`])), ...(query.byCustomer ? [db.raw(`(select customer_id from entities where entities.id = ${source.table}.customer_entity_id) as ??`, [`d${query.dimensions.length}`])] : [])];
   const width = groupColumns.length;
   const names = Array.from({ length: width }, (_, index) => `d${index}`);
   const grouped = events
@@ -194,7 +307,7 @@ export async function aggregateUsageWindows(db: Knex, query: UsageWindowQuery): 
     .select(
       db.raw('? as local_start', [local]),
       ...groupColumns,
-      db.raw('? as value', [aggregateExpression(db, query.spec)]),
+      db.raw('? as value', [source.aggregate]),
     );
   const rows = await db
     .from(grouped.as('w'))

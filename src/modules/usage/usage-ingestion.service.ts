@@ -5,6 +5,7 @@ import { AppError, orNotFound } from '../../domain/errors';
 import type { UsageEvent } from '../../domain/usage-event';
 import type { DuplicateEvent, FailedRecord, UsageBatchSummary, UsageChunkInput, UsageChunkOutcome } from '../../../workflows/usage-batch.types';
 import { entitiesIn } from '../customers';
+import { lockRollups, rollupAdditions, type RollupMeter } from './meter-rollups';
 import { createUsageRepository } from './usage.repository';
 import { parseUsageEvent } from './usage.schemas';
 
@@ -12,13 +13,21 @@ import { parseUsageEvent } from './usage.schemas';
 const UNKNOWN_ENTITY = { code: 2002, statusCode: 404, error: 'customer entity not found' } as const;
 const UNPARSABLE = { code: '27', statusCode: 400 } as const;
 
-/** The steps of the usage batch workflow: a chunk at a time, then the batch's merged counts. */
-export function createUsageIngestionService(db: Knex) {
+/** The meters of an organisation, as they are defined now, read inside the transaction given. */
+export type RollupMetersOf = (trx: Knex, organisationId: string) => Promise<RollupMeter[]>;
+
+/**
+ * The steps of the usage batch workflow: a chunk at a time, then the batch's merged counts. `metersOf`
+ * names the meters whose rollups a chunk adds to (none without it).
+ */
+export function createUsageIngestionService(db: Knex, metersOf: RollupMetersOf = async () => []) {
   return {
     /**
      * Checks, deduplicates and writes one chunk. Guard, lock, transition: the chunk row is locked and its
      * outcome stored in the same transaction as the events, so a retry returns the stored outcome
-     * instead of writing twice.
+     * instead of writing twice. The events stored are added to the rollups of the organisation's meters in
+     * that transaction too, under the shared rollup lock (see `lockRollups`): a chunk's events are in the
+     * rollups exactly when they are stored.
      */
     async ingestChunk(input: UsageChunkInput): Promise<UsageChunkOutcome> {
       return db.transaction(async (trx) => {
@@ -55,9 +64,16 @@ export function createUsageIngestionService(db: Knex) {
 
         const repeatedInChunk = duplicateEvents.length;
         // An event whose eventId the organisation already holds is skipped by the insert: a duplicate too.
-        const stored = await usage.insertEvents(input.organisationId, input.batchId, accepted.map(({ event }) => event));
+        // The rollups of the organisation's meters grow in the insert's own statement, under the shared lock.
+        let additions: ReturnType<typeof rollupAdditions> = [];
+        if (accepted.length > 0) {
+          await lockRollups(trx, input.organisationId, 'shared');
+          additions = rollupAdditions(trx, await metersOf(trx, input.organisationId), new Set(accepted.map(({ event }) => event.metric)), 'inserted');
+        }
+        const stored = await usage.insertEvents(input.organisationId, input.batchId, accepted.map(({ event }) => event), additions);
+        const storedIds = new Set(stored.flatMap((row) => (row.event_id === null ? [] : [row.event_id])));
         for (const { index, event } of accepted) {
-          if (event.eventId !== null && !stored.has(event.eventId)) duplicateEvents.push({ index, eventId: event.eventId });
+          if (event.eventId !== null && !storedIds.has(event.eventId)) duplicateEvents.push({ index, eventId: event.eventId });
         }
         const outcome: UsageChunkOutcome = {
           // A repeated eventId is a success that is stored once.

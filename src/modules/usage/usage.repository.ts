@@ -116,6 +116,13 @@ function applyFilter(query: Knex.QueryBuilder, filter: UsageFilter): Knex.QueryB
   return query;
 }
 
+/** A row `insertEvents` wrote. */
+export interface StoredEvent {
+  id: string;
+  event_id: string | null;
+  metric: string;
+}
+
 export type Aggregation = 'sum' | 'count' | 'max' | 'unique_count' | 'latest';
 
 /** Usage batches, their chunks and the stored events. `db` may be a transaction. */
@@ -205,9 +212,14 @@ export function createUsageRepository(db: Knex) {
       return row;
     },
 
-    async deleteEvents(organisationId: string, ids: string[]): Promise<string[]> {
-      const rows = await db('usage_events').with('kept', keepVersions(db, organisationId, ids, 'deleted')).where({ organisation_id: organisationId }).whereIn('id', ids).delete().returning<{ id: string }[]>('id');
-      return rows.map((row) => row.id);
+    /** Answers the rows deleted, as they were. */
+    async deleteEvents(organisationId: string, ids: string[]): Promise<Array<Pick<UsageEventRow, 'id' | 'metric' | 'customer_entity_id' | 'timestamp'>>> {
+      return db('usage_events')
+        .with('kept', keepVersions(db, organisationId, ids, 'deleted'))
+        .where({ organisation_id: organisationId })
+        .whereIn('id', ids)
+        .delete()
+        .returning(['id', 'metric', 'customer_entity_id', 'timestamp']);
     },
 
     /** The earlier versions of an event, oldest first: each as it was before an edit or the deletion. */
@@ -235,11 +247,13 @@ export function createUsageRepository(db: Knex) {
     /**
      * One multi-row insert; a repeated eventId is skipped by the unique index in the same statement, so the
      * key is never claimed without the row. Rows go in eventId order so that concurrent batches sharing
-     * ids take their locks in one order and cannot deadlock. Answers the eventIds of the rows written (an
-     * event without an eventId is always written).
+     * ids take their locks in one order and cannot deadlock. `alongside` are statements of the same
+     * statement (data-modifying CTEs) that read the rows written as `inserted` (every column but
+     * updated_at). Answers the rows written (an event without an eventId is always written): their ids,
+     * eventIds and metrics.
      */
-    async insertEvents(organisationId: string, batchId: string, events: UsageEvent[]): Promise<Set<string>> {
-      if (events.length === 0) return new Set();
+    async insertEvents(organisationId: string, batchId: string, events: UsageEvent[], alongside: ReadonlyArray<{ sql: string; bindings: readonly Knex.Value[] }> = []): Promise<StoredEvent[]> {
+      if (events.length === 0) return [];
       const rows = [...events]
         .sort((a, b) => (a.eventId ?? '').localeCompare(b.eventId ?? ''))
         .map((event) => ({
@@ -252,15 +266,18 @@ export function createUsageRepository(db: Knex) {
           event_id: event.eventId,
           job_id: event.jobId,
         }));
-      const result = await db.raw<{ rows: Array<{ event_id: string }> }>(
-        `INSERT INTO usage_events (id, organisation_id, customer_entity_id, metric, value, "timestamp", metadata, event_id, job_id, batch_id)
-         SELECT t.id, ?, t.customer_entity_id, t.metric, t.value, t.ts, t.metadata, t.event_id, t.job_id, ?
-         FROM jsonb_to_recordset(?::jsonb) AS t(id text, customer_entity_id text, metric text, value numeric, ts timestamptz, metadata jsonb, event_id text, job_id text)
-         ON CONFLICT (organisation_id, event_id) WHERE event_id IS NOT NULL DO NOTHING
-         RETURNING event_id`,
-        [organisationId, batchId, JSON.stringify(rows)],
+      const result = await db.raw<{ rows: StoredEvent[] }>(
+        `WITH inserted AS (
+           INSERT INTO usage_events (id, organisation_id, customer_entity_id, metric, value, "timestamp", metadata, event_id, job_id, batch_id)
+           SELECT t.id, ?, t.customer_entity_id, t.metric, t.value, t.ts, t.metadata, t.event_id, t.job_id, ?
+           FROM jsonb_to_recordset(?::jsonb) AS t(id text, customer_entity_id text, metric text, value numeric, ts timestamptz, metadata jsonb, event_id text, job_id text)
+           ON CONFLICT (organisation_id, event_id) WHERE event_id IS NOT NULL DO NOTHING
+           RETURNING id, organisation_id, customer_entity_id, metric, value, "timestamp", metadata, event_id, created_at
+         )${alongside.map((statement, index) => `, alongside_${index} AS (${statement.sql})`).join('')}
+         SELECT id, event_id, metric FROM inserted`,
+        [organisationId, batchId, JSON.stringify(rows), ...alongside.flatMap((statement) => statement.bindings)],
       );
-      return new Set(result.rows.flatMap((row) => (row.event_id === null ? [] : [row.event_id])));
+      return result.rows;
     },
 
     /**

@@ -1,3 +1,4 @@
+import type { Knex } from 'knex';
 import { AppError, ERROR_CODES, orNotFound } from '../../domain/errors';
 import { storableEvent } from '../../domain/usage-event';
 import type { Page, PageQuery } from '../../http/paging';
@@ -6,6 +7,8 @@ import { temporalUnavailable, type WorkflowServiceDeps } from '../../temporal/cl
 import type { WorkflowSignature } from '../../temporal/workflows-client';
 import { searchAttributes, usageBatchWorkflowId } from '../../../workflows/ids';
 import type { DuplicateEvent, FailedRecord, UsageBatchSummary } from '../../../workflows/usage-batch.types';
+import { lockRollups, rebuildRollups, touchedBuckets } from './meter-rollups';
+import type { RollupMetersOf } from './usage-ingestion.service';
 import { createUsageRepository, toUsageEvent, type UsageBatchRow, type UsageBatchStatus, type UsageEventRecord, type UsageEventVersion, type UsageFilter } from './usage.repository';
 
 export const MAX_BATCH_EVENTS = 10_000;
@@ -41,8 +44,26 @@ const ORPHAN_AFTER_MS = 60_000;
 const isUnavailable = (error: unknown) => error instanceof AppError && error.kind === 'unavailable';
 
 /** Every way usage enters the system goes through here: one path, one set of rules. */
-export function createUsageService(deps: WorkflowServiceDeps) {
+export function createUsageService(deps: WorkflowServiceDeps, metersOf: RollupMetersOf = async () => []) {
   const usage = createUsageRepository(deps.db);
+
+  /**
+   * A change of stored events, in one transaction with the rebuild of the rollups it touches: under the
+   * exclusive rollup lock, each (meter, entity, bucket) an event left or entered is folded anew from its raw
+   * events, for every meter of the event's metric.
+   */
+  async function changingEvents<T>(organisationId: string, change: (trx: Knex) => Promise<{ result: T; touched: Array<{ metric: string; customer_entity_id: string; timestamp: Date }> }>): Promise<T> {
+    return deps.db.transaction(async (trx) => {
+      await lockRollups(trx, organisationId, 'exclusive');
+      const { result, touched } = await change(trx);
+      if (touched.length === 0) return result;
+      const meters = await metersOf(trx, organisationId);
+      for (const [metric, ranges] of touchedBuckets(touched)) {
+        for (const meter of meters.filter((candidate) => candidate.metric === metric)) await rebuildRollups(trx, organisationId, meter, ranges);
+      }
+      return result;
+    });
+  }
   const { temporal } = deps;
   const { workflows } = temporal;
 
@@ -85,6 +106,14 @@ export function createUsageService(deps: WorkflowServiceDeps) {
     if (!reason) return row;
     await usage.failBatch(row.id, reason);
     return orNotFound(await usage.findBatch(row.organisation_id, row.id), 'Batch');
+  }
+
+  /** The events deleted, with their rollups rebuilt: the ids of those that were there. */
+  async function deleteStored(organisationId: string, ids: string[]): Promise<string[]> {
+    return changingEvents(organisationId, async (trx) => {
+      const rows = await createUsageRepository(trx).deleteEvents(organisationId, ids);
+      return { result: rows.map((row) => row.id), touched: rows };
+    });
   }
 
   return {
@@ -160,12 +189,18 @@ export function createUsageService(deps: WorkflowServiceDeps) {
     },
 
     async updateEvent(organisationId: string, id: string, changes: { value?: string; timestamp?: Date; metadata?: Record<string, unknown> | null }): Promise<UsageEventRecord> {
-      return toUsageEvent(orNotFound(await usage.updateEvent(organisationId, id, changes), 'Usage event'));
+      const row = await changingEvents(organisationId, async (trx) => {
+        const events = createUsageRepository(trx);
+        const before = await events.findEvent(organisationId, id);
+        const after = before ? await events.updateEvent(organisationId, id, changes) : undefined;
+        return { result: after, touched: before && after ? [before, after] : [] };
+      });
+      return toUsageEvent(orNotFound(row, 'Usage event'));
     },
 
     /** Ids not in the organisation are reported as not deleted. */
     async deleteEvents(organisationId: string, ids: string[]): Promise<{ deleted: string[]; notFound: string[] }> {
-      const deleted = await usage.deleteEvents(organisationId, ids);
+      const deleted = await deleteStored(organisationId, ids);
       const gone = new Set(deleted);
       return { deleted, notFound: ids.filter((id) => !gone.has(id)) };
     },
@@ -178,9 +213,10 @@ export function createUsageService(deps: WorkflowServiceDeps) {
     },
 
     async deleteEvent(organisationId: string, id: string): Promise<{ id: string; deleted: true }> {
-      const [deleted] = await usage.deleteEvents(organisationId, [id]);
+      const [deleted] = await deleteStored(organisationId, [id]);
       return { id: orNotFound(deleted, 'Usage event'), deleted: true };
     },
+
   };
 }
 

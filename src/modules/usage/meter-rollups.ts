@@ -1,0 +1,207 @@
+import type { Knex } from 'knex';
+import type { Aggregation } from './usage.repository';
+import { applyFilters, pathOf, type MetadataFilter } from './usage-aggregates';
+import { BUCKET_MINUTES, BUCKET_MS, bucketOf } from './rollup-buckets';
+
+/**
+ * Meter rollups: the usage of a meter folded per customer entity, 15-minute bucket and group values (the
+ * values at the meter's groupBy keys, in order, as text; null where an event lacks one). A bucket holds the
+ * sum, count and maximum of its events' values and the value of its latest event by ("timestamp",
+ * created_at, id), the order `aggregateExpression` takes the latest in, with those three columns kept to
+ * merge by. Every time zone's offset is a whole number of quarter hours, so its hours, days and months
+ * start on a bucket edge.
+ */
+
+/** What a meter's rollups are kept by: the meter as it is defined now. */
+export interface RollupMeter {
+  id: string;
+  metric: string;
+  aggregation: Aggregation;
+  groupBy: readonly string[];
+  filters: readonly MetadataFilter[];
+}
+
+/**
+ * The two-key advisory lock namespace of an organisation's rollups. A usage chunk holds the shared form while
+ * it reads the organisation's meters and adds to their rollups; a meter created or redefined, an event
+ * edited or deleted, and each backfill slice hold the exclusive form while they replace rollups from raw
+ * events. So a replacement never runs while a chunk that it cannot see yet is adding, and a chunk that
+ * starts after it adds on top of what it wrote.
+ */
+const ROLLUP_LOCK_NAMESPACE = 7305;
+
+/** Inside a transaction: the organisation's rollup lock, until commit. */
+export async function lockRollups(trx: Knex, organisationId: string, mode: 'shared' | 'exclusive'): Promise<void> {
+  const fn = mode === 'shared' ? 'pg_advisory_xact_lock_shared' : 'pg_advisory_xact_lock';
+  await trx.raw(`SELECT ${fn}(?, hashtext(?))`, [ROLLUP_LOCK_NAMESPACE, organisationId]);
+}
+
+/** The bucket an instant falls in: `date_bin` on 2000-01-01 UTC, SQL's twin of `bucketOf`. */
+const BUCKET_SQL = `date_bin('${BUCKET_MINUTES} minutes', usage_events."timestamp", timestamptz '2000-01-01 00:00:00+00')`;
+
+/** The group values of an event, as the text[] the rollup key holds. */
+function groupValuesOf(db: Knex, groupBy: readonly string[]): Knex.Raw {
+  if (groupBy.length === 0) return db.raw("'{}'::text[]");
+  return db.raw(`ARRAY[${groupBy.map(() => '(usage_events.metadata #>> ?::text[])').join(', ')}]::text[]`, groupBy.map((key) => pathOf(key)));
+}
+
+const COLUMNS = 'meter_id, organisation_id, customer_entity_id, bucket_start, group_values, sum, count, max, latest_value, latest_timestamp, latest_created_at, latest_id';
+const LATEST = (column: string) => `(array_agg(${column} ORDER BY "timestamp" DESC, created_at DESC, id DESC))[1]`;
+
+/**
+ * The events of `source` that count for the meter (its metric's, meeting its filters), folded per rollup
+ * key, in key order: the SELECT both ingestion and rebuilding insert. The source (the rows an INSERT
+ * returns, a range of events) is read under the name `usage_events`, so that every condition holds as
+ * written.
+ */
+function foldedEvents(db: Knex, meter: RollupMeter, source: string | Knex.Raw): Knex.QueryBuilder {
+  const from: Knex.QueryBuilder = typeof source === 'string' ? db(`${source} as usage_events`) : db.from(source);
+  const events = from
+    .where('usage_events.metric', meter.metric)
+    .select(
+      'organisation_id',
+      'customer_entity_id',
+      'value',
+      'timestamp',
+      'created_at',
+      'id',
+      db.raw(`${BUCKET_SQL} AS bucket_start`),
+      db.raw('? AS group_values', [groupValuesOf(db, meter.groupBy)]),
+    );
+  applyFilters(db, events, meter.filters);
+  return db
+    .from(events.as('e'))
+    .select(
+      db.raw('?::text', [meter.id]),
+      'organisation_id',
+      'customer_entity_id',
+      'bucket_start',
+      'group_values',
+      db.raw('sum(value)'),
+      db.raw('count(*)'),
+      db.raw('max(value)'),
+      db.raw(LATEST('value')),
+      db.raw(LATEST('"timestamp"')),
+      db.raw(LATEST('created_at')),
+      db.raw(LATEST('id')),
+    )
+    .groupBy('organisation_id', 'customer_entity_id', 'bucket_start', 'group_values')
+    .orderBy(['customer_entity_id', 'bucket_start', 'group_values']);
+}
+
+/** The latest of the stored row and the incoming one, by the order of `aggregateExpression`. */
+const incomingIsLater = '(excluded.latest_timestamp, excluded.latest_created_at, excluded.latest_id) > (meter_rollups.latest_timestamp, meter_rollups.latest_created_at, meter_rollups.latest_id)';
+const latestColumn = (column: string) => `${column} = CASE WHEN ${incomingIsLater} THEN excluded.${column} ELSE meter_rollups.${column} END`;
+
+/**
+ * Inside a usage chunk's transaction, which holds the shared rollup lock: for each meter of a metric among
+ * `metrics`, one INSERT … SELECT … GROUP BY … ON CONFLICT DO UPDATE that adds the rows of `source` (the
+ * name of the common table expression holding the events just stored, as the insert returns them) to the
+ * meter's rollups, rows in key order so that concurrent chunks lock rollup rows in one order. The chunk's
+ * insert runs them as data-modifying CTEs of its own statement: the events are folded as they are written,
+ * without reading them back.
+ */
+export function rollupAdditions(db: Knex, meters: readonly RollupMeter[], metrics: ReadonlySet<string>, source: string): Array<{ sql: string; bindings: readonly Knex.Value[] }> {
+  return [...meters]
+    .filter((meter) => metrics.has(meter.metric))
+    .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+    .map((meter) => {
+      const { sql, bindings } = foldedEvents(db, meter, source).toSQL();
+      return {
+        sql: `INSERT INTO meter_rollups (${COLUMNS}) ${sql}
+       ON CONFLICT (meter_id, customer_entity_id, bucket_start, group_values) DO UPDATE SET
+         sum = meter_rollups.sum + excluded.sum,
+         count = meter_rollups.count + excluded.count,
+         max = greatest(meter_rollups.max, excluded.max),
+         ${['latest_value', 'latest_timestamp', 'latest_created_at', 'latest_id'].map(latestColumn).join(',\n         ')}`,
+        bindings,
+      };
+    });
+}
+
+/** A time range of buckets to rebuild: [from, to), both bucket edges. */
+export interface BucketRange {
+  customerEntityId: string | null;
+  from: Date;
+  to: Date;
+}
+
+/**
+ * Under the exclusive rollup lock: the meter's rollups in the ranges replaced by the fold of every raw event
+ * in them (an edit, a deletion, a backfill slice). Replacing, not adjusting: a maximum or a latest value
+ * cannot be taken back. Answers the number of the metric's events read.
+ */
+export async function rebuildRollups(trx: Knex, organisationId: string, meter: RollupMeter, ranges: readonly BucketRange[]): Promise<number> {
+  let read = 0;
+  for (const range of ranges) {
+    const removed = trx('meter_rollups').where('meter_id', meter.id).where('bucket_start', '>=', range.from).where('bucket_start', '<', range.to);
+    if (range.customerEntityId !== null) removed.where('customer_entity_id', range.customerEntityId);
+    await removed.delete();
+    const events = eventsIn(trx, organisationId, meter.metric, range);
+    const { sql, bindings } = foldedEvents(trx, meter, events).toSQL();
+    await trx.raw(`INSERT INTO meter_rollups (${COLUMNS}) ${sql}`, bindings);
+    const [row] = await trx.from(events).count<Array<{ count: string }>>({ count: '*' });
+    read += Number(row?.count ?? 0);
+  }
+  return read;
+}
+
+/**
+ * The metric's events in a range, as a subquery named `usage_events`: of one entity, a range of the
+ * (organisation, metric, entity, timestamp) index; of every entity, one such range per entity of the
+ * organisation (a lateral join), so that a day of a backfill never scans the metric's other days.
+ */
+function eventsIn(db: Knex, organisationId: string, metric: string, range: BucketRange): Knex.Raw {
+  const columns = 'usage_events.organisation_id, usage_events.customer_entity_id, usage_events.metric, usage_events.value, usage_events."timestamp", usage_events.metadata, usage_events.created_at, usage_events.id';
+  const inRange = 'usage_events.organisation_id = ? AND usage_events.metric = ? AND usage_events."timestamp" >= ? AND usage_events."timestamp" < ?';
+  const bounds = [organisationId, metric, range.from.toISOString(), range.to.toISOString()];
+  if (range.customerEntityId !== null) {
+    return db.raw(`(SELECT ${columns} FROM usage_events WHERE ${inRange} AND usage_events.customer_entity_id = ?) AS usage_events`, [...bounds, range.customerEntityId]);
+  }
+  return db.raw(
+    // OFFSET 0 keeps the lateral subquery a subquery: one index range per entity, whatever the estimates.
+    `(SELECT ranged.* FROM entities CROSS JOIN LATERAL (SELECT ${columns} FROM usage_events WHERE ${inRange} AND usage_events.customer_entity_id = entities.id OFFSET 0) AS ranged
+      WHERE entities.organisation_id = ?) AS usage_events`,
+    [...bounds, organisationId],
+  );
+}
+
+/** Every rollup of the meter removed: it is redefined, and fills anew. */
+export async function dropRollups(trx: Knex, meterId: string): Promise<void> {
+  await trx('meter_rollups').where('meter_id', meterId).delete();
+}
+
+/**
+ * The first instant at or after `from` (any, when null) holding an event of the metric: one probe of the
+ * (organisation, metric, entity, timestamp) index per entity of the organisation, instead of a scan of
+ * the metric's every event.
+ */
+export async function nextEventAt(trx: Knex, organisationId: string, metric: string, from: Date | null): Promise<Date | null> {
+  const result = await trx.raw<{ rows: Array<{ next: Date | null }> }>(
+    `SELECT min(first."timestamp") AS next
+     FROM entities
+     CROSS JOIN LATERAL (
+       SELECT "timestamp" FROM usage_events
+       WHERE usage_events.organisation_id = ? AND usage_events.metric = ? AND usage_events.customer_entity_id = entities.id AND usage_events."timestamp" >= ?::timestamptz
+       ORDER BY "timestamp" LIMIT 1
+     ) AS first
+     WHERE entities.organisation_id = ?`,
+    [organisationId, metric, from ? from.toISOString() : '-infinity', organisationId],
+  );
+  return result.rows[0]?.next ?? null;
+}
+
+/**
+ * The ranges of buckets that changed events touch: each event's entity and bucket, before and after the
+ * change, per metric.
+ */
+export function touchedBuckets(events: ReadonlyArray<{ metric: string; customer_entity_id: string; timestamp: Date }>): Map<string, BucketRange[]> {
+  const byMetric = new Map<string, Map<string, BucketRange>>();
+  for (const event of events) {
+    const from = bucketOf(event.timestamp);
+    const ranges = byMetric.get(event.metric) ?? new Map<string, BucketRange>();
+    ranges.set(`${event.customer_entity_id}|${from.getTime()}`, { customerEntityId: event.customer_entity_id, from, to: new Date(from.getTime() + BUCKET_MS) });
+    byMetric.set(event.metric, ranges);
+  }
+  return new Map([...byMetric].map(([metric, ranges]) => [metric, [...ranges.values()]]));
+}

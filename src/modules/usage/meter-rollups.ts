@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { Aggregation } from './usage.repository';
 import { applyFilters, pathOf, type MetadataFilter } from './usage-aggregates';
 import { BUCKET_MINUTES, BUCKET_MS, bucketOf } from './rollup-buckets';
+import { rebuildTotals, totalsAddition, utcDaysOf } from './rollup-totals';
 
 /**
  * Meter rollups: the usage of a meter folded per customer entity, 15-minute bucket and group values (the
@@ -46,15 +47,14 @@ function groupValuesOf(db: Knex, groupBy: readonly string[]): Knex.Raw {
 }
 
 const COLUMNS = 'meter_id, organisation_id, customer_entity_id, bucket_start, group_values, sum, count, max, latest_value, latest_timestamp, latest_created_at, latest_id';
-const LATEST = (column: string) => `(array_agg(${column} ORDER BY "timestamp" DESC, created_at DESC, id DESC))[1]`;
+export const LATEST = (column: string) => `(array_agg(${column} ORDER BY "timestamp" DESC, created_at DESC, id DESC))[1]`;
 
 /**
- * The events of `source` that count for the meter (its metric's, meeting its filters), folded per rollup
- * key, in key order: the SELECT both ingestion and rebuilding insert. The source (the rows an INSERT
- * returns, a range of events) is read under the name `usage_events`, so that every condition holds as
- * written.
+ * The events of `source` that count for the meter (its metric's, meeting its filters), each with its bucket
+ * and group values. The source (the rows an INSERT returns, a range of events) is read under the name
+ * `usage_events`, so that every condition holds as written.
  */
-function foldedEvents(db: Knex, meter: RollupMeter, source: string | Knex.Raw): Knex.QueryBuilder {
+export function meterEvents(db: Knex, meter: RollupMeter, source: string | Knex.Raw): Knex.QueryBuilder {
   const from: Knex.QueryBuilder = typeof source === 'string' ? db(`${source} as usage_events`) : db.from(source);
   const events = from
     .where('usage_events.metric', meter.metric)
@@ -69,8 +69,13 @@ function foldedEvents(db: Knex, meter: RollupMeter, source: string | Knex.Raw): 
       db.raw('? AS group_values', [groupValuesOf(db, meter.groupBy)]),
     );
   applyFilters(db, events, meter.filters);
+  return events;
+}
+
+/** The meter's events of `source` folded per rollup key, in key order: the SELECT both ingestion and rebuilding insert. */
+function foldedEvents(db: Knex, meter: RollupMeter, source: string | Knex.Raw): Knex.QueryBuilder {
   return db
-    .from(events.as('e'))
+    .from(meterEvents(db, meter, source).as('e'))
     .select(
       db.raw('?::text', [meter.id]),
       'organisation_id',
@@ -105,9 +110,9 @@ export function rollupAdditions(db: Knex, meters: readonly RollupMeter[], metric
   return [...meters]
     .filter((meter) => metrics.has(meter.metric))
     .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
-    .map((meter) => {
+    .flatMap((meter) => {
       const { sql, bindings } = foldedEvents(db, meter, source).toSQL();
-      return {
+      const rollups = {
         sql: `INSERT INTO meter_rollups (${COLUMNS}) ${sql}
        ON CONFLICT (meter_id, customer_entity_id, bucket_start, group_values) DO UPDATE SET
          sum = meter_rollups.sum + excluded.sum,
@@ -116,6 +121,8 @@ export function rollupAdditions(db: Knex, meters: readonly RollupMeter[], metric
          ${['latest_value', 'latest_timestamp', 'latest_created_at', 'latest_id'].map(latestColumn).join(',\n         ')}`,
         bindings,
       };
+      // Then the organisation-wide totals the same events add to: rollups first, so every chunk locks in one order.
+      return [rollups, totalsAddition(db, meter, meterEvents(db, meter, source))];
     });
 }
 
@@ -133,6 +140,7 @@ export interface BucketRange {
  */
 export async function rebuildRollups(trx: Knex, organisationId: string, meter: RollupMeter, ranges: readonly BucketRange[]): Promise<number> {
   let read = 0;
+  const days = new Set<number>();
   for (const range of ranges) {
     const removed = trx('meter_rollups').where('meter_id', meter.id).where('bucket_start', '>=', range.from).where('bucket_start', '<', range.to);
     if (range.customerEntityId !== null) removed.where('customer_entity_id', range.customerEntityId);
@@ -142,7 +150,10 @@ export async function rebuildRollups(trx: Knex, organisationId: string, meter: R
     await trx.raw(`INSERT INTO meter_rollups (${COLUMNS}) ${sql}`, bindings);
     const [row] = await trx.from(events).count<Array<{ count: string }>>({ count: '*' });
     read += Number(row?.count ?? 0);
+    for (const day of utcDaysOf(range.from, range.to)) days.add(day.getTime());
   }
+  // The organisation-wide totals of every UTC day the ranges touch, folded anew from the rollups just written.
+  await rebuildTotals(trx, meter, [...days].sort((a, b) => a - b).map((day) => new Date(day)));
   return read;
 }
 
@@ -169,6 +180,7 @@ function eventsIn(db: Knex, organisationId: string, metric: string, range: Bucke
 /** Every rollup of the meter removed: it is redefined, and fills anew. */
 export async function dropRollups(trx: Knex, meterId: string): Promise<void> {
   await trx('meter_rollups').where('meter_id', meterId).delete();
+  await trx('meter_rollup_totals').where('meter_id', meterId).delete();
 }
 
 /**

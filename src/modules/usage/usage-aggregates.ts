@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { Aggregation } from './usage.repository';
 import { onBucketEdge } from './rollup-buckets';
+import { NO_DIMENSION, readTotals } from './rollup-totals';
 
 /**
  * A condition on an event's metadata. `key` is a dotted path into the metadata object; the value found
@@ -297,6 +298,8 @@ export async function aggregateUsage(db: Knex, query: UsageQuery): Promise<Usage
 export async function aggregateUsageWindows(db: Knex, query: UsageWindowQuery): Promise<{ rows: UsageWindow[]; total: number }> {
   if (query.members.length === 0) return { rows: [], total: 0 };
   const source = await sourceOf(db, query, [...query.dimensions, ...Object.keys(query.narrowing ?? {})], query.timeZone);
+  const totals = source.table === 'meter_rollups' ? await windowsFromTotals(db, query) : null;
+  if (totals) return totals;
   const local = db.raw(`date_trunc('${query.windowSize}', ${source.time} at time zone ?)`, [query.timeZone]);
   const events = rowsOf(db, query, source);
   const groupColumns = [...query.dimensions.map((key, index) => db.raw('? as ??', [source.valueAt(key), `d${index}`])), ...(query.byCustomer ? [db.raw(`(select customer_id from entities where entities.id = ${source.table}.customer_entity_id) as ??`, [`d${query.dimensions.length}`])] : [])];
@@ -325,6 +328,42 @@ export async function aggregateUsageWindows(db: Knex, query: UsageWindowQuery): 
   return {
     rows: rows.map((row) => ({ windowStart: row.window_start, windowEnd: row.window_end, groups: names.map((name) => row[name] ?? null), value: row.value })),
     total,
+  };
+}
+
+/**
+ * The same rows from the meter's organisation-wide totals, where they answer: the whole organisation, no
+ * customer split, at most one dimension and narrowing by that one alone, both ends given. Each window is
+ * the run of quarter hours whose local period (`date_trunc` of their start, as the rollups are read) is
+ * the window's, so that a window across a clock change holds the same quarters either way; its whole UTC
+ * days and hours are read from the totals, the rest from the rollups. Null where they do not answer.
+ */
+async function windowsFromTotals(db: Knex, query: UsageWindowQuery): Promise<{ rows: UsageWindow[]; total: number } | null> {
+  const [member] = query.members;
+  const rollups = query.spec.rollups;
+  const narrowed = Object.keys(query.narrowing ?? {});
+  if (!rollups || query.spec.aggregation === 'unique_count' || query.members.length !== 1 || !member || member.customerEntityId !== null) return null;
+  if (!member.from || !member.to || query.byCustomer || query.dimensions.length > 1 || !narrowed.every((key) => query.dimensions.includes(key))) return null;
+  const key = query.dimensions[0];
+  const windows = await db.raw<{ rows: Array<{ from: Date; to: Date; window_start: Date; window_end: Date }> }>(
+    `SELECT min(q) AS "from", max(q) + interval '15 minutes' AS "to", local_start AT TIME ZONE ? AS window_start, (local_start + interval '1 ${query.windowSize}') AT TIME ZONE ? AS window_end
+     FROM (SELECT q, date_trunc('${query.windowSize}', q AT TIME ZONE ?) AS local_start FROM generate_series(?::timestamptz, ?::timestamptz - interval '15 minutes', interval '15 minutes') AS q) AS quarters
+     GROUP BY local_start ORDER BY local_start`,
+    [query.timeZone, query.timeZone, query.timeZone, member.from.toISOString(), member.to.toISOString()],
+  );
+  const read = await readTotals(db, {
+    meterId: rollups.meterId,
+    aggregation: query.spec.aggregation,
+    dimension: key === undefined ? NO_DIMENSION : rollups.groupBy.indexOf(key),
+    narrowing: key === undefined ? null : query.narrowing?.[key] ?? null,
+    windows: windows.rows,
+    limit: query.limit,
+    offset: query.offset,
+  });
+  if (!read) return null;
+  return {
+    rows: read.rows.map((row) => ({ windowStart: windows.rows[row.window]!.window_start, windowEnd: windows.rows[row.window]!.window_end, groups: key === undefined ? [] : [row.group], value: row.value })),
+    total: read.total,
   };
 }
 

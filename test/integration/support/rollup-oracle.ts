@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { aggregateUsage, type Aggregation } from '../../../src/modules/usage';
+import { aggregateUsage, type Aggregation, type MetadataFilter } from '../../../src/modules/usage';
 
 export interface RollupRow {
   entity: string;
@@ -14,7 +14,9 @@ export interface RollupRow {
 /**
  * A meter's rollup table as stored, and as the raw events fold through the raw aggregation path: one
  * window per (entity, 15-minute bucket) that either side names, split by the meter's groupBy keys, each of
- * sum, count, max and latest. Equal lists mean the rollups hold exactly the raw events.
+ * sum, count, max and latest. Then its organisation-wide totals the same way: one window per UTC hour and
+ * day, whole and split by each groupBy key (rows named `total:<grain>:<dimension>` in place of an entity).
+ * Equal lists mean the rollups and totals hold exactly the raw events.
  */
 export async function rollupsAgainstEvents(db: Knex, meterId: string): Promise<{ stored: RollupRow[]; expected: RollupRow[] }> {
   const meter = await db('meters').where({ id: meterId }).first();
@@ -45,6 +47,43 @@ export async function rollupsAgainstEvents(db: Knex, meterId: string): Promise<{
     const [entity, bucket] = group.key.split('|') as [string, string];
     return { entity, bucket, groups: group.dimensions, sum: group.value!, count: counts!.get(key)!.value!, max: maxima!.get(key)!.value!, latest: latest!.get(key)!.value! };
   });
+  const totals = await totalsAgainstEvents(db, meter);
   const order = (rows: RollupRow[]) => rows.map((row) => JSON.stringify(row)).sort();
-  return { stored: order(stored).map((row) => JSON.parse(row)), expected: order(expected).map((row) => JSON.parse(row)) };
+  return { stored: order([...stored, ...totals.stored]).map((row) => JSON.parse(row)), expected: order([...expected, ...totals.expected]).map((row) => JSON.parse(row)) };
+}
+
+async function totalsAgainstEvents(db: Knex, meter: { id: string; organisation_id: string; metric: string; filters: MetadataFilter[]; group_by: string[] }): Promise<{ stored: RollupRow[]; expected: RollupRow[] }> {
+  const stored = (
+    await db.raw(
+      `SELECT 'total:' || grain || ':' || dimension AS entity, bucket_start AS bucket, group_value AS groups, sum::text, count::text, max::text, latest_value::text AS latest
+       FROM meter_rollup_totals WHERE meter_id = ?`,
+      [meter.id],
+    )
+  ).rows.map((row: { bucket: Date } & Omit<RollupRow, 'bucket'>) => ({ ...row, bucket: row.bucket.toISOString() }));
+  const expected: RollupRow[] = [];
+  for (const grain of ['hour', 'day'] as const) {
+    const periods = (
+      await db.raw(
+        `SELECT DISTINCT date_trunc(?, "timestamp" AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS period FROM usage_events WHERE organisation_id = ? AND metric = ?`,
+        [grain, meter.organisation_id, meter.metric],
+      )
+    ).rows as Array<{ period: Date }>;
+    const width = grain === 'hour' ? 3_600_000 : 86_400_000;
+    const members = periods.map(({ period }) => ({ key: period.toISOString(), customerEntityId: null, from: period, to: new Date(period.getTime() + width) }));
+    for (let dimension = -1; dimension < meter.group_by.length; dimension += 1) {
+      const dimensions = dimension < 0 ? [] : [meter.group_by[dimension]!];
+      const fold = async (aggregation: Aggregation) =>
+        new Map(
+          (await aggregateUsage(db, { organisationId: meter.organisation_id, metric: meter.metric, spec: { aggregation, uniqueField: null, filters: meter.filters }, members, dimensions })).map((group) => [
+            JSON.stringify([group.key, group.dimensions]),
+            group,
+          ]),
+        );
+      const [sums, counts, maxima, latest] = await Promise.all((['sum', 'count', 'max', 'latest'] as const).map(fold));
+      for (const [key, group] of sums!) {
+        expected.push({ entity: `total:${grain}:${dimension}`, bucket: group.key, groups: group.dimensions, sum: group.value!, count: counts!.get(key)!.value!, max: maxima!.get(key)!.value!, latest: latest!.get(key)!.value! });
+      }
+    }
+  }
+  return { stored, expected };
 }

@@ -28,7 +28,7 @@ import { destinationPolicy, type DestinationPolicy, createWebhookDeliveryControl
 import { chargesIn, createChargeService } from './modules/charges';
 import { createInvoiceRunScheduleService } from './modules/invoice-run-schedules';
 import { createJobControlService, createJobService } from './modules/jobs';
-import { createMeterBackfillService, createMeterService, metersIn } from './modules/meters';
+import { createMeterBackfillService, createMeterService, metersIn, type MeterUses } from './modules/meters';
 import { createExportService, createObjectExportService, createObjectService } from './modules/objects';
 import { createOrganisationSettingsService } from './modules/organisation-settings';
 import { paymentsIn, createPaymentService } from './modules/payments';
@@ -100,7 +100,11 @@ export function serviceDepsFrom(config: Config, db: Knex): ServiceDeps {
 const rollupMetersOf: RollupMetersOf = (trx, organisationId) => metersIn(trx).rollupMeters(organisationId);
 
 /** Whether anything was ever charged for usage of the meter. */
-const billedMeter = (db: Knex) => async (organisationId: string, meterId: string) => chargesIn(db).anyFor(await plansIn(db).itemIdsOfMeter(organisationId, meterId));
+/** What charges and plans hold against a meter's definition, read in the transaction that changes it. */
+const meterUses: MeterUses = {
+  billed: async (trx, organisationId, meterId) => chargesIn(trx).anyFor(await plansIn(trx).itemIdsOfMeter(organisationId, meterId)),
+  dimensionalItems: (trx, organisationId, meterId) => plansIn(trx).dimensionalItemsOfMeter(organisationId, meterId),
+};
 
 export function createServices(deps: ServiceDeps) {
   const { db } = deps;
@@ -128,7 +132,7 @@ export function createServices(deps: ServiceDeps) {
     charges: createChargeService(db, (organisationId, contractId) => contractCurrency(db, organisationId, contractId)),
     // Usage, plans and contracts
     // A meter is billed once anything was charged for a plan item that meters it.
-    meters: createMeterService(db, billedMeter(db)),
+    meters: createMeterService(db, meterUses),
     meterBackfill: createMeterBackfillService(db),
     usageIngestion: createUsageIngestionService(db, rollupMetersOf),
     billingPlans: createBillingPlanService(db, contractPlanUse),
@@ -168,7 +172,7 @@ export function createApiServices(deps: ServiceDeps & { temporal: TemporalHandle
     contracts: createContractService(workflowDeps),
     usage: createUsageService(workflowDeps, rollupMetersOf),
     // The API's meters start the backfill of a meter created or redefined, once it committed.
-    meters: createMeterService(deps.db, billedMeter(deps.db), async (meter) => {
+    meters: createMeterService(deps.db, meterUses, async (meter) => {
       await deps.temporal.bounded(() =>
         deps.temporal.workflows.start('meterBackfillWorkflow', {
           workflowId: meterBackfillWorkflowId(meter.id, meter.backfill_generation),

@@ -235,6 +235,50 @@ describe('a meter of AI tokens by model and direction', () => {
   });
 });
 
+describe('a meter that plan items price by dimension value', () => {
+  it('when its groupBy would drop a key an item prices by, or its aggregation would no longer fold, then 409 names the item; a key added is taken', async () => {
+    const tag = randomUUID().slice(0, 8);
+    const meter = (await api.http().post('/meters').set(admin()).send({ name: `priced ${tag}`, metric: `priced_${tag}`, aggregation: 'sum', groupBy: ['model', 'direction'] }).expect(201)).body.data.id as string;
+    const plan = await api
+      .http()
+      .post('/billing/plans')
+      .set(admin())
+      .send({ name: `priced ${tag}`, currency: 'USD', billingPeriod: 'monthly', items: [{ name: 'Tokens', meterId: meter, dimensionalPrices: [{ match: { model: 'small' }, pricingModel: 'per_unit', unitPrice: '0.001' }] }] })
+      .expect(201);
+    const itemId = plan.body.data.items[0].id as string;
+    const dropped = await api.http().put(`/meters/${meter}`).set(admin()).send({ groupBy: ['direction'] }).expect(409);
+    expect(dropped.body.errors[0].message).toBe(
+      `Plan item ${itemId} of billing plan ${plan.body.data.id} prices this meter's usage by dimension value, and would no longer fit it: dimensionalPrices.0.match.model: "model" is not a dimension of the meter (its groupBy: direction)`,
+    );
+    const latest = await api.http().put(`/meters/${meter}`).set(admin()).send({ aggregation: 'latest' }).expect(409);
+    expect(latest.body.errors[0].message).toContain('the meter aggregates by latest, whose values per dimension value do not add up');
+    const added = await api.http().put(`/meters/${meter}`).set(admin()).send({ groupBy: ['model', 'direction', 'project'] }).expect(200);
+    expect([added.body.data.groupBy, added.body.data.aggregation]).toEqual([['model', 'direction', 'project'], 'sum']);
+  });
+
+  it('when usage of the meter is being rated, then a change of its definition waits for the rating to commit, so that it is checked against the charges made', async () => {
+    const tag = randomUUID().slice(0, 8);
+    const meter = (await api.http().post('/meters').set(admin()).send({ name: `rated ${tag}`, metric: `rated_${tag}`, aggregation: 'sum', groupBy: ['model'] }).expect(201)).body.data.id as string;
+    // What an invoice run holds while it rates the meter's usage and writes its charges.
+    const rating = await api.db.transaction();
+    await rating('meters').where({ id: meter }).forShare().first();
+    let answered = false;
+    const change = api
+      .http()
+      .put(`/meters/${meter}`)
+      .set(admin())
+      .send({ groupBy: ['model', 'direction'] })
+      .then((res) => {
+        answered = true;
+        return res;
+      });
+    await new Promise((resolve) => setTimeout(resolve, 750));
+    expect(answered).toBe(false);
+    await rating.commit();
+    expect((await change).status).toBe(200);
+  });
+});
+
 describe('the example of docs/meters.md', () => {
   it('when its four events are sent, then the queries answer the rows the document shows', async () => {
     const tag = randomUUID().slice(0, 8);

@@ -197,6 +197,16 @@ export function createBillingPlanRepository(db: Knex) {
       return db('billing_plan_items').where({ organisation_id: organisationId, meter_id: meterId }).pluck('id');
     },
 
+    /** The items of the meter that price or split its usage by dimension value, with those terms. */
+    async dimensionalItemsOfMeter(organisationId: string, meterId: string): Promise<Array<Pick<PlanItem, 'id' | 'planId' | 'dimensionalPrices' | 'presentationGroupBy'>>> {
+      const rows = await db('billing_plan_items')
+        .where({ organisation_id: organisationId, meter_id: meterId })
+        .where((where) => where.whereNotNull('dimensional_prices').orWhereNotNull('presentation_group_by'))
+        .orderBy('id')
+        .select<Array<Pick<PlanItemRow, 'id' | 'plan_id' | 'dimensional_prices' | 'presentation_group_by'>>>('id', 'plan_id', 'dimensional_prices', 'presentation_group_by');
+      return rows.map((row) => ({ id: row.id, planId: row.plan_id, dimensionalPrices: row.dimensional_prices, presentationGroupBy: row.presentation_group_by }));
+    },
+
     /** The ids among `itemIds` of items of the given plans of the organisation. */
     async itemIdsAmong(organisationId: string, planIds: string[], itemIds: string[]): Promise<string[]> {
       return db('billing_plan_items').where({ organisation_id: organisationId }).whereIn('plan_id', planIds).whereIn('id', itemIds).pluck('id');

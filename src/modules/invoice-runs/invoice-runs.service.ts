@@ -318,7 +318,8 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
     for (const contractId of changesOf.keys()) taxesOf.set(contractId, await contractTaxesOf(trx, organisationId, contractId));
     const failing = new Map<string, AppError>();
     const customerOf = new Map(contracts.map((contract) => [contract.id, contract.customerId]));
-    const meters = new Map((await metersIn(trx).findMany(organisationId, [...new Set(pending.map((usage) => usage.window.meterId))])).map((meter) => [meter.id, meter]));
+    // Locked for share: a meter's filters and groupBy cannot change between the check that it is unbilled and these charges.
+    const meters = new Map((await metersIn(trx).findMany(organisationId, [...new Set(pending.map((usage) => usage.window.meterId))], 'share')).map((meter) => [meter.id, meter]));
     // One aggregation per meter for the whole page: every window of every contract plan at once.
     const byMeter = new Map<string, PendingUsage[]>();
     for (const usage of pending) {

@@ -4,7 +4,7 @@ import { createMeterRepository } from './meters.repository';
 export { rollupMeterOf, specOf } from './meters.repository';
 export { MAX_DIMENSIONS, metadataKey } from './meter-dimensions';
 export { createMeterService } from './meters.service';
-export type { MeterService } from './meters.service';
+export type { MeterService, MeterUses } from './meters.service';
 export { createMeterBackfillService } from './meter-backfill.service';
 export type { MeterBackfillService } from './meter-backfill.service';
 

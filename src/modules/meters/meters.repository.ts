@@ -136,9 +136,14 @@ export function createMeterRepository(db: Knex) {
       return db<MeterRow>('meters').where({ organisation_id: organisationId, id }).first();
     },
 
-    async findMany(organisationId: string, ids: string[]): Promise<MeterRow[]> {
+    /**
+     * The meters; `share` locks them against a change of definition until the transaction ends (what rates
+     * their usage takes it, so that a meter is never redefined between its check for charges and a charge).
+     */
+    async findMany(organisationId: string, ids: string[], lock?: 'share'): Promise<MeterRow[]> {
       if (ids.length === 0) return [];
-      return db<MeterRow>('meters').where({ organisation_id: organisationId }).whereIn('id', ids);
+      const query = db<MeterRow>('meters').where({ organisation_id: organisationId }).whereIn('id', ids).orderBy('id');
+      return lock === 'share' ? query.forShare() : query;
     },
 
     async list(organisationId: string, paging: PageQuery): Promise<Page<Meter>> {

@@ -4,6 +4,7 @@ import { customersIn, entitiesIn } from '../customers';
 import { formatExactOrNull } from '../../domain/money';
 import { isUniqueViolation } from '../../db/knex';
 import { AppError, orNotFound } from '../../domain/errors';
+import { dimensionalProblems, type DimensionalTerms } from '../../domain/dimensional-prices';
 import type { Page, PageQuery } from '../../http/paging';
 import { aggregateUsage, aggregateUsageWindows, dropRollups, emptyAggregate, lockRollups, nextEventAt, type MetadataFilter, type UsageMember, type WindowSize } from '../usage';
 import { checkQueryFilters, checkSpan, CUSTOMER_GROUP, groupsOf } from './meter-dimensions';
@@ -39,8 +40,13 @@ export interface MeterWindowQuery {
 
 const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
-/** Whether anything was ever charged for usage of the meter. */
-export type BilledMeter = (organisationId: string, meterId: string) => Promise<boolean>;
+/** What other modules hold against a meter's definition, read inside the transaction that changes it. */
+export interface MeterUses {
+  /** Whether anything was ever charged for usage of the meter. */
+  billed(trx: Knex, organisationId: string, meterId: string): Promise<boolean>;
+  /** The plan items that price or split the meter's usage by dimension value, with those terms. */
+  dimensionalItems(trx: Knex, organisationId: string, meterId: string): Promise<Array<{ id: string; planId: string } & DimensionalTerms>>;
+}
 
 /**
  * Starts the backfill workflow of a meter's definition (its generation), after the meter committed; a
@@ -48,7 +54,7 @@ export type BilledMeter = (organisationId: string, meterId: string) => Promise<b
  */
 export type StartBackfill = (meter: MeterRow) => Promise<void>;
 
-export function createMeterService(db: Knex, isBilled: BilledMeter, startBackfill?: StartBackfill) {
+export function createMeterService(db: Knex, uses: MeterUses, startBackfill?: StartBackfill) {
   const meters = createMeterRepository(db);
 
   /** Whether the organisation holds events of the metric: whether a meter of it has anything to fill. */
@@ -97,30 +103,41 @@ export function createMeterService(db: Knex, isBilled: BilledMeter, startBackfil
       id: string,
       changes: { name?: string; metric?: string; aggregation?: Aggregation; uniqueField?: string | null; groupBy?: string[]; filters?: MetadataFilter[] },
     ): Promise<Meter> {
-      const current = await findRow(organisationId, id);
-      const next = { name: changes.name, metric: changes.metric, aggregation: changes.aggregation, unique_field: changes.uniqueField, group_by: changes.groupBy, filters: changes.filters };
-      // Which events a billed meter counted, and how its usage splits, stay as billed.
-      const redefines = (changes.groupBy !== undefined && !sameJson(changes.groupBy, current.group_by)) || (changes.filters !== undefined && !sameJson(changes.filters.map(filterOf), current.filters.map(filterOf)));
-      if (redefines && (await isBilled(organisationId, id))) {
-        throw AppError.conflict('The meter has been billed: its filters and groupBy can no longer change; create a new meter instead');
-      }
-      if ((next.aggregation ?? current.aggregation) === 'unique_count' && !(next.unique_field === undefined ? current.unique_field : next.unique_field)) {
-        throw AppError.validation('uniqueField is required for unique_count', 'body.uniqueField');
-      }
-      // Rollups are kept by the metric, the filters and the groupBy keys: a change of any fills them anew.
-      const refills =
-        (changes.metric !== undefined && changes.metric !== current.metric) ||
-        (changes.groupBy !== undefined && !sameJson(changes.groupBy, current.group_by)) ||
-        (changes.filters !== undefined && !sameJson(changes.filters.map(filterOf), current.filters.map(filterOf)));
-      const updated = await db
+      // A change of metric, filters or groupBy replaces the rollups: the organisation's rollup lock first
+      // (as backfill slices take it before they record progress on the meter), then the meter's row, so that
+      // the checks below and the change see the same charges and plan items.
+      const mayRefill = changes.metric !== undefined || changes.groupBy !== undefined || changes.filters !== undefined;
+      const { current, row: updated } = await db
         .transaction(async (trx) => {
           const repository = createMeterRepository(trx);
-          if (!refills) return repository.update(organisationId, id, next);
-          await lockRollups(trx, organisationId, 'exclusive');
+          if (mayRefill) await lockRollups(trx, organisationId, 'exclusive');
+          const current = orNotFound(await repository.lockById(organisationId, id), 'Meter');
+          const next = { name: changes.name, metric: changes.metric, aggregation: changes.aggregation, unique_field: changes.uniqueField, group_by: changes.groupBy, filters: changes.filters };
+          const regroups = changes.groupBy !== undefined && !sameJson(changes.groupBy, current.group_by);
+          const refilters = changes.filters !== undefined && !sameJson(changes.filters.map(filterOf), current.filters.map(filterOf));
+          // Which events a billed meter counted, and how its usage splits, stay as billed. Rating locks the
+          // meter for share while it charges, so no charge lands between this check and the change.
+          if ((regroups || refilters) && (await uses.billed(trx, organisationId, id))) {
+            throw AppError.conflict('The meter has been billed: its filters and groupBy can no longer change; create a new meter instead');
+          }
+          if ((next.aggregation ?? current.aggregation) === 'unique_count' && !(next.unique_field === undefined ? current.unique_field : next.unique_field)) {
+            throw AppError.validation('uniqueField is required for unique_count', 'body.uniqueField');
+          }
+          // Plan items priced or split by the meter's dimensions must still fit it as it is to be.
+          if (regroups || (changes.aggregation !== undefined && changes.aggregation !== current.aggregation)) {
+            const definition = { groupBy: changes.groupBy ?? current.group_by, aggregation: changes.aggregation ?? current.aggregation };
+            for (const item of await uses.dimensionalItems(trx, organisationId, id)) {
+              const [problem] = dimensionalProblems(item, definition);
+              if (problem) throw AppError.conflict(`Plan item ${item.id} of billing plan ${item.planId} prices this meter's usage by dimension value, and would no longer fit it: ${problem.path}: ${problem.message}`);
+            }
+          }
+          // Rollups are kept by the metric, the filters and the groupBy keys: a change of any fills them anew.
+          const refills = (changes.metric !== undefined && changes.metric !== current.metric) || regroups || refilters;
+          if (!refills) return { current, row: await repository.update(organisationId, id, next) };
           const row = await repository.update(organisationId, id, next);
-          if (!row) return row;
+          if (!row) return { current, row };
           await dropRollups(trx, id);
-          return repository.restartBackfill(organisationId, id, (await hasEvents(trx, organisationId, row.metric)) ? 'pending' : 'completed');
+          return { current, row: await repository.restartBackfill(organisationId, id, (await hasEvents(trx, organisationId, row.metric)) ? 'pending' : 'completed') };
         })
         .catch(duplicateName);
       return toMeter(updated ? await started(updated) : current);

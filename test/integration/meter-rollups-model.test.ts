@@ -25,8 +25,9 @@ afterAll(() => api.close());
 const system = () => bearer(tenant.systemToken);
 const MINUTE = 60_000;
 /** Around the clock changes of New York (8 March 2026) and Berlin (29 March 2026). */
-const STARTS = [Date.parse('2026-03-06T00:00:00Z'), Date.parse('2026-03-27T00:00:00Z')];
-const ZONES = ['UTC', 'Asia/Kathmandu', 'America/New_York', 'Europe/Berlin'];
+// Each span holds clock changes: New York's and Berlin's springs, Lord Howe's and Chatham's autumns (back into the middle of a local hour).
+const STARTS = [Date.parse('2026-03-06T00:00:00Z'), Date.parse('2026-03-27T00:00:00Z'), Date.parse('2026-04-02T00:00:00Z')];
+const ZONES = ['UTC', 'Asia/Kathmandu', 'America/New_York', 'Europe/Berlin', 'Australia/Lord_Howe', 'Pacific/Chatham'];
 const KEYS = ['k1', 'k2.x'];
 
 type Filter = { key: string; operator: 'in' | 'not_in'; values: string[] } | { key: string; operator: 'exists' | 'not_exists' };
@@ -271,6 +272,29 @@ describe('meter rollups, against raw events', () => {
     const [fromEvents] = await aggregateUsage(api.db, { ...query, spec: rawSpec(spec) });
     expect(fromRollups?.value).toBe(fromEvents?.value);
     expect(Number(fromRollups?.value)).toBe(Number(latest.value));
+  });
+
+  it('when a clock goes back into the middle of a local hour (Chatham, 03:45 to 02:45), then each local hour holds both its runs of quarters and not the quarters between', async () => {
+    const world = await createWorld();
+    const meterId = await createMeter(world, { aggregation: 'sum', groupBy: ['k1'], filters: [] });
+    // Chatham's 2026 autumn change: 03:45 at +13:45 is 14:00Z, and clocks read 02:45 at +12:45 again.
+    const at = (instant: string, value: string, k1: string) => ({ CustomerEntityId: world.entities[0]!, metric: world.metric, value, timestamp: instant, metadata: { k1 } });
+    const events = [at('2026-04-04T12:30:00Z', '1', 'a'), at('2026-04-04T13:30:00Z', '10', 'a'), at('2026-04-04T14:05:00Z', '100', 'b'), at('2026-04-04T14:30:00Z', '1000', 'a')];
+    expect((await api.http().post('/events/batch').set(system()).send({ events })).status).toBe(200);
+    const params = new URLSearchParams({ from: '2026-04-04T12:00:00Z', to: '2026-04-04T16:00:00Z', windowSize: 'hour', timezone: 'Pacific/Chatham', groupBy: 'k1' });
+    const res = await api.http().get(`/meters/${meterId}/query?${params.toString()}`).set(system()).expect(200);
+    const rows = res.body.data.rows.map((row: { windowStart: string; groups: { k1: string }; value: string }) => [row.windowStart, row.groups.k1, row.value]);
+    // Local 02:00 is 12:15Z to 13:15Z and 14:00Z to 14:15Z: 12:30Z and 14:05Z, not 13:30Z between. Local 03:00 is
+    // 13:15Z to 14:00Z and 14:15Z to 15:15Z: 13:30Z and 14:30Z.
+    expect(rows).toEqual([
+      [expect.any(String), 'a', '1'],
+      [expect.any(String), 'b', '100'],
+      [expect.any(String), 'a', '1010'],
+    ]);
+    const spec = specOf(await meterRow(meterId));
+    const members: UsageMember[] = [{ key: 'query', customerEntityId: null, from: new Date('2026-04-04T12:00:00Z'), to: new Date('2026-04-04T16:00:00Z') }];
+    const query = { organisationId: tenant.organisationId, metric: world.metric, members, windowSize: 'hour' as const, timeZone: 'Pacific/Chatham', dimensions: ['k1'], byCustomer: false, narrowing: {}, limit: 100, offset: 0 };
+    expect(await aggregateUsageWindows(api.db, { ...query, spec })).toEqual(await aggregateUsageWindows(api.db, { ...query, spec: rawSpec(spec) }));
   });
 
   it('when a meter is created after its events and then redefined, then GET /meters/{id} shows each fill reach completed with every event read, and the rollups hold them', async () => {

@@ -116,8 +116,12 @@ export interface TotalsQuery {
   dimension: number;
   /** Values the dimension must take, when narrowed. */
   narrowing: readonly string[] | null;
-  /** The windows, in order: [start, end) instants, each clipped to the query's span. */
-  windows: ReadonlyArray<{ from: Date; to: Date }>;
+  /**
+   * The runs of quarter hours each window holds, [from, to) instants within the query's span, `window` its
+   * index in the answer's order. A window is one run, but for a local hour or day a clock change goes back
+   * into (Lord Howe's and Chatham's hours): then it is two, with another window's quarters between.
+   */
+  segments: ReadonlyArray<{ window: number; from: Date; to: Date }>;
   limit: number;
   offset: number;
 }
@@ -128,7 +132,7 @@ export interface TotalsQuery {
  * when a window does not start and end on a quarter hour (raw events are read then).
  */
 export async function readTotals(db: Knex, query: TotalsQuery): Promise<{ rows: Array<{ window: number; value: string | null; group: string | null }>; total: number } | null> {
-  const pieces = query.windows.flatMap((window, index) => piecesOf(window.from.getTime(), window.to.getTime()).map((piece) => ({ ...piece, window: index })));
+  const pieces = query.segments.flatMap((segment) => piecesOf(segment.from.getTime(), segment.to.getTime()).map((piece) => ({ ...piece, window: segment.window })));
   if (pieces.some((piece) => piece.grain === 'raw')) return null;
   if (pieces.length === 0) return { rows: [], total: 0 };
   const list = (grain: 'totals' | 'quarter') => pieces.filter((piece) => (grain === 'quarter') === (piece.grain === 'quarter'));

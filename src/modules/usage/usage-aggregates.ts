@@ -333,10 +333,11 @@ export async function aggregateUsageWindows(db: Knex, query: UsageWindowQuery): 
 
 /**
  * The same rows from the meter's organisation-wide totals, where they answer: the whole organisation, no
- * customer split, at most one dimension and narrowing by that one alone, both ends given. Each window is
- * the run of quarter hours whose local period (`date_trunc` of their start, as the rollups are read) is
- * the window's, so that a window across a clock change holds the same quarters either way; its whole UTC
- * days and hours are read from the totals, the rest from the rollups. Null where they do not answer.
+ * customer split, at most one dimension and narrowing by that one alone, both ends given. A window holds
+ * the quarter hours whose local period (`date_trunc` of their start, as the rollups are read) is the
+ * window's, so that a window across a clock change holds the same quarters either way: one run of them,
+ * or two where a clock goes back into the middle of a local hour or day. Each run's whole UTC days and
+ * hours are read from the totals, the rest from the rollups. Null where they do not answer.
  */
 async function windowsFromTotals(db: Knex, query: UsageWindowQuery): Promise<{ rows: UsageWindow[]; total: number } | null> {
   const [member] = query.members;
@@ -345,24 +346,38 @@ async function windowsFromTotals(db: Knex, query: UsageWindowQuery): Promise<{ r
   if (!rollups || query.spec.aggregation === 'unique_count' || query.members.length !== 1 || !member || member.customerEntityId !== null) return null;
   if (!member.from || !member.to || query.byCustomer || query.dimensions.length > 1 || !narrowed.every((key) => query.dimensions.includes(key))) return null;
   const key = query.dimensions[0];
-  const windows = await db.raw<{ rows: Array<{ from: Date; to: Date; window_start: Date; window_end: Date }> }>(
-    `SELECT min(q) AS "from", max(q) + interval '15 minutes' AS "to", local_start AT TIME ZONE ? AS window_start, (local_start + interval '1 ${query.windowSize}') AT TIME ZONE ? AS window_end
-     FROM (SELECT q, date_trunc('${query.windowSize}', q AT TIME ZONE ?) AS local_start FROM generate_series(?::timestamptz, ?::timestamptz - interval '15 minutes', interval '15 minutes') AS q) AS quarters
-     GROUP BY local_start ORDER BY local_start`,
+  // Each quarter hour of the span with its local period; runs of quarters of one period (islands: the
+  // quarter less its rank within the period is constant along a run) are a window's segments.
+  const segments = await db.raw<{ rows: Array<{ local_start: string; from: Date; to: Date; window_start: Date; window_end: Date }> }>(
+    `SELECT local_start::text, min(q) AS "from", max(q) + interval '15 minutes' AS "to",
+            local_start AT TIME ZONE ? AS window_start, (local_start + interval '1 ${query.windowSize}') AT TIME ZONE ? AS window_end
+     FROM (
+       SELECT q, local_start, q - (row_number() OVER (PARTITION BY local_start ORDER BY q)) * interval '15 minutes' AS island
+       FROM (SELECT q, date_trunc('${query.windowSize}', q AT TIME ZONE ?) AS local_start FROM generate_series(?::timestamptz, ?::timestamptz - interval '15 minutes', interval '15 minutes') AS q) AS quarters
+     ) AS runs
+     GROUP BY local_start, island ORDER BY local_start, "from"`,
     [query.timeZone, query.timeZone, query.timeZone, member.from.toISOString(), member.to.toISOString()],
   );
+  const windows: Array<{ windowStart: Date; windowEnd: Date }> = [];
+  const indexOf = new Map<string, number>();
+  for (const row of segments.rows) {
+    if (!indexOf.has(row.local_start)) {
+      indexOf.set(row.local_start, windows.length);
+      windows.push({ windowStart: row.window_start, windowEnd: row.window_end });
+    }
+  }
   const read = await readTotals(db, {
     meterId: rollups.meterId,
     aggregation: query.spec.aggregation,
     dimension: key === undefined ? NO_DIMENSION : rollups.groupBy.indexOf(key),
     narrowing: key === undefined ? null : query.narrowing?.[key] ?? null,
-    windows: windows.rows,
+    segments: segments.rows.map((row) => ({ window: indexOf.get(row.local_start)!, from: row.from, to: row.to })),
     limit: query.limit,
     offset: query.offset,
   });
   if (!read) return null;
   return {
-    rows: read.rows.map((row) => ({ windowStart: windows.rows[row.window]!.window_start, windowEnd: windows.rows[row.window]!.window_end, groups: key === undefined ? [] : [row.group], value: row.value })),
+    rows: read.rows.map((row) => ({ ...windows[row.window]!, groups: key === undefined ? [] : [row.group], value: row.value })),
     total: read.total,
   };
 }

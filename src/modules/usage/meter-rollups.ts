@@ -121,7 +121,7 @@ export function rollupAdditions(db: Knex, meters: readonly RollupMeter[], metric
          ${['latest_value', 'latest_timestamp', 'latest_created_at', 'latest_id'].map(latestColumn).join(',\n         ')}`,
         bindings,
       };
-      // Then the organisation-wide totals the same events add to: rollups first, so every chunk locks in one order.
+      // Then what the same events add to the organisation-wide totals, appended as pending rows.
       return [rollups, totalsAddition(db, meter, meterEvents(db, meter, source))];
     });
 }
@@ -181,6 +181,7 @@ function eventsIn(db: Knex, organisationId: string, metric: string, range: Bucke
 export async function dropRollups(trx: Knex, meterId: string): Promise<void> {
   await trx('meter_rollups').where('meter_id', meterId).delete();
   await trx('meter_rollup_totals').where('meter_id', meterId).delete();
+  await trx('meter_rollup_pending').where('meter_id', meterId).delete();
 }
 
 /**

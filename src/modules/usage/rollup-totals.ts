@@ -7,8 +7,10 @@ import { piecesOf } from './rollup-pieces';
  * rollups, once with no dimension (the meter's total) and once per groupBy key (per value of that key).
  * A query over the whole organisation by at most one dimension reads whole days and hours from here and
  * only the quarter hours at its windows' ends from the rollups, so a month reads about 31 rows per value
- * instead of one per entity, quarter hour and group. They are kept beside the rollups: added to in the
- * chunk's statement, rebuilt per UTC day wherever rollups are rebuilt.
+ * instead of one per entity, quarter hour and group. A chunk's statement appends what it adds to
+ * `meter_rollup_pending` (rows no other chunk writes, so chunks never wait on one another for them); a merge
+ * after each batch folds pending rows into the totals; reads add what is still pending; every rebuild of
+ * rollups rebuilds the totals of the UTC days it touched and drops their pending rows.
  */
 
 /** The grains totals are kept at, each a UTC period. */
@@ -46,31 +48,48 @@ function expanded(db: Knex, meterId: string, groupBy: readonly string[], rows: K
 /** The parts of a fold of events: their sum, count, maximum and latest by ("timestamp", created_at, id). */
 const EVENT_PARTS = ['sum(r.value)', 'count(*)', 'max(r.value)', ...['value', '"timestamp"', 'created_at', 'id'].map((column) => `(array_agg(r.${column} ORDER BY r."timestamp" DESC, r.created_at DESC, r.id DESC))[1]`)].join(', ');
 
-/** The parts of a fold of rollups: the same, their own folded. */
+/** The parts of a fold of rollups (or of totals, pending or not): the same, their own folded. */
 const ROLLUP_PARTS = [
   'sum(r.sum)',
   'sum(r.count)',
   'max(r.max)',
   ...['latest_value', 'latest_timestamp', 'latest_created_at', 'latest_id'].map((column) => `(array_agg(r.${column} ORDER BY r.latest_timestamp DESC, r.latest_created_at DESC, r.latest_id DESC))[1]`),
 ].join(', ');
+const PENDING_PARTS = ROLLUP_PARTS;
 
 const incomingIsLater = '(excluded.latest_timestamp, excluded.latest_created_at, excluded.latest_id) > (meter_rollup_totals.latest_timestamp, meter_rollup_totals.latest_created_at, meter_rollup_totals.latest_id)';
 
 /**
- * The statement that adds `events` (a meter's events as `meterEvents` selects them: each with its group
- * values) to the meter's totals: rows in key order, so that concurrent chunks lock them in one order.
+ * The statement that appends `events` (a meter's events as `meterEvents` selects them: each with its group
+ * values), folded per total row, to the pending rows: a plain insert, which locks nothing another chunk needs.
  */
 export function totalsAddition(db: Knex, meter: { id: string; groupBy: readonly string[] }, events: Knex.QueryBuilder): { sql: string; bindings: readonly Knex.Value[] } {
   const { sql, bindings } = expanded(db, meter.id, meter.groupBy, events, '"timestamp"', EVENT_PARTS).toSQL();
-  return {
-    sql: `INSERT INTO meter_rollup_totals (${COLUMNS}) ${sql}
-       ON CONFLICT ${KEY} DO UPDATE SET
-         sum = meter_rollup_totals.sum + excluded.sum,
-         count = meter_rollup_totals.count + excluded.count,
-         max = greatest(meter_rollup_totals.max, excluded.max),
-         ${['latest_value', 'latest_timestamp', 'latest_created_at', 'latest_id'].map((column) => `${column} = CASE WHEN ${incomingIsLater} THEN excluded.${column} ELSE meter_rollup_totals.${column} END`).join(',\n         ')}`,
-    bindings,
-  };
+  return { sql: `INSERT INTO meter_rollup_pending (${COLUMNS}) ${sql}`, bindings };
+}
+
+/**
+ * Folds the organisation's pending rows into its totals: taken out and merged in one statement, rows in key
+ * order so that concurrent merges lock totals in one order. The caller holds the organisation's rollup lock
+ * in shared form, so no rebuild (which replaces totals and drops pending rows under the exclusive form) runs
+ * meanwhile. Answers the number of pending rows merged.
+ */
+export async function mergePendingTotals(trx: Knex, organisationId: string): Promise<number> {
+  const result = await trx.raw<{ rowCount: number }>(
+    `WITH moved AS (DELETE FROM meter_rollup_pending WHERE organisation_id = ? RETURNING ${COLUMNS})
+     INSERT INTO meter_rollup_totals (${COLUMNS})
+     SELECT meter_id, organisation_id, grain, dimension, bucket_start, group_value, ${PENDING_PARTS}
+     FROM moved AS r
+     GROUP BY meter_id, organisation_id, grain, dimension, bucket_start, group_value
+     ORDER BY meter_id, grain, dimension, bucket_start, group_value
+     ON CONFLICT ${KEY} DO UPDATE SET
+       sum = meter_rollup_totals.sum + excluded.sum,
+       count = meter_rollup_totals.count + excluded.count,
+       max = greatest(meter_rollup_totals.max, excluded.max),
+       ${['latest_value', 'latest_timestamp', 'latest_created_at', 'latest_id'].map((column) => `${column} = CASE WHEN ${incomingIsLater} THEN excluded.${column} ELSE meter_rollup_totals.${column} END`).join(',\n       ')}`,
+    [organisationId],
+  );
+  return result.rowCount ?? 0;
 }
 
 /** The UTC days [from, to) touches, each by its first instant. */
@@ -82,11 +101,13 @@ export function utcDaysOf(from: Date, to: Date): Date[] {
 
 /**
  * Under the exclusive rollup lock, after the meter's rollups were rebuilt: the totals of each UTC day given
- * (its day row and its hours) replaced by the fold of the day's rollups of every entity.
+ * (its day row and its hours) replaced by the fold of the day's rollups of every entity, and the day's
+ * pending rows dropped (the rollups hold what they added).
  */
 export async function rebuildTotals(trx: Knex, meter: { id: string; groupBy: readonly string[] }, days: readonly Date[]): Promise<void> {
   for (const day of days) {
     const end = new Date(day.getTime() + DAY_MS);
+    await trx('meter_rollup_pending').where('meter_id', meter.id).where('bucket_start', '>=', day).where('bucket_start', '<', end).delete();
     await trx('meter_rollup_totals').where('meter_id', meter.id).where('bucket_start', '>=', day).where('bucket_start', '<', end).delete();
     const rollups = trx('meter_rollups').where('meter_id', meter.id).where('bucket_start', '>=', day).where('bucket_start', '<', end).select('*');
     const { sql, bindings } = expanded(trx, meter.id, meter.groupBy, rollups, 'bucket_start', ROLLUP_PARTS).toSQL();
@@ -128,7 +149,8 @@ export interface TotalsQuery {
 
 /**
  * Rows per window and value of the dimension (nulls last), a page of them with the count of all: whole UTC
- * days and hours from the totals, the quarter hours between from the rollups of every entity. Answers null
+ * days and hours from the totals and what is pending for them, the quarter hours between from the rollups
+ * of every entity. Answers null
  * when a window does not start and end on a quarter hour (raw events are read then).
  */
 export async function readTotals(db: Knex, query: TotalsQuery): Promise<{ rows: Array<{ window: number; value: string | null; group: string | null }>; total: number } | null> {
@@ -145,7 +167,9 @@ export async function readTotals(db: Knex, query: TotalsQuery): Promise<{ rows: 
     `WITH parts AS (
        SELECT piece.win AS win, ${group('t.group_value[1]')} AS group_value, ${parts.split(', ').map((column) => `t.${column}`).join(', ')}
        FROM unnest(?::int[], ?::text[], ?::timestamptz[], ?::timestamptz[]) AS piece(win, grain, piece_from, piece_to)
-       JOIN meter_rollup_totals t ON t.meter_id = ? AND t.grain = piece.grain AND t.dimension = ? AND t.bucket_start >= piece.piece_from AND t.bucket_start < piece.piece_to
+       JOIN (SELECT meter_id, grain, dimension, bucket_start, group_value, ${parts} FROM meter_rollup_totals
+             UNION ALL SELECT meter_id, grain, dimension, bucket_start, group_value, ${parts} FROM meter_rollup_pending) t
+         ON t.meter_id = ? AND t.grain = piece.grain AND t.dimension = ? AND t.bucket_start >= piece.piece_from AND t.bucket_start < piece.piece_to
        ${narrowed('t.group_value[1]')}
        UNION ALL
        SELECT piece.win AS win, ${group('r.group_values[?::int]')} AS group_value, ${parts.split(', ').map((column) => `r.${column}`).join(', ')}

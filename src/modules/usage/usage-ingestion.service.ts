@@ -6,6 +6,7 @@ import type { UsageEvent } from '../../domain/usage-event';
 import type { DuplicateEvent, FailedRecord, UsageBatchSummary, UsageChunkInput, UsageChunkOutcome } from '../../../workflows/usage-batch.types';
 import { entitiesIn } from '../customers';
 import { lockRollups, rollupAdditions, type RollupMeter } from './meter-rollups';
+import { mergePendingTotals } from './rollup-totals';
 import { createUsageRepository } from './usage.repository';
 import { parseUsageEvent } from './usage.schemas';
 
@@ -90,6 +91,14 @@ export function createUsageIngestionService(db: Knex, metersOf: RollupMetersOf =
 
     /** Records the merged counts, with the `usage.batch_processed` event in the same transaction; a second call changes nothing. */
     async completeBatch(input: { batchId: string; summary: UsageBatchSummary }): Promise<void> {
+      // What the batch's chunks appended to the organisation-wide totals, folded in (with any other batch's
+      // still pending): reads are exact either way, only faster with fewer pending rows.
+      await db.transaction(async (trx) => {
+        const organisationId = await createUsageRepository(trx).organisationOfBatch(input.batchId);
+        if (!organisationId) return;
+        await lockRollups(trx, organisationId, 'shared');
+        await mergePendingTotals(trx, organisationId);
+      });
       await db.transaction(async (trx) => {
         const usage = createUsageRepository(trx);
         const batch = await usage.completeBatch(input.batchId, input.summary);

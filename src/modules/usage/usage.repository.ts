@@ -163,6 +163,12 @@ export function createUsageRepository(db: Knex) {
       return db<UsageBatchRow>('usage_batches').where({ organisation_id: organisationId, idempotency_key: idempotencyKey }).first();
     },
 
+    /** The organisation a batch is of, by its id alone (the workflow's steps carry only the id). */
+    async organisationOfBatch(id: string): Promise<string | undefined> {
+      const row = await db<UsageBatchRow>('usage_batches').where({ id }).first('organisation_id');
+      return row?.organisation_id;
+    },
+
     async findBatch(organisationId: string, id: string): Promise<UsageBatchRow | undefined> {
       return db<UsageBatchRow>('usage_batches').where({ organisation_id: organisationId, id }).first();
     },

@@ -55,9 +55,13 @@ export async function rollupsAgainstEvents(db: Knex, meterId: string): Promise<{
 async function totalsAgainstEvents(db: Knex, meter: { id: string; organisation_id: string; metric: string; filters: MetadataFilter[]; group_by: string[] }): Promise<{ stored: RollupRow[]; expected: RollupRow[] }> {
   const stored = (
     await db.raw(
-      `SELECT 'total:' || grain || ':' || dimension AS entity, bucket_start AS bucket, group_value AS groups, sum::text, count::text, max::text, latest_value::text AS latest
-       FROM meter_rollup_totals WHERE meter_id = ?`,
-      [meter.id],
+      // The totals as reads see them: merged rows and pending ones folded together.
+      `SELECT 'total:' || grain || ':' || dimension AS entity, bucket_start AS bucket, group_value AS groups, sum(sum)::text AS sum, sum(count)::text AS count, max(max)::text AS max,
+         (array_agg(latest_value ORDER BY latest_timestamp DESC, latest_created_at DESC, latest_id DESC))[1]::text AS latest
+       FROM (SELECT grain, dimension, bucket_start, group_value, sum, count, max, latest_value, latest_timestamp, latest_created_at, latest_id FROM meter_rollup_totals WHERE meter_id = ?
+             UNION ALL SELECT grain, dimension, bucket_start, group_value, sum, count, max, latest_value, latest_timestamp, latest_created_at, latest_id FROM meter_rollup_pending WHERE meter_id = ?) AS t
+       GROUP BY grain, dimension, bucket_start, group_value`,
+      [meter.id, meter.id],
     )
   ).rows.map((row: { bucket: Date } & Omit<RollupRow, 'bucket'>) => ({ ...row, bucket: row.bucket.toISOString() }));
   const expected: RollupRow[] = [];

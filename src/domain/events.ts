@@ -40,6 +40,25 @@ export interface UsageBatchProcessed {
   completedAt: string | null;
 }
 
+/**
+ * What one chunk of a usage batch stored (events already held, refused or repeated are not in it): whose
+ * usage grew, of which metrics, between which instants. Alerts, entitlements and progressive billing react
+ * to it, set-based, a chunk at a time.
+ */
+export interface UsageIngested {
+  batchId: string;
+  chunkIndex: number;
+  /** How many events the chunk stored. */
+  events: number;
+  /** The customers whose entities the stored events name, sorted. */
+  customerIds: string[];
+  /** The metrics of the stored events, sorted. */
+  metrics: string[];
+  /** The earliest and latest of the stored events' timestamps. */
+  from: string;
+  to: string;
+}
+
 /** An entry of a customer's credit balance (a grant, an expiry), with the customer. */
 export interface CreditEntryEvent extends Snapshot {
   customerId: string;
@@ -82,6 +101,7 @@ export interface DomainEventData {
   'credits.granted': CreditEntryEvent;
   'credits.expired': CreditEntryEvent;
   'usage.batch_processed': UsageBatchProcessed;
+  'usage.ingested': UsageIngested;
 }
 
 export type DomainEventType = keyof DomainEventData;
@@ -114,6 +134,7 @@ const EVENT_TYPES: { [K in DomainEventType]: true } = {
   'credits.granted': true,
   'credits.expired': true,
   'usage.batch_processed': true,
+  'usage.ingested': true,
 };
 
 /** Every domain event type, in the order the documentation lists them. */

@@ -112,6 +112,13 @@ export function createEntityRepository(db: Knex) {
       return new Set(rows.map((row) => row.id));
     },
 
+    /** Of the ids given, the live customer entities, each with its customer. */
+    async liveCustomerEntities(organisationId: string, ids: string[]): Promise<Map<string, string>> {
+      if (ids.length === 0) return new Map();
+      const rows = await live(organisationId).where({ type: 'customer' }).whereIn('id', ids).select<Array<{ id: string; customer_id: string }>>('id', 'customer_id');
+      return new Map(rows.map((row) => [row.id, row.customer_id]));
+    },
+
     /** Deleted ones too: usage recorded before a deletion still bills. */
     async customerEntityIds(organisationId: string, customerId: string): Promise<string[]> {
       return db('entities').where({ organisation_id: organisationId, customer_id: customerId, type: 'customer' }).pluck('id');

@@ -1,4 +1,4 @@
-import { domainEvent } from '../../domain/events';
+import { domainEvent, type UsageIngested } from '../../domain/events';
 import { recordEvent } from '../../events/outbox';
 import type { Knex } from 'knex';
 import { AppError, orNotFound } from '../../domain/errors';
@@ -13,6 +13,25 @@ import { parseUsageEvent } from './usage.schemas';
 /** The contract's per-event codes: 2002 (integer) for an unknown customer entity, "27" (string) for a parse failure. */
 const UNKNOWN_ENTITY = { code: 2002, statusCode: 404, error: 'customer entity not found' } as const;
 const UNPARSABLE = { code: '27', statusCode: 400 } as const;
+
+/** The `usage.ingested` event of a chunk that stored `written` (each event's entity is in `customerOf`). */
+function ingested(input: UsageChunkInput, written: readonly UsageEvent[], customerOf: ReadonlyMap<string, string>): UsageIngested {
+  let from = written[0]!.timestamp;
+  let to = from;
+  for (const event of written) {
+    if (event.timestamp < from) from = event.timestamp;
+    if (event.timestamp > to) to = event.timestamp;
+  }
+  return {
+    batchId: input.batchId,
+    chunkIndex: input.chunkIndex,
+    events: written.length,
+    customerIds: [...new Set(written.map((event) => customerOf.get(event.customerEntityId)!))].sort(),
+    metrics: [...new Set(written.map((event) => event.metric))].sort(),
+    from: from.toISOString(),
+    to: to.toISOString(),
+  };
+}
 
 /** The meters of an organisation, as they are defined now, read inside the transaction given. */
 export type RollupMetersOf = (trx: Knex, organisationId: string) => Promise<RollupMeter[]>;
@@ -48,7 +67,7 @@ export function createUsageIngestionService(db: Knex, metersOf: RollupMetersOf =
           else failedRecords.push({ index, error: result.error, ...UNPARSABLE });
         });
 
-        const known = await entitiesIn(trx).liveCustomerEntityIds(input.organisationId, [...new Set(parsed.map((p) => p.event.customerEntityId))]);
+        const known = await entitiesIn(trx).liveCustomerEntities(input.organisationId, [...new Set(parsed.map((p) => p.event.customerEntityId))]);
         const accepted: Array<{ index: number; event: UsageEvent }> = [];
         const duplicateEvents: DuplicateEvent[] = [];
         const seenEventIds = new Set<string>();
@@ -73,9 +92,12 @@ export function createUsageIngestionService(db: Knex, metersOf: RollupMetersOf =
         }
         const stored = await usage.insertEvents(input.organisationId, input.batchId, accepted.map(({ event }) => event), additions);
         const storedIds = new Set(stored.flatMap((row) => (row.event_id === null ? [] : [row.event_id])));
+        const written: UsageEvent[] = [];
         for (const { index, event } of accepted) {
           if (event.eventId !== null && !storedIds.has(event.eventId)) duplicateEvents.push({ index, eventId: event.eventId });
+          else written.push(event);
         }
+        if (written.length > 0) await recordEvent(trx, input.organisationId, domainEvent('usage.ingested', ingested(input, written, known)));
         const outcome: UsageChunkOutcome = {
           // A repeated eventId is a success that is stored once.
           success: accepted.length + repeatedInChunk,

@@ -16,6 +16,7 @@ import { type ModelSettings, createChatbotService } from './modules/chatbot';
 import { createCreditGrantService, createCreditService } from './modules/credits';
 import { createCouponService } from './modules/coupons';
 import { createEmailTemplateService } from './modules/email-templates';
+import { createEntitlementPeriodService, createEntitlementService } from './modules/entitlements';
 import { createEmailSendingService, createEmailService } from './modules/emails';
 import { createFsmService } from './modules/fsm';
 import { createFxRateService } from './modules/fx-rates';
@@ -135,6 +136,8 @@ export function createServices(deps: ServiceDeps) {
     meters: createMeterService(db, meterUses),
     meterBackfill: createMeterBackfillService(db),
     usageIngestion: createUsageIngestionService(db, rollupMetersOf),
+    entitlements: createEntitlementService(db),
+    entitlementPeriods: createEntitlementPeriodService(db),
     billingPlans: createBillingPlanService(db, contractPlanUse),
     contractLifecycle: createContractLifecycleService(db),
     planChangeLifecycle: createPlanChangeLifecycleService(db),

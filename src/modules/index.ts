@@ -36,6 +36,7 @@ import { creditRoutes } from './credits/credits.routes';
 import { chatbotRoutes } from './chatbot/chatbot.routes';
 import { couponRoutes } from './coupons/coupons.routes';
 import { chargeRoutes } from './charges/charges.routes';
+import { entitlementRoutes } from './entitlements/entitlements.routes';
 
 /** Every route of the API, in the order Express matches them. */
 export function allRoutes(deps: AppDeps): Route[] {
@@ -49,6 +50,7 @@ export function allRoutes(deps: AppDeps): Route[] {
     ...contactGroupRoutes(deps),
     ...usageRoutes(deps),
     ...meterRoutes(deps),
+    ...entitlementRoutes(deps),
     ...fxRateRoutes(deps),
     ...geographyRoutes(deps),
     ...currencyRoutes(deps),

@@ -15,6 +15,7 @@ import { createCreditNoteService } from './modules/credit-notes';
 import { type ModelSettings, createChatbotService } from './modules/chatbot';
 import { createCreditGrantService, createCreditService } from './modules/credits';
 import { createCouponService } from './modules/coupons';
+import { createAlertService } from './modules/alerts';
 import { createEmailTemplateService } from './modules/email-templates';
 import { createEmailSendingService, createEmailService } from './modules/emails';
 import { createFsmService } from './modules/fsm';
@@ -127,6 +128,7 @@ export function createServices(deps: ServiceDeps) {
     creditNoteLifecycle: createCreditNoteLifecycleService(deps),
     credits: createCreditService(deps),
     coupons: createCouponService(db),
+    alerts: createAlertService(db, undefined),
     collections: createCollectionsService(deps),
     invoiceRuns,
     charges: createChargeService(db, (organisationId, contractId) => contractCurrency(db, organisationId, contractId)),

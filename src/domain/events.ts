@@ -64,6 +64,16 @@ export interface CreditEntryEvent extends Snapshot {
   customerId: string;
 }
 
+/** An alert crossed one of its thresholds: once per threshold, per period when it recurs. */
+export interface AlertTriggered {
+  alertId: string;
+  /** The threshold crossed, and the value that crossed it (decimal strings). */
+  threshold: string;
+  value: string;
+  /** The first instant of the period the value was counted in. */
+  periodStart: string;
+}
+
 export interface MilestoneAchieved {
   contractId: string;
   milestone: Snapshot | undefined;
@@ -102,6 +112,7 @@ export interface DomainEventData {
   'credits.expired': CreditEntryEvent;
   'usage.batch_processed': UsageBatchProcessed;
   'usage.ingested': UsageIngested;
+  'alert.triggered': AlertTriggered;
 }
 
 export type DomainEventType = keyof DomainEventData;
@@ -135,6 +146,7 @@ const EVENT_TYPES: { [K in DomainEventType]: true } = {
   'credits.expired': true,
   'usage.batch_processed': true,
   'usage.ingested': true,
+  'alert.triggered': true,
 };
 
 /** Every domain event type, in the order the documentation lists them. */

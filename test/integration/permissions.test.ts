@@ -53,6 +53,9 @@ const FORBIDDEN_FOR_SYSTEM_USER = new Set([
   'POST /coupons',
   'PUT /coupons/{id}',
   'DELETE /coupons/{id}',
+  'POST /alerts',
+  'PUT /alerts/{id}',
+  'DELETE /alerts/{id}',
 ]);
 
 let api: TestApi;

@@ -4,6 +4,9 @@ import { createCustomerEntity, usageEvent } from './support/fixtures';
 import { startBreakableStack, type BreakableStack } from './support/breakable-stack';
 import { eventually, startWebhookReceiver } from './support/webhook-receiver';
 import { waitFor } from '../support/wait';
+import { newId } from '../../src/db/ids';
+import type { OutboxEvent } from '../../src/events/outbox';
+import { createServices, serviceDepsFrom } from '../../src/services';
 
 jest.setTimeout(300_000);
 
@@ -174,4 +177,36 @@ it('refuses what an alert cannot watch: a usage alert without a meter, threshold
   expect(updated.body.data.thresholds).toEqual(['2', '3']);
   await api.http().delete(`/alerts/${id}`).set(bearer(tenant.adminToken)).expect(200);
   expect((await api.http().get(`/alerts/${id}`).set(bearer(tenant.systemToken))).status).toBe(404);
+});
+
+it('when the same batch of events is evaluated twice, and twice at once, then each threshold is recorded and announced once', async () => {
+  const metric = `alert_repeat_${randomUUID().slice(0, 8)}`;
+  const meterId = await createMeter(metric);
+  const { customerId, entityId } = await createCustomerEntity(api, tenant);
+  expect((await ingest([usageEvent(entityId, { metric, value: 30, timestamp: '2026-11-05T10:00:00Z' })])).status).toBe(200);
+  // An alert written as it is stored, without the evaluation its creation runs: only the calls below evaluate it.
+  const alertId = newId('alr');
+  await api.db('alerts').insert({ id: alertId, organisation_id: tenant.organisationId, name: 'Repeat', customer_id: customerId, metric: 'usage', meter_id: meterId, thresholds: ['10', '20', '40'], recurring: 'period' });
+
+  const event: OutboxEvent = {
+    id: newId('msg'),
+    organisation_id: tenant.organisationId,
+    type: 'usage.ingested',
+    payload: { type: 'usage.ingested', timestamp: new Date().toISOString(), data: { batchId: 'b', chunkIndex: 0, events: 1, customerIds: [customerId], metrics: [metric], from: '2026-11-05T10:00:00Z', to: '2026-11-05T10:00:00Z' } },
+    created_at: new Date(),
+    dispatched_at: null,
+    triggered_object_id: null,
+  };
+  const { alerts } = createServices(serviceDepsFrom(api.config, api.db));
+  const evaluate = () => api.db.transaction((trx) => alerts.evaluateEvents(trx, [event]));
+  await Promise.all([evaluate(), evaluate(), evaluate()]);
+  await evaluate();
+
+  const triggers = await api.db('alert_triggers').where({ alert_id: alertId }).orderBy('threshold');
+  expect(triggers.map((row: { threshold: string; value: string }) => [row.threshold, row.value])).toEqual([
+    ['10.0000', '30'],
+    ['20.0000', '30'],
+  ]);
+  const announced = await api.db('webhook_events').where({ organisation_id: tenant.organisationId, type: 'alert.triggered' }).whereRaw("payload -> 'data' ->> 'alertId' = ?", [alertId]);
+  expect(announced.map((row: { payload: { data: { threshold: string } } }) => row.payload.data.threshold).sort()).toEqual(['10', '20']);
 });

@@ -6,6 +6,7 @@ import type { ContractActivities } from '../workflows/contract.types';
 import type { CreditActivities } from '../workflows/credit-expiry.types';
 import type { CreditNoteActivities } from '../workflows/credit-note.types';
 import type { EmailActivities } from '../workflows/email-delivery.types';
+import type { EntitlementPeriodActivities } from '../workflows/entitlement-period.types';
 import type { ExportActivities } from '../workflows/export.types';
 import type { InvoiceActivities } from '../workflows/invoice-lifecycle.types';
 import type { InvoiceRunActivities } from '../workflows/invoice-run.types';
@@ -19,6 +20,7 @@ import { createContractActivities } from './contracts.activities';
 import { createCreditNoteActivities } from './credit-notes.activities';
 import { createCreditActivities } from './credits.activities';
 import { createEmailActivities } from './emails.activities';
+import { createEntitlementActivities } from './entitlements.activities';
 import { createExportActivities } from './export.activities';
 import { createInvoiceRunActivities } from './invoice-runs.activities';
 import { createInvoiceActivities } from './invoices.activities';
@@ -43,6 +45,7 @@ export type Activities = ChatbotActivities &
   CreditActivities &
   CreditNoteActivities &
   EmailActivities &
+  EntitlementPeriodActivities &
   ExportActivities &
   InvoiceActivities &
   InvoiceRunActivities &
@@ -56,6 +59,7 @@ export function createActivities(services: Services, drivers: WorkflowDrivers): 
   return reportingFailures({
     ...createUsageActivities(services),
     ...createMeterActivities(services),
+    ...createEntitlementActivities(services),
     ...createInvoiceActivities(services),
     ...createContractActivities(services),
     ...createExportActivities(services),

@@ -59,6 +59,32 @@ export interface UsageIngested {
   to: string;
 }
 
+/** A customer entitled to a feature. */
+export interface EntitlementCreated {
+  entitlementId: string;
+  customerId: string;
+  featureKey: string;
+  type: 'boolean' | 'static' | 'metered';
+}
+
+/** A metered entitlement at a moment of its period: whose, of which feature, and where it stands. */
+export interface EntitlementPeriodEvent {
+  entitlementId: string;
+  customerId: string;
+  featureKey: string;
+  periodStart: string;
+  periodEnd: string;
+}
+
+/** A metered entitlement whose balance reached zero in a period: its usage then. */
+export interface EntitlementExhausted extends EntitlementPeriodEvent {
+  usage: string;
+  limit: string | null;
+  balance: string;
+  overage: string;
+  isSoftLimit: boolean;
+}
+
 /** An entry of a customer's credit balance (a grant, an expiry), with the customer. */
 export interface CreditEntryEvent extends Snapshot {
   customerId: string;
@@ -113,6 +139,9 @@ export interface DomainEventData {
   'usage.batch_processed': UsageBatchProcessed;
   'usage.ingested': UsageIngested;
   'alert.triggered': AlertTriggered;
+  'entitlement.created': EntitlementCreated;
+  'entitlement.exhausted': EntitlementExhausted;
+  'entitlement.reset': EntitlementPeriodEvent;
 }
 
 export type DomainEventType = keyof DomainEventData;
@@ -147,6 +176,9 @@ const EVENT_TYPES: { [K in DomainEventType]: true } = {
   'usage.batch_processed': true,
   'usage.ingested': true,
   'alert.triggered': true,
+  'entitlement.created': true,
+  'entitlement.exhausted': true,
+  'entitlement.reset': true,
 };
 
 /** Every domain event type, in the order the documentation lists them. */

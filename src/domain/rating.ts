@@ -281,6 +281,27 @@ export function usageWindows(terms: RatingTerms, billingDate: string): UsageWind
 }
 
 /**
+ * The billing period that holds `date`, and the usage windows of its metered items in force (the period's
+ * days within the item's and the plan's), ended or not: what the period's usage charges rest on so far,
+ * for period-to-date usage and progressive billing. A window charged before the period ends is charged
+ * again as a delta by `rateUsage` when the period's invoice rates it whole. Null when no period of the
+ * contract plan holds the day.
+ */
+export function periodUsageWindows(terms: RatingTerms, date: string): { period: DayRange; windows: UsageWindow[] } | null {
+  const day = parseDay(date, 'date');
+  const span = periodSpans(terms, day).filter((candidate) => candidate.whole.from <= day && day <= candidate.whole.to).at(-1);
+  if (!span) return null;
+  const windows: UsageWindow[] = [];
+  for (const item of terms.items) {
+    if (!item.meterId) continue;
+    if (billingTimingOf(item) === 'in_advance') throw AppError.validation(`plan item ${item.id} has a meter: its usage can only be billed in arrears`);
+    const days = intersect(span.days, itemDays(item));
+    if (days) windows.push({ planItemId: item.id, meterId: item.meterId, period: range(span.whole), ...range(days) });
+  }
+  return { period: range(span.whole), windows };
+}
+
+/**
  * Each discount line (a coupon's, on a plan item over a span of days) shared over the charges of that
  * item within its days, in proportion to their amounts, so that the ledger says at what net each day was
  * charged. The shares of a discount add up to it exactly.

@@ -57,6 +57,11 @@ const SYSTEM_USER_ACTIONS = [
   // Invoice runs: triggering invoicing is part of the role; schedules are not
   'InvoiceRunService:createInvoiceRun',
   'InvoiceRunService:getInvoiceRuns',
+  // Entitlements: SystemUser reads features, entitles customers to them and grants beyond limits; what a
+  // feature is and counts is Admin's
+  'FeatureService:getFeatures',
+  'EntitlementService:manageEntitlements',
+  'EntitlementService:getEntitlements',
   // Coupons: SystemUser reads them and applies them to contracts; managing them is Admin's
   'CouponService:getCoupons',
   'ContractService:applyCoupon',
@@ -166,6 +171,7 @@ const ADMIN_ONLY_ACTIONS = [
   'CouponService:manageCoupons',
   'AlertService:manageAlerts',
   'CreditNoteService:undoCreditNote',
+  'FeatureService:manageFeatures',
 ] as const;
 
 export type Action = (typeof SYSTEM_USER_ACTIONS)[number] | (typeof ADMIN_ONLY_ACTIONS)[number];

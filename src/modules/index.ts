@@ -37,6 +37,7 @@ import { chatbotRoutes } from './chatbot/chatbot.routes';
 import { couponRoutes } from './coupons/coupons.routes';
 import { chargeRoutes } from './charges/charges.routes';
 import { alertRoutes } from './alerts/alerts.routes';
+import { entitlementRoutes } from './entitlements/entitlements.routes';
 
 /** Every route of the API, in the order Express matches them. */
 export function allRoutes(deps: AppDeps): Route[] {
@@ -50,6 +51,7 @@ export function allRoutes(deps: AppDeps): Route[] {
     ...contactGroupRoutes(deps),
     ...usageRoutes(deps),
     ...meterRoutes(deps),
+    ...entitlementRoutes(deps),
     ...fxRateRoutes(deps),
     ...geographyRoutes(deps),
     ...currencyRoutes(deps),

@@ -81,12 +81,16 @@ it('when 20 batches push usage across three thresholds at once and the worker is
 
   const answers = await Promise.all(requests);
   for (const answer of answers) expect([200, 202]).toContain(answer.status);
-  for (const answer of answers) {
+  // A batch the kill held up answered 202 with its id, and completes once the new worker takes it on.
+  for (const answer of answers.filter((candidate) => candidate.status === 202)) {
     await waitFor(async () => {
       const read = await api.http().get(`/events/batches/${answer.body.data.id}`).set(bearer(tenant.systemToken));
+      if (read.status !== 200) throw new Error(`GET /events/batches/${answer.body.data.id} answered ${read.status}: ${JSON.stringify(read.body)}`);
       return read.body.data.status === 'completed' ? true : undefined;
     }, 180_000);
   }
+  const stored = await api.db('usage_events').where({ organisation_id: tenant.organisationId, metric }).count({ n: '*' });
+  expect(Number(stored[0]!.n)).toBe(10_000);
 
   const events = await eventually(() => (triggeredFor(alertId).length >= 3 ? triggeredFor(alertId) : undefined), 60_000);
   // Anything late or repeated would show within a few relay rounds.
@@ -173,8 +177,10 @@ it('refuses what an alert cannot watch: a usage alert without a meter, threshold
   expect((await api.http().post('/alerts').set(bearer(tenant.systemToken)).send({ name: 'A', scope: { customerId }, metric: 'usage', meterId, thresholds: [1], recurring: 'period' })).status).toBe(403);
   const id = await createAlert({ name: 'Kept', scope: { customerId }, metric: 'usage', meterId, thresholds: [1], recurring: 'period' });
   expect((await api.http().get(`/alerts/${id}`).set(bearer(other.adminToken))).status).toBe(404);
-  const updated = await api.http().put(`/alerts/${id}`).set(bearer(tenant.adminToken)).send({ thresholds: [2, 3] }).expect(200);
-  expect(updated.body.data.thresholds).toEqual(['2', '3']);
+  // Thresholds read back exactly, however many digits the column holds.
+  const updated = await api.http().put(`/alerts/${id}`).set(bearer(tenant.adminToken)).send({ thresholds: [2, '99999999999999999999.9999'] }).expect(200);
+  expect(updated.body.data.thresholds).toEqual(['2', '99999999999999999999.9999']);
+  expect((await api.http().get('/alerts').set(bearer(tenant.systemToken)).query({ search: 'Kept' }).expect(200)).body.data.items[0].thresholds).toEqual(['2', '99999999999999999999.9999']);
   await api.http().delete(`/alerts/${id}`).set(bearer(tenant.adminToken)).expect(200);
   expect((await api.http().get(`/alerts/${id}`).set(bearer(tenant.systemToken))).status).toBe(404);
 });
@@ -203,10 +209,46 @@ it('when the same batch of events is evaluated twice, and twice at once, then ea
   await evaluate();
 
   const triggers = await api.db('alert_triggers').where({ alert_id: alertId }).orderBy('threshold');
-  expect(triggers.map((row: { threshold: string; value: string }) => [row.threshold, row.value])).toEqual([
-    ['10.0000', '30'],
-    ['20.0000', '30'],
+  expect(triggers.map((row: { threshold: string; value: string }) => [Number(row.threshold), Number(row.value)])).toEqual([
+    [10, 30],
+    [20, 30],
   ]);
   const announced = await api.db('webhook_events').where({ organisation_id: tenant.organisationId, type: 'alert.triggered' }).whereRaw("payload -> 'data' ->> 'alertId' = ?", [alertId]);
   expect(announced.map((row: { payload: { data: { threshold: string } } }) => row.payload.data.threshold).sort()).toEqual(['10', '20']);
+});
+
+it("when usage raises a contract's spend past a threshold, then spend alerts on the contract and on its customer fire with the rating engine's figure", async () => {
+  const tag = randomUUID().slice(0, 8);
+  const system = bearer(tenant.systemToken);
+  const admin = bearer(tenant.adminToken);
+  const customer = await api.http().post('/customers').set(system).send({ name: `Spend ${tag}`, currency: 'USD' }).expect(201);
+  const customerId = customer.body.data.id as string;
+  const entity = await api.http().post('/entities').set(system).send({ type: 'customer', name: `Entity ${tag}`, customerId }).expect(201);
+  const metric = `spend_calls_${tag}`;
+  const meterId = await createMeter(metric);
+  const plan = await api
+    .http()
+    .post('/billing/plans')
+    .set(admin)
+    .send({ name: `Metered ${tag}`, currency: 'USD', billingPeriod: 'monthly', items: [{ name: 'API calls', pricingModel: 'per_unit', unitPrice: '0.37', meterId }] })
+    .expect(201);
+  const contract = await api.http().post('/contracts').set(system).send({ customerId, currency: 'USD', startDate: '2026-11-01', plans: [{ planId: plan.body.data.id }] }).expect(201);
+  const contractId = contract.body.data.id as string;
+  await api.http().post(`/contracts/${contractId}/activate`).set(system).send({}).expect(200);
+
+  // A spend alert on a contract counts in the contract's currency.
+  expect((await api.http().post('/alerts').set(admin).send({ name: 'EUR', scope: { contractId }, metric: 'spend', currency: 'EUR', thresholds: [1], recurring: 'period' })).status).toBe(400);
+  const onContract = await createAlert({ name: 'Contract spend', scope: { contractId }, metric: 'spend', currency: 'USD', thresholds: [5, 10], recurring: 'period' });
+  const onCustomer = await createAlert({ name: 'Customer spend', scope: { customerId }, metric: 'spend', currency: 'USD', thresholds: [7], recurring: 'period' });
+
+  // 20 calls at 0.37: 7.40 so far this period.
+  expect((await ingest([usageEvent(entity.body.data.id, { metric, value: 20, timestamp: new Date(Date.now() - 60_000).toISOString() })])).status).toBe(200);
+  const [contractEvent] = await eventually(() => (triggeredFor(onContract).length > 0 ? triggeredFor(onContract) : undefined), 15_000);
+  const [customerEvent] = await eventually(() => (triggeredFor(onCustomer).length > 0 ? triggeredFor(onCustomer) : undefined), 15_000);
+  const current = (await api.http().get(`/contracts/${contractId}/current-usage`).set(system).expect(200)).body.data;
+  expect(current.total).toBe('7.40');
+  expect(contractEvent!.data).toMatchObject({ threshold: '5', value: '7.4', periodStart: '2026-11-01T00:00:00.000Z' });
+  expect(customerEvent!.data).toMatchObject({ threshold: '7', value: '7.4' });
+  await new Promise((resolve) => setTimeout(resolve, 2_000));
+  expect(triggeredFor(onContract)).toHaveLength(1);
 });

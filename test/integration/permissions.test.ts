@@ -56,6 +56,9 @@ const FORBIDDEN_FOR_SYSTEM_USER = new Set([
   'POST /alerts',
   'PUT /alerts/{id}',
   'DELETE /alerts/{id}',
+  'POST /features',
+  'PUT /features/{id}',
+  'DELETE /features/{id}',
 ]);
 
 let api: TestApi;

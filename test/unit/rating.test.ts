@@ -3,7 +3,7 @@ import { type BillingAnchor, type Suspension } from '../../src/domain/billing-pe
 import { AppError } from '../../src/domain/errors';
 import { Decimal } from '../../src/domain/money';
 import { type Coupon } from '../../src/domain/discounts';
-import { chargeTax, feesDue, rateUsage, shareDiscounts, usageWindows, type Charge, type ChargeLedger, type PeriodVersion, type RatedCharge, type RatedItem, type RatingTerms } from '../../src/domain/rating';
+import { chargeTax, feesDue, periodUsageWindows, rateUsage, shareDiscounts, usageWindows, type Charge, type ChargeLedger, type PeriodVersion, type RatedCharge, type RatedItem, type RatingTerms } from '../../src/domain/rating';
 import { couponDiscounts, type DiscountLine } from '../../src/domain/rating-coupons';
 
 // Calendar days through Date.UTC, independent of the engine's own arithmetic.
@@ -128,6 +128,18 @@ describe('the rating engine by hand', () => {
     ]);
     const never = monthly('2026-10-16', { endDate: '2026-10-15' });
     expect([...feesDue(never, noLedger, '2027-01-01'), ...usageWindows(never, '2027-01-01')]).toEqual([]);
+  });
+
+  it('when a period is still open, then its usage windows are those of the period that holds the day, ended or not, and none before the plan starts or after it ends', () => {
+    expect(periodUsageWindows(monthly('2026-10-16'), '2026-10-20')).toEqual({
+      period: { from: '2026-10-01', to: '2026-10-31' },
+      windows: [{ planItemId: 'api', meterId: 'mtr_api', period: { from: '2026-10-01', to: '2026-10-31' }, from: '2026-10-16', to: '2026-10-31' }],
+    });
+    const removed = monthly('2026-10-01', { items: [seat, { ...calls, effectiveTo: '2026-11-10' }] });
+    expect(periodUsageWindows(removed, '2026-11-25')!.windows.map((window) => [window.from, window.to])).toEqual([['2026-11-01', '2026-11-10']]);
+    expect(periodUsageWindows(monthly('2026-10-16'), '2026-10-15')).toBeNull();
+    expect(periodUsageWindows(monthly('2026-10-16', { endDate: '2026-10-31' }), '2026-11-02')).toBeNull();
+    expect(periodUsageWindows(monthly('2026-10-16', { items: [seat] }), '2026-10-20')).toEqual({ period: { from: '2026-10-01', to: '2026-10-31' }, windows: [] });
   });
 
   it('when a coupon line covers several charges, then its discount is shared in proportion to their amounts, exactly, and each charge is taxed on its net', () => {

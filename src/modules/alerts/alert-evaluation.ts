@@ -103,7 +103,7 @@ async function schedulesOf(trx: Knex, organisationId: string, alerts: readonly A
  * evaluations), and `alert.triggered` for each row new here. Safe to repeat: a second run finds the rows and
  * records nothing. `now` places the balances and spend, which have no timestamps of their own, in a period.
  */
-export async function evaluateAlerts(trx: Knex, organisationId: string, alerts: readonly AlertRow[], changes: AlertChanges, now: Date, spend: PeriodSpend | undefined): Promise<number> {
+export async function evaluateAlerts(trx: Knex, organisationId: string, alerts: readonly AlertRow[], changes: AlertChanges, now: Date, spend: PeriodSpend): Promise<number> {
   if (alerts.length === 0) return 0;
   const { timezone } = await getOrganisationSettings(trx, organisationId);
   const schedules = await schedulesOf(trx, organisationId, alerts);
@@ -173,8 +173,7 @@ async function balanceReadings(trx: Knex, organisationId: string, alerts: readon
  * Spend alerts on a customer whose usage or invoices changed: the rating engine's period-to-date usage
  * charges of the alert's contract, or of each of the customer's contracts in the alert's currency, summed.
  */
-async function spendReadings(trx: Knex, organisationId: string, alerts: readonly AlertRow[], changes: AlertChanges, now: Date, spend: PeriodSpend | undefined, periodOf: (alert: AlertRow) => AlertPeriod): Promise<Reading[]> {
-  if (!spend) return [];
+async function spendReadings(trx: Knex, organisationId: string, alerts: readonly AlertRow[], changes: AlertChanges, now: Date, spend: PeriodSpend, periodOf: (alert: AlertRow) => AlertPeriod): Promise<Reading[]> {
   const spendAlerts = alerts.filter((alert) => alert.metric === 'spend' && (changes.balances.has(alert.customer_id) || changes.usage.has(alert.customer_id)));
   const spent = new Map<string, { currency: string; amount: string } | null>();
   // A contract the engine cannot rate now (no plan in force, a price it refuses) adds nothing: the

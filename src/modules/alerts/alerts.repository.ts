@@ -52,32 +52,34 @@ const TRIGGER_COLUMNS = [
   ['period_start', 'timestamptz'],
 ] as const;
 
+/** An alert's columns, its thresholds as text: the driver would read a numeric[] as binary floats. */
+const ALERT_COLUMNS = ['id', 'organisation_id', 'name', 'customer_id', 'contract_id', 'metric', 'meter_id', 'currency', 'recurring', 'created_at', 'updated_at'];
+
 /** Alerts and the triggers they fired. `db` may be a transaction. */
 export function createAlertRepository(db: Knex) {
   const own = (organisationId: string) => db<AlertRow>('alerts').where({ organisation_id: organisationId });
+  const rows = (organisationId: string) => own(organisationId).select<AlertRow[]>([...ALERT_COLUMNS, db.raw('thresholds::text[] as thresholds')]);
 
   return {
     async insert(organisationId: string, alert: NewAlert): Promise<AlertRow> {
-      const [row] = await db<AlertRow>('alerts')
-        .insert({ id: newId('alr'), organisation_id: organisationId, ...alert })
-        .returning('*');
-      return row!;
+      const id = newId('alr');
+      await db('alerts').insert({ id, organisation_id: organisationId, ...alert });
+      return (await rows(organisationId).where({ id }).first())!;
     },
 
     async find(organisationId: string, id: string): Promise<AlertRow | undefined> {
-      return own(organisationId).where({ id }).first();
+      return rows(organisationId).where({ id }).first();
     },
 
     async list(organisationId: string, paging: PageQuery): Promise<Page<AlertRow>> {
-      return paginate<AlertRow, AlertRow>(own(organisationId).select('*'), paging, { searchColumns: ['name'], map: (row) => row });
+      return paginate<AlertRow, AlertRow>(rows(organisationId), paging, { searchColumns: ['name'], map: (row) => row });
     },
 
     async update(organisationId: string, id: string, changes: Partial<Pick<AlertRow, 'name' | 'thresholds'>>): Promise<AlertRow | undefined> {
-      const [row] = await own(organisationId)
+      const updated = await own(organisationId)
         .where({ id })
-        .update({ ...changes, updated_at: db.fn.now() })
-        .returning('*');
-      return row;
+        .update({ ...changes, updated_at: db.fn.now() });
+      return updated > 0 ? rows(organisationId).where({ id }).first() : undefined;
     },
 
     async delete(organisationId: string, id: string): Promise<boolean> {
@@ -87,7 +89,7 @@ export function createAlertRepository(db: Knex) {
     /** The alerts of the given metrics on any of the customers: one index range per customer. */
     async ofCustomers(organisationId: string, customerIds: readonly string[], metrics: readonly AlertMetric[]): Promise<AlertRow[]> {
       if (customerIds.length === 0 || metrics.length === 0) return [];
-      return own(organisationId)
+      return rows(organisationId)
         .whereRaw('customer_id = any(?::text[])', [customerIds as string[]])
         .whereRaw('metric = any(?::text[])', [metrics as string[]])
         .orderBy('id');

@@ -56,7 +56,7 @@ async function everythingOf(db: Knex, organisationId: string, alert: AlertRow, n
  * Alerts (Admin manages them) and their evaluation: at creation and at each change of thresholds, and in
  * the relay, set-based, for the domain events of a batch (`evaluateEvents`).
  */
-export function createAlertService(db: Knex, spend: PeriodSpend | undefined, clock: () => Date = () => new Date()) {
+export function createAlertService(db: Knex, spend: PeriodSpend, clock: () => Date = () => new Date()) {
   const found = async (organisationId: string, id: string) => orNotFound(await createAlertRepository(db).find(organisationId, id), 'Alert');
 
   /** Evaluates one alert in `trx` against everything it watches. */
@@ -69,7 +69,6 @@ export function createAlertService(db: Knex, spend: PeriodSpend | undefined, clo
     async create(organisationId: string, input: CreateAlertBody): Promise<AlertView> {
       return db.transaction(async (trx) => {
         const { customerId, contractCurrency } = await customerOfScope(trx, organisationId, input);
-        if (input.metric === 'spend' && !spend) throw new AppError('unprocessable', 'spend alerts need the rating engine\'s period-to-date usage, which this deployment does not have');
         if (input.meterId !== undefined) orNotFound(await metersIn(trx).findById(organisationId, input.meterId), 'Meter');
         if (input.metric === 'spend' && contractCurrency !== null && input.currency !== contractCurrency) {
           throw AppError.validation(`the contract bills in ${contractCurrency}: a spend alert on it counts in that currency`, 'body.currency');

@@ -119,6 +119,13 @@ export function createEntityRepository(db: Knex) {
       return new Map(rows.map((row) => [row.id, row.customer_id]));
     },
 
+    /** Of the ids given, the customer entities (deleted ones too), each with its customer. */
+    async customersOfEntities(organisationId: string, ids: string[]): Promise<Map<string, string>> {
+      if (ids.length === 0) return new Map();
+      const rows = await db('entities').where({ organisation_id: organisationId, type: 'customer' }).whereIn('id', ids).select<Array<{ id: string; customer_id: string }>>('id', 'customer_id');
+      return new Map(rows.map((row) => [row.id, row.customer_id]));
+    },
+
     /** Deleted ones too: usage recorded before a deletion still bills. */
     async customerEntityIds(organisationId: string, customerId: string): Promise<string[]> {
       return db('entities').where({ organisation_id: organisationId, customer_id: customerId, type: 'customer' }).pluck('id');

@@ -23,7 +23,7 @@ export type CustomerAccess = Pick<ReturnType<typeof createCustomerRepository>, '
 export const customersIn = (db: Knex): CustomerAccess => createCustomerRepository(db);
 
 /** What other modules may do with these rows, inside the transaction (unit of work) they pass. */
-export type EntityAccess = Pick<ReturnType<typeof createEntityRepository>, 'customerEntitiesOf' | 'customerEntityIds' | 'firstLive' | 'liveCustomerEntities' | 'liveCustomerEntityIds'>;
+export type EntityAccess = Pick<ReturnType<typeof createEntityRepository>, 'customerEntitiesOf' | 'customerEntityIds' | 'customersOfEntities' | 'firstLive' | 'liveCustomerEntities' | 'liveCustomerEntityIds'>;
 export const entitiesIn = (db: Knex): EntityAccess => createEntityRepository(db);
 
 /** The customer's own time zone; null when it has none (the organisation's applies). */

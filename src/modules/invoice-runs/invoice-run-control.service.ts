@@ -15,6 +15,7 @@ import { organisationToday } from '../organisation-settings';
 import { createInvoiceRunRepository, type InvoiceRunRepository, type InvoiceRunRow } from './invoice-runs.repository';
 import type { InvoiceRun } from './invoice-runs.schemas';
 import type { InvoiceRunService } from './invoice-runs.service';
+import { periodToDateUsage, type PeriodToDateUsage } from './period-usage';
 
 /** How far ahead a billing date may lie: a run or a preview bills at most a year of periods ahead. */
 export const BILLING_HORIZON_DAYS = 366;
@@ -200,6 +201,14 @@ export function createInvoiceRunControlService(deps: WorkflowServiceDeps & { inv
         throw error;
       }
       return view(organisationId, id);
+    },
+
+    /** The contract's usage charges of its billing period that holds `date`, through now; nothing is stored. */
+    async currentUsage(organisationId: string, contractId: string, asked?: string): Promise<PeriodToDateUsage> {
+      const horizon = await horizonOf(deps.db, organisationId);
+      const date = asked ?? horizon.today;
+      assertWithinHorizon(date, horizon, 'query.date');
+      return periodToDateUsage(deps.db, organisationId, contractId, new Date(), date);
     },
 
     /** What a run on `date` would create for the contract, computed as a dry run would; nothing is stored. */

@@ -3,7 +3,7 @@ import { documented } from '../../http/openapi';
 import { pageOf } from '../../http/paging';
 import { defineRoute, requires, type Route } from '../../http/route';
 import { idParam } from '../../http/schemas';
-import { createRunBody, runListQuery, runSchema, upcomingQuery, upcomingSchema } from './invoice-runs.schemas';
+import { createRunBody, currentUsageQuery, currentUsageSchema, runListQuery, runSchema, upcomingQuery, upcomingSchema } from './invoice-runs.schemas';
 
 export function invoiceRunRoutes(deps: AppDeps): Route[] {
   const runs = deps.services.invoiceRunControl;
@@ -64,5 +64,16 @@ export function invoiceRunRoutes(deps: AppDeps): Route[] {
       }),
       { errors: { 422: 'An invoice would be in another currency than the base currency, with no FX rate effective on the date: code 1012, the message names the currencies (from/to) and the date' } },
     ),
+    defineRoute({
+      method: 'get',
+      path: '/contracts/{id}/current-usage',
+      summary: "The usage charges of the contract's billing period that holds the date, through now, per contract plan: the lines, their pre-tax total, what earlier documents charged and what an invoice made now would bill; nothing is stored",
+      tag: 'Invoice runs',
+      access: requires('ContractService:getContractById'),
+      params: idParam,
+      query: currentUsageQuery,
+      response: currentUsageSchema,
+      handler: async ({ params, query, auth }) => runs.currentUsage(auth.organisationId, params.id, query.date),
+    }),
   ];
 }

@@ -72,4 +72,38 @@ export const upcomingSchema = z.object({
   ),
 });
 
+export const currentUsageQuery = z.object({ date: isoDate.optional().describe("a day of the billing period to show (default: today in the organisation's time zone); at most 366 days ahead") });
+
+const amount = z.string().describe('a decimal amount in the currency, before tax');
+
+export const currentUsageSchema = z.object({
+  contractId: z.string(),
+  currency: z.string().describe("the contract's currency: every amount is in it"),
+  date: z.string().describe('the day whose billing period is shown'),
+  asOf: z.string().describe('usage counts up to this instant (events ingested by then)'),
+  total: amount.describe("the period's usage charges so far, every contract plan together"),
+  charged: amount.describe('what earlier documents already charged for those usage windows'),
+  due: amount.describe('what an invoice made now would bill for them (the difference with what was charged)'),
+  plans: z.array(
+    z.object({
+      contractPlanId: z.string(),
+      currency: z.string(),
+      periodStart: z.string().describe('the first day of the billing period that holds the date'),
+      periodEnd: z.string().describe('its last day'),
+      lines: z.array(
+        z.object({
+          planItemId: z.string(),
+          name: z.string(),
+          quantity: z.string().nullable().describe('the units rated (null where the charge states none)'),
+          amount,
+          dimensions: z.record(z.string(), z.string().nullable()).optional().describe('an item priced per dimension value: the values of the price entry'),
+        }),
+      ),
+      total: amount.describe("the period's usage charges so far: what its windows rate to, whole"),
+      charged: amount.describe('what earlier documents already charged for these windows'),
+      due: amount.describe('what an invoice made now would bill for them'),
+    }),
+  ),
+});
+
 export type InvoiceRun = z.output<typeof runSchema>;

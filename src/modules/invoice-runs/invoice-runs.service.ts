@@ -5,24 +5,22 @@ import { calendarDay } from '../../db/dates';
 import { currencyMinorUnits } from '../../domain/currencies';
 import { newId } from '../../db/ids';
 import { deterministicDatabaseError } from '../../db/errors';
-import { addDays, earlierEnd, type Suspension } from '../../domain/billing-periods';
+import { addDays } from '../../domain/billing-periods';
 import { AppError, DomainError, InvariantError, orNotFound } from '../../domain/errors';
 import type { Combination } from '../../domain/dimensional-prices';
 import { Decimal, formatAmount, roundToMinor, sumAmounts, toDecimal } from '../../domain/money';
 import { couponDiscounts, discountLinesOf, type ContractCoupon } from '../../domain/rating-coupons';
-import { feesDue, hasDimensionalPrices, rateDimensionalUsage, rateUsage, shareDiscounts, usageWindows, type Charge, type ChargeLedger, type RatedCharge, type RatedItem, type RatingTerms, type UsageWindow } from '../../domain/rating';
+import { feesDue, hasDimensionalPrices, rateDimensionalUsage, rateUsage, shareDiscounts, usageWindows, type Charge, type ChargeLedger, type RatedCharge, type RatingTerms, type UsageWindow } from '../../domain/rating';
 import { startOfDayIn } from '../../domain/zoned-days';
-import { plansIn } from '../billing-plans';
-import { chargesIn, ledgerOf } from '../charges';
+import { chargesIn } from '../charges';
 import { contractTaxesOf, type ContractTax, contractsIn, planChangesIn, type PlanChangeRow } from '../contracts';
 import { creditsIn } from '../credits';
 import { couponsIn, type ActiveContractCoupon } from '../coupons';
-import { entitiesIn } from '../customers';
 import { findEffectiveRate } from '../fx-rates';
 import { invoicesIn, type NewInvoiceItem } from '../invoices';
 import { metersIn, specOf } from '../meters';
 import { aggregateUsage } from '../usage';
-import { getOrganisationSettings } from '../organisation-settings';
+import { groupBy, push, ratedContractPlan, ratingContextOf } from './rating-context';
 import { createInvoiceRunRepository, type ContractOutcome, type InvoiceRunRow, type RunInvoice } from './invoice-runs.repository';
 import type { BeginRunInput as BeginRunStepInput, BillContractsInput } from '../../../workflows/invoice-run.types';
 
@@ -108,18 +106,6 @@ interface PendingUsage {
   /** Where the rated line goes. */
   slots: Slot[];
   index: number;
-}
-
-function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
-  const values = map.get(key);
-  if (values) values.push(value);
-  else map.set(key, [value]);
-}
-
-function groupBy<T, K, V>(rows: readonly T[], keyOf: (row: T) => K, valueOf: (row: T) => V): Map<K, V[]> {
-  const groups = new Map<K, V[]>();
-  for (const row of rows) push(groups, keyOf(row), valueOf(row));
-  return groups;
 }
 
 /** A contract plan's window of a meter. */
@@ -243,25 +229,8 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
     });
     if (contracts.length === 0) return planned;
 
-    const suspensions = groupBy(
-      await contractsIn(trx).suspensionsOf(contracts.map((contract) => contract.id)),
-      (row) => row.contract_id,
-      (row): Suspension => ({ from: calendarDay(row.from_date), to: row.to_date ? calendarDay(row.to_date) : null }),
-    );
-    const customerIds = [...new Set(contracts.map((contract) => contract.customerId))];
-    const entities = groupBy(await entitiesIn(trx).customerEntitiesOf(organisationId, customerIds), (row) => row.customer_id, (row) => row.id);
-    const contractPlans = contracts.flatMap((contract) => contract.plans);
-    const planIds = [...new Set(contractPlans.map((plan) => plan.planId))];
-    const plans = new Map((await plansIn(trx).findMany(organisationId, planIds)).map((plan) => [plan.id, plan]));
-    const periodVersions = await plansIn(trx).periodsOf(planIds);
-    const ledgers = groupBy(
-      (await chargesIn(trx).of(contractPlans.map((plan) => plan.id))).filter((charge) => charge.invoiceId !== options.withoutInvoiceId),
-      (charge) => charge.contractPlanId,
-      (charge) => charge,
-    );
-    const settings = await getOrganisationSettings(trx, organisationId);
-    // An item with milestones on a contract plan is billed by its milestones there, never by a run as well.
-    const byMilestones = new Set((await contractsIn(trx).milestoneItemsOf(contractPlans.map((plan) => plan.id))).map((row) => `${row.contract_plan_id} ${row.plan_item_id}`));
+    const context = await ratingContextOf(trx, organisationId, contracts, { withoutInvoiceId: options.withoutInvoiceId });
+    const { settings } = context;
 
     // Fees are priced now; usage lines wait for one aggregation per meter and window, for the whole page.
     const invoicesOf = new Map<string, PlannedInvoice[]>();
@@ -271,23 +240,13 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
       try {
         const invoices: PlannedInvoice[] = [];
         for (const contractPlan of contract.plans) {
-          const billingPlan = plans.get(contractPlan.planId);
-          if (!billingPlan) continue;
-          const ledger = ledgerOf(ledgers.get(contractPlan.id) ?? []);
-          // A terminated or ended contract's end date is its last day served (the contract lifecycle moves it up).
-          const terms: RatingTerms = {
-            currency: contract.currency,
-            anchor: contract.billingAnchor,
-            startDate: contractPlan.startDate,
-            endDate: earlierEnd(contractPlan.endDate, contract.endDate),
-            periods: periodVersions.get(billingPlan.id) ?? [],
-            items: (billingPlan.items as unknown as RatedItem[]).filter((item) => !byMilestones.has(`${contractPlan.id} ${item.id}`)),
-            suspensions: suspensions.get(contract.id) ?? [],
-          };
+          const rated = ratedContractPlan(context, contract, contractPlan);
+          if (!rated) continue;
+          const { terms, ledger, entityIds } = rated;
           const slots: Slot[] = feesDue(terms, ledger, billingDate);
           for (const window of usageWindows(terms, billingDate)) {
             if (options.asOf && startOfDayIn(addDays(window.to, 1), settings.timezone) > options.asOf) continue;
-            pending.push({ contractId: contract.id, contractPlanId: contractPlan.id, entityIds: contractPlan.customerEntityIds ?? entities.get(contract.customerId) ?? [], terms, ledger, window, slots, index: slots.length });
+            pending.push({ contractId: contract.id, contractPlanId: contractPlan.id, entityIds, terms, ledger, window, slots, index: slots.length });
             slots.push(null);
           }
           if (slots.length === 0) continue;

@@ -6,9 +6,9 @@ import { isUniqueViolation } from '../../db/knex';
 import { AppError, orNotFound } from '../../domain/errors';
 import { dimensionalProblems, type DimensionalTerms } from '../../domain/dimensional-prices';
 import type { Page, PageQuery } from '../../http/paging';
-import { aggregateUsage, aggregateUsageWindows, dropRollups, emptyAggregate, lockRollups, nextEventAt, type MetadataFilter, type UsageMember, type WindowSize } from '../usage';
+import { aggregateUsage, aggregateUsageWindows, COUNTABLE, dropRollups, emptyAggregate, lockRollups, meterIsCounted, nextEventAt, refoldCountersOfMeter, type MetadataFilter, type UsageMember, type WindowSize } from '../usage';
 import { checkQueryFilters, checkSpan, CUSTOMER_GROUP, groupsOf } from './meter-dimensions';
-import { createMeterRepository, filterOf, specOf, toMeter, type Aggregation, type Meter, type MeterInput, type MeterRow } from './meters.repository';
+import { createMeterRepository, filterOf, rollupMeterOf, specOf, toMeter, type Aggregation, type Meter, type MeterInput, type MeterRow } from './meters.repository';
 
 const duplicateName = (error: unknown): never => {
   if (isUniqueViolation(error)) throw AppError.conflict('A meter with this name exists');
@@ -106,7 +106,8 @@ export function createMeterService(db: Knex, uses: MeterUses, startBackfill?: St
       // A change of metric, filters or groupBy replaces the rollups: the organisation's rollup lock first
       // (as backfill slices take it before they record progress on the meter), then the meter's row, so that
       // the checks below and the change see the same charges and plan items.
-      const mayRefill = changes.metric !== undefined || changes.groupBy !== undefined || changes.filters !== undefined;
+      // An aggregation changes what the meter's usage counters hold, so it takes the lock too.
+      const mayRefill = changes.metric !== undefined || changes.groupBy !== undefined || changes.filters !== undefined || changes.aggregation !== undefined;
       const { current, row: updated } = await db
         .transaction(async (trx) => {
           const repository = createMeterRepository(trx);
@@ -133,8 +134,17 @@ export function createMeterService(db: Knex, uses: MeterUses, startBackfill?: St
           }
           // Rollups are kept by the metric, the filters and the groupBy keys: a change of any fills them anew.
           const refills = (changes.metric !== undefined && changes.metric !== current.metric) || regroups || refilters;
-          if (!refills) return { current, row: await repository.update(organisationId, id, next) };
-          const row = await repository.update(organisationId, id, next);
+          // Usage counters (of entitlements, alerts) are folded anew from raw events by the meter as it is to be.
+          const recounts = (refills || (changes.aggregation !== undefined && changes.aggregation !== current.aggregation)) && (await meterIsCounted(trx, id));
+          if (recounts && !COUNTABLE.has(changes.aggregation ?? current.aggregation)) {
+            throw AppError.conflict("Features count this meter's usage: its aggregation must stay sum or count");
+          }
+          const recount = async (row: MeterRow | undefined) => {
+            if (recounts && row) await refoldCountersOfMeter(trx, rollupMeterOf(row));
+            return row;
+          };
+          if (!refills) return { current, row: await recount(await repository.update(organisationId, id, next)) };
+          const row = await recount(await repository.update(organisationId, id, next));
           if (!row) return { current, row };
           await dropRollups(trx, id);
           return { current, row: await repository.restartBackfill(organisationId, id, (await hasEvents(trx, organisationId, row.metric)) ? 'pending' : 'completed') };

@@ -7,6 +7,7 @@ import type { DuplicateEvent, FailedRecord, UsageBatchSummary, UsageChunkInput, 
 import { entitiesIn } from '../customers';
 import { lockRollups, rollupAdditions, type RollupMeter } from './meter-rollups';
 import { mergePendingTotals } from './rollup-totals';
+import { counterAdditions, counterKinds } from './usage-counters';
 import { createUsageRepository } from './usage.repository';
 import { parseUsageEvent } from './usage.schemas';
 
@@ -85,10 +86,15 @@ export function createUsageIngestionService(db: Knex, metersOf: RollupMetersOf =
         const repeatedInChunk = duplicateEvents.length;
         // An event whose eventId the organisation already holds is skipped by the insert: a duplicate too.
         // The rollups of the organisation's meters grow in the insert's own statement, under the shared lock.
-        let additions: ReturnType<typeof rollupAdditions> = [];
+        let additions: Array<{ sql: string; bindings: readonly Knex.Value[] }> = [];
         if (accepted.length > 0) {
           await lockRollups(trx, input.organisationId, 'shared');
-          additions = rollupAdditions(trx, await metersOf(trx, input.organisationId), new Set(accepted.map(({ event }) => event.metric)), 'inserted');
+          const meters = await metersOf(trx, input.organisationId);
+          const metrics = new Set(accepted.map(({ event }) => event.metric));
+          additions = [
+            ...rollupAdditions(trx, meters, metrics, 'inserted'),
+            ...counterAdditions(trx, input.organisationId, meters, await counterKinds(trx, input.organisationId), metrics, known, 'inserted'),
+          ];
         }
         const stored = await usage.insertEvents(input.organisationId, input.batchId, accepted.map(({ event }) => event), additions);
         const storedIds = new Set(stored.flatMap((row) => (row.event_id === null ? [] : [row.event_id])));

@@ -9,6 +9,7 @@ import { searchAttributes, usageBatchWorkflowId } from '../../../workflows/ids';
 import type { DuplicateEvent, FailedRecord, UsageBatchSummary } from '../../../workflows/usage-batch.types';
 import { lockRollups, rebuildRollups, touchedBuckets } from './meter-rollups';
 import type { RollupMetersOf } from './usage-ingestion.service';
+import { refoldTouchedDays } from './usage-counters';
 import { createUsageRepository, toUsageEvent, type UsageBatchRow, type UsageBatchStatus, type UsageEventRecord, type UsageEventVersion, type UsageFilter } from './usage.repository';
 
 export const MAX_BATCH_EVENTS = 10_000;
@@ -48,9 +49,9 @@ export function createUsageService(deps: WorkflowServiceDeps, metersOf: RollupMe
   const usage = createUsageRepository(deps.db);
 
   /**
-   * A change of stored events, in one transaction with the rebuild of the rollups it touches: under the
-   * exclusive rollup lock, each (meter, entity, bucket) an event left or entered is folded anew from its raw
-   * events, for every meter of the event's metric.
+   * A change of stored events, in one transaction with the rebuild of the rollups and counters it touches:
+   * under the exclusive rollup lock, each (meter, entity, bucket) an event left or entered is folded anew
+   * from its raw events, for every meter of the event's metric, and so is each day of its customer's counters.
    */
   async function changingEvents<T>(organisationId: string, change: (trx: Knex) => Promise<{ result: T; touched: Array<{ metric: string; customer_entity_id: string; timestamp: Date }> }>): Promise<T> {
     return deps.db.transaction(async (trx) => {
@@ -61,6 +62,7 @@ export function createUsageService(deps: WorkflowServiceDeps, metersOf: RollupMe
       for (const [metric, ranges] of touchedBuckets(touched)) {
         for (const meter of meters.filter((candidate) => candidate.metric === metric)) await rebuildRollups(trx, organisationId, meter, ranges);
       }
+      await refoldTouchedDays(trx, organisationId, meters, touched);
       return result;
     });
   }

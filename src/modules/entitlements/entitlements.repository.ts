@@ -1,0 +1,173 @@
+import type { Knex } from 'knex';
+import { newId } from '../../db/ids';
+import { paginate, type Page, type PageQuery } from '../../http/paging';
+import type { MetadataFilter } from '../usage';
+
+export interface FeatureRow {
+  id: string;
+  organisation_id: string;
+  key: string;
+  name: string;
+  meter_id: string | null;
+  filters: MetadataFilter[];
+  created_at: Date;
+  updated_at: Date;
+}
+
+export type EntitlementType = 'boolean' | 'static' | 'metered';
+
+export interface EntitlementRow {
+  id: string;
+  organisation_id: string;
+  customer_id: string;
+  feature_id: string;
+  type: EntitlementType;
+  config: Record<string, unknown> | null;
+  usage_limit: string | null;
+  usage_period: 'day' | 'week' | 'month' | 'year' | null;
+  anchor: Date | null;
+  is_soft_limit: boolean;
+  time_zone: string | null;
+  counter_id: string | null;
+  period_end: Date | null;
+  exhausted_period_start: Date | null;
+  created_at: Date;
+}
+
+/** An entitlement with its feature's key, meter and filters. */
+export interface EntitlementWithFeature extends EntitlementRow {
+  feature_key: string;
+  meter_id: string | null;
+  filters: MetadataFilter[];
+}
+
+export interface GrantRow {
+  id: string;
+  organisation_id: string;
+  entitlement_id: string;
+  amount: string;
+  effective_at: Date;
+  expires_at: Date | null;
+  priority: number;
+  created_at: Date;
+}
+
+const WITH_FEATURE = ['entitlements.*', 'features.key as feature_key', 'features.meter_id', 'features.filters'];
+
+export function createEntitlementRepository(db: Knex) {
+  const withFeature = () => db('entitlements').join('features', 'features.id', 'entitlements.feature_id').select<EntitlementWithFeature[]>(WITH_FEATURE);
+  return {
+    async insertFeature(organisationId: string, fields: Pick<FeatureRow, 'key' | 'name' | 'meter_id' | 'filters'>): Promise<FeatureRow> {
+      const [row] = await db<FeatureRow>('features')
+        .insert({ id: newId('fea'), organisation_id: organisationId, ...fields, filters: JSON.stringify(fields.filters) as unknown as MetadataFilter[] })
+        .returning('*');
+      return row!;
+    },
+
+    async findFeature(organisationId: string, id: string, lock?: 'update'): Promise<FeatureRow | undefined> {
+      const query = db<FeatureRow>('features').where({ organisation_id: organisationId, id });
+      return lock ? query.forUpdate().first() : query.first();
+    },
+
+    async findFeatureByKey(organisationId: string, key: string, lock?: 'share'): Promise<FeatureRow | undefined> {
+      const query = db<FeatureRow>('features').where({ organisation_id: organisationId, key });
+      return lock ? query.forShare().first() : query.first();
+    },
+
+    async listFeatures(organisationId: string, paging: PageQuery): Promise<Page<FeatureRow>> {
+      return paginate<FeatureRow, FeatureRow>(db('features').where({ organisation_id: organisationId }), paging, { searchColumns: ['key', 'name'], map: (row) => row });
+    },
+
+    async updateFeature(id: string, changes: Partial<Pick<FeatureRow, 'name' | 'meter_id' | 'filters'>>): Promise<FeatureRow> {
+      const stored = changes.filters === undefined ? changes : { ...changes, filters: JSON.stringify(changes.filters) as unknown as MetadataFilter[] };
+      const [row] = await db<FeatureRow>('features').where({ id }).update({ ...stored, updated_at: db.fn.now() as unknown as Date }).returning('*');
+      return row!;
+    },
+
+    async deleteFeature(id: string): Promise<void> {
+      await db('features').where({ id }).delete();
+    },
+
+    async countEntitlementsOfFeature(featureId: string): Promise<number> {
+      const [row] = await db('entitlements').where({ feature_id: featureId }).count<{ count: string }[]>({ count: '*' });
+      return Number(row?.count ?? 0);
+    },
+
+    async insertEntitlement(row: Omit<EntitlementRow, 'id' | 'created_at' | 'exhausted_period_start'>): Promise<EntitlementRow> {
+      const [inserted] = await db<EntitlementRow>('entitlements')
+        .insert({ id: newId('etl'), ...row, config: row.config === null ? null : (JSON.stringify(row.config) as unknown as Record<string, unknown>) })
+        .onConflict(['customer_id', 'feature_id'])
+        .ignore()
+        .returning('*');
+      return inserted!;
+    },
+
+    async findEntitlement(organisationId: string, customerId: string, featureKey: string, lock?: 'update'): Promise<EntitlementWithFeature | undefined> {
+      const query = withFeature().where({ 'entitlements.organisation_id': organisationId, 'entitlements.customer_id': customerId, 'features.key': featureKey });
+      return lock ? query.forUpdate('entitlements').first() : query.first();
+    },
+
+    async findEntitlementById(id: string): Promise<EntitlementWithFeature | undefined> {
+      return withFeature().where('entitlements.id', id).first();
+    },
+
+    async listEntitlements(organisationId: string, customerId: string, paging: PageQuery): Promise<Page<EntitlementWithFeature>> {
+      return paginate<EntitlementWithFeature, EntitlementWithFeature>(withFeature().where({ 'entitlements.organisation_id': organisationId, 'entitlements.customer_id': customerId }), paging, {
+        searchColumns: [],
+        orderBy: [
+          { column: 'features.key', order: 'asc' },
+          { column: 'entitlements.id', order: 'asc' },
+        ],
+        map: (row) => row,
+      });
+    },
+
+    /** The metered entitlements of the customers whose feature counts a meter of one of the metrics. */
+    async meteredOfCustomers(organisationId: string, customerIds: readonly string[], metrics: readonly string[]): Promise<EntitlementWithFeature[]> {
+      if (customerIds.length === 0 || metrics.length === 0) return [];
+      return withFeature()
+        .join('meters', 'meters.id', 'features.meter_id')
+        .where({ 'entitlements.organisation_id': organisationId, 'entitlements.type': 'metered' })
+        .whereIn('entitlements.customer_id', [...customerIds])
+        .whereIn('meters.metric', [...metrics]);
+    },
+
+    async deleteEntitlement(id: string): Promise<void> {
+      await db('entitlements').where({ id }).delete();
+    },
+
+    /** Records the period now announced; answers whether this call moved it (a repeat finds it moved). */
+    async advancePeriod(id: string, from: Date | null, to: Date): Promise<boolean> {
+      const query = db('entitlements').where({ id });
+      if (from === null) query.whereNull('period_end');
+      else query.where('period_end', from);
+      return (await query.update({ period_end: to })) > 0;
+    },
+
+    /** Marks the period's exhaustion announced; answers whether this call marked it. */
+    async markExhausted(id: string, periodStart: Date): Promise<boolean> {
+      const updated = await db('entitlements')
+        .where({ id })
+        .where((where) => where.whereNull('exhausted_period_start').orWhere('exhausted_period_start', '<', periodStart))
+        .update({ exhausted_period_start: periodStart });
+      return updated > 0;
+    },
+
+    async insertGrant(row: Omit<GrantRow, 'id' | 'created_at'>): Promise<GrantRow> {
+      const [inserted] = await db<GrantRow>('entitlement_grants').insert({ id: newId('egr'), ...row }).returning('*');
+      return inserted!;
+    },
+
+    /** Every grant of each entitlement. */
+    async grantsOf(entitlementIds: readonly string[]): Promise<GrantRow[]> {
+      if (entitlementIds.length === 0) return [];
+      return db<GrantRow>('entitlement_grants').whereIn('entitlement_id', [...entitlementIds]).orderBy([{ column: 'effective_at' }, { column: 'id' }]);
+    },
+
+    async listGrants(entitlementId: string, paging: PageQuery): Promise<Page<GrantRow>> {
+      return paginate<GrantRow, GrantRow>(db('entitlement_grants').where({ entitlement_id: entitlementId }), paging, { searchColumns: [], map: (row) => row });
+    },
+  };
+}
+
+export type EntitlementRepository = ReturnType<typeof createEntitlementRepository>;

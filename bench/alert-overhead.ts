@@ -68,11 +68,12 @@ async function main(): Promise<void> {
     await postBatchesFor(stack, { seconds: 5, concurrency, body: () => JSON.stringify({ events: events(entityIds, runId, batch++) }) });
     const without = await phase();
 
-    // Thresholds low enough that some fire during the run, and high ones that never do.
+    // Thresholds low enough that some fire during the run (on alerts that recur, of the summed meter: the usage is stamped before
+    // the alerts are created), and high ones that never do.
     const alertIds: string[] = [];
     for (let i = 0; i < alertCount; i += 1) {
-      const meter = meters[i % meters.length]!;
-      const thresholds = i % 4 === 0 ? [100 * (1 + (i % 7)), 10_000 * (1 + (i % 5))] : [1_000_000_000 + i];
+      const meter = meters[Math.floor(i / 2) % meters.length]!;
+      const thresholds = i % 4 === 1 ? [100 * (1 + (i % 7)), 10_000 * (1 + (i % 5))] : [1_000_000_000 + i];
       alertIds.push((await call('POST', '/alerts', { name: `Alert ${i}`, scope: { customerId: customerIds[i % customerIds.length] }, metric: 'usage', meterId: meter.id, thresholds, recurring: i % 2 ? 'period' : 'never' })).id);
     }
     const withAlerts = await phase();

@@ -15,6 +15,7 @@ import { createCreditNoteService } from './modules/credit-notes';
 import { type ModelSettings, createChatbotService } from './modules/chatbot';
 import { createCreditGrantService, createCreditService } from './modules/credits';
 import { createCouponService } from './modules/coupons';
+import { createAlertService, type PeriodSpend } from './modules/alerts';
 import { createEmailTemplateService } from './modules/email-templates';
 import { createEntitlementPeriodService, createEntitlementService } from './modules/entitlements';
 import { createEmailSendingService, createEmailService } from './modules/emails';
@@ -23,7 +24,7 @@ import { createFxRateService } from './modules/fx-rates';
 import { createHealthService } from './modules/health';
 import { createIdempotencyService } from './modules/idempotency';
 import { invoicesIn, createInvoiceFileService, createInvoiceItemService, createInvoiceService } from './modules/invoices';
-import { createInvoiceRunControlService, createInvoiceRunService, type InvoiceRunPaging } from './modules/invoice-runs';
+import { createInvoiceRunControlService, createInvoiceRunService, periodToDateUsage, type InvoiceRunPaging } from './modules/invoice-runs';
 import { createInvoiceTemplateService } from './modules/invoice-templates';
 import { destinationPolicy, type DestinationPolicy, createWebhookDeliveryControl, type TriggerSubject, createWebhookService } from './modules/webhooks';
 import { chargesIn, createChargeService } from './modules/charges';
@@ -107,6 +108,12 @@ const meterUses: MeterUses = {
   dimensionalItems: (trx, organisationId, meterId) => plansIn(trx).dimensionalItemsOfMeter(organisationId, meterId),
 };
 
+/** A contract's spend, for spend alerts: the rating engine's period-to-date usage charges, before tax, in its currency. */
+const periodSpend: PeriodSpend = async (db, organisationId, contractId, at) => {
+  const usage = await periodToDateUsage(db, organisationId, contractId, at);
+  return { currency: usage.currency, amount: usage.total };
+};
+
 export function createServices(deps: ServiceDeps) {
   const { db } = deps;
   const attributes = createAttributeService(db);
@@ -128,6 +135,7 @@ export function createServices(deps: ServiceDeps) {
     creditNoteLifecycle: createCreditNoteLifecycleService(deps),
     credits: createCreditService(deps),
     coupons: createCouponService(db),
+    alerts: createAlertService(db, periodSpend),
     collections: createCollectionsService(deps),
     invoiceRuns,
     charges: createChargeService(db, (organisationId, contractId) => contractCurrency(db, organisationId, contractId)),

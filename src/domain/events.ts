@@ -90,6 +90,16 @@ export interface CreditEntryEvent extends Snapshot {
   customerId: string;
 }
 
+/** An alert crossed one of its thresholds: once per threshold, per period when it recurs. */
+export interface AlertTriggered {
+  alertId: string;
+  /** The threshold crossed, and the value that crossed it (decimal strings). */
+  threshold: string;
+  value: string;
+  /** The first instant of the period the value was counted in. */
+  periodStart: string;
+}
+
 export interface MilestoneAchieved {
   contractId: string;
   milestone: Snapshot | undefined;
@@ -128,6 +138,7 @@ export interface DomainEventData {
   'credits.expired': CreditEntryEvent;
   'usage.batch_processed': UsageBatchProcessed;
   'usage.ingested': UsageIngested;
+  'alert.triggered': AlertTriggered;
   'entitlement.created': EntitlementCreated;
   'entitlement.exhausted': EntitlementExhausted;
   'entitlement.reset': EntitlementPeriodEvent;
@@ -164,6 +175,7 @@ const EVENT_TYPES: { [K in DomainEventType]: true } = {
   'credits.expired': true,
   'usage.batch_processed': true,
   'usage.ingested': true,
+  'alert.triggered': true,
   'entitlement.created': true,
   'entitlement.exhausted': true,
   'entitlement.reset': true,

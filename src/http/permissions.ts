@@ -65,6 +65,8 @@ const SYSTEM_USER_ACTIONS = [
   // Coupons: SystemUser reads them and applies them to contracts; managing them is Admin's
   'CouponService:getCoupons',
   'ContractService:applyCoupon',
+  // Alerts: SystemUser reads them and their triggers; defining them is Admin's
+  'AlertService:getAlerts',
   // Plan changes (and their undo, until an invoice credits them)
   'ContractService:changePlan',
   // Credit notes and customer credit (voiding and undoing a credit note are Admin's, as cancelling an invoice is)
@@ -167,6 +169,7 @@ const ADMIN_ONLY_ACTIONS = [
   'InvoiceTemplateService:manageTemplates',
   'CreditNoteService:voidCreditNote',
   'CouponService:manageCoupons',
+  'AlertService:manageAlerts',
   'CreditNoteService:undoCreditNote',
   'FeatureService:manageFeatures',
 ] as const;

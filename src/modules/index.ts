@@ -36,6 +36,7 @@ import { creditRoutes } from './credits/credits.routes';
 import { chatbotRoutes } from './chatbot/chatbot.routes';
 import { couponRoutes } from './coupons/coupons.routes';
 import { chargeRoutes } from './charges/charges.routes';
+import { alertRoutes } from './alerts/alerts.routes';
 import { entitlementRoutes } from './entitlements/entitlements.routes';
 
 /** Every route of the API, in the order Express matches them. */
@@ -62,6 +63,7 @@ export function allRoutes(deps: AppDeps): Route[] {
     ...contractRoutes(deps),
     ...chargeRoutes(deps),
     ...couponRoutes(deps),
+    ...alertRoutes(deps),
     ...invoiceRoutes(deps),
     ...invoiceFileRoutes(deps),
     ...creditNoteRoutes(deps),

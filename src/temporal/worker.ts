@@ -16,6 +16,7 @@ import { invoiceSettlements } from '../modules/settlements';
 import { startEventRelay } from '../events/relay';
 import { metricsSubscriber } from '../observability/event-metrics';
 import { webhookSubscriber } from '../modules/webhooks';
+import { alertSubscriber } from '../modules/alerts';
 import { entitlementSubscriber } from '../modules/entitlements';
 import { connectionOptions, connectTemporal } from './client';
 import { ensureSearchAttributes } from './search-attributes';
@@ -101,7 +102,7 @@ export async function createWorker(
   }
   // The outbox's relay runs beside the worker: it hands the domain events to their subscribers.
   const dispatcher = deps.config.WEBHOOK_RELAY
-    ? startEventRelay({ db: deps.db, logger: deps.logger, subscribers: [entitlementSubscriber({ periods: services.entitlementPeriods, temporal }), webhookSubscriber({ webhooks: services.webhooks, temporal }), metricsSubscriber()] })
+    ? startEventRelay({ db: deps.db, logger: deps.logger, subscribers: [alertSubscriber(services.alerts), entitlementSubscriber({ periods: services.entitlementPeriods, temporal }), webhookSubscriber({ webhooks: services.webhooks, temporal }), metricsSubscriber()] })
     : undefined;
   return {
     workers,

@@ -53,6 +53,12 @@ const FORBIDDEN_FOR_SYSTEM_USER = new Set([
   'POST /coupons',
   'PUT /coupons/{id}',
   'DELETE /coupons/{id}',
+  'POST /alerts',
+  'PUT /alerts/{id}',
+  'DELETE /alerts/{id}',
+  'POST /features',
+  'PUT /features/{id}',
+  'DELETE /features/{id}',
 ]);
 
 let api: TestApi;

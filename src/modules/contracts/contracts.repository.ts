@@ -345,6 +345,11 @@ export function createContractRepository(db: Knex) {
         .select('cp.*', 'c.end_date as contract_end_date');
     },
 
+    /** The customer's active contracts in the currency, by id: those a spend alert on the customer sums. */
+    async activeIdsOf(organisationId: string, customerId: string, currency: string): Promise<string[]> {
+      return db('contracts').where({ organisation_id: organisationId, customer_id: customerId, currency, status: 'active' }).orderBy('id').pluck('id');
+    },
+
     /** The plan items that milestones bill on each of the contract plans. */
     async milestoneItemsOf(contractPlanIds: readonly string[]): Promise<Array<{ contract_plan_id: string; plan_item_id: string }>> {
       if (contractPlanIds.length === 0) return [];

@@ -14,7 +14,7 @@ export type { PlanChange, PlanChangeCredit, PlanChangeRow } from './plan-changes
 export { assertUsageUnshared } from './usage-attribution';
 
 /** What other modules may do with these rows, inside the transaction (unit of work) they pass. */
-export type ContractAccess = Pick<ReturnType<typeof createContractRepository>, 'addPlan' | 'billableIds' | 'closeSuspension' | 'deletePlan' | 'endBy' | 'find' | 'findMany' | 'lockMany' | 'lockMilestone' | 'lockStatus' | 'markMilestoneAchieved' | 'markResumed' | 'milestone' | 'milestoneItemsOf' | 'openSuspension' | 'planHasMilestones' | 'setPlanEnd' | 'setStatus' | 'suspensionsOf' | 'wasResumed'>;
+export type ContractAccess = Pick<ReturnType<typeof createContractRepository>, 'activeIdsOf' | 'addPlan' | 'billableIds' | 'closeSuspension' | 'deletePlan' | 'endBy' | 'find' | 'findMany' | 'lockMany' | 'lockMilestone' | 'lockStatus' | 'markMilestoneAchieved' | 'markResumed' | 'milestone' | 'milestoneItemsOf' | 'openSuspension' | 'planHasMilestones' | 'setPlanEnd' | 'setStatus' | 'suspensionsOf' | 'wasResumed'>;
 export const contractsIn = (db: Knex): ContractAccess => createContractRepository(db);
 
 /** What other modules may do with these rows, inside the transaction (unit of work) they pass. */

@@ -1,0 +1,223 @@
+import type { Knex } from 'knex';
+import { directionOf, newlyCrossed, periodAt, periodsSpanning, type AlertPeriod, type BillingSchedule } from '../../domain/alerts';
+import { AppError, BUSINESS_FAILURE_TYPES } from '../../domain/errors';
+import { formatExact, sumAmounts } from '../../domain/money';
+import type { CreditEntryEvent, UsageIngested } from '../../domain/events';
+import { recordEvents, type OutboxEvent } from '../../events/outbox';
+import { plansIn } from '../billing-plans';
+import { contractsIn } from '../contracts';
+import { creditsIn } from '../credits';
+import { entitiesIn } from '../customers';
+import { metersIn, specOf } from '../meters';
+import { getOrganisationSettings } from '../organisation-settings';
+import { aggregateUsage, bucketOf, emptyAggregate, type UsageMember } from '../usage';
+import { createAlertRepository, firedKey, type AlertRow, type CrossedThreshold } from './alerts.repository';
+
+/**
+ * A contract's usage charges so far in its current billing period, in its currency, as the rating engine
+ * computes them: answered by the invoice runs (the rating engine's caller) through the composition root,
+ * read inside the evaluation's transaction.
+ */
+export type PeriodSpend = (db: Knex, organisationId: string, contractId: string, at: Date) => Promise<{ currency: string; amount: string }>;
+
+/** What changed for an organisation, as a batch of domain events tells it. */
+export interface AlertChanges {
+  /** Customers whose usage grew: of which metrics, between which timestamps. */
+  usage: Map<string, { from: Date; to: Date; metrics: Set<string> }>;
+  /** Customers whose credit balance or spend may have changed. */
+  balances: Set<string>;
+}
+
+/** An organisation's changes, empty. */
+const noChanges = (): AlertChanges => ({ usage: new Map(), balances: new Set() });
+
+/**
+ * What a batch of domain events changed, per organisation: usage stored (`usage.ingested`), credit granted
+ * or expired, and invoices raised (which take credit and are charged against spend). Other events change
+ * nothing alerts watch.
+ */
+export function changesOf(events: readonly OutboxEvent[]): Map<string, AlertChanges> {
+  const changes = new Map<string, AlertChanges>();
+  const of = (organisationId: string) => changes.get(organisationId) ?? changes.set(organisationId, noChanges()).get(organisationId)!;
+  for (const event of events) {
+    if (event.payload.triggered) continue;
+    switch (event.type) {
+      case 'usage.ingested': {
+        const data = event.payload.data as UsageIngested;
+        const usage = of(event.organisation_id).usage;
+        const from = new Date(data.from);
+        const to = new Date(data.to);
+        for (const customerId of data.customerIds) {
+          const known = usage.get(customerId);
+          if (!known) usage.set(customerId, { from, to, metrics: new Set(data.metrics) });
+          else usage.set(customerId, { from: from < known.from ? from : known.from, to: to > known.to ? to : known.to, metrics: new Set([...known.metrics, ...data.metrics]) });
+        }
+        break;
+      }
+      case 'credits.granted':
+      case 'credits.expired':
+        of(event.organisation_id).balances.add((event.payload.data as CreditEntryEvent).customerId);
+        break;
+      case 'invoice.raised': {
+        const customerId = (event.payload.data as { customerId?: string | null }).customerId;
+        if (customerId) of(event.organisation_id).balances.add(customerId);
+        break;
+      }
+    }
+  }
+  return changes;
+}
+
+/** One alert's value in one period. */
+interface Reading {
+  alert: AlertRow;
+  period: AlertPeriod;
+  value: string;
+}
+
+/** A `never` alert's one period: from the quarter hour it was created in (a rollup bucket's edge), for ever. */
+const lifetimeOf = (alert: AlertRow): AlertPeriod => ({ start: bucketOf(alert.created_at), end: null });
+
+/** The billing schedules of the alerts' contracts, by contract id, read in two statements. */
+async function schedulesOf(trx: Knex, organisationId: string, alerts: readonly AlertRow[]): Promise<Map<string, BillingSchedule[]>> {
+  const contractIds = [...new Set(alerts.flatMap((alert) => (alert.contract_id ? [alert.contract_id] : [])))];
+  const schedules = new Map<string, BillingSchedule[]>();
+  if (contractIds.length === 0) return schedules;
+  const contracts = await contractsIn(trx).findMany(organisationId, contractIds);
+  const plans = new Map((await plansIn(trx).findMany(organisationId, [...new Set(contracts.flatMap((contract) => contract.plans.map((plan) => plan.planId)))])).map((plan) => [plan.id, plan]));
+  for (const contract of contracts) {
+    schedules.set(
+      contract.id,
+      contract.plans.flatMap((plan) => {
+        const billing = plans.get(plan.planId);
+        return billing ? [{ kind: billing.billingPeriod, anchor: contract.billingAnchor, startDate: plan.startDate, endDate: plan.endDate }] : [];
+      }),
+    );
+  }
+  return schedules;
+}
+
+/**
+ * Reads the alerts' values and records the thresholds newly crossed, in `trx`: one trigger row per
+ * (alert, threshold, period), inserted unless it exists (the unique key decides between concurrent
+ * evaluations), and `alert.triggered` for each row new here. Safe to repeat: a second run finds the rows and
+ * records nothing. `now` places the balances and spend, which have no timestamps of their own, in a period.
+ */
+export async function evaluateAlerts(trx: Knex, organisationId: string, alerts: readonly AlertRow[], changes: AlertChanges, now: Date, spend: PeriodSpend): Promise<number> {
+  if (alerts.length === 0) return 0;
+  const { timezone } = await getOrganisationSettings(trx, organisationId);
+  const schedules = await schedulesOf(trx, organisationId, alerts);
+  const periodOf = (alert: AlertRow, instant: Date) => (alert.recurring === 'never' ? lifetimeOf(alert) : periodAt(instant, timezone, schedules.get(alert.contract_id ?? '') ?? []));
+
+  const readings = [
+    ...(await usageReadings(trx, organisationId, alerts, changes, (alert, from, to) =>
+      alert.recurring === 'never' ? (to >= lifetimeOf(alert).start ? [lifetimeOf(alert)] : []) : periodsSpanning(from, to, timezone, schedules.get(alert.contract_id ?? '') ?? []),
+    )),
+    ...(await balanceReadings(trx, organisationId, alerts, changes, (alert) => periodOf(alert, now))),
+    ...(await spendReadings(trx, organisationId, alerts, changes, now, spend, (alert) => periodOf(alert, now))),
+  ];
+  return recordCrossings(trx, organisationId, readings);
+}
+
+/** Usage alerts on a customer whose usage of the meter's metric grew: the meter's aggregate per period, one statement per meter. */
+async function usageReadings(
+  trx: Knex,
+  organisationId: string,
+  alerts: readonly AlertRow[],
+  changes: AlertChanges,
+  periodsOf: (alert: AlertRow, from: Date, to: Date) => AlertPeriod[],
+): Promise<Reading[]> {
+  const usageAlerts = alerts.filter((alert) => alert.metric === 'usage' && changes.usage.has(alert.customer_id));
+  if (usageAlerts.length === 0) return [];
+  const meters = new Map((await metersIn(trx).findMany(organisationId, [...new Set(usageAlerts.map((alert) => alert.meter_id!))])).map((meter) => [meter.id, meter]));
+  const entities = new Map<string, string[]>();
+  for (const entity of await entitiesIn(trx).customerEntitiesOf(organisationId, [...new Set(usageAlerts.map((alert) => alert.customer_id))])) {
+    entities.set(entity.customer_id, [...(entities.get(entity.customer_id) ?? []), entity.id]);
+  }
+
+  const readings: Reading[] = [];
+  for (const [meterId, meter] of meters) {
+    const wanted = new Map<string, { alert: AlertRow; period: AlertPeriod }>();
+    const members: UsageMember[] = [];
+    for (const alert of usageAlerts.filter((candidate) => candidate.meter_id === meterId)) {
+      const grew = changes.usage.get(alert.customer_id)!;
+      if (!grew.metrics.has(meter.metric)) continue;
+      for (const period of periodsOf(alert, grew.from, grew.to)) {
+        const key = firedKey(alert.id, period.start);
+        wanted.set(key, { alert, period });
+        for (const customerEntityId of entities.get(alert.customer_id) ?? []) members.push({ key, customerEntityId, from: period.start, to: period.end });
+      }
+    }
+    if (members.length === 0) continue;
+    const spec = specOf(meter);
+    const values = new Map((await aggregateUsage(trx, { organisationId, metric: meter.metric, spec, members })).map((group) => [group.key, group.value]));
+    for (const [key, { alert, period }] of wanted) {
+      const value = values.has(key) ? values.get(key)! : emptyAggregate(spec);
+      if (value !== null) readings.push({ alert, period, value });
+    }
+  }
+  return readings;
+}
+
+/** Credit-balance alerts on a customer whose credit may have changed: the balance in the alert's currency (none held: 0). */
+async function balanceReadings(trx: Knex, organisationId: string, alerts: readonly AlertRow[], changes: AlertChanges, periodOf: (alert: AlertRow) => AlertPeriod): Promise<Reading[]> {
+  const balanceAlerts = alerts.filter((alert) => alert.metric === 'credit_balance' && changes.balances.has(alert.customer_id));
+  const balances = new Map<string, Map<string, string>>();
+  for (const customerId of new Set(balanceAlerts.map((alert) => alert.customer_id))) {
+    balances.set(customerId, new Map((await creditsIn(trx).balances(organisationId, customerId)).map((row) => [row.currency, row.balance])));
+  }
+  return balanceAlerts.map((alert) => ({ alert, period: periodOf(alert), value: balances.get(alert.customer_id)?.get(alert.currency!) ?? '0' }));
+}
+
+/**
+ * Spend alerts on a customer whose usage or invoices changed: the rating engine's period-to-date usage
+ * charges of the alert's contract, or of each of the customer's contracts in the alert's currency, summed.
+ */
+async function spendReadings(trx: Knex, organisationId: string, alerts: readonly AlertRow[], changes: AlertChanges, now: Date, spend: PeriodSpend, periodOf: (alert: AlertRow) => AlertPeriod): Promise<Reading[]> {
+  const spendAlerts = alerts.filter((alert) => alert.metric === 'spend' && (changes.balances.has(alert.customer_id) || changes.usage.has(alert.customer_id)));
+  const spent = new Map<string, { currency: string; amount: string } | null>();
+  // A contract the engine cannot rate now (no plan in force, a price it refuses) adds nothing: the
+  // evaluation of the others goes on, and the relay is never held up by it.
+  const spendOf = async (contractId: string) => {
+    if (!spent.has(contractId)) spent.set(contractId, await spend(trx, organisationId, contractId, now).catch((error: unknown) => (error instanceof AppError && BUSINESS_FAILURE_TYPES.includes(error.kind) ? null : Promise.reject(error))));
+    return spent.get(contractId);
+  };
+  const readings: Reading[] = [];
+  for (const alert of spendAlerts) {
+    const contractIds = alert.contract_id ? [alert.contract_id] : await contractsIn(trx).activeIdsOf(organisationId, alert.customer_id, alert.currency!);
+    const amounts: string[] = [];
+    for (const contractId of contractIds) {
+      const contractSpend = await spendOf(contractId);
+      if (contractSpend?.currency === alert.currency) amounts.push(contractSpend.amount);
+    }
+    readings.push({ alert, period: periodOf(alert), value: sumAmounts(amounts).toFixed() });
+  }
+  return readings;
+}
+
+/** Records the thresholds each reading newly crossed, and announces those no other evaluation recorded first. */
+async function recordCrossings(trx: Knex, organisationId: string, readings: readonly Reading[]): Promise<number> {
+  if (readings.length === 0) return 0;
+  const alerts = createAlertRepository(trx);
+  const fired = await alerts.fired(
+    [...new Set(readings.map((reading) => reading.alert.id))],
+    [...new Set(readings.map((reading) => reading.period.start.getTime()))].map((time) => new Date(time)),
+  );
+  const crossings: CrossedThreshold[] = readings.flatMap(({ alert, period, value }) =>
+    newlyCrossed(alert.thresholds, value, directionOf(alert.metric), fired.get(firedKey(alert.id, period.start)) ?? []).map((threshold) => ({
+      organisationId,
+      alertId: alert.id,
+      threshold,
+      value,
+      periodStart: period.start,
+    })),
+  );
+  const recorded = await alerts.recordTriggers(crossings);
+  await recordEvents(
+    trx,
+    organisationId,
+    'alert.triggered',
+    recorded.map((row) => ({ alertId: row.alert_id, threshold: formatExact(row.threshold), value: formatExact(row.value), periodStart: row.period_start.toISOString() })),
+  );
+  return recorded.length;
+}

@@ -10,7 +10,8 @@ import { creditsIn } from '../credits';
 import { entitiesIn } from '../customers';
 import { metersIn, specOf } from '../meters';
 import { getOrganisationSettings } from '../organisation-settings';
-import { aggregateUsage, bucketOf, emptyAggregate, type UsageMember } from '../usage';
+import { aggregateUsage, bucketOf, counterSums, emptyAggregate, type CounterSpan, type UsageMember } from '../usage';
+import { dayIn } from '../../domain/zoned-days';
 import { createAlertRepository, firedKey, type AlertRow, type CrossedThreshold } from './alerts.repository';
 
 /**
@@ -110,7 +111,7 @@ export async function evaluateAlerts(trx: Knex, organisationId: string, alerts: 
   const periodOf = (alert: AlertRow, instant: Date) => (alert.recurring === 'never' ? lifetimeOf(alert) : periodAt(instant, timezone, schedules.get(alert.contract_id ?? '') ?? []));
 
   const readings = [
-    ...(await usageReadings(trx, organisationId, alerts, changes, (alert, from, to) =>
+    ...(await usageReadings(trx, organisationId, alerts, changes, timezone, (alert, from, to) =>
       alert.recurring === 'never' ? (to >= lifetimeOf(alert).start ? [lifetimeOf(alert)] : []) : periodsSpanning(from, to, timezone, schedules.get(alert.contract_id ?? '') ?? []),
     )),
     ...(await balanceReadings(trx, organisationId, alerts, changes, (alert) => periodOf(alert, now))),
@@ -119,12 +120,23 @@ export async function evaluateAlerts(trx: Knex, organisationId: string, alerts: 
   return recordCrossings(trx, organisationId, readings);
 }
 
-/** Usage alerts on a customer whose usage of the meter's metric grew: the meter's aggregate per period, one statement per meter. */
+/**
+ * Whether an alert's period is read from its usage counter: the alert has one, kept in the organisation's
+ * time zone as it is now, and the period is whole days of it (a `never` alert's starts at its creation).
+ */
+const countedPeriod = (alert: AlertRow, period: AlertPeriod, timeZone: string): period is AlertPeriod & { end: Date } =>
+  alert.counter_id !== null && alert.counter_time_zone === timeZone && alert.recurring === 'period' && period.end !== null;
+
+/**
+ * Usage alerts on a customer whose usage of the meter's metric grew: per period, the sum of the alert's usage
+ * counter's days (one statement for all of them), or else the meter's aggregate (one statement per meter).
+ */
 async function usageReadings(
   trx: Knex,
   organisationId: string,
   alerts: readonly AlertRow[],
   changes: AlertChanges,
+  timeZone: string,
   periodsOf: (alert: AlertRow, from: Date, to: Date) => AlertPeriod[],
 ): Promise<Reading[]> {
   const usageAlerts = alerts.filter((alert) => alert.metric === 'usage' && changes.usage.has(alert.customer_id));
@@ -136,6 +148,8 @@ async function usageReadings(
   }
 
   const readings: Reading[] = [];
+  const counted = new Map<string, { alert: AlertRow; period: AlertPeriod }>();
+  const spans: CounterSpan[] = [];
   for (const [meterId, meter] of meters) {
     const wanted = new Map<string, { alert: AlertRow; period: AlertPeriod }>();
     const members: UsageMember[] = [];
@@ -144,6 +158,11 @@ async function usageReadings(
       if (!grew.metrics.has(meter.metric)) continue;
       for (const period of periodsOf(alert, grew.from, grew.to)) {
         const key = firedKey(alert.id, period.start);
+        if (countedPeriod(alert, period, timeZone)) {
+          counted.set(key, { alert, period });
+          spans.push({ key, counterId: alert.counter_id!, fromDay: dayIn(timeZone, period.start), toDay: dayIn(timeZone, period.end) });
+          continue;
+        }
         wanted.set(key, { alert, period });
         for (const customerEntityId of entities.get(alert.customer_id) ?? []) members.push({ key, customerEntityId, from: period.start, to: period.end });
       }
@@ -156,6 +175,8 @@ async function usageReadings(
       if (value !== null) readings.push({ alert, period, value });
     }
   }
+  const sums = await counterSums(trx, spans);
+  for (const [key, { alert, period }] of counted) readings.push({ alert, period, value: sums.get(key) ?? '0' });
   return readings;
 }
 

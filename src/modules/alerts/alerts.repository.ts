@@ -18,6 +18,9 @@ export interface AlertRow {
   /** numeric(24,4)[], each as text. */
   thresholds: string[];
   recurring: Recurring;
+  /** A usage alert on a meter that sums or counts: the usage counter it reads, and the zone of its days. */
+  counter_id: string | null;
+  counter_time_zone: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -32,7 +35,7 @@ export interface AlertTriggerRow {
   created_at: Date;
 }
 
-export type NewAlert = Pick<AlertRow, 'name' | 'customer_id' | 'contract_id' | 'metric' | 'meter_id' | 'currency' | 'thresholds' | 'recurring'>;
+export type NewAlert = Pick<AlertRow, 'name' | 'customer_id' | 'contract_id' | 'metric' | 'meter_id' | 'currency' | 'thresholds' | 'recurring' | 'counter_id' | 'counter_time_zone'>;
 
 /** A threshold an evaluation found crossed, to be recorded unless it fired already. */
 export interface CrossedThreshold {
@@ -53,7 +56,7 @@ const TRIGGER_COLUMNS = [
 ] as const;
 
 /** An alert's columns, its thresholds as text: the driver would read a numeric[] as binary floats. */
-const ALERT_COLUMNS = ['id', 'organisation_id', 'name', 'customer_id', 'contract_id', 'metric', 'meter_id', 'currency', 'recurring', 'created_at', 'updated_at'];
+const ALERT_COLUMNS = ['id', 'organisation_id', 'name', 'customer_id', 'contract_id', 'metric', 'meter_id', 'currency', 'recurring', 'counter_id', 'counter_time_zone', 'created_at', 'updated_at'];
 
 /** Alerts and the triggers they fired. `db` may be a transaction. */
 export function createAlertRepository(db: Knex) {
@@ -82,8 +85,10 @@ export function createAlertRepository(db: Knex) {
       return updated > 0 ? rows(organisationId).where({ id }).first() : undefined;
     },
 
-    async delete(organisationId: string, id: string): Promise<boolean> {
-      return (await own(organisationId).where({ id }).delete()) > 0;
+    /** Deletes the alert (its triggers with it); answers the row deleted, if there was one. */
+    async delete(organisationId: string, id: string): Promise<Pick<AlertRow, 'id' | 'counter_id'> | undefined> {
+      const [row] = await own(organisationId).where({ id }).delete().returning(['id', 'counter_id']);
+      return row;
     },
 
     /** The alerts of the given metrics on any of the customers: one index range per customer. */

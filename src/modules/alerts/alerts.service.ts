@@ -5,7 +5,9 @@ import type { OutboxEvent } from '../../events/outbox';
 import type { Page, PageQuery } from '../../http/paging';
 import { contractsIn } from '../contracts';
 import { customersIn } from '../customers';
-import { metersIn } from '../meters';
+import { metersIn, rollupMeterOf } from '../meters';
+import { zoneOf } from '../organisation-settings';
+import { COUNTABLE, releaseCounter, takeCounter } from '../usage';
 import { changesOf, evaluateAlerts, type AlertChanges, type PeriodSpend } from './alert-evaluation';
 import { createAlertRepository, type AlertRow, type AlertTriggerRow } from './alerts.repository';
 import type { AlertTriggerView, AlertView, CreateAlertBody, UpdateAlertBody } from './alerts.schemas';
@@ -69,10 +71,13 @@ export function createAlertService(db: Knex, spend: PeriodSpend, clock: () => Da
     async create(organisationId: string, input: CreateAlertBody): Promise<AlertView> {
       return db.transaction(async (trx) => {
         const { customerId, contractCurrency } = await customerOfScope(trx, organisationId, input);
-        if (input.meterId !== undefined) orNotFound(await metersIn(trx).findById(organisationId, input.meterId), 'Meter');
+        const meter = input.meterId === undefined ? undefined : orNotFound(await metersIn(trx).findById(organisationId, input.meterId), 'Meter');
         if (input.metric === 'spend' && contractCurrency !== null && input.currency !== contractCurrency) {
           throw AppError.validation(`the contract bills in ${contractCurrency}: a spend alert on it counts in that currency`, 'body.currency');
         }
+        // A meter that sums or counts is read from its customer's usage counter, per day of the organisation's zone.
+        const timeZone = await zoneOf(trx, organisationId);
+        const counterId = meter && COUNTABLE.has(meter.aggregation) ? await takeCounter(trx, organisationId, { customerId, meterId: meter.id, filters: [], timeZone }, rollupMeterOf(meter)) : null;
         const alert = await createAlertRepository(trx).insert(organisationId, {
           name: input.name,
           customer_id: customerId,
@@ -82,6 +87,8 @@ export function createAlertService(db: Knex, spend: PeriodSpend, clock: () => Da
           currency: input.currency ?? null,
           thresholds: input.thresholds,
           recurring: input.recurring,
+          counter_id: counterId,
+          counter_time_zone: counterId === null ? null : timeZone,
         });
         await evaluateNow(trx, alert);
         return toAlert(alert);
@@ -108,7 +115,11 @@ export function createAlertService(db: Knex, spend: PeriodSpend, clock: () => Da
 
     /** Deletes the alert and its triggers. */
     async delete(organisationId: string, id: string): Promise<void> {
-      if (!(await createAlertRepository(db).delete(organisationId, id))) throw AppError.notFound('Alert');
+      await db.transaction(async (trx) => {
+        const deleted = await createAlertRepository(trx).delete(organisationId, id);
+        if (!deleted) throw AppError.notFound('Alert');
+        if (deleted.counter_id) await releaseCounter(trx, deleted.counter_id);
+      });
     },
 
     async triggers(organisationId: string, id: string, paging: PageQuery): Promise<Page<AlertTriggerView>> {

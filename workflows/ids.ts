@@ -24,6 +24,8 @@ export const creditExpiryWorkflowId = (lotId: string) => `credit-expiry:${lotId}
 export const chatWorkflowId = (conversationId: string) => `chat:${conversationId}`;
 /** One per meter definition: a redefinition (the next generation) fills anew under a workflow of its own. */
 export const meterBackfillWorkflowId = (meterId: string, generation: number) => `meter-backfill:${meterId}:${generation}`;
+/** One per contract: usage arriving while it runs signals it to check again. */
+export const progressiveBillingWorkflowId = (contractId: string) => `progressive-billing:${contractId}`;
 /** One Temporal Schedule per organisation and schedule; the workflows it starts get this id plus the scheduled time. */
 export const invoiceRunScheduleId = (organisationId: string, scheduleId: string) => `invoice-run-schedule:${organisationId}:${scheduleId}`;
 
@@ -49,6 +51,7 @@ export const BILLING_KINDS = {
   creditExpiryWorkflow: 'credit-expiry',
   chatConversationWorkflow: 'chatbot',
   meterBackfillWorkflow: 'meter-backfill',
+  progressiveBillingWorkflow: 'progressive-billing',
 } as const;
 
 /** A workflow type that has a kind. */

@@ -13,3 +13,4 @@ export { creditNoteWorkflow } from './credit-note.workflow';
 export { creditExpiryWorkflow } from './credit-expiry.workflow';
 export { chatConversationWorkflow } from './chat.workflow';
 export { meterBackfillWorkflow } from './meter-backfill.workflow';
+export { progressiveBillingWorkflow } from './progressive-billing.workflow';

@@ -16,6 +16,7 @@ import { invoiceSettlements } from '../modules/settlements';
 import { startEventRelay } from '../events/relay';
 import { metricsSubscriber } from '../observability/event-metrics';
 import { webhookSubscriber } from '../modules/webhooks';
+import { progressiveBillingSubscriber } from '../modules/invoice-runs';
 import { connectionOptions, connectTemporal } from './client';
 import { ensureSearchAttributes } from './search-attributes';
 import { distinctQueues, taskQueuesOf } from './task-queues';
@@ -100,7 +101,7 @@ export async function createWorker(
   }
   // The outbox's relay runs beside the worker: it hands the domain events to their subscribers.
   const dispatcher = deps.config.WEBHOOK_RELAY
-    ? startEventRelay({ db: deps.db, logger: deps.logger, subscribers: [webhookSubscriber({ webhooks: services.webhooks, temporal }), metricsSubscriber()] })
+    ? startEventRelay({ db: deps.db, logger: deps.logger, subscribers: [webhookSubscriber({ webhooks: services.webhooks, temporal }), metricsSubscriber(), progressiveBillingSubscriber({ progressiveBilling: services.progressiveBilling, temporal })] })
     : undefined;
   return {
     workers,

@@ -11,6 +11,7 @@ import type { ExportActivities } from '../workflows/export.types';
 import type { InvoiceActivities } from '../workflows/invoice-lifecycle.types';
 import type { InvoiceRunActivities } from '../workflows/invoice-run.types';
 import type { MeterBackfillActivities } from '../workflows/meter-backfill.types';
+import type { ProgressiveBillingActivities } from '../workflows/progressive-billing.types';
 import type { RevenueActivities } from '../workflows/revenue-sync.types';
 import type { UsageActivities } from '../workflows/usage-batch.types';
 import type { WebhookActivities } from '../workflows/webhook-delivery.types';
@@ -50,6 +51,7 @@ export type Activities = ChatbotActivities &
   InvoiceActivities &
   InvoiceRunActivities &
   MeterBackfillActivities &
+  ProgressiveBillingActivities &
   RevenueActivities &
   UsageActivities &
   WebhookActivities;

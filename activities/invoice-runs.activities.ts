@@ -1,10 +1,31 @@
 import type { Services } from '../src/services';
 import type { InvoiceService } from '../src/modules/invoices';
 import type { InvoiceRunActivities } from '../workflows/invoice-run.types';
+import type { ProgressiveBillingActivities } from '../workflows/progressive-billing.types';
 import { withHeartbeat } from './adapter';
 
-export function createInvoiceRunActivities(services: Services, drivers: { invoices: InvoiceService }): InvoiceRunActivities {
-  const { invoiceRuns, organisationSettings } = services;
+/**
+ * Auto-advance: with the organisation's settings on, each draft is raised (and sent) through its own
+ * invoice workflow's Updates, as by hand. `updateKey` and the invoice name each Update, so that a retried
+ * activity joins the first Update instead of running another.
+ */
+async function advanceDrafts(services: Services, invoices: InvoiceService, organisationId: string, invoiceIds: Iterable<string>, updateKey: string): Promise<{ advanced: number }> {
+  const settings = await services.organisationSettings.get(organisationId);
+  if (!settings.autoRaiseGeneratedInvoices) return { advanced: 0 };
+  let advanced = 0;
+  for (const invoiceId of invoiceIds) {
+    const invoice = await invoices.get(organisationId, invoiceId);
+    if (invoice.status === 'draft') await invoices.transition(organisationId, invoiceId, 'raise', {}, `${updateKey}:raise:${invoiceId}`);
+    if (settings.autoSendGeneratedInvoices && ['draft', 'raised'].includes(invoice.status)) {
+      await invoices.transition(organisationId, invoiceId, 'send', {}, `${updateKey}:send:${invoiceId}`);
+    }
+    advanced += 1;
+  }
+  return { advanced };
+}
+
+export function createInvoiceRunActivities(services: Services, drivers: { invoices: InvoiceService }): InvoiceRunActivities & ProgressiveBillingActivities {
+  const { invoiceRuns, organisationSettings, progressiveBilling } = services;
   return {
     /** Records the run; says too whether the organisation auto-advances its drafts, as its settings are when the run begins. */
     beginInvoiceRun: async (input) => {
@@ -15,25 +36,11 @@ export function createInvoiceRunActivities(services: Services, drivers: { invoic
     /** A page of contracts, billed together in one transaction; a retry skips those already billed. */
     billContracts: (input) => withHeartbeat(() => invoiceRuns.billContracts(input)),
     finishInvoiceRun: (input) => invoiceRuns.finish(input),
-    /**
-     * Auto-advance: with the organisation's settings on, each draft the run made is raised (and sent)
-     * through its own invoice workflow's Updates, as by hand. The Update ids are keyed by run and invoice,
-     * so a retried activity joins the first Update instead of running another.
-     */
-    advanceRunInvoices: (input) =>
-      withHeartbeat(async () => {
-        const settings = await organisationSettings.get(input.organisationId);
-        if (!settings.autoRaiseGeneratedInvoices) return { advanced: 0 };
-        let advanced = 0;
-        for (const invoiceId of await invoiceRuns.invoiceIdsOf(input.runId)) {
-          const invoice = await drivers.invoices.get(input.organisationId, invoiceId);
-          if (invoice.status === 'draft') await drivers.invoices.transition(input.organisationId, invoiceId, 'raise', {}, `run:${input.runId}:raise:${invoiceId}`);
-          if (settings.autoSendGeneratedInvoices && ['draft', 'raised'].includes(invoice.status)) {
-            await drivers.invoices.transition(input.organisationId, invoiceId, 'send', {}, `run:${input.runId}:send:${invoiceId}`);
-          }
-          advanced += 1;
-        }
-        return { advanced };
-      }),
+    /** Auto-advance of the drafts the run made (Updates keyed by run and invoice). */
+    advanceRunInvoices: (input) => withHeartbeat(async () => advanceDrafts(services, drivers.invoices, input.organisationId, await invoiceRuns.invoiceIdsOf(input.runId), `run:${input.runId}`)),
+    /** A contract's progressive billing check and its invoices, in one transaction. */
+    billProgressiveThresholds: (input) => progressiveBilling.bill({ organisationId: input.organisationId, contractId: input.contractId }),
+    /** Auto-advance of a progressive invoice (Updates keyed by the invoice). */
+    advanceProgressiveInvoices: (input) => withHeartbeat(() => advanceDrafts(services, drivers.invoices, input.organisationId, input.invoiceIds, 'progressive')),
   };
 }

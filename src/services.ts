@@ -24,7 +24,7 @@ import { createFxRateService } from './modules/fx-rates';
 import { createHealthService } from './modules/health';
 import { createIdempotencyService } from './modules/idempotency';
 import { invoicesIn, createInvoiceFileService, createInvoiceItemService, createInvoiceService } from './modules/invoices';
-import { createInvoiceRunControlService, createInvoiceRunService, periodToDateUsage, type InvoiceRunPaging } from './modules/invoice-runs';
+import { createInvoiceRunControlService, createInvoiceRunService, createProgressiveBillingService, periodToDateUsage, type InvoiceRunPaging } from './modules/invoice-runs';
 import { createInvoiceTemplateService } from './modules/invoice-templates';
 import { destinationPolicy, type DestinationPolicy, createWebhookDeliveryControl, type TriggerSubject, createWebhookService } from './modules/webhooks';
 import { chargesIn, createChargeService } from './modules/charges';
@@ -138,6 +138,7 @@ export function createServices(deps: ServiceDeps) {
     alerts: createAlertService(db, periodSpend),
     collections: createCollectionsService(deps),
     invoiceRuns,
+    progressiveBilling: createProgressiveBillingService(db),
     charges: createChargeService(db, (organisationId, contractId) => contractCurrency(db, organisationId, contractId)),
     // Usage, plans and contracts
     // A meter is billed once anything was charged for a plan item that meters it.

@@ -26,6 +26,8 @@ export const chatWorkflowId = (conversationId: string) => `chat:${conversationId
 export const meterBackfillWorkflowId = (meterId: string, generation: number) => `meter-backfill:${meterId}:${generation}`;
 /** One per metered entitlement: its periods' resets. */
 export const entitlementPeriodWorkflowId = (entitlementId: string) => `entitlement-period:${entitlementId}`;
+/** One per contract: usage arriving while it runs signals it to check again. */
+export const progressiveBillingWorkflowId = (contractId: string) => `progressive-billing:${contractId}`;
 /** One Temporal Schedule per organisation and schedule; the workflows it starts get this id plus the scheduled time. */
 export const invoiceRunScheduleId = (organisationId: string, scheduleId: string) => `invoice-run-schedule:${organisationId}:${scheduleId}`;
 
@@ -52,6 +54,7 @@ export const BILLING_KINDS = {
   chatConversationWorkflow: 'chatbot',
   meterBackfillWorkflow: 'meter-backfill',
   entitlementPeriodWorkflow: 'entitlement-period',
+  progressiveBillingWorkflow: 'progressive-billing',
 } as const;
 
 /** A workflow type that has a kind. */

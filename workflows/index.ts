@@ -14,3 +14,4 @@ export { creditExpiryWorkflow } from './credit-expiry.workflow';
 export { chatConversationWorkflow } from './chat.workflow';
 export { meterBackfillWorkflow } from './meter-backfill.workflow';
 export { entitlementPeriodWorkflow } from './entitlement-period.workflow';
+export { progressiveBillingWorkflow } from './progressive-billing.workflow';

@@ -30,6 +30,17 @@ export interface InvoiceRunFinished {
   totals: CurrencyTotal[];
 }
 
+/**
+ * A new draft invoice, and why it was made: by an invoice run, a milestone, by hand (`POST /invoices`), or
+ * because a contract's usage charges crossed progressive billing thresholds (`threshold`: the highest it
+ * bills; `thresholds`: every one it claims, several when one jump crossed them).
+ */
+export interface InvoiceCreated extends Snapshot {
+  reason: 'invoice_run' | 'milestone' | 'manual' | 'progressive_threshold';
+  threshold?: string;
+  thresholds?: string[];
+}
+
 export interface UsageBatchProcessed {
   id: string;
   status: string;
@@ -113,7 +124,7 @@ export interface PlanChangeEvent {
 
 /** Each event type and what its `data` holds. */
 export interface DomainEventData {
-  'invoice.created': Snapshot;
+  'invoice.created': InvoiceCreated;
   'invoice.raised': Snapshot;
   'invoice.sent': Snapshot;
   'invoice.paid': Snapshot;

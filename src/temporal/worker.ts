@@ -18,6 +18,7 @@ import { metricsSubscriber } from '../observability/event-metrics';
 import { webhookSubscriber } from '../modules/webhooks';
 import { alertSubscriber } from '../modules/alerts';
 import { entitlementSubscriber } from '../modules/entitlements';
+import { progressiveBillingSubscriber } from '../modules/invoice-runs';
 import { connectionOptions, connectTemporal } from './client';
 import { ensureSearchAttributes } from './search-attributes';
 import { distinctQueues, taskQueuesOf } from './task-queues';
@@ -102,7 +103,7 @@ export async function createWorker(
   }
   // The outbox's relay runs beside the worker: it hands the domain events to their subscribers.
   const dispatcher = deps.config.WEBHOOK_RELAY
-    ? startEventRelay({ db: deps.db, logger: deps.logger, subscribers: [alertSubscriber(services.alerts), entitlementSubscriber({ periods: services.entitlementPeriods, temporal }), webhookSubscriber({ webhooks: services.webhooks, temporal }), metricsSubscriber()] })
+    ? startEventRelay({ db: deps.db, logger: deps.logger, subscribers: [alertSubscriber(services.alerts), entitlementSubscriber({ periods: services.entitlementPeriods, temporal }), progressiveBillingSubscriber({ progressiveBilling: services.progressiveBilling, temporal }), webhookSubscriber({ webhooks: services.webhooks, temporal }), metricsSubscriber()] })
     : undefined;
   return {
     workers,

@@ -81,6 +81,14 @@ export function createWorkflowsClient(client: Client, queues: TaskQueues) {
       return client.workflow.executeUpdateWithStart(update, call as WorkflowUpdateOptions & { args: Args; startWorkflowOperation: WithStartWorkflowOperation<WorkflowSignature<N>> });
     },
 
+    /** Sends the signal to the workflow running under the id, starting it first if none runs. */
+    signalWithStart<N extends WorkflowName, Args extends unknown[]>(name: N, start: StartOptions<N> & { signal: SignalDefinition<Args>; signalArgs: Args }): Promise<WorkflowHandle<WorkflowSignature<N>>> {
+      const { signal, signalArgs, ...rest } = start;
+      const withSignal = { ...options(name, rest as StartOptions<N>), signal, signalArgs };
+      // The start options are the ones `start` takes; Temporal's type spells the signal's variant of them apart.
+      return client.workflow.signalWithStart<WorkflowSignature<N>, Args>(name, withSignal as unknown as Parameters<typeof client.workflow.signalWithStart<WorkflowSignature<N>, Args>>[1]);
+    },
+
     /** A running (or closed) workflow of that type, by id: its result, description, cancellation. */
     handle<N extends WorkflowName>(_name: N, workflowId: string): WorkflowHandle<WorkflowSignature<N>> {
       return client.workflow.getHandle<WorkflowSignature<N>>(workflowId);

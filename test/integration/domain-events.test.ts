@@ -58,7 +58,7 @@ describe('the outbox relay', () => {
         throw new Error('the change fails');
       }),
     ).rejects.toThrow('the change fails');
-    await recordEvents(db, 'org_events', 'invoice.created', [{ id: 'inv_1' }, { id: 'inv_2' }], new Date('2026-01-01T00:00:01Z'));
+    await recordEvents(db, 'org_events', 'invoice.created', [{ id: 'inv_1', reason: 'manual' }, { id: 'inv_2', reason: 'manual' }], new Date('2026-01-01T00:00:01Z'));
     const webhooks = probe('webhooks');
     const metrics = probe('metrics');
 

@@ -80,7 +80,7 @@ async function createWorld(): Promise<World> {
   return { metric: `counted_${randomUUID().slice(0, 8)}`, customers, entities };
 }
 
-async function ingest(world: World, events: ReadonlyArray<fc.RecordValue<{ cents: number; minute: number; entity: number; metadata: Record<string, unknown> }>>): Promise<void> {
+async function ingest(world: World, events: ReadonlyArray<{ cents: number; minute: number; entity: number; metadata: Record<string, unknown> }>): Promise<void> {
   if (events.length === 0) return;
   const body = events.map((event) => ({ CustomerEntityId: world.entities[event.entity]!, metric: world.metric, value: decimal(event.cents), timestamp: new Date(START + event.minute * MINUTE).toISOString(), metadata: event.metadata }));
   const res = await api.http().post('/events/batch').set(system()).send({ events: body });

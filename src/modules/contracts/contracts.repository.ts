@@ -19,11 +19,17 @@ export interface ContractRow {
   start_date: Date;
   end_date: Date | null;
   billing_anchor: BillingAnchor;
+  progressive_billing: ProgressiveBilling | null;
   created_at: Date;
   updated_at: Date;
 }
 
 export type BillingAnchor = 'calendar' | 'anniversary';
+
+/** A contract's progressive billing: its usage thresholds per billing period, as decimal strings, increasing. */
+export interface ProgressiveBilling {
+  thresholds: string[];
+}
 
 export interface SuspensionRow {
   contract_id: string;
@@ -88,6 +94,7 @@ function toContract(row: ContractRow, plans: ContractPlanRow[]): Contract {
     startDate: calendarDay(row.start_date),
     endDate: day(row.end_date),
     billingAnchor: row.billing_anchor,
+    progressiveBilling: row.progressive_billing,
     plans: plans.map((plan) => ({ id: plan.id, planId: plan.plan_id, startDate: calendarDay(plan.start_date), endDate: day(plan.end_date), customerEntityIds: plan.customer_entity_ids })),
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
@@ -151,6 +158,7 @@ export function createContractRepository(db: Knex) {
         startDate: string;
         endDate?: string;
         billingAnchor?: BillingAnchor;
+        progressiveBilling?: ProgressiveBilling;
         plans: Array<{ planId: string; startDate?: string; endDate?: string; customerEntityIds?: string[] }>;
       },
     ): Promise<Contract> {
@@ -165,6 +173,7 @@ export function createContractRepository(db: Knex) {
             start_date: contract.startDate,
             end_date: contract.endDate ?? null,
             billing_anchor: contract.billingAnchor ?? 'calendar',
+            progressive_billing: contract.progressiveBilling ? JSON.stringify(contract.progressiveBilling) : null,
           })
           .returning<ContractRow[]>('*');
         const plans = await trx('contract_plans')
@@ -208,15 +217,30 @@ export function createContractRepository(db: Knex) {
       return { ...page, items: page.items.map((row) => toContract(row, plans.filter((plan) => plan.contract_id === row.id))) };
     },
 
-    async update(organisationId: string, id: string, changes: { name?: string; endDate?: string | null }): Promise<boolean> {
+    async update(organisationId: string, id: string, changes: { name?: string; endDate?: string | null; progressiveBilling?: ProgressiveBilling | null }): Promise<boolean> {
       const updated = await db('contracts')
         .where({ organisation_id: organisationId, id })
         .update({
           ...(changes.name !== undefined ? { name: changes.name } : {}),
           ...(changes.endDate !== undefined ? { end_date: changes.endDate } : {}),
+          ...(changes.progressiveBilling !== undefined ? { progressive_billing: changes.progressiveBilling === null ? null : JSON.stringify(changes.progressiveBilling) } : {}),
           updated_at: db.fn.now(),
         });
       return updated > 0;
+    },
+
+    /**
+     * The active contracts with progressive billing of the customers named, per organisation, in one
+     * statement: those whose usage may have crossed a threshold.
+     */
+    async progressiveOf(customers: ReadonlyArray<{ organisationId: string; customerId: string }>): Promise<Array<{ id: string; organisation_id: string; customer_id: string }>> {
+      if (customers.length === 0) return [];
+      return db('contracts')
+        .whereIn(['organisation_id', 'customer_id'], customers.map((customer) => [customer.organisationId, customer.customerId]))
+        .whereNotNull('progressive_billing')
+        .where({ status: 'active' })
+        .orderBy('id')
+        .select('id', 'organisation_id', 'customer_id');
     },
 
     /** Inside a transaction: the contract's status, its row locked until commit. */

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { pageQuery } from '../../http/paging';
 import { atLeastOne, decimal, isoCurrency, isoDate, ordered, reference, text, timestamps } from '../../http/schemas';
 import { CONTRACT_STATES } from '../../domain/contract-state';
+import { Decimal } from '../../domain/money';
 
 
 const customerEntityIds = z
@@ -18,6 +19,21 @@ const contractPlanInput = ordered(
 
 export const billingAnchor = z.enum(['calendar', 'anniversary']);
 
+/** At most this many thresholds per contract. */
+export const MAX_PROGRESSIVE_THRESHOLDS = 20;
+
+/** Thresholds are stored as NUMERIC(24,4); the contract's currency may allow fewer decimals (checked by the service). */
+export const progressiveBillingInput = z
+  .object({
+    thresholds: z
+      .array(decimal({ precision: 24, scale: 4, sign: 'positive' }))
+      .min(1)
+      .max(MAX_PROGRESSIVE_THRESHOLDS)
+      .refine((thresholds) => thresholds.every((threshold, index) => index === 0 || new Decimal(threshold).gt(thresholds[index - 1]!)), { message: 'must be strictly increasing' })
+      .describe("cumulative usage charges of a billing period, before tax, in the contract's currency (at most its decimals), strictly increasing: each crossed is invoiced at once"),
+  })
+  .describe('progressive billing: an invoice of the usage charged so far whenever the period\'s usage charges cross a threshold');
+
 export const createContractBody = ordered(
   z.object({
     customerId: reference(),
@@ -27,12 +43,17 @@ export const createContractBody = ordered(
     endDate: isoDate.optional().describe('not before startDate'),
     billingAnchor: billingAnchor.optional().describe("calendar (default): periods are calendar months, quarters or years; anniversary: they start on each contract plan's start date"),
     plans: z.array(contractPlanInput).min(1).max(50),
+    progressiveBilling: progressiveBillingInput.optional(),
   }),
   'startDate',
   'endDate',
 );
 
-export const updateContractBody = atLeastOne({ name: text(200).optional(), endDate: isoDate.nullable().optional().describe("not before the contract's startDate; null: open-ended") });
+export const updateContractBody = atLeastOne({
+  name: text(200).optional(),
+  endDate: isoDate.nullable().optional().describe("not before the contract's startDate; null: open-ended"),
+  progressiveBilling: progressiveBillingInput.nullable().optional().describe('null: off'),
+});
 
 export const contractListQuery = pageQuery.extend({ customerId: reference().optional(), status: z.enum(CONTRACT_STATES).optional() });
 
@@ -54,6 +75,7 @@ export const contractSchema = z.object({
   endDate: z.string().nullable(),
   billingAnchor,
   plans: z.array(contractPlanSchema),
+  progressiveBilling: z.object({ thresholds: z.array(z.string()) }).nullable().describe('the usage thresholds invoiced as they are crossed; null: off'),
   ...timestamps,
 });
 

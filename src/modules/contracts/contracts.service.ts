@@ -1,6 +1,7 @@
 import type { WorkflowServiceDeps } from '../../temporal/client';
 import { addDays } from '../../domain/billing-periods';
-import { isCurrency } from '../../domain/currencies';
+import { currencyMinorUnits, isCurrency } from '../../domain/currencies';
+import { Decimal } from '../../domain/money';
 import { CONTRACT_STATES, allowedContractActions, type ContractAction } from '../../domain/contract-state';
 import { AppError, orNotFound } from '../../domain/errors';
 import type { Page, PageQuery } from '../../http/paging';
@@ -16,12 +17,20 @@ import {
 } from '../../../workflows/contract.types';
 import { contractWorkflowId, searchAttributes } from '../../../workflows/ids';
 import { newId } from '../../db/ids';
-import { createContractRepository, type Contract, type ContractTaxRecord, type Milestone } from './contracts.repository';
+import { createContractRepository, type Contract, type ContractTaxRecord, type Milestone, type ProgressiveBilling } from './contracts.repository';
 import { createPlanChangeRepository, toPlanChange, type PlanChange } from './plan-changes.repository';
 
 type TaxInput = { name: string; rate: string; appliesTo: 'all' | string[] };
 type PlanChangeInput = { fromContractPlanId: string; toPlanId: string; effectiveDate: string; prorate: boolean };
 type MilestoneInput = { planItemId: string; name: string; amount?: string; percentage?: string; dueDate?: string };
+
+
+/** Progressive billing's thresholds are amounts of the contract's currency: no more decimals than it has (400 naming each). */
+function assertThresholdsIn(progressive: ProgressiveBilling, currency: string): void {
+  const places = currencyMinorUnits(currency);
+  const finer = progressive.thresholds.flatMap((threshold, index) => (new Decimal(threshold).decimalPlaces() > places ? [{ path: `body.progressiveBilling.thresholds.${index}`, message: `must have at most ${places} decimal places, as ${currency} amounts do` }] : []));
+  if (finer.length > 0) throw AppError.invalid(finer);
+}
 
 /** The contract's lifecycle runs in its workflow; every other field is plain data. */
 export function createContractService(deps: WorkflowServiceDeps) {
@@ -86,12 +95,13 @@ export function createContractService(deps: WorkflowServiceDeps) {
       return contracts.list(organisationId, filter, paging);
     },
 
-    async update(organisationId: string, id: string, changes: { name?: string; endDate?: string | null }): Promise<Contract> {
+    async update(organisationId: string, id: string, changes: { name?: string; endDate?: string | null; progressiveBilling?: ProgressiveBilling | null }): Promise<Contract> {
       await deps.db.transaction(async (trx) => {
         const locked = createContractRepository(trx);
         await locked.lockMany(organisationId, [id]);
         // Read under the lock: its plans' ends are what a run or a plan change left them.
         const contract = orNotFound(await locked.find(organisationId, id), 'Contract');
+        if (changes.progressiveBilling) assertThresholdsIn(changes.progressiveBilling, contract.currency);
         // ISO calendar days compare as text.
         if (changes.endDate && changes.endDate < contract.startDate) throw AppError.validation(`must not be before the contract's startDate ${contract.startDate}`, 'body.endDate');
         if (changes.endDate !== undefined && changes.endDate !== contract.endDate) {
@@ -115,6 +125,7 @@ export function createContractService(deps: WorkflowServiceDeps) {
 
     async create(organisationId: string, input: Parameters<typeof contracts.create>[1]): Promise<Contract> {
       if (!isCurrency(input.currency)) throw AppError.validation(`${input.currency} is not an ISO 4217 currency`, 'body.currency');
+      if (input.progressiveBilling) assertThresholdsIn(input.progressiveBilling, input.currency);
       orNotFound(await customers.findById(organisationId, input.customerId), 'Customer');
       const planIds = [...new Set(input.plans.map((plan) => plan.planId))];
       const found = await plans.currencies(organisationId, planIds);

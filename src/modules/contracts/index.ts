@@ -5,7 +5,7 @@ import { createPlanChangeRepository } from './plan-changes.repository';
 export { contractCurrency, contractPlanUse } from './contract-reads';
 export { contractTaxesOf, contractTaxesOfMany, resolveContractPlan } from './contract-plans.repository';
 export type { ContractPlanRef, ContractTax } from './contract-plans.repository';
-export type { Contract, MilestoneToInvoice } from './contracts.repository';
+export type { Contract, MilestoneToInvoice, ProgressiveBilling } from './contracts.repository';
 export { contractSchema } from './contracts.schemas';
 export { createContractService } from './contracts.service';
 export type { ContractService } from './contracts.service';
@@ -14,7 +14,7 @@ export type { PlanChange, PlanChangeCredit, PlanChangeRow } from './plan-changes
 export { assertUsageUnshared } from './usage-attribution';
 
 /** What other modules may do with these rows, inside the transaction (unit of work) they pass. */
-export type ContractAccess = Pick<ReturnType<typeof createContractRepository>, 'activeIdsOf' | 'addPlan' | 'billableIds' | 'closeSuspension' | 'deletePlan' | 'endBy' | 'find' | 'findMany' | 'lockMany' | 'lockMilestone' | 'lockStatus' | 'markMilestoneAchieved' | 'markResumed' | 'milestone' | 'milestoneItemsOf' | 'openSuspension' | 'planHasMilestones' | 'setPlanEnd' | 'setStatus' | 'suspensionsOf' | 'wasResumed'>;
+export type ContractAccess = Pick<ReturnType<typeof createContractRepository>, 'activeIdsOf' | 'addPlan' | 'billableIds' | 'closeSuspension' | 'deletePlan' | 'endBy' | 'find' | 'findMany' | 'lockMany' | 'lockMilestone' | 'lockStatus' | 'markMilestoneAchieved' | 'markResumed' | 'milestone' | 'milestoneItemsOf' | 'openSuspension' | 'planHasMilestones' | 'progressiveOf' | 'setPlanEnd' | 'setStatus' | 'suspensionsOf' | 'wasResumed'>;
 export const contractsIn = (db: Knex): ContractAccess => createContractRepository(db);
 
 /** What other modules may do with these rows, inside the transaction (unit of work) they pass. */

@@ -6,3 +6,6 @@ export { runSchema } from './invoice-runs.schemas';
 export type { InvoiceRun } from './invoice-runs.schemas';
 export { periodToDateUsage } from './period-usage';
 export type { PeriodToDateUsage, PlanPeriodUsage, PeriodUsageLine } from './period-usage';
+export { createProgressiveBillingService } from './progressive-billing.service';
+export type { ProgressiveBillingService } from './progressive-billing.service';
+export { progressiveBillingSubscriber } from './progressive-billing.subscriber';

@@ -3,6 +3,7 @@ import { calendarDay } from '../../db/dates';
 import { bulkInsert } from '../../db/bulk';
 import { newId } from '../../db/ids';
 import { AppError } from '../../domain/errors';
+import type { InvoiceCreated } from '../../domain/events';
 import { numericProblem } from '../../domain/storable';
 import { recordEvents } from '../../events/outbox';
 import { paginate, type Page, type PageQuery } from '../../http/paging';
@@ -266,10 +267,22 @@ export type NumberSeries = 'default' | 'credit_note';
 
 const itemOrder = [{ column: 'created_at' }, { column: 'id' }];
 
-/** The outbox write of new drafts, in their transaction: `invoice.created` with each invoice as the API shows it. */
+/**
+ * Why a draft was made, from the facts it keeps of its origin: a progressive billing threshold (its
+ * `data.progressiveBilling`), an invoice run, a milestone (`data.milestoneId`), else by hand.
+ */
+function creationReason(invoice: Pick<Invoice, 'data' | 'invoiceRunId'>): Omit<InvoiceCreated, 'id'> {
+  const progressive = invoice.data.progressiveBilling as { thresholds?: string[] } | undefined;
+  if (progressive?.thresholds?.length) return { reason: 'progressive_threshold', threshold: progressive.thresholds.at(-1)!, thresholds: progressive.thresholds };
+  if (invoice.invoiceRunId) return { reason: 'invoice_run' };
+  return { reason: invoice.data.milestoneId ? 'milestone' : 'manual' };
+}
+
+/** The outbox write of new drafts, in their transaction: `invoice.created` with each invoice as the API shows it, and why it was made. */
 async function emitCreated(trx: Knex, organisationId: string, invoiceIds: string[]): Promise<void> {
   if (invoiceIds.length === 0) return;
-  await recordEvents(trx, organisationId, 'invoice.created', await createInvoiceRepository(trx).findMany(organisationId, invoiceIds));
+  const invoices = await createInvoiceRepository(trx).findMany(organisationId, invoiceIds);
+  await recordEvents(trx, organisationId, 'invoice.created', invoices.map((invoice) => ({ ...invoice, ...creationReason(invoice) })));
 }
 
 /** A new draft's row, its data as a value (JSON text for a single insert). */

@@ -33,7 +33,10 @@ export async function valuesOf(db: Knex, entitlements: readonly EntitlementWithF
   if (metered.length === 0) return readings;
 
   const grants = new Map<string, Grant[]>();
-  for (const row of await createEntitlementRepository(db).grantsOf(metered.map((entitlement) => entitlement.id))) grants.set(row.entitlement_id, [...(grants.get(row.entitlement_id) ?? []), toGrant(row)]);
+  // Grants read with their entitlements are not read again.
+  const unread = metered.filter((entitlement) => entitlement.grants === undefined);
+  for (const entitlement of metered) if (entitlement.grants) grants.set(entitlement.id, entitlement.grants.map(toGrant));
+  for (const row of await createEntitlementRepository(db).grantsOf(unread.map((entitlement) => entitlement.id))) grants.set(row.entitlement_id, [...(grants.get(row.entitlement_id) ?? []), toGrant(row)]);
   const periods = new Map(metered.map((entitlement) => [entitlement.id, periodsToRead(entitlement.anchor!, entitlement.usage_period as UsagePeriod, entitlement.time_zone!, grants.get(entitlement.id) ?? [], at)]));
   const spans: CounterSpan[] = metered.flatMap((entitlement) => {
     const anchorDay = dayIn(entitlement.time_zone!, entitlement.anchor!);

@@ -175,10 +175,14 @@ export function createEntitlementService(db: Knex) {
       });
     },
 
-    /** The check: may the customer use the feature now, and how much is left. */
+    /**
+     * The check: may the customer use the feature now, and how much is left. Two round trips: the customer
+     * and the entitlement with its grants side by side, then its usage counter's days.
+     */
     async value(organisationId: string, customerId: string, featureKey: string, at = new Date()): Promise<EntitlementValue> {
-      const entitlement = await requireEntitlement(organisationId, customerId, featureKey);
-      return valueOfReading((await valuesOf(db, [entitlement], at)).get(entitlement.id)!);
+      const [customer, entitlement] = await Promise.all([customersIn(db).findById(organisationId, customerId), repository.findEntitlementWithGrants(organisationId, customerId, featureKey)]);
+      orNotFound(customer, 'Customer');
+      return valueOfReading((await valuesOf(db, [orNotFound(entitlement, 'Entitlement')], at)).get(entitlement!.id)!);
     },
 
     /** Every entitlement of the customer with its value, a page at a time, by feature key. */

@@ -15,6 +15,8 @@ export interface BenchStack {
   url: string;
   databaseUrl: string;
   temporalAddress: string;
+  /** The API processes beyond the first (`extraApis`). */
+  extraUrls?: string[];
   systemToken: string;
   adminToken: string;
   organisationId: string;
@@ -92,12 +94,14 @@ async function stopChildren(children: ChildProcess[]): Promise<void> {
  * Temporal dev server, and the API and the worker as their own processes (`src/main/api.ts`,
  * `src/main/worker.ts`), as production runs them. `start`: `src/main/start.ts` as a new user runs it with
  * `npm start`, which starts its own embedded PostgreSQL and Temporal dev server in a fresh data directory.
+ * `options.env` adds settings to every process (a webhook destination the benchmark listens on, say);
+ * `options.extraApis` starts that many more API processes (split only), at `extraUrls`.
  */
-export async function startBenchStack(mode: StackMode = 'split'): Promise<BenchStack> {
+export async function startBenchStack(mode: StackMode = 'split', options: { env?: NodeJS.ProcessEnv; extraApis?: number } = {}): Promise<BenchStack> {
   const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'billing-bench-'));
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const common = { ...process.env, PORT: String(port), LOG_LEVEL: 'warn', DATA_DIR: workDir, RATE_LIMIT_PER_MINUTE: '1000000' };
+  const common = { ...process.env, PORT: String(port), LOG_LEVEL: 'warn', DATA_DIR: workDir, RATE_LIMIT_PER_MINUTE: '1000000', ...options.env };
 
   if (mode === 'start') {
     // As root, the embedded PostgreSQL runs as the `postgres` user, which must reach its directory inside.
@@ -158,13 +162,22 @@ export async function startBenchStack(mode: StackMode = 'split'): Promise<BenchS
       DATABASE_POOL_MAX: '20',
     };
     children = ['src/main/worker.ts', 'src/main/api.ts'].map((entry) => spawnEntry(entry, env));
+    // More API processes on ports of their own, on the same database and Temporal server.
+    const extraUrls: string[] = [];
+    for (let index = 0; index < (options.extraApis ?? 0); index += 1) {
+      const extraPort = await freePort();
+      children.push(spawnEntry('src/main/api.ts', { ...env, PORT: String(extraPort) }));
+      extraUrls.push(`http://127.0.0.1:${extraPort}`);
+    }
     await waitForHealth(url, 180_000);
+    for (const extra of extraUrls) await waitForHealth(extra, 180_000);
     const { renew, ...tokens } = await signIn(db, url);
     await db.destroy();
     const stack: BenchStack = {
       url,
       databaseUrl,
       temporalAddress: temporal.address,
+      extraUrls,
       ...tokens,
       renewTokens: async () => void Object.assign(stack, await renew()),
       stop: cleanUp,

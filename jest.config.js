@@ -35,4 +35,6 @@ module.exports = {
     },
   ],
   maxWorkers: 2,
+  // The API contract test is the longest file by far: it starts first, the rest runs beside it.
+  testSequencer: '<rootDir>/test/support/contract-first-sequencer.cjs',
 };

@@ -104,6 +104,9 @@ describe('a metered entitlement of 1,000 calls a month with a grant of 500', () 
     await call(who.entityId, 1600, yesterday);
     await call(who.entityId, 200);
     expect(await valueOf(who.customerId, 'api')).toMatchObject({ usage: '200', balance: '800', overage: '0', hasAccess: true });
+    // The list reads the counter's sums in SQL, the check its days with the entitlement: the same value.
+    const listed = (await api.http().get(`/customers/${who.customerId}/entitlements`).set(system()).expect(200)).body.data.items[0];
+    expect(listed).toMatchObject(await valueOf(who.customerId, 'api'));
     // Tomorrow, as the same service reads it: nothing used yet, the limit back in full.
     const tomorrow = new Date(Date.parse(value.periodEnd) + 1000);
     const service = createEntitlementService(api.db);
@@ -118,6 +121,17 @@ describe('a metered entitlement of 1,000 calls a month with a grant of 500', () 
     const resets = await api.db('webhook_events').where({ organisation_id: tenant.organisationId, type: 'entitlement.reset' }).whereRaw("payload->'data'->>'entitlementId' = ?", [entitlement.id]);
     expect(resets.map((row) => row.payload.data)).toEqual([expect.objectContaining({ periodStart: value.periodEnd, periodEnd: new Date(Date.parse(value.periodEnd) + DAY_MS).toISOString() })]);
     expect(await periods.periodEnd(entitlement.id)).toBe(new Date(Date.parse(value.periodEnd) + DAY_MS).toISOString());
+  });
+  it('a yearly period counts its usage from its first day, before the grant that serves it took effect', async () => {
+    const who = await customerWithEntity('yearly');
+    const anchor = new Date(Date.now() - 200 * DAY_MS).toISOString();
+    await api.http().post(`/customers/${who.customerId}/entitlements`).set(system()).send({ featureKey: 'api', type: 'metered', limit: 500, usagePeriod: 'year', anchor }).expect(201);
+    await api.http().post(`/customers/${who.customerId}/entitlements/api/grants`).set(system()).send({ amount: 800, effectiveAt: new Date(Date.now() - 100 * DAY_MS).toISOString() }).expect(201);
+    await call(who.entityId, 700, new Date(Date.now() - 150 * DAY_MS).toISOString());
+    await call(who.entityId, 100);
+    expect(await valueOf(who.customerId, 'api')).toMatchObject({ usage: '800', balance: '500', overage: '0', hasAccess: true });
+    const listed = (await api.http().get(`/customers/${who.customerId}/entitlements`).set(system()).expect(200)).body.data.items[0];
+    expect(listed).toMatchObject(await valueOf(who.customerId, 'api'));
   });
 });
 
@@ -155,6 +169,12 @@ describe('boolean and static entitlements, and the rules around them', () => {
     expect((await api.http().get(`/customers/${who.customerId}/entitlements/api/value`).set(foreign)).status).toBe(404);
     expect((await api.http().get(`/customers/${who.customerId}/entitlements`).set(foreign)).status).toBe(404);
     expect((await api.http().post(`/customers/${who.customerId}/entitlements`).set(foreign).send({ featureKey: 'api', type: 'boolean' })).status).toBe(404);
+
+    // A deleted customer's entitlements answer as the customer does: not found.
+    expect((await api.http().get(`/customers/${who.customerId}/entitlements/nothing/value`).set(system())).body.message).toBe('Entitlement not found');
+    await api.http().delete(`/customers/${who.customerId}`).set(admin()).expect(200);
+    const gone = await api.http().get(`/customers/${who.customerId}/entitlements/api/value`).set(system());
+    expect({ status: gone.status, message: gone.body.message }).toEqual({ status: 404, message: 'Customer not found' });
   });
 
   it('a feature narrowed by a filter counts only the events that meet it', async () => {

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { meteredValue, periodAt, periodStartDay, periodsToRead, type Grant, type PeriodSpan, type UsagePeriod } from '../../domain/entitlements';
 import { formatExact } from '../../domain/money';
 import { dayIn } from '../../domain/zoned-days';
-import { counterSums, type CounterSpan } from '../usage';
+import { counterSums, sumCounterDays, type CounterSpan } from '../usage';
 import type { EntitlementValue } from './entitlements.schemas';
 import { createEntitlementRepository, type EntitlementWithFeature, type GrantRow } from './entitlements.repository';
 
@@ -24,7 +24,7 @@ export const currentPeriod = (entitlement: Pick<EntitlementWithFeature, 'anchor'
 /**
  * The values at `at` of the entitlements, read set-based: their grants in one query, and the usage of every
  * period each needs (its current one, and those since its first grant took effect) as sums of its usage
- * counter's day rows, in one statement.
+ * counter's day rows, in one statement. Grants and days read with the entitlements are not read again.
  */
 export async function valuesOf(db: Knex, entitlements: readonly EntitlementWithFeature[], at: Date): Promise<Map<string, Reading>> {
   const readings = new Map<string, Reading>();
@@ -38,17 +38,21 @@ export async function valuesOf(db: Knex, entitlements: readonly EntitlementWithF
   for (const entitlement of metered) if (entitlement.grants) grants.set(entitlement.id, entitlement.grants.map(toGrant));
   for (const row of await createEntitlementRepository(db).grantsOf(unread.map((entitlement) => entitlement.id))) grants.set(row.entitlement_id, [...(grants.get(row.entitlement_id) ?? []), toGrant(row)]);
   const periods = new Map(metered.map((entitlement) => [entitlement.id, periodsToRead(entitlement.anchor!, entitlement.usage_period as UsagePeriod, entitlement.time_zone!, grants.get(entitlement.id) ?? [], at)]));
-  const spans: CounterSpan[] = metered.flatMap((entitlement) => {
+  const daysRead = new Map(metered.flatMap((entitlement) => (entitlement.counter_days ? [[entitlement.id, entitlement.counter_days] as const] : [])));
+  const spans: Array<CounterSpan & { entitlementId: string }> = metered.flatMap((entitlement) => {
     const anchorDay = dayIn(entitlement.time_zone!, entitlement.anchor!);
     const period = entitlement.usage_period as UsagePeriod;
     return periods.get(entitlement.id)!.map((span) => ({
       key: `${entitlement.id} ${span.index}`,
+      entitlementId: entitlement.id,
       counterId: entitlement.counter_id!,
       fromDay: periodStartDay(anchorDay, period, span.index),
       toDay: periodStartDay(anchorDay, period, span.index + 1),
     }));
   });
-  const usage = await counterSums(db, spans);
+  // Days read with the entitlement (the check) are summed here; the others' in one statement.
+  const usage = await counterSums(db, spans.filter((span) => !daysRead.has(span.entitlementId)));
+  for (const [entitlementId, days] of daysRead) for (const [key, value] of sumCounterDays(days, spans.filter((span) => span.entitlementId === entitlementId))) usage.set(key, value);
 
   for (const entitlement of metered) {
     const spansOf = periods.get(entitlement.id)!;

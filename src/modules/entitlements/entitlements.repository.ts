@@ -1,7 +1,8 @@
 import type { Knex } from 'knex';
 import { newId } from '../../db/ids';
 import { paginate, type Page, type PageQuery } from '../../http/paging';
-import type { MetadataFilter } from '../usage';
+import { customersIn } from '../customers';
+import { counterDaysSince, type CounterDay, type MetadataFilter } from '../usage';
 
 export interface FeatureRow {
   id: string;
@@ -34,12 +35,16 @@ export interface EntitlementRow {
   created_at: Date;
 }
 
-/** An entitlement with its feature's key, meter and filters, and (read with it, for the check) its grants. */
+/**
+ * An entitlement with its feature's key, meter and filters, and (read with it, for the check) its grants
+ * and its usage counter's days.
+ */
 export interface EntitlementWithFeature extends EntitlementRow {
   feature_key: string;
   meter_id: string | null;
   filters: MetadataFilter[];
   grants?: GrantRow[];
+  counter_days?: CounterDay[];
 }
 
 export interface GrantRow {
@@ -52,6 +57,9 @@ export interface GrantRow {
   priority: number;
   created_at: Date;
 }
+
+/** How many days before an instant's UTC day the usage period holding it may start, with room to spare. */
+const PERIOD_REACH_DAYS = 370;
 
 const WITH_FEATURE = ['entitlements.*', 'features.key as feature_key', 'features.meter_id', 'features.filters'];
 
@@ -108,15 +116,26 @@ export function createEntitlementRepository(db: Knex) {
       return lock ? query.forUpdate('entitlements').first() : query.first();
     },
 
-    /** The entitlement with its grants, in one statement: what the check reads. */
-    async findEntitlementWithGrants(organisationId: string, customerId: string, featureKey: string): Promise<EntitlementWithFeature | undefined> {
+    /**
+     * What the check reads, in one statement: the entitlement of a live customer, its grants, and its usage
+     * counter's days that the periods holding `at` or a grant's start may span. A period is a year at most
+     * (366 days) and a counter's day, being of its own zone, is at most one off the UTC day: 370 days
+     * before the earlier of `at`'s UTC day and the first grant's is enough.
+     */
+    async findEntitlementWithGrants(organisationId: string, customerId: string, featureKey: string, at: Date): Promise<EntitlementWithFeature | undefined> {
+      const firstDay = db.raw(
+        `least(?::date, (SELECT (min(g.effective_at) AT TIME ZONE 'UTC')::date FROM entitlement_grants g WHERE g.entitlement_id = entitlements.id)) - ${PERIOD_REACH_DAYS}`,
+        [at.toISOString().slice(0, 10)],
+      );
       const row = await withFeature()
         .select(
           db.raw(`(SELECT coalesce(json_agg(json_build_object('id', g.id, 'organisation_id', g.organisation_id, 'entitlement_id', g.entitlement_id, 'amount', g.amount::text,
                      'effective_at', g.effective_at, 'expires_at', g.expires_at, 'priority', g.priority, 'created_at', g.created_at) ORDER BY g.effective_at, g.id), '[]'::json)
                    FROM entitlement_grants g WHERE g.entitlement_id = entitlements.id) AS grants`),
+          db.raw('? AS counter_days', [counterDaysSince(db, 'entitlements.counter_id', firstDay)]),
         )
         .where({ 'entitlements.organisation_id': organisationId, 'entitlements.customer_id': customerId, 'features.key': featureKey })
+        .whereIn('entitlements.customer_id', customersIn(db).liveIds().where({ organisation_id: organisationId }))
         .first();
       if (!row) return undefined;
       // Read as JSON: amounts and instants come as text (an amount as a JSON number would lose digits).

@@ -7,8 +7,8 @@ export { aggregateUsage, aggregateUsageWindows, emptyAggregate, pathOf, readsRol
 export { dropRollups, lockRollups, nextEventAt, rebuildRollups } from './meter-rollups';
 export type { BucketRange, RollupMeter } from './meter-rollups';
 export { bucketOf, onBucketEdge, utcDayOf } from './rollup-buckets';
-export { COUNTABLE, counterSums, meterIsCounted, refoldCountersOfMeter, releaseCounter, takeCounter } from './usage-counters';
-export type { CounterIdentity, CounterSpan } from './usage-counters';
+export { COUNTABLE, counterDaysSince, counterSums, meterIsCounted, refoldCountersOfMeter, releaseCounter, sumCounterDays, takeCounter } from './usage-counters';
+export type { CounterDay, CounterIdentity, CounterSpan } from './usage-counters';
 export type { AggregationSpec, MeterRollups, MetadataFilter, UsageGroup, UsageMember, UsageQuery, UsageWindow, UsageWindowQuery, WindowSize } from './usage-aggregates';
 export type { Aggregation, UsageBatchRow } from './usage.repository';
 export { batchRecordSchema, batchResultSchema, usageEventSchema } from './usage.schemas';

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { newId } from '../../db/ids';
 import { AppError } from '../../domain/errors';
+import { formatExact, sumAmounts } from '../../domain/money';
 import { addDays } from '../../domain/billing-periods';
 import { dayIn, startOfDayIn } from '../../domain/zoned-days';
 import { entitiesIn } from '../customers';
@@ -184,6 +185,32 @@ export interface CounterSpan {
   counterId: string;
   fromDay: string;
   toDay: string;
+}
+
+/**
+ * A counter's day rows from a day on, for a statement that reads them beside what the counter serves: a
+ * JSON array of `[day, value]` (the value as text, to keep every digit), by day. `counterIdColumn` names
+ * the outer statement's column holding the counter's id; `fromDay` is an SQL date expression.
+ */
+export function counterDaysSince(db: Knex, counterIdColumn: string, fromDay: Knex.Raw): Knex.Raw {
+  return db.raw(
+    `(SELECT coalesce(json_agg(json_build_array(to_char(d.day, 'YYYY-MM-DD'), d.value::text) ORDER BY d.day), '[]'::json)
+      FROM usage_counter_days d WHERE d.counter_id = ?? AND d.day >= ?)`,
+    [counterIdColumn, fromDay],
+  );
+}
+
+/** A counter's day rows as `counterDaysSince` reads them: `[day, value]`. */
+export type CounterDay = [day: string, value: string];
+
+/**
+ * The sum of each span's day rows (0 where none), from day rows already read (`counterDaysSince`); every
+ * span must be of the counter the days are of, and start no earlier than the first day read.
+ */
+export function sumCounterDays(days: readonly CounterDay[], spans: readonly CounterSpan[]): Map<string, string> {
+  return new Map(
+    spans.map((span) => [span.key, formatExact(sumAmounts(days.filter(([day]) => day >= span.fromDay && day < span.toDay).map(([, value]) => value)))]),
+  );
 }
 
 /** The sum of each span's day rows (0 where none), in one statement. */

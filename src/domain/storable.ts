@@ -30,12 +30,25 @@ export function textProblem(value: string): string | undefined {
   return undefined;
 }
 
-/** Where in a JSON value the first unstorable text is (`[]` for the value itself), and why. */
-export function jsonTextProblem(value: unknown, path: string[] = []): { path: string[]; problem: string } | undefined {
+/**
+ * How deep arrays may nest directly in one another in JSON the API stores (`[[1]]` is 2 deep; an object
+ * between two arrays starts the count again). Deeper is refused: nothing a billing system keeps needs it
+ * (GeoJSON's deepest coordinates are 4), and the OpenAPI document spells each level out.
+ */
+export const MAX_ARRAY_NESTING = 8;
+
+/**
+ * Where in a JSON value the first part Postgres cannot store or the API refuses to is (`[]` for the value
+ * itself), and why: text with a NUL character or an unpaired surrogate, or arrays nested directly in one
+ * another more than `MAX_ARRAY_NESTING` deep.
+ */
+export function storableJsonProblem(value: unknown, path: string[] = [], arrayNesting = 0): { path: string[]; problem: string } | undefined {
   if (typeof value === 'string') {
     const problem = textProblem(value);
     return problem ? { path, problem } : undefined;
   }
+  const nesting = Array.isArray(value) ? arrayNesting + 1 : 0;
+  if (nesting > MAX_ARRAY_NESTING) return { path, problem: `must not nest arrays directly in arrays more than ${MAX_ARRAY_NESTING} deep` };
   const entries: Array<[string, unknown]> = Array.isArray(value)
     ? value.map((inner, index) => [String(index), inner])
     : typeof value === 'object' && value !== null
@@ -44,15 +57,15 @@ export function jsonTextProblem(value: unknown, path: string[] = []): { path: st
   for (const [key, inner] of entries) {
     const keyProblem = textProblem(key);
     if (keyProblem) return { path: [...path, key], problem: `has a key that ${keyProblem}` };
-    const found = jsonTextProblem(inner, [...path, key]);
+    const found = storableJsonProblem(inner, [...path, key], nesting);
     if (found) return found;
   }
   return undefined;
 }
 
-/** JSON for a jsonb column: every key and string inside must be storable text. */
+/** JSON for a jsonb column: every key and string inside storable text, arrays nested at most 8 deep. */
 export function jsonProblem(value: unknown): string | undefined {
-  return jsonTextProblem(value)?.problem;
+  return storableJsonProblem(value)?.problem;
 }
 
 const FIRST_YEAR = 1;

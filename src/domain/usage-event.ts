@@ -1,4 +1,4 @@
-import { jsonTextProblem } from './storable';
+import { storableJsonProblem } from './storable';
 
 /**
  * One usage event as it is stored. Each raw event of a batch is judged on its own (so that one bad event
@@ -28,7 +28,7 @@ export type ParsedUsageEvent = { ok: true; event: UsageEvent } | { ok: false; er
 const UNSTORABLE = '$unstorable';
 
 export function storableEvent(raw: unknown): unknown {
-  const found = jsonTextProblem(raw);
+  const found = storableJsonProblem(raw);
   if (!found) return raw;
   return { [UNSTORABLE]: `${found.path.join('.') || 'event'} ${found.problem}` };
 }

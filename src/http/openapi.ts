@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Route } from './route';
+import { MAX_ARRAY_NESTING } from '../domain/storable';
 import { IDEMPOTENCY_KEY_PATTERN } from './idempotency';
 
 type JsonSchema = Record<string, unknown>;
@@ -14,12 +15,6 @@ const STORABLE_JSON_REF = '#/components/schemas/StorableJson';
  * descriptions say it.
  */
 const STORABLE_TEXT = '^[^\\u0000]*$';
-
-/**
- * How deep arrays may nest directly in arrays in the description of free-form JSON: the depth limit of a
- * body (JSON_MAX_DEPTH, 32 by default) refuses deeper nesting anyway.
- */
-export const STORABLE_ARRAY_DEPTH = 32;
 
 /**
  * Storable JSON as one schema per level, each keyword applying to its own type (`pattern` to strings,
@@ -38,8 +33,8 @@ function storableLevel(arrayLevels: number): JsonSchema {
 }
 
 const storableJson = {
-  description: `Any JSON value whose strings and object keys hold no NUL character and no unpaired surrogate; arrays nest directly in arrays at most ${STORABLE_ARRAY_DEPTH} deep`,
-  ...storableLevel(STORABLE_ARRAY_DEPTH),
+  description: `Any JSON value whose strings and object keys hold no NUL character and no unpaired surrogate; arrays nest directly in arrays at most ${MAX_ARRAY_NESTING} deep`,
+  ...storableLevel(MAX_ARRAY_NESTING),
 };
 
 const ANNOTATIONS = new Set(['description', 'title', 'default', 'examples', 'deprecated', 'readOnly', 'writeOnly']);

@@ -1,7 +1,7 @@
 import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { rateLimit, type Store } from 'express-rate-limit';
 import { AppError, ERROR_CODES, InvariantError } from '../domain/errors';
-import { jsonTextProblem } from '../domain/storable';
+import { storableJsonProblem } from '../domain/storable';
 import { JSON_TYPES, requireBodyType } from './body-guards';
 import { checkIdempotencyKey, idempotentRoute } from './idempotency';
 import { sendError, sendSuccess } from './envelope';
@@ -84,7 +84,7 @@ function parsePart(route: Route, req: Request, part: 'params' | 'query' | 'body'
   // Postgres stores no NUL character and no unpaired surrogate: such text is refused here, by its path,
   // but for the items of a batch, each of which fails alone.
   const textChecked = part === 'body' && route.itemsJudgedAlone ? { ...(req.body as object), [route.itemsJudgedAlone]: undefined } : req[part];
-  const unstorable = jsonTextProblem(textChecked);
+  const unstorable = storableJsonProblem(textChecked);
   if (unstorable) throw AppError.validation(unstorable.problem, [part, ...unstorable.path].join('.'));
   // A property the body's schema does not name would be dropped unseen: it is refused by its path instead.
   const result = check(schema, req[part] ?? {}, { closed: part === 'body' });

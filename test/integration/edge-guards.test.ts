@@ -75,6 +75,14 @@ describe('requests the API refuses at the edge', () => {
     expect(fine.status).toBe(201);
   });
 
+  it('when free-form JSON nests arrays directly in arrays more than 8 deep, then 400 naming the array too deep; 8 deep is stored', async () => {
+    const nested = (depth: number): unknown => (depth === 0 ? 'x' : [nested(depth - 1)]);
+    const tooDeep = await api.http().post('/organisation/attributes').set(auth()).send({ key: 'shape', value: nested(9) });
+    expect(tooDeep.status).toBe(400);
+    expect(tooDeep.body.errors).toEqual([expect.objectContaining({ code: 1001, path: 'body.value.0.0.0.0.0.0.0.0', message: expect.stringContaining('more than 8 deep') })]);
+    await api.http().post('/organisation/attributes').set(auth()).send({ key: 'shape', value: nested(8) }).expect(201);
+  });
+
   it('when a path is not valid percent-encoding, then 400 rather than a server error', async () => {
     const res = await rawRequest({ method: 'GET', path: '/customers/%FF', headers: auth() });
     expect(res.status).toBe(400);

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { buildOpenApiDocument, documented, STORABLE_ARRAY_DEPTH } from '../../src/http/openapi';
+import { MAX_ARRAY_NESTING } from '../../src/domain/storable';
+import { buildOpenApiDocument, documented } from '../../src/http/openapi';
 import { allowedMethods } from '../../src/http/method-not-allowed';
 import { defineRoute, publicAccess, requires, type Route } from '../../src/http/route';
 import { decimal, idParam, text } from '../../src/http/schemas';
@@ -46,7 +47,7 @@ describe('the OpenAPI document', () => {
       level = level.items as Record<string, unknown> | undefined;
       depth += level ? 1 : 0;
     }
-    expect(depth).toBe(STORABLE_ARRAY_DEPTH);
+    expect(depth).toBe(MAX_ARRAY_NESTING);
   });
 
   it('when a route is documented as deprecated, then its operation says so and names what replaces it', () => {

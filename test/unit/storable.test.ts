@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { Decimal } from 'decimal.js';
-import { instantProblem, jsonProblem, jsonTextProblem, numericProblem, textProblem } from '../../src/domain/storable';
+import { instantProblem, jsonProblem, storableJsonProblem, numericProblem, textProblem } from '../../src/domain/storable';
 import { parseUsageEvent } from '../../src/modules/usage/usage.schemas';
 
 const valid = { CustomerEntityId: 'ent_1', metric: 'api_calls', value: 3, timestamp: '2026-11-01T10:00:00Z' };
@@ -44,8 +44,16 @@ describe('textProblem and jsonProblem', () => {
   it('when a NUL hides in a nested key or string of JSON, then it is found', () => {
     expect(jsonProblem({ region: 'eu', tags: ['a', { deep: 'x\u0000' }] })).toBe('must not contain a NUL character');
     expect(jsonProblem({ ['k\u0000']: 1 })).toBe('has a key that must not contain a NUL character');
-    expect(jsonTextProblem({ events: [{ metric: 'ok' }, { metric: 'a\u0000' }] })).toEqual({ path: ['events', '1', 'metric'], problem: 'must not contain a NUL character' });
+    expect(storableJsonProblem({ events: [{ metric: 'ok' }, { metric: 'a\u0000' }] })).toEqual({ path: ['events', '1', 'metric'], problem: 'must not contain a NUL character' });
     expect(jsonProblem({ region: 'eu', count: 3, ok: true, none: null })).toBeUndefined();
+  });
+
+  it('when arrays nest directly in arrays more than 8 deep, then the outermost too deep is named; an object between them starts the count again', () => {
+    const nested = (depth: number, inner: unknown = 1): unknown => (depth === 0 ? inner : [nested(depth - 1, inner)]);
+    expect(storableJsonProblem({ shape: nested(8) })).toBeUndefined();
+    expect(storableJsonProblem({ shape: nested(9) })).toEqual({ path: ['shape', '0', '0', '0', '0', '0', '0', '0', '0'], problem: 'must not nest arrays directly in arrays more than 8 deep' });
+    expect(storableJsonProblem(nested(5, { again: nested(8) }))).toBeUndefined();
+    expect(jsonProblem(nested(5, { again: nested(9) }))).toBe('must not nest arrays directly in arrays more than 8 deep');
   });
 });
 

@@ -13,13 +13,39 @@ function formatIn(timeZone: string): Intl.DateTimeFormat {
   return format;
 }
 
-/** The wall-clock time in the zone at `instant`, read as if it were UTC, in milliseconds. */
-function wallClock(instant: number, timeZone: string): number {
+/** The wall-clock time in the zone at `instant` to the second, read as if it were UTC, in milliseconds. */
+function wallClockOf(instant: number, timeZone: string): number {
   const parts = Object.fromEntries(formatIn(timeZone).formatToParts(new Date(instant)).map((part) => [part.type, part.value]));
   const date = new Date(0);
   date.setUTCFullYear(Number(parts.year), Number(parts.month) - 1, Number(parts.day));
   date.setUTCHours(Number(parts.hour), Number(parts.minute), Number(parts.second), 0);
   return date.getTime();
+}
+
+const HOUR_MS = 3_600_000;
+const OFFSETS_KEPT = 50_000;
+/** A zone's offset from UTC through a whole UTC hour, by zone and hour, where it holds the hour through. */
+const offsets = new Map<string, number>();
+
+/**
+ * `wallClockOf`, with the zone's offset kept per UTC hour: formatting an instant in a zone is slow (a few
+ * microseconds), and billing asks the same zone about the same hours over and over. The offset is read at
+ * the hour's first and last second; when they agree it holds for the whole hour (no zone changes its clock
+ * twice in one hour) and is kept, otherwise the instant is formatted itself. Offsets are whole seconds.
+ */
+function wallClock(instant: number, timeZone: string): number {
+  const hour = Math.floor(instant / HOUR_MS);
+  const key = `${timeZone} ${hour}`;
+  let offset = offsets.get(key);
+  if (offset === undefined) {
+    const first = hour * HOUR_MS;
+    const last = first + HOUR_MS - 1000;
+    offset = wallClockOf(first, timeZone) - first;
+    if (wallClockOf(last, timeZone) - last !== offset) return wallClockOf(instant, timeZone);
+    if (offsets.size >= OFFSETS_KEPT) offsets.clear();
+    offsets.set(key, offset);
+  }
+  return Math.floor(instant / 1000) * 1000 + offset;
 }
 
 /** The calendar day `YYYY-MM-DD` in the zone at `instant`. */
@@ -28,12 +54,27 @@ export function dayIn(timeZone: string, instant: Date = new Date()): string {
 }
 
 /**
- * The instant the calendar day begins in the zone (its first instant, where a clock change skips
- * midnight). Two passes settle the offset on either side of a change.
+ * The instant the calendar day begins in the zone: the first second that reads as the day. That is its
+ * midnight, but where a clock change skips midnight (Santiago's spring, Monrovia in 1972) the change itself,
+ * and where one repeats midnight's hour (Italy fell back from 01:00 to 00:00 in the 1970s) the first of the
+ * two midnights. Two passes settle the offset on either side of a change; a second either side of where
+ * they land tells whether a change is near, and then the first second is searched for.
  */
 export function startOfDayIn(day: string, timeZone: string): Date {
   const midnight = Date.parse(`${day}T00:00:00Z`);
   let instant = midnight - (wallClock(midnight, timeZone) - midnight);
   instant = midnight - (wallClock(instant, timeZone) - instant);
-  return new Date(instant);
+  const isBefore = (at: number) => dayIn(timeZone, new Date(at)) < day;
+  if (!isBefore(instant) && isBefore(instant - 1000)) return new Date(instant);
+  // An instant before the day, and one in it (or after), hours apart at most: no change moves a clock by a day.
+  let before = instant;
+  let from = instant;
+  if (isBefore(instant)) while (isBefore(from)) from += HOUR_MS;
+  else while (!isBefore(before)) before -= HOUR_MS;
+  while (from - before > 1000) {
+    const middle = before + Math.floor((from - before) / 2000) * 1000;
+    if (isBefore(middle)) before = middle;
+    else from = middle;
+  }
+  return new Date(from);
 }

@@ -1,0 +1,63 @@
+import fc from 'fast-check';
+import { dayIn, startOfDayIn } from '../../src/domain/zoned-days';
+
+/**
+ * The oracle: the instant formatted in the zone by Intl itself, every time (zoned-days keeps each zone's
+ * offset per UTC hour instead).
+ */
+function oracleDay(timeZone: string, at: Date): string {
+  const parts = Object.fromEntries(
+    new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).formatToParts(at).map((part) => [part.type, part.value]),
+  );
+  return `${parts.year}-${parts.month}-${parts.day}`;
+}
+
+// Half-hour and quarter-hour offsets, half-hour daylight saving (Lord Howe), clock changes at midnight
+// (Santiago, Havana), a skipped day (Apia, 2011-12-30), and offsets in seconds before standard time.
+const ZONES = ['UTC', 'Europe/Berlin', 'Europe/Rome', 'America/New_York', 'Asia/Kathmandu', 'Australia/Lord_Howe', 'Pacific/Chatham', 'America/Santiago', 'America/Havana', 'Pacific/Apia', 'Africa/Monrovia', 'Europe/Amsterdam'];
+const zone = fc.constantFrom(...ZONES);
+const instant = fc.integer({ min: Date.UTC(1880, 0, 1), max: Date.UTC(2100, 0, 1) }).map((ms) => new Date(ms));
+
+describe('calendar days in a zone, with offsets kept per hour', () => {
+  it('when an instant is read in a zone, then its day is the one Intl formats, whatever was asked before', () => {
+    fc.assert(
+      fc.property(zone, fc.array(instant, { minLength: 1, maxLength: 20 }), (timeZone, instants) => {
+        // Neighbours of each instant too: the same hour read again, and the seconds around it.
+        for (const at of instants.flatMap((at) => [at, new Date(at.getTime() + 1000), new Date(at.getTime() - 1), new Date(at.getTime() + 59 * 60_000)])) {
+          expect(dayIn(timeZone, at)).toBe(oracleDay(timeZone, at));
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('when a clock change falls inside an hour, then the instants either side of it keep their own days', () => {
+    // Africa/Monrovia went from -0:44:30 to UTC at 1972-01-07 00:44:30 UTC: not on the hour, nor on a minute.
+    const around = Date.parse('1972-01-07T00:44:30Z');
+    for (let at = around - 3_600_000; at <= around + 3_600_000; at += 30_000) expect(dayIn('Africa/Monrovia', new Date(at))).toBe(oracleDay('Africa/Monrovia', new Date(at)));
+  });
+
+  it('when a clock change skips or repeats midnight, then the day begins at its first second', () => {
+    // Santiago springs forward from 00:00 (-04:00) to 01:00 (-03:00); Monrovia went from -0:44:30 to UTC at
+    // its midnight; Havana springs forward at midnight too.
+    expect(startOfDayIn('2026-09-06', 'America/Santiago').toISOString()).toBe('2026-09-06T04:00:00.000Z');
+    expect(startOfDayIn('1972-01-07', 'Africa/Monrovia').toISOString()).toBe('1972-01-07T00:44:30.000Z');
+    expect(startOfDayIn('2026-03-08', 'America/Havana').toISOString()).toBe('2026-03-08T05:00:00.000Z');
+    // Falling back from 01:00 to 00:00, midnight comes twice: the day begins at the first.
+    expect(startOfDayIn('1978-10-01', 'Europe/Rome').toISOString()).toBe('1978-09-30T22:00:00.000Z');
+    // Falling back at midnight, the day begins once the repeated hour of the day before is over.
+    expect(startOfDayIn('2026-04-05', 'America/Santiago').toISOString()).toBe('2026-04-05T04:00:00.000Z');
+  });
+
+  it('when a day begins in a zone, then its first instant is in that day and the second before it is not', () => {
+    fc.assert(
+      fc.property(zone, instant, (timeZone, at) => {
+        const day = oracleDay(timeZone, at);
+        const start = startOfDayIn(day, timeZone);
+        expect(oracleDay(timeZone, start)).toBe(day);
+        expect(oracleDay(timeZone, new Date(start.getTime() - 1000))).not.toBe(day);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
+import { Worker } from 'node:worker_threads';
 import { createDb } from '../src/db/knex';
 import { percentile, postBatchesFor, postJson, seedCustomerEntities, startBenchStack, type BatchLoad, type BenchStack } from './stack';
 
@@ -20,12 +21,11 @@ import { percentile, postBatchesFor, postJson, seedCustomerEntities, startBenchS
  * 4. (before it) The set-up settles: the benchmark waits until every domain event was handed on, then 5 s.
  * 5. Load, `--rounds` times each, A then B: `--concurrency` clients post `--batch-size`-event batches of
  *    random customers for `--seconds`, of `calls_plain` (A: nothing counts it) or `calls` (B: 1,000
- *    entitlements and 1,000 alerts count it). Meanwhile one more client checks values one at a time on the
- *    API process the batches go to (`sameApi`; with `--own-api`, in turn with a second API process of the
- *    same stack that serves no batch, `ownApi`), and a
- *    prober sends every second one batch of 100 calls for a probe customer, crossing its alert's next
- *    threshold: the time from that batch's 200 to the `alert.triggered` webhook's arrival is the alert
- *    latency.
+ *    entitlements and 1,000 alerts count it). Meanwhile one more client, on a thread of its own, checks
+ *    values one at a time on the API process the batches go to (`sameApi`; with `--own-api`, in turn with
+ *    a second API process of the same stack that serves no batch, `ownApi`), and a prober sends every
+ *    second one batch of 100 calls for a probe customer, crossing its alert's next threshold: the time
+ *    from that batch's 200 to the `alert.triggered` webhook's arrival is the alert latency.
  *
  *   npx tsx bench/entitlement-check.ts
  *   npx tsx bench/entitlement-check.ts --seconds 20 --checks 1000 [--own-api]
@@ -100,6 +100,48 @@ async function check(stack: BenchStack, customerId: string, url = stack.url): Pr
 
 const pick = <T>(items: readonly T[]) => items[Math.floor(Math.random() * items.length)]!;
 
+/**
+ * The checks under load, one at a time on random customers, in a thread of their own: the main thread
+ * builds the batches' bodies and parses their answers (1,000 outcomes each), and a check timed on its
+ * event loop would wait for those too. In turn on each of `urls` (the loaded API, then one of its own).
+ */
+const CHECK_LOOP = `
+const { parentPort, workerData } = require('node:worker_threads');
+const { urls, token, customerIds } = workerData;
+const timings = urls.map(() => []);
+let running = true;
+parentPort.on('message', () => { running = false; });
+(async () => {
+  while (running) {
+    for (let i = 0; i < urls.length; i += 1) {
+      const customerId = customerIds[Math.floor(Math.random() * customerIds.length)];
+      const sent = performance.now();
+      const res = await fetch(urls[i] + '/customers/' + customerId + '/entitlements/api/value', { headers: { authorization: 'Bearer ' + token } });
+      await res.arrayBuffer();
+      if (res.status !== 200) throw new Error('the value check answered ' + res.status);
+      timings[i].push(performance.now() - sent);
+    }
+  }
+  parentPort.postMessage(timings);
+})();
+`;
+
+function startCheckLoop(urls: string[], token: string, customerIds: readonly string[]): { stop: () => Promise<number[][]> } {
+  const worker = new Worker(CHECK_LOOP, { eval: true, workerData: { urls, token, customerIds } });
+  const timings = new Promise<number[][]>((resolve, reject) => {
+    worker.once('message', (message: number[][]) => resolve(message));
+    worker.once('error', reject);
+  });
+  return {
+    stop: async () => {
+      worker.postMessage('stop');
+      const result = await timings;
+      await worker.terminate();
+      return result;
+    },
+  };
+}
+
 function batchOf(metric: string, entityIds: readonly string[], size: number, at = new Date().toISOString()): string {
   return JSON.stringify({ events: Array.from({ length: size }, () => ({ CustomerEntityId: pick(entityIds), metric, value: 1 + Math.floor(Math.random() * 10), timestamp: at })) });
 }
@@ -170,16 +212,9 @@ async function main() {
         await stack.renewTokens();
         const metric = phase === 'A' ? PLAIN : COUNTED;
         let running = true;
-        const underLoad: number[] = [];
-        const onOwnApi: number[] = [];
         const crossings: Array<{ key: string; answeredAt: number }> = [];
         // With --own-api, in turn: a check on the API the batches go to, then one on an API process of its own.
-        const checker = (async () => {
-          while (running) {
-            underLoad.push(await check(stack, pick(customerIds)));
-            if (checkApi) onOwnApi.push(await check(stack, pick(customerIds), checkApi));
-          }
-        })();
+        const checker = startCheckLoop([stack.url, ...(checkApi ? [checkApi] : [])], stack.systemToken, customerIds);
         const prober = (async () => {
           let next = 0;
           while (running) {
@@ -194,7 +229,8 @@ async function main() {
         })();
         const load = await postBatchesFor(stack, { seconds, concurrency, body: () => batchOf(metric, customers, batchSize) });
         running = false;
-        await Promise.all([checker, prober]);
+        const [underLoad = [], onOwnApi = []] = await checker.stop();
+        await prober;
         // Webhooks of the phase's last crossings may still be on their way.
         await new Promise((resolve) => setTimeout(resolve, 6000));
         for (const crossing of crossings) {

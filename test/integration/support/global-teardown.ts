@@ -39,6 +39,9 @@ export default async function globalTeardown(): Promise<void> {
     const admin = new PgClient({ connectionString: TEST_DATABASE_ADMIN_URL });
     await admin.connect();
     await admin.query(`DROP DATABASE IF EXISTS ${TEST_DATABASE_NAME} WITH (FORCE)`);
+    // And those of breakable stacks (support/breakable-stack.ts) that a failed test left behind.
+    const { rows } = await admin.query<{ datname: string }>('SELECT datname FROM pg_database WHERE starts_with(datname, $1)', [`${TEST_DATABASE_NAME}_`]);
+    for (const { datname } of rows) await admin.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`);
     await admin.end();
   }
   if (TEST_WORK_DIR) fs.rmSync(TEST_WORK_DIR, { recursive: true, force: true });

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { Client as PgClient } from 'pg';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { findTemporalBinary } from '../../../src/temporal/binaries';
 import { freePort, startDevServer, type DevServer } from '../../../src/temporal/dev-server';
+import { adminQuery } from './admin-query';
 import { startTestApi, type TestApi } from './harness';
 import { startTcpProxy, type TcpProxy } from './tcp-proxy';
 import { spawnWorker, waitForWorker } from './worker-process';
@@ -42,16 +42,7 @@ export async function sigkill(child: ChildProcess): Promise<void> {
 /** A fresh database on the suite's Postgres, migrated, dropped by `drop`. */
 async function ownDatabase(label: string): Promise<{ url: string; drop: () => Promise<void> }> {
   const name = `${process.env.TEST_DATABASE_NAME!}_${label.replace(/\W/g, '_')}_${randomUUID().slice(0, 8)}`;
-  const admin = async (sql: string) => {
-    const client = new PgClient({ connectionString: process.env.TEST_DATABASE_ADMIN_URL! });
-    await client.connect();
-    try {
-      await client.query(sql);
-    } finally {
-      await client.end();
-    }
-  };
-  await admin(`CREATE DATABASE ${name}`);
+  await adminQuery(`CREATE DATABASE ${name}`);
   const url = Object.assign(new URL(process.env.DATABASE_URL!), { pathname: `/${name}` }).toString();
   const migrated = await new Promise<{ status: number | null; output: string }>((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/migrate.ts'], { cwd: ROOT, env: { ...process.env, DATABASE_URL: url }, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -62,7 +53,7 @@ async function ownDatabase(label: string): Promise<{ url: string; drop: () => Pr
     child.on('close', (status) => resolve({ status, output }));
   });
   if (migrated.status !== 0) throw new Error(`migrations of ${name} failed: ${migrated.output}`);
-  return { url, drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+  return { url, drop: () => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
 }
 
 /** `workerEnv`: settings of the worker process alone (e.g. its invoice-run paging). */

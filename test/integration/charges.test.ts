@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { invoicesOfRun } from './support/billing-fixtures';
+import { createMeteredContract, invoicesOfRun } from './support/billing-fixtures';
 import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
 
 /**
@@ -34,33 +34,16 @@ interface Contract {
 
 /** A monthly plan (a seat fee of 100.00 in advance; API calls at 0.5 in arrears) on a contract from `startDate`. */
 async function contractFrom(startDate: string, more: { endDate?: string } = {}): Promise<Contract> {
-  const tag = randomUUID().slice(0, 8);
-  const customer = await api.http().post('/customers').set(system()).send({ name: `Charges ${tag}`, currency: 'USD' }).expect(201);
-  const entity = await api.http().post('/entities').set(system()).send({ type: 'customer', name: `Entity ${tag}`, customerId: customer.body.data.id }).expect(201);
-  const metric = `calls_${tag}`;
-  const meter = await api.http().post('/meters').set(admin()).send({ name: `Calls ${tag}`, metric, aggregation: 'sum' }).expect(201);
-  const plan = await api
-    .http()
-    .post('/billing/plans')
-    .set(admin())
-    .send({
-      name: `Monthly ${tag}`,
-      currency: 'USD',
-      billingPeriod: 'monthly',
-      items: [
-        { name: 'Seat fee', pricingModel: 'flat', unitPrice: '100' },
-        { name: 'API calls', pricingModel: 'per_unit', unitPrice: '0.5', meterId: meter.body.data.id },
-      ],
-    })
-    .expect(201);
-  const contract = await api
-    .http()
-    .post('/contracts')
-    .set(system())
-    .send({ customerId: customer.body.data.id, currency: 'USD', startDate, ...more, plans: [{ planId: plan.body.data.id }] })
-    .expect(201);
-  await api.http().post(`/contracts/${contract.body.data.id}/activate`).set(system()).send({}).expect(200);
-  return { contractId: contract.body.data.id, contractPlanId: contract.body.data.plans[0].id, planId: plan.body.data.id, seatItemId: plan.body.data.items[0].id, entityId: entity.body.data.id, metric };
+  const made = await createMeteredContract(api, tenant, {
+    label: 'Charges',
+    startDate,
+    items: (meterId) => [
+      { name: 'Seat fee', pricingModel: 'flat', unitPrice: '100' },
+      { name: 'API calls', pricingModel: 'per_unit', unitPrice: '0.5', meterId },
+    ],
+    contract: more,
+  });
+  return { ...made, seatItemId: made.itemIds[0]! };
 }
 
 const run = async (contract: Contract, date: string) => (await invoicesOfRun<Invoice>(api, tenant, contract.contractId, date))[0];

@@ -1,6 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import { Decimal } from '../../src/domain/money';
-import { invoicesOfRun } from './support/billing-fixtures';
+import { createMeteredContract, invoicesOfRun } from './support/billing-fixtures';
 import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
 
 /**
@@ -17,7 +16,6 @@ beforeAll(async () => {
 afterAll(() => api.close());
 
 const system = () => bearer(tenant.systemToken);
-const admin = () => bearer(tenant.adminToken);
 
 const UNIT_PRICE = '0.37';
 
@@ -31,20 +29,12 @@ interface Metered {
 
 /** A monthly plan with one metered item at 0.37 per call, on an active contract from `startDate`. */
 async function meteredContract(startDate: string): Promise<Metered> {
-  const tag = randomUUID().slice(0, 8);
-  const customer = await api.http().post('/customers').set(system()).send({ name: `Usage ${tag}`, currency: 'USD' }).expect(201);
-  const entity = await api.http().post('/entities').set(system()).send({ type: 'customer', name: `Entity ${tag}`, customerId: customer.body.data.id }).expect(201);
-  const metric = `calls_${tag}`;
-  const meter = await api.http().post('/meters').set(admin()).send({ name: `Calls ${tag}`, metric, aggregation: 'sum' }).expect(201);
-  const plan = await api
-    .http()
-    .post('/billing/plans')
-    .set(admin())
-    .send({ name: `Metered ${tag}`, currency: 'USD', billingPeriod: 'monthly', items: [{ name: 'API calls', pricingModel: 'per_unit', unitPrice: UNIT_PRICE, meterId: meter.body.data.id }] })
-    .expect(201);
-  const contract = await api.http().post('/contracts').set(system()).send({ customerId: customer.body.data.id, currency: 'USD', startDate, plans: [{ planId: plan.body.data.id }] }).expect(201);
-  await api.http().post(`/contracts/${contract.body.data.id}/activate`).set(system()).send({}).expect(200);
-  return { contractId: contract.body.data.id, contractPlanId: contract.body.data.plans[0].id, itemId: plan.body.data.items[0].id, entityId: entity.body.data.id, metric };
+  const made = await createMeteredContract(api, tenant, {
+    label: 'Usage',
+    startDate,
+    items: (meterId) => [{ name: 'API calls', pricingModel: 'per_unit', unitPrice: UNIT_PRICE, meterId }],
+  });
+  return { ...made, itemId: made.itemIds[0]! };
 }
 
 async function ingest(contract: Metered, events: Array<{ value: number; timestamp: string }>): Promise<void> {

@@ -1,8 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import { Decimal } from '../../src/domain/money';
 import { createProgressiveBillingService } from '../../src/modules/invoice-runs';
 import { progressiveBillingWorkflowId } from '../../workflows/ids';
-import { invoicesOfRun } from './support/billing-fixtures';
+import { createMeteredContract, invoicesOfRun } from './support/billing-fixtures';
 import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
 
 /**
@@ -35,26 +34,14 @@ type Invoice = { id: string; status: string; contractPlanId: string; items: Item
 
 /** A monthly plan with one metered item at 0.25 per call, on an active contract from 1 November with the thresholds given. */
 async function contractWith(thresholds: Array<string | number>): Promise<Metered> {
-  const tag = randomUUID().slice(0, 8);
-  const customer = await api.http().post('/customers').set(system()).send({ name: `Progressive ${tag}`, currency: 'USD' }).expect(201);
-  const entity = await api.http().post('/entities').set(system()).send({ type: 'customer', name: `Entity ${tag}`, customerId: customer.body.data.id }).expect(201);
-  const metric = `calls_${tag}`;
-  const meter = await api.http().post('/meters').set(admin()).send({ name: `Calls ${tag}`, metric, aggregation: 'sum' }).expect(201);
-  const plan = await api
-    .http()
-    .post('/billing/plans')
-    .set(admin())
-    .send({ name: `Metered ${tag}`, currency: 'USD', billingPeriod: 'monthly', items: [{ name: 'API calls', pricingModel: 'per_unit', unitPrice: UNIT_PRICE, meterId: meter.body.data.id }] })
-    .expect(201);
-  const contract = await api
-    .http()
-    .post('/contracts')
-    .set(system())
-    .send({ customerId: customer.body.data.id, currency: 'USD', startDate: '2026-11-01', plans: [{ planId: plan.body.data.id }], progressiveBilling: { thresholds } })
-    .expect(201);
-  expect(contract.body.data.progressiveBilling).toEqual({ thresholds: thresholds.map(String) });
-  await api.http().post(`/contracts/${contract.body.data.id}/activate`).set(system()).send({}).expect(200);
-  return { contractId: contract.body.data.id, contractPlanId: contract.body.data.plans[0].id, entityId: entity.body.data.id, metric };
+  const made = await createMeteredContract(api, tenant, {
+    label: 'Progressive',
+    startDate: '2026-11-01',
+    items: (meterId) => [{ name: 'API calls', pricingModel: 'per_unit', unitPrice: UNIT_PRICE, meterId }],
+    contract: { progressiveBilling: { thresholds } },
+  });
+  expect(made.contract.progressiveBilling).toEqual({ thresholds: thresholds.map(String) });
+  return made;
 }
 
 /** Usage of November, a minute before now at the latest, so that the open period counts it. */

@@ -62,6 +62,60 @@ export async function createBillingFixture(api: TestApi, tenant: Tenant, currenc
   };
 }
 
+/** What `createMeteredContract` made. */
+export interface MeteredContract {
+  contractId: string;
+  contractPlanId: string;
+  planId: string;
+  /** The plan's items, in the order given. */
+  itemIds: string[];
+  entityId: string;
+  metric: string;
+  /** The contract as POST /contracts answered it. */
+  contract: Record<string, unknown>;
+}
+
+/**
+ * A customer (USD) with one entity, a `sum` meter of a metric of its own, a monthly plan of `items` (given
+ * the meter's id, for the metered ones), and a contract from `startDate` (with `contract`'s fields too),
+ * activated: all through the API.
+ */
+export async function createMeteredContract(
+  api: TestApi,
+  tenant: Tenant,
+  options: { label: string; startDate: string; items: (meterId: string) => Array<Record<string, unknown>>; contract?: Record<string, unknown> },
+): Promise<MeteredContract> {
+  const system = bearer(tenant.systemToken);
+  const admin = bearer(tenant.adminToken);
+  const tag = randomUUID().slice(0, 8);
+  const customer = await api.http().post('/customers').set(system).send({ name: `${options.label} ${tag}`, currency: 'USD' }).expect(201);
+  const entity = await api.http().post('/entities').set(system).send({ type: 'customer', name: `Entity ${tag}`, customerId: customer.body.data.id }).expect(201);
+  const metric = `calls_${tag}`;
+  const meter = await api.http().post('/meters').set(admin).send({ name: `Calls ${tag}`, metric, aggregation: 'sum' }).expect(201);
+  const plan = await api
+    .http()
+    .post('/billing/plans')
+    .set(admin)
+    .send({ name: `Monthly ${tag}`, currency: 'USD', billingPeriod: 'monthly', items: options.items(meter.body.data.id) })
+    .expect(201);
+  const contract = await api
+    .http()
+    .post('/contracts')
+    .set(system)
+    .send({ customerId: customer.body.data.id, currency: 'USD', startDate: options.startDate, ...options.contract, plans: [{ planId: plan.body.data.id }] })
+    .expect(201);
+  await api.http().post(`/contracts/${contract.body.data.id}/activate`).set(system).send({}).expect(200);
+  return {
+    contractId: contract.body.data.id,
+    contractPlanId: contract.body.data.plans[0].id,
+    planId: plan.body.data.id,
+    itemIds: plan.body.data.items.map((item: { id: string }) => item.id),
+    entityId: entity.body.data.id,
+    metric,
+    contract: contract.body.data,
+  };
+}
+
 export function invoiceBody(contractPlanId: string, items = [{ title: 'Platform fee', quantity: 1, price: 100 }]) {
   return {
     contractPlanId,

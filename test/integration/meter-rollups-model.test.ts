@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
-import { newId } from '../../src/db/ids';
 import { specOf } from '../../src/modules/meters';
 import type { MeterRow } from '../../src/modules/meters/meters.repository';
 import { aggregateUsage, aggregateUsageWindows, readsRollups, type AggregationSpec, type UsageMember, type WindowSize } from '../../src/modules/usage';
 import { rollupsAgainstEvents } from './support/rollup-oracle';
+import { createModelWorld, type ModelWorld } from './support/model-world';
 import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
 
 /**
@@ -113,22 +113,8 @@ const scenarioArb = fc.integer({ min: 0, max: STARTS.length - 1 }).chain((startI
   }),
 );
 
-interface World {
-  metric: string;
-  customers: string[];
-  entities: string[];
-  /** The customer of each entity: entities 0 and 1 are one customer's, 2 another's. */
-  customerOfEntity: string[];
-}
-
-async function createWorld(): Promise<World> {
-  const customers = [newId('cus'), newId('cus')];
-  const entities = [newId('ent'), newId('ent'), newId('ent')];
-  const customerOfEntity = [customers[0]!, customers[0]!, customers[1]!];
-  await api.db('customers').insert(customers.map((id) => ({ id, organisation_id: tenant.organisationId, name: `Customer ${id}` })));
-  await api.db('entities').insert(entities.map((id, index) => ({ id, organisation_id: tenant.organisationId, type: 'customer', name: 'Entity', customer_id: customerOfEntity[index] })));
-  return { metric: `rollup_${randomUUID().slice(0, 8)}`, customers, entities, customerOfEntity };
-}
+type World = ModelWorld;
+const createWorld = () => createModelWorld(api, tenant, 'rollup');
 
 async function createMeter(world: World, meter: { aggregation: string; groupBy: string[]; filters: Filter[] }): Promise<string> {
   const res = await api

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
-import { newId } from '../../src/db/ids';
 import { aggregateUsage, type MetadataFilter } from '../../src/modules/usage';
+import { createModelWorld, type ModelWorld } from './support/model-world';
 import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
 
 /**
@@ -64,21 +64,8 @@ const scenarioArb = fc.record({
   refilter: fc.subarray(FILTERS, { maxLength: 1 }),
 });
 
-interface World {
-  metric: string;
-  customers: string[];
-  entities: string[];
-}
-
-/** Two customers: entities 0 and 1 are the first's, 2 the second's. */
-async function createWorld(): Promise<World> {
-  const customers = [newId('cus'), newId('cus')];
-  const entities = [newId('ent'), newId('ent'), newId('ent')];
-  const owner = [customers[0]!, customers[0]!, customers[1]!];
-  await api.db('customers').insert(customers.map((id) => ({ id, organisation_id: tenant.organisationId, name: `Customer ${id}` })));
-  await api.db('entities').insert(entities.map((id, index) => ({ id, organisation_id: tenant.organisationId, type: 'customer', name: 'Entity', customer_id: owner[index] })));
-  return { metric: `counted_${randomUUID().slice(0, 8)}`, customers, entities };
-}
+type World = ModelWorld;
+const createWorld = () => createModelWorld(api, tenant, 'counted');
 
 async function ingest(world: World, events: ReadonlyArray<{ cents: number; minute: number; entity: number; metadata: Record<string, unknown> }>): Promise<void> {
   if (events.length === 0) return;

@@ -74,12 +74,14 @@ export function couponDiscounts(invoices: readonly DiscountableInvoice[], coupon
     // Each invoice's priced lines, and which of them fall in their plan item's first periods still to serve.
     let periods = 0;
     const eligible = invoices.map((invoice) => {
-      const lines = invoice.charges.map((charges, index) => ({ line: invoice.items[index]!, periodFrom: charges[0]!.period.from }));
-      const startsOf = new Map<string | null | undefined, string[]>();
-      for (const { line, periodFrom } of lines) startsOf.set(line.planItemId, [...(startsOf.get(line.planItemId) ?? []), periodFrom]);
-      for (const [item, starts] of startsOf) startsOf.set(item, [...new Set(starts)].sort());
-      for (const starts of startsOf.values()) periods = Math.max(periods, Math.min(starts.length, left));
-      return lines.filter(({ line, periodFrom }) => startsOf.get(line.planItemId)!.indexOf(periodFrom) < left).map(({ line }) => line);
+      // A period is its first and last day: after a change of billing period, a year and the quarter
+      // before it may start on the same day and are still two periods.
+      const lines = invoice.charges.map((charges, index) => ({ line: invoice.items[index]!, period: `${charges[0]!.period.from} ${charges[0]!.period.to}` }));
+      const periodsOf = new Map<string | null | undefined, string[]>();
+      for (const { line, period } of lines) periodsOf.set(line.planItemId, [...(periodsOf.get(line.planItemId) ?? []), period]);
+      for (const [item, itemPeriods] of periodsOf) periodsOf.set(item, [...new Set(itemPeriods)].sort());
+      for (const itemPeriods of periodsOf.values()) periods = Math.max(periods, Math.min(itemPeriods.length, left));
+      return lines.filter(({ line, period }) => periodsOf.get(line.planItemId)!.indexOf(period) < left).map(({ line }) => line);
     });
     if (periods === 0) continue;
     served.push({ id, periods });

@@ -708,15 +708,20 @@ async function checkRunTotals(model: Model, runId: string, invoices: Invoice[], 
 /**
  * The coupons' discount lines on the invoices a run made, in the order it made them (docs/adjustments.md,
  * "Coupons"): each coupon that still serves discounts, per plan item of each invoice, the lines of the
- * item's first periods still to serve (a line's period is its charges' period), and has served as many
- * periods as the item that took the most. A percentage is taken off each plan item's lines, rounded half-up;
+ * item's first periods still to serve (a line's period is its charges' period, told by its first and last
+ * day), and has served as many periods as the item that took the most. A percentage is taken off each
+ * plan item's lines, rounded half-up;
  * an amount (once per period served) is shared over the plan items in proportion to their lines, never
  * beyond them, invoice after invoice. Coupons stack in the order they were applied: each takes at most what
  * the earlier ones left of a plan item's lines. The model counts the periods.
  */
 function checkCoupons(model: Model, invoices: readonly Invoice[], charges: readonly ChargeRow[], problems: Problems): void {
   const pricedOf = (invoice: Invoice) =>
-    invoice.items.filter(isPriced).map((line) => ({ line, periodFrom: chargesOfLine(model, invoice.id, line, charges)[0]?.periodFrom ?? '', amount: lineMinor(line.quantity, line.price, model.minor) }));
+    invoice.items.filter(isPriced).map((line) => {
+      // A period is its first and last day: a quarter and a year may start on the same day.
+      const charge = chargesOfLine(model, invoice.id, line, charges)[0];
+      return { line, period: charge ? `${charge.periodFrom} ${charge.periodTo}` : '', amount: lineMinor(line.quantity, line.price, model.minor) };
+    });
   // What the coupons applied before took off each plan item of each invoice.
   const takenBefore = new Map<string, bigint>();
   for (const coupon of model.coupons) {
@@ -733,11 +738,11 @@ function checkCoupons(model: Model, invoices: readonly Invoice[], charges: reado
       for (const entry of pricedOf(invoice)) byItem.set(entry.line.planItemId!, [...(byItem.get(entry.line.planItemId!) ?? []), entry]);
       const eligible = new Map<string, ReturnType<typeof pricedOf>>();
       for (const [planItemId, entries] of byItem) {
-        const starts = [...new Set(entries.map((entry) => entry.periodFrom))].sort();
-        served = Math.max(served, Math.min(starts.length, left));
+        const periods = [...new Set(entries.map((entry) => entry.period))].sort();
+        served = Math.max(served, Math.min(periods.length, left));
         eligible.set(
           planItemId,
-          entries.filter((entry) => starts.indexOf(entry.periodFrom) < left),
+          entries.filter((entry) => periods.indexOf(entry.period) < left),
         );
       }
       return eligible;
@@ -1588,6 +1593,24 @@ const FOUND: Array<[string, History]> = [
   ],
 ];
 
+/** Histories that once failed, run first every time. */
+const PINNED_HISTORIES: Array<[History]> = [
+  // A once coupon where a monthly contract turns quarterly the day after it starts: the month and the
+  // quarter begin on the same day and are two periods, so the coupon serves the month's one day.
+  [
+    {
+      currency: 'JPY', anchor: 'calendar', kind: 'monthly', start: 20089, end: null, fee: 1, arrears: false, unitPrice: '0.01', other: { kind: 'monthly', fee: 1, arrears: false, unitPrice: '0.01' }, taxes: [],
+      steps: [
+        { kind: 'period', to: 'quarterly', offset: 1 },
+        { kind: 'coupon', percentOff: null, amountOff: 1, duration: 'once', periods: 1 },
+        { kind: 'usage', back: 0, units: 1 },
+        { kind: 'addItem', offset: 0, metered: false, fee: 1, extraDecimals: 0, quantity: null, arrears: false, graduated: false, upTo: 10, price: '0.01', over: '0.01' },
+        { kind: 'addItem', offset: 0, metered: false, fee: 1, extraDecimals: 0, quantity: '2.5', arrears: false, graduated: false, upTo: 10, price: '0.01', over: '0.01' },
+      ],
+    } as History,
+  ],
+];
+
 describe('billing model: random histories through the services over Postgres, against a day-by-day oracle', () => {
   it.each(FOUND)('%s', async (_, found) => {
     await play(found);
@@ -1602,7 +1625,7 @@ describe('billing model: random histories through the services over Postgres, ag
         numRuns: Number(process.env.BILLING_MODEL_RUNS ?? (process.env.CI ? 500 : 50)),
         ...(seed === undefined ? {} : { seed }),
         ...(process.env.BILLING_MODEL_PATH ? { path: process.env.BILLING_MODEL_PATH } : {}),
-        ...(example ? { examples: [example] } : {}),
+        examples: [...(example ? [example] : []), ...PINNED_HISTORIES],
       },
     );
   }, 900_000);

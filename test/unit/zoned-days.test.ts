@@ -31,10 +31,12 @@ describe('calendar days in a zone, with offsets kept per hour', () => {
     );
   });
 
-  it('when a clock change falls inside an hour, then the instants either side of it keep their own days', () => {
-    // Africa/Monrovia went from -0:44:30 to UTC at 1972-01-07 00:44:30 UTC: not on the hour, nor on a minute.
-    const around = Date.parse('1972-01-07T00:44:30Z');
-    for (let at = around - 3_600_000; at <= around + 3_600_000; at += 30_000) expect(dayIn('Africa/Monrovia', new Date(at))).toBe(oracleDay('Africa/Monrovia', new Date(at)));
+  it('when a clock change falls inside a UTC hour and crosses midnight, then the instants after it keep their own day', () => {
+    // St John's fell back at 00:01 NDT (02:31 UTC) to 23:01 NST of the day before, until 2010: the hour's
+    // first second's offset would put 02:45 UTC on 7 November, which it is not.
+    const zone = 'America/St_Johns';
+    for (const at of ['2010-11-07T02:00:00Z', '2010-11-07T02:30:59Z', '2010-11-07T02:31:00Z', '2010-11-07T02:45:00Z', '2010-11-07T02:59:59Z']) expect(dayIn(zone, new Date(at))).toBe(oracleDay(zone, new Date(at)));
+    expect(dayIn(zone, new Date('2010-11-07T02:45:00Z'))).toBe('2010-11-06');
   });
 
   it('when a clock change skips or repeats midnight, then the day begins at its first second', () => {

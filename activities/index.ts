@@ -8,6 +8,9 @@ import type { CreditNoteActivities } from '../workflows/credit-note.types';
 import type { EmailActivities } from '../workflows/email-delivery.types';
 import type { EntitlementPeriodActivities } from '../workflows/entitlement-period.types';
 import type { ExportActivities } from '../workflows/export.types';
+import type { CollectionActivities } from '../workflows/invoice-collection.types';
+import type { GatewayRefundActivities } from '../workflows/gateway-refund.types';
+import type { PaymentReconciliationActivities } from '../workflows/payment-reconciliation.types';
 import type { InvoiceActivities } from '../workflows/invoice-lifecycle.types';
 import type { InvoiceRunActivities } from '../workflows/invoice-run.types';
 import type { MeterBackfillActivities } from '../workflows/meter-backfill.types';
@@ -26,6 +29,7 @@ import { createExportActivities } from './export.activities';
 import { createInvoiceRunActivities } from './invoice-runs.activities';
 import { createInvoiceActivities } from './invoices.activities';
 import { createMeterActivities } from './meters.activities';
+import { createPaymentActivities } from './payments.activities';
 import { createRevenueActivities } from './revenue.activities';
 import { createUsageActivities } from './usage.activities';
 import { createWebhookActivities } from './webhooks.activities';
@@ -42,6 +46,9 @@ export interface WorkflowDrivers {
  * them: each factory is typed against its interface.
  */
 export type Activities = ChatbotActivities &
+  CollectionActivities &
+  GatewayRefundActivities &
+  PaymentReconciliationActivities &
   ContractActivities &
   CreditActivities &
   CreditNoteActivities &
@@ -67,6 +74,7 @@ export function createActivities(services: Services, drivers: WorkflowDrivers): 
     ...createExportActivities(services),
     ...createRevenueActivities(services),
     ...createInvoiceRunActivities(services, drivers),
+    ...createPaymentActivities(services, drivers),
     ...createWebhookActivities(services),
     ...createEmailActivities(services),
     ...createCreditNoteActivities(services),

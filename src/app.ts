@@ -11,6 +11,7 @@ import { answerOptions, methodNotAllowed } from './http/method-not-allowed';
 import { buildOpenApiDocument } from './http/openapi';
 import { buildRouter } from './http/router';
 import { allRoutes } from './modules';
+import { keepingRawBody } from './http/raw-body';
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
@@ -47,7 +48,7 @@ export function createApp(deps: AppDeps): Express {
     }),
   );
   app.use(
-    express.json({ limit: deps.config.BODY_LIMIT_BYTES, type: JSON_TYPES, verify: boundedJsonDepth(deps.config.JSON_MAX_DEPTH) }),
+    express.json({ limit: deps.config.BODY_LIMIT_BYTES, type: JSON_TYPES, verify: keepingRawBody(boundedJsonDepth(deps.config.JSON_MAX_DEPTH)) }),
   );
 
   const routes = allRoutes(deps);

@@ -73,6 +73,9 @@ const configSchema = z.object({
   CHATBOT_IDLE_SECONDS: z.coerce.number().int().min(1).max(86_400).default(300),
   // The chatbot's language model, opt-in: an OpenAI-compatible server's base URL (…/v1) and model name; both set, the model answers.
   CHATBOT_LLM_BASE_URL: z.string().url().optional(),
+  /** Where the Stripe adapter sends its calls: Stripe's API, or a local stand-in in development and tests. */
+  STRIPE_API_BASE: z.string().url().default('https://api.stripe.com'),
+  STRIPE_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(120_000).default(30_000),
   CHATBOT_LLM_MODEL: z.string().min(1).max(200).optional(),
   CHATBOT_LLM_API_KEY: z.string().min(1).optional(),
   UPLOAD_LIMIT_BYTES: z.coerce.number().int().min(1024).default(10 * 1024 * 1024),

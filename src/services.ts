@@ -33,7 +33,7 @@ import { createJobControlService, createJobService } from './modules/jobs';
 import { createMeterBackfillService, createMeterService, metersIn, type MeterUses } from './modules/meters';
 import { createExportService, createObjectExportService, createObjectService } from './modules/objects';
 import { createOrganisationSettingsService } from './modules/organisation-settings';
-import { paymentsIn, createPaymentService } from './modules/payments';
+import { paymentsIn, createPaymentService, createCollectionService, createPaymentGatewayService, nudgeCollection, ensureReconciliationSchedule, type StripeEndpoint } from './modules/payments';
 import { createRevenueSyncService, createRevenueService } from './modules/revenue';
 import { invoiceSettlements } from './modules/settlements';
 import { createUsageIngestionService, usageIn, createUsageService, type RollupMetersOf } from './modules/usage';
@@ -65,6 +65,8 @@ export interface ServiceDeps {
   webhookPolicy: DestinationPolicy;
   /** Seals the secrets kept in Postgres. */
   secrets: SecretBox;
+  /** Where the Stripe adapter calls. */
+  stripe: StripeEndpoint;
   /** The chatbot's language model, when one is configured: the model engine answers then. */
   chatbotModel?: ModelSettings;
   /** Seconds without a question after which a chatbot conversation's workflow ends. */
@@ -86,6 +88,7 @@ export function serviceDepsFrom(config: Config, db: Knex): ServiceDeps {
     invoiceRunPaging: { pageSize: config.INVOICE_RUN_PAGE_SIZE, pagesInFlight: config.INVOICE_RUN_PAGES_IN_FLIGHT },
     webhookPolicy: destinationPolicy(config),
     secrets: createSecretBox(requireSetting(config, 'SECRETS_KEY'), config.SECRETS_KEYS_PREVIOUS),
+    stripe: { apiBase: config.STRIPE_API_BASE, timeoutMs: config.STRIPE_TIMEOUT_MS },
     metricsCountsMaxAgeSeconds: config.METRICS_COUNTS_MAX_AGE_SECONDS,
     chatbotIdleSeconds: config.CHATBOT_IDLE_SECONDS,
     ...(config.CHATBOT_LLM_BASE_URL && config.CHATBOT_LLM_MODEL
@@ -118,6 +121,7 @@ export function createServices(deps: ServiceDeps) {
   const { db } = deps;
   const attributes = createAttributeService(db);
   const invoiceRuns = createInvoiceRunService(db, deps.invoiceRunPaging);
+  const collection = createCollectionService(deps);
   return {
     // Reference data
     addresses: createAddressService(db),
@@ -127,6 +131,8 @@ export function createServices(deps: ServiceDeps) {
     // Money
     fxRates: createFxRateService(db),
     payments: createPaymentService(db),
+    collection,
+    paymentGateway: createPaymentGatewayService({ ...deps, collection }),
     revenue: createRevenueService(db),
     // Invoices
     invoiceItems: createInvoiceItemService(db, (trx, draft) => invoiceRuns.repriceDraft(trx, draft)),
@@ -195,6 +201,8 @@ export function createApiServices(deps: ServiceDeps & { temporal: TemporalHandle
       );
     }),
     exports: createExportService(workflowDeps),
+    // The API's gateway hands a webhook's payment to the invoice's collection workflow.
+    paymentGateway: createPaymentGatewayService({ ...deps, collection: services.collection, nudgeCollection: (organisationId, invoiceId) => nudgeCollection(deps.temporal, organisationId, invoiceId), scheduleReconciliation: (organisationId) => ensureReconciliationSchedule(deps.temporal, organisationId) }),
     invoiceRunControl,
     invoiceRunSchedules: createInvoiceRunScheduleService({ ...workflowDeps, runs: invoiceRunControl }),
     jobControl: createJobControlService({ ...workflowDeps, exports: deps.exports, jobs: services.jobs }),

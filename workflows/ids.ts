@@ -28,6 +28,13 @@ export const meterBackfillWorkflowId = (meterId: string, generation: number) => 
 export const entitlementPeriodWorkflowId = (entitlementId: string) => `entitlement-period:${entitlementId}`;
 /** One per contract: usage arriving while it runs signals it to check again. */
 export const progressiveBillingWorkflowId = (contractId: string) => `progressive-billing:${contractId}`;
+/** One per invoice: its collection through the organisation's payment gateway, attempts and dunning. */
+export const invoiceCollectionWorkflowId = (invoiceId: string) => `collection:${invoiceId}`;
+/** One per credit note refunded through the gateway that collected its invoice. */
+export const gatewayRefundWorkflowId = (creditNoteId: string) => `gateway-refund:${creditNoteId}`;
+/** One Temporal Schedule per organisation with a gateway: its daily reconciliation; its runs get this id plus the scheduled time. */
+export const paymentReconciliationScheduleId = (organisationId: string) => `payment-reconciliation:${organisationId}`;
+export const paymentReconciliationWorkflowId = (organisationId: string) => `payment-reconciliation:${organisationId}`;
 /** One Temporal Schedule per organisation and schedule; the workflows it starts get this id plus the scheduled time. */
 export const invoiceRunScheduleId = (organisationId: string, scheduleId: string) => `invoice-run-schedule:${organisationId}:${scheduleId}`;
 
@@ -55,6 +62,9 @@ export const BILLING_KINDS = {
   meterBackfillWorkflow: 'meter-backfill',
   entitlementPeriodWorkflow: 'entitlement-period',
   progressiveBillingWorkflow: 'progressive-billing',
+  invoiceCollectionWorkflow: 'collection',
+  gatewayRefundWorkflow: 'gateway-refund',
+  paymentReconciliationWorkflow: 'payment-reconciliation',
 } as const;
 
 /** A workflow type that has a kind. */

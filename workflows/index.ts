@@ -15,3 +15,6 @@ export { chatConversationWorkflow } from './chat.workflow';
 export { meterBackfillWorkflow } from './meter-backfill.workflow';
 export { entitlementPeriodWorkflow } from './entitlement-period.workflow';
 export { progressiveBillingWorkflow } from './progressive-billing.workflow';
+export { invoiceCollectionWorkflow } from './invoice-collection.workflow';
+export { gatewayRefundWorkflow } from './gateway-refund.workflow';
+export { paymentReconciliationWorkflow } from './payment-reconciliation.workflow';

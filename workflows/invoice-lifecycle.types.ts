@@ -27,6 +27,14 @@ export interface StepInput {
 
 export interface PayInput extends StepInput {
   paidDate: string;
+  /** The payment attempt whose gateway payment pays the invoice: recorded as its payment, never a second one. */
+  collectedAttemptId?: string;
+}
+
+/** What `markPaid` takes: the paid date and, when a gateway collected the money, the attempt that did. */
+export interface MarkPaidArgs {
+  paidDate: string;
+  collectedAttemptId?: string;
 }
 
 export interface CancelInput extends StepInput {
@@ -63,7 +71,7 @@ export type ReminderOutcome = 'sent' | 'already sent' | 'not owed';
 // Update names are stored in histories: renaming one is a breaking change.
 export const raiseUpdate = defineUpdate<LifecycleView>('raise');
 export const sendUpdate = defineUpdate<LifecycleView>('send');
-export const markPaidUpdate = defineUpdate<LifecycleView, [{ paidDate: string }]>('markPaid');
+export const markPaidUpdate = defineUpdate<LifecycleView, [MarkPaidArgs]>('markPaid');
 export const cancelUpdate = defineUpdate<LifecycleView, [{ comments?: string }]>('cancel');
 export const undoUpdate = defineUpdate<LifecycleView>('undo');
 export const lifecycleQuery = defineQuery<LifecycleView>('lifecycle');

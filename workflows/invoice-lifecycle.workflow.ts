@@ -49,6 +49,9 @@ export const LOCAL_STEPS_PATCH = 'invoice-steps-run-as-local-activities';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
+/** What a step may need beyond its invoice: the paid date (and collecting attempt) of a payment, a cancellation's comments. */
+type StepArgs = { paidDate?: string; collectedAttemptId?: string; comments?: string };
+
 /** Raised or sent: the invoice waits for its payment. */
 const isOwed = (state: InvoiceState) => state === 'raised' || state === 'sent';
 
@@ -97,7 +100,7 @@ export async function invoiceLifecycleWorkflow(input: InvoiceLifecycleInput): Pr
     }
   }
 
-  async function applyStep(step: InvoiceStep, args: { paidDate?: string; comments?: string }): Promise<void> {
+  async function applyStep(step: InvoiceStep, args: StepArgs): Promise<void> {
     const base = { invoiceId, organisationId, seq: nextSeq, from: state };
     nextSeq += 1;
     const activities = stepActivities();
@@ -112,7 +115,7 @@ export async function invoiceLifecycleWorkflow(input: InvoiceLifecycleInput): Pr
           await activities.sendInvoice(base);
           break;
         case 'pay':
-          await activities.payInvoice({ ...base, paidDate: args.paidDate! });
+          await activities.payInvoice({ ...base, paidDate: args.paidDate!, ...(args.collectedAttemptId ? { collectedAttemptId: args.collectedAttemptId } : {}) });
           break;
         case 'cancel':
           await activities.cancelInvoice({ ...base, comments: args.comments });
@@ -123,7 +126,7 @@ export async function invoiceLifecycleWorkflow(input: InvoiceLifecycleInput): Pr
     state = targetOf(step);
   }
 
-  async function runPlan(action: Exclude<InvoiceAction, 'undo'>, args: { paidDate?: string; comments?: string }): Promise<void> {
+  async function runPlan(action: Exclude<InvoiceAction, 'undo'>, args: StepArgs): Promise<void> {
     const plan = planAction(state, action);
     if (!plan.ok) throw conflict(plan.reason);
     for (const step of plan.steps) await applyStep(step, args);
@@ -159,7 +162,7 @@ export async function invoiceLifecycleWorkflow(input: InvoiceLifecycleInput): Pr
     });
   }
 
-  function run(action: Exclude<InvoiceAction, 'undo'>, args: { paidDate?: string; comments?: string } = {}) {
+  function run(action: Exclude<InvoiceAction, 'undo'>, args: StepArgs = {}) {
     return againstRecordedState(() => runPlan(action, args));
   }
 
@@ -199,7 +202,7 @@ export async function invoiceLifecycleWorkflow(input: InvoiceLifecycleInput): Pr
   setHandler(lifecycleQuery, view);
   setHandler(raiseUpdate, () => run('raise'), { validator: validate('raise') });
   setHandler(sendUpdate, () => run('send'), { validator: validate('send') });
-  setHandler(markPaidUpdate, ({ paidDate }) => run('markPaid', { paidDate }), { validator: validate('markPaid') });
+  setHandler(markPaidUpdate, ({ paidDate, collectedAttemptId }) => run('markPaid', { paidDate, ...(collectedAttemptId ? { collectedAttemptId } : {}) }), { validator: validate('markPaid') });
   setHandler(cancelUpdate, ({ comments }) => run('cancel', { comments }), { validator: validate('cancel') });
   setHandler(undoUpdate, () => againstRecordedState(undoLatest), {
     validator: () => {

@@ -144,7 +144,18 @@ const backfill = profile(
   { firstRetry: '1 second', longestWait: '30 seconds', attempts: 20 },
 );
 
-export const ACTIVITY_PROFILES = { invoiceStep, backfill, transition, ingestion, longExport, bookkeeping, billing, webhookAttempt, emailSend, chatTurn, modelCall } as const satisfies Record<string, ActivityOptions>;
+/**
+ * One call to a payment gateway and the record of its answer. A network fault, a rate limit or a 5xx is
+ * tried again for about half an hour (backoff from 2 s to a minute, 20 attempts), and a dead worker is
+ * noticed in 20 s by its missing heartbeat; the charge's idempotency
+ * key and its lookup by metadata make a retry charge once. A refusal of the request is an answer, not a fault.
+ */
+const gatewayCall = profile(
+  { startToCloseTimeout: '1 minute', heartbeatTimeout: '20 seconds', scheduleToCloseTimeout: '30 minutes' },
+  { firstRetry: '2 seconds', longestWait: '1 minute', attempts: 20 },
+);
+
+export const ACTIVITY_PROFILES = { invoiceStep, backfill, gatewayCall, transition, ingestion, longExport, bookkeeping, billing, webhookAttempt, emailSend, chatTurn, modelCall } as const satisfies Record<string, ActivityOptions>;
 
 /**
  * Local activities: run by the worker that runs the workflow task, inside that task, so that a short step

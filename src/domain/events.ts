@@ -142,6 +142,8 @@ export interface DomainEventData {
   'contract.plan_change_undone': PlanChangeEvent;
   'milestone.achieved': MilestoneAchieved;
   'payment.created': Snapshot;
+  /** A payment attempt through a gateway failed (declined, refused): the attempt as the API shows it. */
+  'payment.failed': Snapshot;
   'credit_note.issued': Snapshot;
   'credit_note.voided': Snapshot;
   'credit_note.transition_undone': Snapshot;
@@ -179,6 +181,7 @@ const EVENT_TYPES: { [K in DomainEventType]: true } = {
   'contract.plan_change_undone': true,
   'milestone.achieved': true,
   'payment.created': true,
+  'payment.failed': true,
   'credit_note.issued': true,
   'credit_note.voided': true,
   'credit_note.transition_undone': true,

@@ -144,6 +144,10 @@ const SYSTEM_USER_ACTIONS = [
   // Templates: SystemUser reads them; managing them is Admin's
   'EmailTemplateService:getTemplates',
   'InvoiceTemplateService:getTemplates',
+  // Payments through a gateway: SystemUser links customers to it and reads the attempts; the gateway's
+  // credentials, dunning campaigns and reconciliation are Admin's
+  'PaymentProviderService:linkCustomer',
+  'PaymentService:getPaymentAttempts',
 ] as const;
 
 /** Actions only Admin holds: the contract's prohibition list and its admin-only endpoints. */
@@ -172,6 +176,8 @@ const ADMIN_ONLY_ACTIONS = [
   'AlertService:manageAlerts',
   'CreditNoteService:undoCreditNote',
   'FeatureService:manageFeatures',
+  'PaymentProviderService:manageProviders',
+  'DunningCampaignService:manageCampaigns',
 ] as const;
 
 export type Action = (typeof SYSTEM_USER_ACTIONS)[number] | (typeof ADMIN_ONLY_ACTIONS)[number];

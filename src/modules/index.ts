@@ -37,6 +37,7 @@ import { chatbotRoutes } from './chatbot/chatbot.routes';
 import { couponRoutes } from './coupons/coupons.routes';
 import { chargeRoutes } from './charges/charges.routes';
 import { alertRoutes } from './alerts/alerts.routes';
+import { gatewayRoutes } from './payments/gateway.routes';
 import { entitlementRoutes } from './entitlements/entitlements.routes';
 
 /** Every route of the API, in the order Express matches them. */
@@ -64,6 +65,7 @@ export function allRoutes(deps: AppDeps): Route[] {
     ...chargeRoutes(deps),
     ...couponRoutes(deps),
     ...alertRoutes(deps),
+    ...gatewayRoutes(deps),
     ...invoiceRoutes(deps),
     ...invoiceFileRoutes(deps),
     ...creditNoteRoutes(deps),

@@ -19,6 +19,7 @@ import { webhookSubscriber } from '../modules/webhooks';
 import { alertSubscriber } from '../modules/alerts';
 import { entitlementSubscriber } from '../modules/entitlements';
 import { progressiveBillingSubscriber } from '../modules/invoice-runs';
+import { collectionSubscriber, refundSubscriber } from '../modules/payments';
 import { connectionOptions, connectTemporal } from './client';
 import { ensureSearchAttributes } from './search-attributes';
 import { distinctQueues, taskQueuesOf } from './task-queues';
@@ -103,7 +104,7 @@ export async function createWorker(
   }
   // The outbox's relay runs beside the worker: it hands the domain events to their subscribers.
   const dispatcher = deps.config.WEBHOOK_RELAY
-    ? startEventRelay({ db: deps.db, logger: deps.logger, subscribers: [alertSubscriber(services.alerts), entitlementSubscriber({ periods: services.entitlementPeriods, temporal }), progressiveBillingSubscriber({ progressiveBilling: services.progressiveBilling, temporal }), webhookSubscriber({ webhooks: services.webhooks, temporal }), metricsSubscriber()] })
+    ? startEventRelay({ db: deps.db, logger: deps.logger, subscribers: [alertSubscriber(services.alerts), entitlementSubscriber({ periods: services.entitlementPeriods, temporal }), progressiveBillingSubscriber({ progressiveBilling: services.progressiveBilling, temporal }), collectionSubscriber({ temporal }), refundSubscriber({ temporal }), webhookSubscriber({ webhooks: services.webhooks, temporal }), metricsSubscriber()] })
     : undefined;
   return {
     workers,

@@ -59,6 +59,15 @@ const FORBIDDEN_FOR_SYSTEM_USER = new Set([
   'POST /features',
   'PUT /features/{id}',
   'DELETE /features/{id}',
+  // A payment gateway's credentials and reconciliation, and dunning campaigns, are Admin's
+  'PUT /payment-providers/stripe',
+  'GET /payment-providers/stripe',
+  'GET /payment-providers/stripe/reconciliation',
+  'POST /dunning-campaigns',
+  'GET /dunning-campaigns',
+  'GET /dunning-campaigns/{id}',
+  'PUT /dunning-campaigns/{id}',
+  'DELETE /dunning-campaigns/{id}',
 ]);
 
 let api: TestApi;

@@ -18,7 +18,8 @@ import { createInvoiceRepository, type Invoice, type InvoiceFilter, type Invoice
 
 export type ContractPlanResolver = (db: Knex, organisationId: string, contractPlanId: string) => Promise<ContractPlanRef | undefined>;
 
-type TransitionArgs = { paidDate?: string; comments?: string };
+/** `collectedAttemptId`: the gateway's payment attempt that paid (docs/payments.md); set by collection only. */
+type TransitionArgs = { paidDate?: string; comments?: string; collectedAttemptId?: string };
 
 /** Lifecycle changes go through the invoice's workflow; reads come from Postgres, already committed. */
 export function createInvoiceService(deps: WorkflowServiceDeps, resolveContractPlan: ContractPlanResolver, settlements: SettlementReader) {
@@ -113,7 +114,7 @@ export function createInvoiceService(deps: WorkflowServiceDeps, resolveContractP
           break;
         case 'markPaid':
           if (!args.paidDate) throw AppError.validation('paidDate is required for paid', 'body.paidDate');
-          await update(row, markPaidUpdate, [{ paidDate: args.paidDate }], updateId);
+          await update(row, markPaidUpdate, [{ paidDate: args.paidDate, ...(args.collectedAttemptId ? { collectedAttemptId: args.collectedAttemptId } : {}) }], updateId);
           break;
         case 'cancel':
           await update(row, cancelUpdate, [{ comments: args.comments }], updateId);

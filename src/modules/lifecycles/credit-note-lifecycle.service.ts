@@ -136,6 +136,10 @@ export function createCreditNoteLifecycleService(deps: { db: Knex; mailer: Maile
 
   /** Takes back what `settle` gave: the refund deleted, the balance lowered (refused if it was spent). */
   async function unsettle({ trx, note }: Step, why: string): Promise<void> {
+    const throughGateway = note.settlement === 'refund' ? await paymentsIn(trx).gatewayRefundOf(note.id) : undefined;
+    if (throughGateway && throughGateway.status !== 'failed') {
+      throw AppError.conflict(`the refund of this credit note was paid back through the payment gateway (${throughGateway.provider_refund_id ?? 'asked'}): it cannot be taken back by ${why === 'voided' ? 'voiding' : 'undoing'} the credit note`);
+    }
     if (note.settlement === 'reduces_due') await invoicesIn(trx).addCreditedDue(note.invoice_id, toDecimal(note.total).negated().toFixed());
     if (note.settlement === 'refund' && note.refund_payment_id) await paymentsIn(trx).setDeleted(note.refund_payment_id, true);
     if (note.settlement === 'balance') {

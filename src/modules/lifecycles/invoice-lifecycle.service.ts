@@ -139,6 +139,36 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer; 
     return { number: formatInvoiceNumber(format, sequence, calendarDay(invoice.date)), number_sequence: sequence };
   }
 
+  /**
+   * The payment a gateway collected (docs/payments.md): the attempt's amount as the invoice's payment, keyed
+   * by the gateway's payment, so that the webhook and the collection workflow racing to record it make one.
+   */
+  async function payCollected(step: Step, attemptId: string, paidDate: string, paidAt: string | Date): Promise<void> {
+    const { invoice } = step;
+    const attempt = await step.payments.collectedAttempt(invoice.organisation_id, attemptId);
+    if (!attempt || attempt.invoice_id !== invoice.id) throw AppError.notFound('Payment attempt');
+    if (attempt.status !== 'succeeded' || !attempt.provider_payment_id) throw AppError.conflict(`payment attempt ${attemptId} is ${attempt.status}: only a succeeded one pays the invoice`);
+    if (attempt.payment_id) throw AppError.conflict(`payment attempt ${attemptId} is already recorded as payment ${attempt.payment_id}`);
+    const payment = await step.payments.insert(invoice.organisation_id, {
+      customerId: attempt.customer_id,
+      invoiceId: invoice.id,
+      amount: attempt.amount,
+      currency: attempt.currency,
+      paidAt,
+      method: attempt.provider,
+      reference: attempt.provider_payment_id,
+      idempotency: { scope: 'system', key: `gateway:${attempt.provider}:${attempt.provider_payment_id}`, fingerprint: null },
+    });
+    await step.payments.linkAttemptPayment(attempt.id, payment.id);
+    await step.complete('pay', { paid_date: paidDate, stamp: 'paid_at' }, { paymentId: payment.id, collectedAttemptId: attempt.id });
+  }
+
+  /** Money a gateway took goes back through a refund (a credit note with `refund: true`), never by undoing its record. */
+  async function assertNotCollected(step: Step, paymentId: string, what: string): Promise<void> {
+    const attempt = await step.payments.gatewayAttemptOf(paymentId);
+    if (attempt) throw AppError.conflict(`the payment was collected through ${attempt.provider} (${attempt.provider_payment_id}); you cannot ${what}: refund it with a credit note instead`);
+  }
+
   /** Takes what the customer's credit balance holds, up to `most`, for the invoice; returns the amount taken. */
   async function consumeCredits({ trx, invoices, invoice }: Step, most: string, reason: string): Promise<string> {
     if (!invoice.customer_id) return '0';
@@ -234,6 +264,10 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer; 
         const zone = await zoneOf(step.trx, invoice.organisation_id, await customerZone(step.trx, invoice.organisation_id, invoice.customer_id));
         const paidDate = isDateOnly(input.paidDate) ? input.paidDate : dayIn(zone, new Date(input.paidDate));
         const paidAt = isDateOnly(input.paidDate) ? startOfDayIn(input.paidDate, zone) : input.paidDate;
+        if (input.collectedAttemptId) {
+          await payCollected(step, input.collectedAttemptId, paidDate, paidAt);
+          return;
+        }
         if (owed.lessThanOrEqualTo(0)) {
           await step.complete('pay', { paid_date: paidDate, stamp: 'paid_at' }, {});
           return;
@@ -254,6 +288,7 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer; 
     ),
     unpay: undo(async (step, transition) => {
       await assertNoCreditNotes(step, 'undo its payment', ['refund', 'balance']);
+      if (transition.data.paymentId) await assertNotCollected(step, transition.data.paymentId, 'undo its payment');
       if (transition.data.paymentId) await step.payments.setDeleted(transition.data.paymentId, true);
       await step.setStatus({ status: transition.from_state, paid_date: null, clear: 'paid_at' });
     }),
@@ -265,6 +300,7 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer; 
         await assertNoCreditNotes(step, 'cancel it');
         await assertNoPlanChangeCredits(step, 'cancel it', true);
         const payment = invoice.status === 'paid' ? await step.payments.findOfInvoice(invoice.organisation_id, invoice.id) : undefined;
+        if (payment) await assertNotCollected(step, payment.id, 'cancel it');
         if (payment) await step.payments.setDeleted(payment.id, true);
         const creditsReturned = invoice.credits_applied;
         const creditsReturnedEntryId = await returnCredits(step, creditsReturned, `invoice ${invoice.number} cancelled`);

@@ -15,6 +15,7 @@ import {
   type PaymentFilter,
   type PaymentRow,
 } from './payments.repository';
+import { createGatewayRepository } from './gateway.repository';
 import type { CreatePaymentBody, UpdatePaymentBody } from './payments.schemas';
 
 export interface Payment {
@@ -56,6 +57,12 @@ export interface CreatedPayment {
 /** A refund belongs to its credit note: it changes when the credit note is voided or undone, not by hand. */
 function assertNotRefund(row: PaymentRow): void {
   if (row.credit_note_id) throw AppError.conflict(`this payment is the refund of credit note ${row.credit_note_id}; void the credit note instead`);
+}
+
+/** A payment a gateway collected changes only through the gateway: money goes back through a refund. */
+async function assertNotCollected(db: Knex, row: PaymentRow): Promise<void> {
+  const attempt = await createGatewayRepository(db).findAttemptOfPayment(row.id);
+  if (attempt) throw AppError.conflict(`this payment was collected through ${attempt.provider} (${attempt.provider_payment_id}); refund it with a credit note instead`);
 }
 
 /** More decimals than the currency carries is a mistake to report, not a rounding to hide. */
@@ -149,6 +156,7 @@ export function createPaymentService(db: Knex) {
     async update(organisationId: string, id: string, input: UpdatePaymentBody): Promise<Payment> {
       const current = await found(organisationId, id);
       assertNotRefund(current);
+      await assertNotCollected(db, current);
       if (input.amount !== undefined) assertFitsCurrency(input.amount, current.currency);
       const row = await payments.update(organisationId, id, {
         amount: input.amount,
@@ -160,7 +168,9 @@ export function createPaymentService(db: Knex) {
     },
 
     async delete(organisationId: string, id: string): Promise<void> {
-      assertNotRefund(await found(organisationId, id));
+      const current = await found(organisationId, id);
+      assertNotRefund(current);
+      await assertNotCollected(db, current);
       if (!(await payments.softDelete(organisationId, id))) throw AppError.notFound('Payment');
     },
   };

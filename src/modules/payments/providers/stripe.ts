@@ -1,0 +1,213 @@
+import Stripe from 'stripe';
+import { GatewayRefusal, type ChargeRequest, type GatewayEvent, type GatewayPayment, type GatewayPaymentStatus, type GatewayRefund, type PaymentProvider } from './provider';
+
+/** Where the adapter reaches Stripe: its own API by default, a local stand-in (STRIPE_API_BASE) in development. */
+export interface StripeEndpoint {
+  /** e.g. `https://api.stripe.com` or `http://127.0.0.1:8420`. */
+  apiBase: string;
+  timeoutMs: number;
+}
+
+/** How many pages of 100 a scan of recent payments reads at most. */
+const SCAN_PAGES = 10;
+
+/** Stripe's PaymentIntent states, as a payment attempt's. */
+function statusOf(intent: Stripe.PaymentIntent): GatewayPaymentStatus {
+  switch (intent.status) {
+    case 'succeeded':
+      return 'succeeded';
+    case 'requires_action':
+      return 'requires_action';
+    // Declined (back to needing a payment method) or given up: the attempt failed.
+    case 'requires_payment_method':
+    case 'canceled':
+      return intent.last_payment_error || intent.status === 'canceled' ? 'failed' : 'processing';
+    default:
+      return 'processing';
+  }
+}
+
+function actionUrlOf(intent: Stripe.PaymentIntent): string | null {
+  const action = intent.next_action;
+  if (!action) return null;
+  return action.redirect_to_url?.url ?? action.type ?? null;
+}
+
+function toPayment(intent: Stripe.PaymentIntent, refundedMinor = 0): GatewayPayment {
+  const failure = intent.last_payment_error;
+  return {
+    id: intent.id,
+    status: statusOf(intent),
+    amountMinor: intent.amount,
+    currency: intent.currency.toUpperCase(),
+    actionUrl: intent.status === 'requires_action' ? actionUrlOf(intent) : null,
+    failure: failure ? { code: failure.decline_code ?? failure.code ?? 'payment_failed', message: failure.message ?? 'The payment failed' } : null,
+    refundedMinor,
+    metadata: { ...(intent.metadata ?? {}) },
+    created: intent.created,
+  };
+}
+
+function toRefund(refund: Stripe.Refund): GatewayRefund {
+  const status = refund.status === 'succeeded' ? 'succeeded' : refund.status === 'failed' || refund.status === 'canceled' ? 'failed' : 'pending';
+  return { id: refund.id, status, amountMinor: refund.amount };
+}
+
+/** Stripe's refusals of the request itself are not retried; everything else (network, 429, 5xx) is. */
+function translated(error: unknown): unknown {
+  if (error instanceof Stripe.errors.StripeAuthenticationError || error instanceof Stripe.errors.StripePermissionError) {
+    return new GatewayRefusal(`Stripe refused the credentials: ${error.message}`, 'authentication');
+  }
+  if (error instanceof Stripe.errors.StripeInvalidRequestError && error.statusCode !== undefined && error.statusCode < 500 && error.statusCode !== 429 && error.statusCode !== 409) {
+    return new GatewayRefusal(`Stripe refused the request: ${error.message}`, error.code ?? (error.statusCode === 404 ? 'resource_missing' : 'invalid_request'));
+  }
+  return error;
+}
+
+async function calling<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    throw translated(error);
+  }
+}
+
+/** A Stripe client per secret key, each aimed at the configured endpoint. */
+export function stripeProvider(secretKey: string, endpoint: StripeEndpoint): PaymentProvider {
+  const base = new URL(endpoint.apiBase);
+  const stripe = new Stripe(secretKey, {
+    host: base.hostname,
+    port: base.port || (base.protocol === 'http:' ? 80 : 443),
+    protocol: base.protocol === 'http:' ? 'http' : 'https',
+    timeout: endpoint.timeoutMs,
+    // A dropped connection or a 409/429/5xx is tried twice more at once, each POST under one idempotency key;
+    // beyond that, retries are the workflow's (bounded, with backoff).
+    maxNetworkRetries: 2,
+    telemetry: false,
+  });
+
+  async function refundedOf(intentId: string): Promise<number> {
+    let total = 0;
+    for await (const refund of stripe.refunds.list({ payment_intent: intentId, limit: 100 })) {
+      if (refund.status === 'succeeded' || refund.status === 'pending') total += refund.amount;
+    }
+    return total;
+  }
+
+  async function* recent(since: number): AsyncIterable<Stripe.PaymentIntent> {
+    let startingAfter: string | undefined;
+    for (let page = 0; page < SCAN_PAGES; page += 1) {
+      const listed = await calling(() => stripe.paymentIntents.list({ limit: 100, ...(startingAfter ? { starting_after: startingAfter } : {}) }));
+      for (const intent of listed.data) if (intent.created >= since) yield intent;
+      // Stripe lists newest first: a page that reaches back past `since` is the last one needed.
+      if (!listed.has_more || listed.data.length === 0 || listed.data.every((intent) => intent.created < since)) return;
+      startingAfter = listed.data.at(-1)!.id;
+    }
+  }
+
+  const provider: PaymentProvider = {
+    name: 'stripe',
+
+    async createCustomer({ name, email, metadata }) {
+      const customer = await calling(() => stripe.customers.create({ name, ...(email ? { email } : {}), metadata }));
+      return { id: customer.id };
+    },
+
+    async customerExists(providerCustomerId) {
+      const customer = await calling(() => stripe.customers.retrieve(providerCustomerId));
+      if ((customer as Stripe.DeletedCustomer).deleted) throw new GatewayRefusal(`Stripe customer ${providerCustomerId} is deleted`, 'resource_missing');
+    },
+
+    async defaultPaymentMethod(providerCustomerId) {
+      const customer = await calling(() => stripe.customers.retrieve(providerCustomerId));
+      if ((customer as Stripe.DeletedCustomer).deleted) return null;
+      const chosen = (customer as Stripe.Customer).invoice_settings?.default_payment_method;
+      const method = chosen
+        ? typeof chosen === 'string'
+          ? await calling(() => stripe.paymentMethods.retrieve(chosen))
+          : chosen
+        : (await calling(() => stripe.paymentMethods.list({ customer: providerCustomerId, type: 'card', limit: 1 }))).data[0];
+      if (!method) return null;
+      return { id: method.id, brand: method.card?.brand ?? null, last4: method.card?.last4 ?? null };
+    },
+
+    async charge(request: ChargeRequest) {
+      const method = await provider.defaultPaymentMethod(request.providerCustomerId);
+      if (!method) throw new GatewayRefusal('the customer has no payment method at Stripe', 'no_payment_method');
+      try {
+        const intent = await stripe.paymentIntents.create(
+          {
+            amount: request.amountMinor,
+            currency: request.currency.toLowerCase(),
+            customer: request.providerCustomerId,
+            payment_method: method.id,
+            confirm: true,
+            off_session: true,
+            metadata: { ...request.metadata, description: request.description },
+          },
+          { idempotencyKey: request.idempotencyKey },
+        );
+        return toPayment(intent);
+      } catch (error) {
+        // A decline answers 402 instead of the payment; the payment exists all the same, with its error.
+        if (error instanceof Stripe.errors.StripeError && error.statusCode === 402) {
+          const raw = (error.raw ?? {}) as { payment_intent?: Stripe.PaymentIntent };
+          if (raw.payment_intent?.id) return toPayment(raw.payment_intent);
+          const found = await provider.findPayment(request.metadata, Math.floor(Date.now() / 1000) - 3600);
+          if (found) return found.status === 'failed' ? found : { ...found, status: 'failed', failure: found.failure ?? { code: error.code ?? 'card_declined', message: error.message } };
+        }
+        throw translated(error);
+      }
+    },
+
+    async findPayment(match, since) {
+      const keys = Object.entries(match);
+      for await (const intent of recent(since)) {
+        if (keys.every(([key, value]) => intent.metadata?.[key] === value)) return toPayment(intent, await refundedOf(intent.id));
+      }
+      return null;
+    },
+
+    async retrievePayment(id) {
+      const intent = await calling(() => stripe.paymentIntents.retrieve(id));
+      return toPayment(intent, intent.status === 'succeeded' ? await calling(() => refundedOf(id)) : 0);
+    },
+
+    async *listPayments(since) {
+      for await (const intent of recent(since)) yield toPayment(intent);
+    },
+
+    async refund({ paymentId, amountMinor, idempotencyKey, metadata }): Promise<GatewayRefund> {
+      return toRefund(await calling(() => stripe.refunds.create({ payment_intent: paymentId, amount: amountMinor, metadata }, { idempotencyKey })));
+    },
+
+    async findRefund(paymentId, match) {
+      const keys = Object.entries(match);
+      for await (const refund of stripe.refunds.list({ payment_intent: paymentId, limit: 100 })) {
+        if (keys.every(([key, value]) => refund.metadata?.[key] === value)) return toRefund(refund);
+      }
+      return null;
+    },
+
+    async retrieveRefund(id) {
+      return toRefund(await calling(() => stripe.refunds.retrieve(id)));
+    },
+
+    verifyWebhook(rawBody, signature, webhookSecret): GatewayEvent {
+      let event: Stripe.Event;
+      try {
+        event = stripe.webhooks.constructEvent(rawBody, signature, webhookSecret);
+      } catch (error) {
+        throw new GatewayRefusal(`the webhook's signature does not match: ${(error as Error).message}`, 'signature');
+      }
+      const object = event.data.object as { object?: string };
+      if (object.object === 'payment_intent') return { id: event.id, type: event.type, payment: toPayment(object as Stripe.PaymentIntent), paymentId: (object as Stripe.PaymentIntent).id };
+      if (object.object === 'charge') {
+        const intent = (object as Stripe.Charge).payment_intent;
+        return { id: event.id, type: event.type, payment: null, paymentId: typeof intent === 'string' ? intent : (intent?.id ?? null) };
+      }
+      return { id: event.id, type: event.type, payment: null, paymentId: null };
+    },
+  };
+  return provider;
+}

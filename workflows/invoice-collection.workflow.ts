@@ -1,4 +1,4 @@
-import { condition, continueAsNew, setHandler, workflowInfo } from '@temporalio/workflow';
+import { condition, continueAsNew, log, setHandler, workflowInfo } from '@temporalio/workflow';
 import { collectionNudge, type CollectionActivities, type CollectionOutcome, type InvoiceCollectionInput } from './invoice-collection.types';
 import { activitiesOf } from './shared';
 
@@ -6,6 +6,14 @@ const gateway = activitiesOf<CollectionActivities>('gatewayCall');
 const steps = activitiesOf<Pick<CollectionActivities, 'nextCollectionStep' | 'settleCollectionAttempt'>>('transition');
 
 const DAY_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * A gateway step that failed after its own retries (the gateway away for half an hour) is tried again
+ * after an hour, for a day at most; then the collection ends with its attempt still pending, and the next
+ * nudge (a webhook, a change of the invoice) starts it again from there.
+ */
+const FAULT_PAUSE_MS = 60 * 60 * 1000;
+const MOST_FAULTS = 24;
 
 /** How often a payment the gateway still processes (or that waits for the customer) is read back, when no webhook tells its end. */
 const REFRESH_EVERY_MS = 60 * 60 * 1000;
@@ -27,7 +35,21 @@ export async function invoiceCollectionWorkflow(input: InvoiceCollectionInput): 
 
   /** A settle that left the attempt unrecorded (the invoice refused it) is not tried in a loop. */
   let settled: string | undefined;
+  let faults = 0;
+  /** Runs a gateway step; a failure after its retries pauses the loop instead of failing the workflow. */
+  async function tolerating(step: () => Promise<unknown>): Promise<void> {
+    try {
+      await step();
+      faults = 0;
+    } catch (error) {
+      faults += 1;
+      log.warn('a collection step failed after its retries; it is tried again later', { invoiceId, faults, error: String(error) });
+      if (faults < MOST_FAULTS) await condition(() => nudged, FAULT_PAUSE_MS);
+    }
+  }
+
   for (;;) {
+    if (faults >= MOST_FAULTS) return { reason: `the payment gateway failed ${MOST_FAULTS} times in a row: the attempt stays as recorded` };
     if (workflowInfo().continueAsNewSuggested) {
       await continueAsNew<typeof invoiceCollectionWorkflow>({ organisationId, invoiceId, ...(retryAfterAttempt !== undefined ? { retryAfterAttempt } : {}) });
     }
@@ -35,15 +57,17 @@ export async function invoiceCollectionWorkflow(input: InvoiceCollectionInput): 
     const step = await steps.nextCollectionStep({ organisationId, invoiceId, ...(retryAfterAttempt !== undefined ? { retryAfterAttempt } : {}) });
     switch (step.next) {
       case 'charge':
-        await gateway.chargeCollectionAttempt({ organisationId, attemptId: step.attemptId });
+        await tolerating(() => gateway.chargeCollectionAttempt({ organisationId, attemptId: step.attemptId }));
         break;
       case 'settle':
         if (settled === step.attemptId) return { reason: `the payment of attempt ${step.attemptId} could not be recorded on the invoice: see reconciliation` };
-        settled = step.attemptId;
-        await steps.settleCollectionAttempt({ organisationId, attemptId: step.attemptId });
+        await tolerating(async () => {
+          await steps.settleCollectionAttempt({ organisationId, attemptId: step.attemptId });
+          settled = step.attemptId;
+        });
         break;
       case 'await-gateway':
-        if (!(await condition(() => nudged, REFRESH_EVERY_MS))) await gateway.refreshCollectionAttempt({ organisationId, attemptId: step.attemptId });
+        if (!(await condition(() => nudged, REFRESH_EVERY_MS))) await tolerating(() => gateway.refreshCollectionAttempt({ organisationId, attemptId: step.attemptId }));
         break;
       case 'wait':
         // The campaign's days on a durable timer; a nudge (the invoice paid meanwhile) looks again at once.

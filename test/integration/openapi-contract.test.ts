@@ -3,7 +3,6 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
-import { startLocalStripe, type LocalStripe } from './support/localstripe';
 
 /**
  * schemathesis generates requests from /openapi.json, valid and invalid, and checks every answer against
@@ -62,20 +61,17 @@ function configToml(): string {
 let api: TestApi;
 let tenant: Tenant;
 let workDir: string;
-let stripeFake: LocalStripe;
 
 beforeAll(async () => {
-  // The payment gateway's routes call Stripe: here, a local fake of it, so that they answer as they would.
-  stripeFake = await startLocalStripe();
-  // The per-token limit would answer most of the run with 429 and leave operations untested.
-  api = await startTestApi({ RATE_LIMIT_PER_MINUTE: '1000000', CHATBOT_MESSAGES_PER_MINUTE: '1000000', STRIPE_API_BASE: stripeFake.url });
+  // The per-token limit would answer most of the run with 429 and leave operations untested. The payment
+  // gateway's routes call the suite's fake of Stripe (STRIPE_API_BASE), so that they answer as they would.
+  api = await startTestApi({ RATE_LIMIT_PER_MINUTE: '1000000', CHATBOT_MESSAGES_PER_MINUTE: '1000000' });
   tenant = await createTenant(api, 'contract');
   workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'schemathesis-'));
 });
 
 afterAll(async () => {
   await api.close();
-  await stripeFake?.close();
   fs.rmSync(workDir, { recursive: true, force: true });
 });
 

@@ -12,14 +12,16 @@ import { timeSkippingEnvironment } from '../workflow/support/environment';
 import { waitFor } from '../support/wait';
 import { createBillingFixture, invoiceBody } from './support/billing-fixtures';
 import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
-import { startLocalStripe, stripeClientOf, useCard, type LocalStripe } from './support/localstripe';
+import { suiteStripe, stripeClientOf, useCard, type LocalStripe } from './support/localstripe';
 
 jest.setTimeout(300_000);
 
 /**
  * Dunning over days, on the time-skipping test server: the invoice's collection workflow runs there with
- * the real activities (Postgres, localstripe, and the invoice's own workflow on the suite's server for the
- * payment), and the test moves the server's clock by the campaign's days between attempts.
+ * the real activities (Postgres, the suite's localstripe, and the invoice's own workflow on the suite's
+ * server for the payment), and the test moves the server's clock by the campaign's days between attempts.
+ * The organisation collects on `sent` and the invoice is only raised, so that the suite's worker, which
+ * relays the outbox, starts no collection of its own for it.
  */
 const SECRET_KEY = 'sk_test_dunning_0002';
 const TASK_QUEUE = 'collection-dunning';
@@ -31,18 +33,17 @@ let env: TestWorkflowEnvironment;
 let stripe: Stripe;
 
 beforeAll(async () => {
-  stripeFake = await startLocalStripe();
-  api = await startTestApi({ STRIPE_API_BASE: stripeFake.url });
+  stripeFake = suiteStripe();
+  api = await startTestApi();
   tenant = await createTenant(api, 'dunning');
   env = await timeSkippingEnvironment();
   stripe = stripeClientOf(stripeFake, SECRET_KEY);
-  await api.http().put('/payment-providers/stripe').set(bearer(tenant.adminToken)).send({ secretKey: SECRET_KEY, webhookSecret: 'whsec_dunning' }).expect(200);
+  await api.http().put('/payment-providers/stripe').set(bearer(tenant.adminToken)).send({ secretKey: SECRET_KEY, webhookSecret: 'whsec_dunning', collectOn: 'sent' }).expect(200);
 });
 
 afterAll(async () => {
   await env?.teardown();
   await api?.close();
-  await stripeFake?.close();
 });
 
 

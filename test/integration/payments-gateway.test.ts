@@ -2,7 +2,7 @@ import type Stripe from 'stripe';
 import { bearer, createTenant, type Tenant, type TestApi } from './support/harness';
 import { startBreakableStack, type BreakableStack } from './support/breakable-stack';
 import { createBillingFixture, invoiceBody, type BillingFixture } from './support/billing-fixtures';
-import { startLocalStripe, stripeClientOf, useCard, type LocalStripe } from './support/localstripe';
+import { suiteStripe, stripeClientOf, useCard, type LocalStripe } from './support/localstripe';
 import { waitFor } from '../support/wait';
 
 jest.setTimeout(300_000);
@@ -26,9 +26,8 @@ const admin = () => bearer(tenant.adminToken);
 const system = () => bearer(tenant.systemToken);
 
 beforeAll(async () => {
-  stripeFake = await startLocalStripe();
-  process.env.STRIPE_API_BASE = stripeFake.url;
-  stack = await startBreakableStack('payments', { WEBHOOK_RELAY: 'true', STRIPE_API_BASE: stripeFake.url });
+  stripeFake = suiteStripe();
+  stack = await startBreakableStack('payments', { WEBHOOK_RELAY: 'true' });
   api = stack.api;
   tenant = await createTenant(api, 'payments');
   stripe = stripeClientOf(stripeFake, SECRET_KEY);
@@ -38,9 +37,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  delete process.env.STRIPE_API_BASE;
   await stack?.close();
-  await stripeFake?.close();
 });
 
 /** A customer linked to a Stripe customer (created there) whose default card is `cardNumber`. */

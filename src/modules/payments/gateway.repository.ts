@@ -243,6 +243,11 @@ export function createGatewayRepository(db: Knex) {
       return inserted.length > 0;
     },
 
+    /** Forgets an event whose handling failed, so that the gateway's redelivery is handled. */
+    async releaseEvent(organisationId: string, provider: ProviderName, eventId: string): Promise<void> {
+      await db('payment_gateway_events').where({ organisation_id: organisationId, provider, event_id: eventId }).delete();
+    },
+
     async insertCampaign(row: Pick<DunningCampaignRow, 'organisation_id' | 'customer_id' | 'name' | 'max_attempts' | 'days_between_attempts' | 'minimum_amount_due'>): Promise<DunningCampaignRow> {
       const [inserted] = await db('dunning_campaigns')
         .insert({ id: newId('dun'), ...row, minimum_amount_due: JSON.stringify(row.minimum_amount_due) })

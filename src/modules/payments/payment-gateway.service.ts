@@ -211,8 +211,9 @@ export function createPaymentGatewayService(deps: PaymentGatewayDeps) {
         }
       } catch (error) {
         // Not handled: the event id is released so that the gateway's redelivery is handled.
-        await db('payment_gateway_events').where({ organisation_id: organisationId, provider: 'stripe', event_id: event.id }).delete();
-        throw error instanceof GatewayRefusal || error instanceof AppError ? error : AppError.unavailable(`the payment provider did not answer: ${(error as Error).message}`);
+        await repository.releaseEvent(organisationId, 'stripe', event.id);
+        if (error instanceof AppError) throw error;
+        gatewayFailure(error);
       }
       return { received: true, duplicate: false };
     },

@@ -7,6 +7,7 @@ import { findTemporalBinary } from '../../../src/temporal/binaries';
 import { freePort, startDevServer } from '../../../src/temporal/dev-server';
 import { startSmtpCapture } from './smtp-capture';
 import { spawnWorker, waitForWorker } from './worker-process';
+import { startLocalStripe } from './localstripe';
 
 const ROOT = path.resolve(__dirname, '../../..');
 
@@ -60,6 +61,10 @@ export default async function globalSetup(): Promise<void> {
   (globalThis as { testSmtp?: typeof smtp }).testSmtp = smtp;
   env.SMTP_URL = `smtp://127.0.0.1:${smtp.port}`;
   env.TEST_MAIL_DIR = mailDir;
+  // One fake of Stripe's API for the whole suite: no process ever calls the real one.
+  const stripeFake = await startLocalStripe();
+  (globalThis as { testStripe?: typeof stripeFake }).testStripe = stripeFake;
+  env.STRIPE_API_BASE = stripeFake.url;
   Object.assign(process.env, env);
 
   // Its metrics port is its own: workers that tests start leave theirs off unless they choose one.

@@ -31,6 +31,7 @@ async function waitGone(pid: string | undefined, timeoutMs: number): Promise<voi
 export default async function globalTeardown(): Promise<void> {
   const { TEST_WORKER_PID, TEST_TEMPORAL_PID, TEST_DATABASE_ADMIN_URL, TEST_DATABASE_NAME, TEST_WORK_DIR } = process.env;
   await (globalThis as { testSmtp?: { close: () => Promise<void> } }).testSmtp?.close();
+  await (globalThis as { testStripe?: { close: () => Promise<void> } }).testStripe?.close();
   kill(TEST_WORKER_PID);
   await waitGone(TEST_WORKER_PID, 15_000);
   kill(TEST_TEMPORAL_PID);

@@ -1,7 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import Stripe from 'stripe';
 import { freePort } from '../../../src/temporal/dev-server';
-import { sigkill } from './breakable-stack';
 
 export interface LocalStripe {
   /** e.g. http://127.0.0.1:8420, what STRIPE_API_BASE takes. */
@@ -12,6 +11,7 @@ export interface LocalStripe {
 /**
  * localstripe (PyPI, pinned in test/requirements.txt): a stateful fake of Stripe's API, a real HTTP server
  * that the official `stripe` client talks to. Started from scratch; its state lives as long as it does.
+ * The suite starts one (global-setup.ts) and hands its URL to every API and worker as STRIPE_API_BASE.
  */
 export async function startLocalStripe(): Promise<LocalStripe> {
   const port = await freePort();
@@ -29,7 +29,15 @@ export async function startLocalStripe(): Promise<LocalStripe> {
     if (Date.now() > deadline) throw new Error('localstripe did not start within 30 s');
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
-  return { url, close: () => sigkill(child) };
+  return {
+    url,
+    close: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGKILL');
+      await exited;
+    },
+  };
 }
 
 /** The official client, aimed at the fake with the organisation's key. */
@@ -43,4 +51,11 @@ export async function useCard(stripe: Stripe, stripeCustomerId: string, cardNumb
   const method = await stripe.paymentMethods.create({ type: 'card', card: { number: cardNumber, exp_month: 12, exp_year: 2034, cvc: '123' } });
   await stripe.paymentMethods.attach(method.id, { customer: stripeCustomerId });
   await stripe.customers.update(stripeCustomerId, { invoice_settings: { default_payment_method: method.id } });
+}
+
+/** The suite's fake, started by global-setup.ts (STRIPE_API_BASE). */
+export function suiteStripe(): LocalStripe {
+  const url = process.env.STRIPE_API_BASE;
+  if (!url) throw new Error('STRIPE_API_BASE is not set: the suite starts localstripe in global-setup.ts');
+  return { url, close: async () => undefined };
 }

@@ -1,4 +1,4 @@
-import { sleep } from '@temporalio/workflow';
+import { log, sleep } from '@temporalio/workflow';
 import type { GatewayRefundActivities, RefundRequest, RefundStatus } from './gateway-refund.types';
 import { activitiesOf } from './shared';
 
@@ -13,10 +13,16 @@ const READ_BACKS = 72;
  * refund is asked of the gateway once, then read back until it settles, for when no webhook tells it.
  */
 export async function gatewayRefundWorkflow(input: RefundRequest): Promise<{ status: RefundStatus }> {
-  let status = await gateway.refundThroughGateway(input);
+  // A step that fails past its own retries (the gateway away) is tried again at the next read-back.
+  const step = () =>
+    gateway.refundThroughGateway(input).catch((error: unknown) => {
+      log.warn('a refund through the gateway failed after its retries; it is tried again later', { creditNoteId: input.creditNoteId, error: String(error) });
+      return 'pending' as const;
+    });
+  let status: RefundStatus = await step();
   for (let readBack = 0; status === 'pending' && readBack < READ_BACKS; readBack += 1) {
     await sleep(READ_BACK_EVERY);
-    status = await gateway.refundThroughGateway(input);
+    status = await step();
   }
   return { status };
 }

@@ -3,9 +3,9 @@ import { collectionNudge, type CollectionActivities, type CollectionOutcome, typ
 import { activitiesOf } from './shared';
 
 const gateway = activitiesOf<CollectionActivities>('gatewayCall');
-const steps = activitiesOf<Pick<CollectionActivities, 'nextCollectionStep' | 'settleCollectionAttempt'>>('transition');
-
 const DAY_MS = 24 * 60 * 60 * 1000;
+
+const steps = activitiesOf<Pick<CollectionActivities, 'nextCollectionStep' | 'settleCollectionAttempt'>>('transition');
 
 /**
  * A gateway step that failed after its own retries (the gateway away for half an hour) is tried again
@@ -14,6 +14,9 @@ const DAY_MS = 24 * 60 * 60 * 1000;
  */
 const FAULT_PAUSE_MS = 60 * 60 * 1000;
 const MOST_FAULTS = 24;
+
+/** How long a payment in flight (processing, or waiting for the customer) is waited for before the workflow ends. */
+const AWAIT_GATEWAY_MS = 7 * DAY_MS;
 
 /** How often a payment the gateway still processes (or that waits for the customer) is read back, when no webhook tells its end. */
 const REFRESH_EVERY_MS = 60 * 60 * 1000;
@@ -36,6 +39,9 @@ export async function invoiceCollectionWorkflow(input: InvoiceCollectionInput): 
   /** A settle that left the attempt unrecorded (the invoice refused it) is not tried in a loop. */
   let settled: string | undefined;
   let faults = 0;
+  /** The dunning wait under way, and the payment in flight: their clocks survive nudges. */
+  let waiting: { afterAttempt: number; until: number } | undefined;
+  let awaiting: { attemptId: string; since: number } | undefined;
   /** Runs a gateway step; a failure after its retries pauses the loop instead of failing the workflow. */
   async function tolerating(step: () => Promise<unknown>): Promise<void> {
     try {
@@ -66,13 +72,21 @@ export async function invoiceCollectionWorkflow(input: InvoiceCollectionInput): 
           settled = step.attemptId;
         });
         break;
-      case 'await-gateway':
+      case 'await-gateway': {
+        if (awaiting?.attemptId !== step.attemptId) awaiting = { attemptId: step.attemptId, since: Date.now() };
+        if (Date.now() - awaiting.since > AWAIT_GATEWAY_MS) return { reason: `the gateway has not settled attempt ${step.attemptId} in ${AWAIT_GATEWAY_MS / DAY_MS} days; a webhook or a change of the invoice looks again` };
         if (!(await condition(() => nudged, REFRESH_EVERY_MS))) await tolerating(() => gateway.refreshCollectionAttempt({ organisationId, attemptId: step.attemptId }));
         break;
-      case 'wait':
-        // The campaign's days on a durable timer; a nudge (the invoice paid meanwhile) looks again at once.
-        if (!(await condition(() => nudged, Math.max(1_000, step.days * DAY_MS)))) retryAfterAttempt = step.afterAttempt;
+      }
+      case 'wait': {
+        // The campaign's days on a durable timer, counted once per failed attempt: a nudge (the invoice
+        // paid meanwhile, the failure's own webhook) looks again at once, then waits out what is left.
+        // At least a second, so that a campaign of 0 days does not spin through its attempts.
+        if (waiting?.afterAttempt !== step.afterAttempt) waiting = { afterAttempt: step.afterAttempt, until: Date.now() + Math.max(1_000, step.days * DAY_MS) };
+        const left = waiting.until - Date.now();
+        if (left <= 0 || !(await condition(() => nudged, left))) retryAfterAttempt = step.afterAttempt;
         break;
+      }
       case 'done':
         return { reason: step.reason };
     }

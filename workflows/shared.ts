@@ -145,13 +145,14 @@ const backfill = profile(
 );
 
 /**
- * One call to a payment gateway and the record of its answer. A network fault, a rate limit or a 5xx is
+ * A few calls to a payment gateway (each up to STRIPE_TIMEOUT_MS, tried three times) and the record of
+ * their answer, heartbeating. A network fault, a rate limit or a 5xx is
  * tried again for about half an hour (backoff from 2 s to a minute, 20 attempts), and a dead worker is
  * noticed in 20 s by its missing heartbeat; the charge's idempotency
  * key and its lookup by metadata make a retry charge once. A refusal of the request is an answer, not a fault.
  */
 const gatewayCall = profile(
-  { startToCloseTimeout: '1 minute', heartbeatTimeout: '20 seconds', scheduleToCloseTimeout: '30 minutes' },
+  { startToCloseTimeout: '5 minutes', heartbeatTimeout: '20 seconds', scheduleToCloseTimeout: '30 minutes' },
   { firstRetry: '2 seconds', longestWait: '1 minute', attempts: 20 },
 );
 

@@ -8,6 +8,7 @@ import { invoiceSettlements } from '../../src/modules/settlements';
 import { createServices, serviceDepsFrom } from '../../src/services';
 import { invoiceCollectionWorkflow } from '../../workflows/invoice-collection.workflow';
 import { invoiceCollectionWorkflowId } from '../../workflows/ids';
+import { collectionNudge } from '../../workflows/invoice-collection.types';
 import { timeSkippingEnvironment } from '../workflow/support/environment';
 import { waitFor } from '../support/wait';
 import { createBillingFixture, invoiceBody } from './support/billing-fixtures';
@@ -73,9 +74,11 @@ it('when a card is declined, then payment.failed is announced, dunning tries aga
   const outcome = await worker.runUntil(async () => {
     const handle = await env.client.workflow.start(invoiceCollectionWorkflow, { workflowId: invoiceCollectionWorkflowId(invoiceId), taskQueue: TASK_QUEUE, args: [{ organisationId: tenant.organisationId, invoiceId }] });
     await waitFor(async () => ((await statuses()).join() === 'failed' ? true : undefined), 60_000);
-    // Two days on, the campaign's wait is not over: no second attempt yet.
+    // Two days on, the campaign's wait is not over: no second attempt yet. A nudge (as the failure's own
+    // webhook sends) looks again, and waits out the day that is left, not three more.
     await env.sleep('2 days');
     expect(await statuses()).toEqual(['failed']);
+    await handle.signal(collectionNudge);
     await env.sleep('1 day');
     await waitFor(async () => ((await statuses()).join() === 'failed,failed' ? true : undefined), 60_000);
     await useCard(stripe, linked.body.data.providerCustomerId, '4242424242424242');
@@ -83,7 +86,7 @@ it('when a card is declined, then payment.failed is announced, dunning tries aga
     return handle.result();
   });
 
-  expect(outcome).toEqual({ reason: 'the invoice is paid' });
+  expect(outcome).toEqual({ reason: 'the gateway collected the invoice' });
   expect(await statuses()).toEqual(['failed', 'failed', 'succeeded']);
   expect((await api.http().get(`/invoices/${invoiceId}`).set(system).expect(200)).body.data.status).toBe('paid');
   const failures = await api.db('webhook_events').where({ organisation_id: tenant.organisationId, type: 'payment.failed' }).orderBy('id').select('payload');
@@ -93,4 +96,65 @@ it('when a card is declined, then payment.failed is announced, dunning tries aga
   ]);
   // Six days of timers, skipped: the server's clock moved, the test's barely did.
   expect(Date.now() - started).toBeLessThan(120_000);
+});
+
+describe('the collection\'s steps, over Postgres and the fake', () => {
+  async function raisedFor(cardNumber: string, price: number) {
+    const system = bearer(tenant.systemToken);
+    const fixture = await createBillingFixture(api, tenant);
+    const linked = await api.http().post(`/customers/${fixture.customerId}/payment-provider`).set(system).send({ provider: 'stripe' }).expect(201);
+    await useCard(stripe, linked.body.data.providerCustomerId, cardNumber);
+    const created = await api.http().post('/invoices').set(system).send(invoiceBody(fixture.contractPlanId, [{ title: 'Platform fee', quantity: 1, price }])).expect(201);
+    await api.http().post(`/invoices/${created.body.data.id}/raise`).set(system).send({}).expect(200);
+    return { invoiceId: created.body.data.id as string, stripeCustomerId: linked.body.data.providerCustomerId as string };
+  }
+
+  it('when the invoice is paid by other means while its attempt waits to be charged, then the attempt is closed and nothing is charged', async () => {
+    const { collection } = createServices(serviceDepsFrom(api.config, api.db));
+    const { invoiceId } = await raisedFor('4242424242424242', 70);
+    const step = await collection.nextStep({ organisationId: tenant.organisationId, invoiceId });
+    expect(step.next).toBe('charge');
+    const attemptId = (step as { attemptId: string }).attemptId;
+    await api.http().post(`/invoices/${invoiceId}/mark-paid`).set(bearer(tenant.systemToken)).send({ paidDate: '2026-11-26' }).expect(200);
+
+    expect(await collection.charge({ organisationId: tenant.organisationId, attemptId })).toBe('failed');
+    const [attempt] = (await api.http().get(`/invoices/${invoiceId}/payment-attempts`).set(bearer(tenant.systemToken)).expect(200)).body.data.items;
+    expect(attempt).toMatchObject({ status: 'failed', failure: { code: 'invoice_not_owed' }, providerPaymentId: null });
+    const intents = await stripe.paymentIntents.list({ limit: 100 });
+    expect(intents.data.filter((intent) => intent.metadata?.invoice_id === invoiceId)).toEqual([]);
+    expect(await collection.nextStep({ organisationId: tenant.organisationId, invoiceId })).toEqual({ next: 'done', reason: 'the invoice is paid' });
+  });
+
+  it('when Stripe later settles an attempt recorded as failed, then that payment pays the invoice before any new attempt is made', async () => {
+    await api.http().post('/dunning-campaigns').set(bearer(tenant.adminToken)).send({ name: 'Late', maxAttempts: 3, daysBetweenAttempts: 1, customerId: undefined }).catch(() => undefined);
+    const { collection } = createServices(serviceDepsFrom(api.config, api.db));
+    const { invoiceId, stripeCustomerId } = await raisedFor('4000000000000341', 90);
+    const first = (await collection.nextStep({ organisationId: tenant.organisationId, invoiceId })) as { next: 'charge'; attemptId: string };
+    expect(await collection.charge({ organisationId: tenant.organisationId, attemptId: first.attemptId })).toBe('failed');
+    // The gateway takes the money for that attempt after all (as a retry of its own would).
+    await useCard(stripe, stripeCustomerId, '4242424242424242');
+    const customer = (await stripe.customers.retrieve(stripeCustomerId)) as Stripe.Customer;
+    const late = await stripe.paymentIntents.create({
+      amount: 9000,
+      currency: 'usd',
+      customer: stripeCustomerId,
+      payment_method: customer.invoice_settings.default_payment_method as string,
+      confirm: true,
+      off_session: true,
+      metadata: { organisation_id: tenant.organisationId, invoice_id: invoiceId, attempt: '1', attempt_id: first.attemptId },
+    });
+    const recorded = await collection.record(tenant.organisationId, {
+      id: late.id,
+      status: 'succeeded',
+      amountMinor: 9000,
+      currency: 'USD',
+      actionUrl: null,
+      failure: null,
+      refundedMinor: 0,
+      metadata: late.metadata,
+      created: late.created,
+    });
+    expect(recorded).toMatchObject({ id: first.attemptId, status: 'succeeded', provider_payment_id: late.id });
+    expect(await collection.nextStep({ organisationId: tenant.organisationId, invoiceId, retryAfterAttempt: 1 })).toEqual({ next: 'settle', attemptId: first.attemptId });
+  });
 });

@@ -136,8 +136,10 @@ describe('collection through Stripe', () => {
     expect(recorded).not.toContain(`evt_forged_${invoiceId}`);
   });
 
-  it('when the card is declined and a dunning campaign allows three attempts, then payment.failed is announced per failure and the third attempt, with a working card, pays', async () => {
-    const campaign = await api.http().post('/dunning-campaigns').set(admin()).send({ name: 'Three tries', maxAttempts: 3, daysBetweenAttempts: 0, minimumAmountDue: { USD: '1.00' } });
+  // With no days between attempts they follow each other about a second apart, so which one meets the new
+  // card depends on timing here; payments-dunning.test.ts pins the third attempt on the time-skipping server.
+  it('when the card is declined and a dunning campaign tries again at once, then payment.failed is announced per failure and the first attempt after the card is changed pays', async () => {
+    const campaign = await api.http().post('/dunning-campaigns').set(admin()).send({ name: 'Ten tries', maxAttempts: 10, daysBetweenAttempts: 0, minimumAmountDue: { USD: '1.00' } });
     expect(campaign.status).toBe(201);
     try {
       // A card that attaches but whose charges are declined.
@@ -148,14 +150,11 @@ describe('collection through Stripe', () => {
       await waitFor(async () => ((await invoiceStatus(invoiceId)) === 'paid' ? true : undefined), 60_000);
 
       const attempts = await attemptsOf(invoiceId);
-      expect(attempts.map((attempt) => [attempt.attempt, attempt.status])).toEqual([
-        [1, 'failed'],
-        [2, 'failed'],
-        [3, 'succeeded'],
-      ]);
+      expect(attempts.length).toBeGreaterThanOrEqual(3);
+      expect(attempts.map((attempt) => [attempt.attempt, attempt.status])).toEqual(attempts.map((_, i) => [i + 1, i === attempts.length - 1 ? 'succeeded' : 'failed']));
       expect(attempts[0]!.failure?.code).toBeTruthy();
       const failed = await api.db('webhook_events').where({ organisation_id: tenant.organisationId, type: 'payment.failed' }).select('payload');
-      expect(failed.filter((row: { payload: { data: { invoiceId: string } } }) => row.payload.data.invoiceId === invoiceId)).toHaveLength(2);
+      expect(failed.filter((row: { payload: { data: { invoiceId: string } } }) => row.payload.data.invoiceId === invoiceId)).toHaveLength(attempts.length - 1);
       expect((await chargesAtGateway(invoiceId)).filter((intent) => intent.status === 'succeeded')).toHaveLength(1);
     } finally {
       await api.http().delete(`/dunning-campaigns/${campaign.body.data.id}`).set(admin()).expect(200);

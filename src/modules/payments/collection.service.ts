@@ -128,6 +128,16 @@ export function createCollectionService(deps: GatewayDeps) {
     });
   }
 
+  /** Ends a pending attempt that was never charged because nothing is owed any more: a failure nobody is told of. */
+  async function closeAttempt(attempt: AttemptRow, code: string, message: string): Promise<AttemptStatus> {
+    return db.transaction(async (trx) => {
+      const repository = createGatewayRepository(trx);
+      const locked = (await repository.findAttempt(attempt.organisation_id, attempt.id, true))!;
+      if (locked.status !== 'pending') return locked.status;
+      return (await repository.recordOutcome(attempt.id, { status: 'failed', failureCode: code, failureMessage: message })).status;
+    });
+  }
+
   async function failAttempt(attempt: AttemptRow, code: string, message: string): Promise<AttemptStatus> {
     return db.transaction(async (trx) => {
       const repository = createGatewayRepository(trx);
@@ -150,16 +160,19 @@ export function createCollectionService(deps: GatewayDeps) {
         const invoice = await invoicesIn(trx).lock(organisationId, invoiceId);
         if (!invoice?.customer_id) return { next: 'done', reason: 'the invoice has no customer' };
         const latest = await repository.latestAttempt(invoiceId, true);
-        if (latest?.status === 'succeeded' && !latest.payment_id) {
-          return invoice.status === 'raised' || invoice.status === 'sent' ? { next: 'settle', attemptId: latest.id } : { next: 'done', reason: `the gateway's payment ${latest.provider_payment_id} came after the invoice was ${invoice.status}: see reconciliation` };
+        // Any attempt the gateway says succeeded and that pays nothing yet, an older one included (a failure
+        // that the gateway later settled): its money is recorded before anything else is charged.
+        const unsettled = await repository.unsettledSuccess(invoiceId);
+        if (unsettled) {
+          return invoice.status === 'raised' || invoice.status === 'sent' ? { next: 'settle', attemptId: unsettled.id } : { next: 'done', reason: `the gateway's payment ${unsettled.provider_payment_id} came after the invoice was ${invoice.status}: see reconciliation` };
         }
+        if (await repository.anyCollected(invoiceId)) return { next: 'done', reason: 'the gateway collected the invoice' };
         if (latest?.status === 'pending') return { next: 'charge', attemptId: latest.id };
         if (latest?.status === 'processing' || latest?.status === 'requires_action') return { next: 'await-gateway', attemptId: latest.id };
         // Paid by other means, cancelled or back to a draft: nothing more to collect.
         const due = amountDue(invoice);
         if (due === null || invoice.status === 'paid') return { next: 'done', reason: `the invoice is ${invoice.status}` };
         if (new Decimal(due).lessThanOrEqualTo(0)) return { next: 'done', reason: 'nothing is owed' };
-        if (latest?.status === 'succeeded' || latest?.status === 'refunded') return { next: 'done', reason: 'the gateway collected the invoice' };
         if (!(await repository.findLink(organisationId, invoice.customer_id))) return { next: 'done', reason: 'the customer has no payment provider' };
         if (!(await repository.findAccount(organisationId, 'stripe'))) return { next: 'done', reason: 'the organisation has no payment provider' };
         if (latest) {
@@ -201,16 +214,23 @@ export function createCollectionService(deps: GatewayDeps) {
       const provider = accounts.providerFor(account);
       const metadata = chargeMetadata(attempt);
       try {
-        const payment =
-          (await provider.findPayment({ attempt_id: attempt.id }, Math.floor(attempt.created_at.getTime() / 1000) - LOOKUP_MARGIN_SECONDS)) ??
-          (await provider.charge({
+        const found = await provider.findPayment({ attempt_id: attempt.id }, Math.floor(attempt.created_at.getTime() / 1000) - LOOKUP_MARGIN_SECONDS);
+        if (found) return (await record(attempt.organisation_id, found))?.status ?? 'pending';
+        // Not charged yet: only while the invoice still owes at least the attempt's amount (it may have been
+        // paid by other means or cancelled while a charge waited for the gateway).
+        const invoice = await invoicesIn(db).findRow(attempt.organisation_id, attempt.invoice_id);
+        const due = invoice ? amountDue(invoice) : null;
+        if (!invoice || invoice.status === 'paid' || due === null || new Decimal(due).lessThan(attempt.amount)) {
+          return closeAttempt(attempt, 'invoice_not_owed', `the invoice is ${invoice?.status ?? 'gone'} and owes ${due ?? 'nothing'}: the attempt was not charged`);
+        }
+        const payment = await provider.charge({
             providerCustomerId: link.provider_customer_id,
             amountMinor: toMinorUnits(attempt.amount, attempt.currency),
             currency: attempt.currency,
             idempotencyKey: chargeIdempotencyKey(attempt),
             metadata,
             description: `Invoice ${attempt.invoice_id}, attempt ${attempt.attempt}`,
-          }));
+          });
         return (await record(attempt.organisation_id, payment))?.status ?? 'pending';
       } catch (error) {
         if (error instanceof GatewayRefusal) return failAttempt(attempt, error.code, error.message);

@@ -65,7 +65,8 @@ export function collectionSubscriber(deps: { temporal: TemporalHandle }): EventS
                               WHERE a.organisation_id = e.organisation_id AND 'invoice.' || a.collect_on = e.type)
                  AND EXISTS (SELECT 1 FROM customer_payment_providers l
                               WHERE l.organisation_id = e.organisation_id AND l.customer_id = e.customer_id))
-             OR EXISTS (SELECT 1 FROM payment_attempts p WHERE p.invoice_id = e.invoice_id)`,
+             OR (e.type IN ('invoice.paid', 'invoice.cancelled', 'invoice.transition_undone')
+                 AND EXISTS (SELECT 1 FROM payment_attempts p WHERE p.invoice_id = e.invoice_id))`,
         [JSON.stringify(rows.map((row) => ({ organisation_id: row.organisationId, type: row.type, invoice_id: row.invoiceId, customer_id: row.customerId })))],
       );
       for (const row of due) await nudgeCollection(deps.temporal, row.organisation_id, row.invoice_id);

@@ -139,9 +139,14 @@ export function createGatewayRepository(db: Knex) {
       return lock ? query.forUpdate() : query;
     },
 
-    async attemptCount(invoiceId: string): Promise<number> {
-      const [row] = await db('payment_attempts').where({ invoice_id: invoiceId }).count<Array<{ count: string }>>({ count: '*' });
-      return Number(row?.count ?? 0);
+    /** The earliest attempt the gateway says succeeded whose money no payment records yet. */
+    async unsettledSuccess(invoiceId: string): Promise<AttemptRow | undefined> {
+      return db<AttemptRow>('payment_attempts').where({ invoice_id: invoiceId, status: 'succeeded' }).whereNull('payment_id').orderBy('attempt').first();
+    },
+
+    /** Whether a gateway's payment already pays (or paid, before a refund) the invoice. */
+    async anyCollected(invoiceId: string): Promise<boolean> {
+      return (await db('payment_attempts').where({ invoice_id: invoiceId }).whereIn('status', ['succeeded', 'refunded']).whereNotNull('payment_id').first('id')) !== undefined;
     },
 
     async insertAttempt(row: Pick<AttemptRow, 'organisation_id' | 'invoice_id' | 'customer_id' | 'attempt' | 'provider' | 'amount' | 'currency'> & Partial<Pick<AttemptRow, 'status' | 'provider_payment_id' | 'completed_at'>>): Promise<AttemptRow> {
@@ -237,15 +242,14 @@ export function createGatewayRepository(db: Knex) {
       return db<ReconciliationRow>('payment_reconciliations').where({ organisation_id: organisationId, provider }).first();
     },
 
-    /** True the first time the gateway's event is seen; false for a redelivery. */
+    /** Marks the gateway's event handled: true the first time, false when a racing delivery marked it first. */
     async claimEvent(organisationId: string, provider: ProviderName, eventId: string, type: string): Promise<boolean> {
       const inserted = await db('payment_gateway_events').insert({ organisation_id: organisationId, provider, event_id: eventId, type }).onConflict(['organisation_id', 'provider', 'event_id']).ignore().returning('event_id');
       return inserted.length > 0;
     },
 
-    /** Forgets an event whose handling failed, so that the gateway's redelivery is handled. */
-    async releaseEvent(organisationId: string, provider: ProviderName, eventId: string): Promise<void> {
-      await db('payment_gateway_events').where({ organisation_id: organisationId, provider, event_id: eventId }).delete();
+    async eventSeen(organisationId: string, provider: ProviderName, eventId: string): Promise<boolean> {
+      return (await db('payment_gateway_events').where({ organisation_id: organisationId, provider, event_id: eventId }).first('event_id')) !== undefined;
     },
 
     async insertCampaign(row: Pick<DunningCampaignRow, 'organisation_id' | 'customer_id' | 'name' | 'max_attempts' | 'days_between_attempts' | 'minimum_amount_due'>): Promise<DunningCampaignRow> {

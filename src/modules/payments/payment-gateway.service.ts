@@ -154,7 +154,7 @@ export function createPaymentGatewayService(deps: PaymentGatewayDeps) {
       let providerCustomerId = input.providerCustomerId;
       if (providerCustomerId) {
         await provider.customerExists(providerCustomerId).catch((error: unknown) => {
-          if (error instanceof GatewayRefusal) throw AppError.validation(`Stripe has no customer ${providerCustomerId}`, 'body.providerCustomerId');
+          if (error instanceof GatewayRefusal && error.code === 'resource_missing') throw AppError.validation(`Stripe has no customer ${providerCustomerId}`, 'body.providerCustomerId');
           gatewayFailure(error);
         });
       } else if (existing) {
@@ -197,7 +197,10 @@ export function createPaymentGatewayService(deps: PaymentGatewayDeps) {
         if (error instanceof GatewayRefusal) throw AppError.validation(error.message, 'header.stripe-signature');
         throw error;
       }
-      if (!(await repository.claimEvent(organisationId, 'stripe', event.id, event.type))) return { received: true, duplicate: true };
+      // An event handled once is not handled again; one whose handling failed was never marked, so the
+      // gateway's redelivery (or a resend from its dashboard) is handled. Handling is safe to repeat, so
+      // two deliveries racing both handle it, and the second is told it was a duplicate.
+      if (await repository.eventSeen(organisationId, 'stripe', event.id)) return { received: true, duplicate: true };
       try {
         const paymentId = event.payment?.id ?? event.paymentId;
         if (paymentId && (event.type.startsWith('payment_intent.') || event.type === 'charge.refunded')) {
@@ -210,12 +213,10 @@ export function createPaymentGatewayService(deps: PaymentGatewayDeps) {
           if (attempt) await deps.nudgeCollection?.(organisationId, attempt.invoice_id);
         }
       } catch (error) {
-        // Not handled: the event id is released so that the gateway's redelivery is handled.
-        await repository.releaseEvent(organisationId, 'stripe', event.id);
         if (error instanceof AppError) throw error;
         gatewayFailure(error);
       }
-      return { received: true, duplicate: false };
+      return { received: true, duplicate: !(await repository.claimEvent(organisationId, 'stripe', event.id, event.type)) };
     },
 
     /**
@@ -258,9 +259,18 @@ export function createPaymentGatewayService(deps: PaymentGatewayDeps) {
       } catch (error) {
         gatewayFailure(error);
       }
+      // The scan reads the newest payments only: an attempt it did not meet is asked for by id.
       for (const [paymentId, attempt] of ours) {
-        if (!seen.has(paymentId) && attempt.created_at >= since) {
-          differences.push({ kind: 'missing_at_gateway', providerPaymentId: paymentId, attemptId: attempt.id, invoiceId: attempt.invoice_id, gateway: null, ours: { status: attempt.status, amount: formatAmount(attempt.amount, attempt.currency), currency: attempt.currency } });
+        if (seen.has(paymentId) || attempt.created_at < since) continue;
+        const mine = { status: attempt.status, amount: formatAmount(attempt.amount, attempt.currency), currency: attempt.currency };
+        try {
+          const payment = await provider.retrievePayment(paymentId);
+          const gateway = { status: payment.status, amount: fromMinorUnits(payment.amountMinor, payment.currency), currency: payment.currency };
+          if (gateway.amount !== mine.amount) differences.push({ kind: 'amount_differs', providerPaymentId: paymentId, attemptId: attempt.id, invoiceId: attempt.invoice_id, gateway, ours: mine });
+          else if (attempt.status !== payment.status && !(attempt.status === 'refunded' && payment.status === 'succeeded')) differences.push({ kind: 'status_differs', providerPaymentId: paymentId, attemptId: attempt.id, invoiceId: attempt.invoice_id, gateway, ours: mine });
+        } catch (error) {
+          if (!(error instanceof GatewayRefusal && error.code === 'resource_missing')) gatewayFailure(error);
+          differences.push({ kind: 'missing_at_gateway', providerPaymentId: paymentId, attemptId: attempt.id, invoiceId: attempt.invoice_id, gateway: null, ours: mine });
         }
       }
       return differences;

@@ -8,6 +8,17 @@ export interface StripeEndpoint {
   timeoutMs: number;
 }
 
+/**
+ * Currencies whose amounts Stripe counts otherwise than ISO 4217's minor units: ISK and UGX are sent with two
+ * decimals there, and the three-decimal ones must end in 0. Charging them in ISO minor units would take a
+ * wrong amount, so the adapter refuses them.
+ */
+const CURRENCIES_COUNTED_OTHERWISE = new Set(['ISK', 'UGX', 'BHD', 'JOD', 'KWD', 'OMR', 'TND']);
+
+function assertCountedAlike(currency: string): void {
+  if (CURRENCIES_COUNTED_OTHERWISE.has(currency.toUpperCase())) throw new GatewayRefusal(`Stripe counts ${currency} amounts otherwise than ISO 4217: not collected through Stripe`, 'currency_unsupported');
+}
+
 /** How many pages of 100 a scan of recent payments reads at most. */
 const SCAN_PAGES = 10;
 
@@ -88,9 +99,8 @@ export function stripeProvider(secretKey: string, endpoint: StripeEndpoint): Pay
 
   async function refundedOf(intentId: string): Promise<number> {
     let total = 0;
-    for await (const refund of stripe.refunds.list({ payment_intent: intentId, limit: 100 })) {
-      if (refund.status === 'succeeded' || refund.status === 'pending') total += refund.amount;
-    }
+    const refunds = await calling(() => stripe.refunds.list({ payment_intent: intentId, limit: 100 }).autoPagingToArray({ limit: 1_000 }));
+    for (const refund of refunds) if (refund.status === 'succeeded') total += refund.amount;
     return total;
   }
 
@@ -132,6 +142,7 @@ export function stripeProvider(secretKey: string, endpoint: StripeEndpoint): Pay
     },
 
     async charge(request: ChargeRequest) {
+      assertCountedAlike(request.currency);
       const method = await provider.defaultPaymentMethod(request.providerCustomerId);
       if (!method) throw new GatewayRefusal('the customer has no payment method at Stripe', 'no_payment_method');
       try {
@@ -183,10 +194,9 @@ export function stripeProvider(secretKey: string, endpoint: StripeEndpoint): Pay
 
     async findRefund(paymentId, match) {
       const keys = Object.entries(match);
-      for await (const refund of stripe.refunds.list({ payment_intent: paymentId, limit: 100 })) {
-        if (keys.every(([key, value]) => refund.metadata?.[key] === value)) return toRefund(refund);
-      }
-      return null;
+      const refunds = await calling(() => stripe.refunds.list({ payment_intent: paymentId, limit: 100 }).autoPagingToArray({ limit: 1_000 }));
+      const found = refunds.find((refund) => keys.every(([key, value]) => refund.metadata?.[key] === value));
+      return found ? toRefund(found) : null;
     },
 
     async retrieveRefund(id) {

@@ -129,10 +129,6 @@ export function createGatewayRepository(db: Knex) {
       return db<CustomerLinkRow>('customer_payment_providers').where({ organisation_id: organisationId, customer_id: customerId }).first();
     },
 
-    async findLinkByGatewayCustomer(organisationId: string, provider: ProviderName, providerCustomerId: string): Promise<CustomerLinkRow | undefined> {
-      return db<CustomerLinkRow>('customer_payment_providers').where({ organisation_id: organisationId, provider, provider_customer_id: providerCustomerId }).first();
-    },
-
     /** The invoice's latest attempt, locked until the transaction ends when `lock` is set. */
     async latestAttempt(invoiceId: string, lock = false): Promise<AttemptRow | undefined> {
       const query = db<AttemptRow>('payment_attempts').where({ invoice_id: invoiceId }).orderBy('attempt', 'desc').first();

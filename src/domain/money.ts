@@ -68,3 +68,13 @@ export function allocate(amount: Decimal, weights: readonly Decimal[], currency:
   for (let k = 0; left > 0; k = (k + 1) % order.length, left -= 1) shares[order[k]!.i] = shares[order[k]!.i]!.plus(unit);
   return shares;
 }
+
+/** An amount in the currency's minor units, as payment gateways take it (10.50 EUR → 1050). */
+export function toMinorUnits(amount: number | string | Decimal, currency: string): number {
+  return toDecimal(amount).times(new Decimal(10).pow(currencyMinorUnits(currency))).toNumber();
+}
+
+/** Minor units back to an amount, with the currency's digits (1050 EUR → "10.50"). */
+export function fromMinorUnits(minor: number, currency: string): string {
+  return formatAmount(new Decimal(minor).dividedBy(new Decimal(10).pow(currencyMinorUnits(currency))), currency);
+}

@@ -13,7 +13,7 @@ import { timeSkippingEnvironment } from '../workflow/support/environment';
 import { waitFor } from '../support/wait';
 import { createBillingFixture, invoiceBody } from './support/billing-fixtures';
 import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
-import { suiteStripe, stripeClientOf, useCard, type LocalStripe } from './support/localstripe';
+import { suiteStripe, stripeClientOf, useCard } from './support/localstripe';
 
 jest.setTimeout(300_000);
 
@@ -27,18 +27,16 @@ jest.setTimeout(300_000);
 const SECRET_KEY = 'sk_test_dunning_0002';
 const TASK_QUEUE = 'collection-dunning';
 
-let stripeFake: LocalStripe;
 let api: TestApi;
 let tenant: Tenant;
 let env: TestWorkflowEnvironment;
 let stripe: Stripe;
 
 beforeAll(async () => {
-  stripeFake = suiteStripe();
   api = await startTestApi();
   tenant = await createTenant(api, 'dunning');
   env = await timeSkippingEnvironment();
-  stripe = stripeClientOf(stripeFake, SECRET_KEY);
+  stripe = stripeClientOf(suiteStripe(), SECRET_KEY);
   await api.http().put('/payment-providers/stripe').set(bearer(tenant.adminToken)).send({ secretKey: SECRET_KEY, webhookSecret: 'whsec_dunning', collectOn: 'sent' }).expect(200);
 });
 

@@ -2,7 +2,7 @@ import type Stripe from 'stripe';
 import { bearer, createTenant, type Tenant, type TestApi } from './support/harness';
 import { startBreakableStack, type BreakableStack } from './support/breakable-stack';
 import { createBillingFixture, invoiceBody, type BillingFixture } from './support/billing-fixtures';
-import { suiteStripe, stripeClientOf, useCard, type LocalStripe } from './support/localstripe';
+import { suiteStripe, stripeClientOf, useCard } from './support/localstripe';
 import { waitFor } from '../support/wait';
 
 jest.setTimeout(300_000);
@@ -16,7 +16,6 @@ jest.setTimeout(300_000);
 const SECRET_KEY = 'sk_test_localstripe_0001';
 const WEBHOOK_SECRET = 'whsec_localstripe_test';
 
-let stripeFake: LocalStripe;
 let stack: BreakableStack;
 let api: TestApi;
 let tenant: Tenant;
@@ -26,11 +25,10 @@ const admin = () => bearer(tenant.adminToken);
 const system = () => bearer(tenant.systemToken);
 
 beforeAll(async () => {
-  stripeFake = suiteStripe();
   stack = await startBreakableStack('payments', { WEBHOOK_RELAY: 'true' });
   api = stack.api;
   tenant = await createTenant(api, 'payments');
-  stripe = stripeClientOf(stripeFake, SECRET_KEY);
+  stripe = stripeClientOf(suiteStripe(), SECRET_KEY);
   const saved = await api.http().put('/payment-providers/stripe').set(admin()).send({ secretKey: SECRET_KEY, webhookSecret: WEBHOOK_SECRET });
   expect(saved.status).toBe(200);
   expect(saved.body.data).toMatchObject({ provider: 'stripe', secretKeyLast4: '0001', webhookSecretSet: true, collectOn: 'raised' });

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { currencyMinorUnits, isCurrency, listCurrencies } from '../../src/domain/currencies';
 import { DomainError } from '../../src/domain/errors';
 import { convert, invertRate } from '../../src/domain/fx';
-import { Decimal, formatAmount, hasAtMostMinorUnits, roundToMinor, toDecimal } from '../../src/domain/money';
+import { Decimal, formatAmount, fromMinorUnits, hasAtMostMinorUnits, roundToMinor, toDecimal, toMinorUnits } from '../../src/domain/money';
 
 describe('currencies', () => {
   it('when a currency is looked up, then its ISO 4217 minor units come back', () => {
@@ -75,5 +75,20 @@ describe('fx conversion', () => {
   it('when the rate is zero or negative, then a DomainError', () => {
     expect(() => convert(10, 0, 'USD')).toThrow(DomainError);
     expect(() => invertRate(-1)).toThrow(DomainError);
+  });
+});
+
+describe('minor units, as payment gateways count amounts', () => {
+  it('when an amount with the currency\'s digits goes to minor units and back, then it is the same amount, and the units are a whole number', () => {
+    const codes = listCurrencies().map((currency) => currency.code);
+    fc.assert(
+      fc.property(fc.constantFrom(...codes), fc.integer({ min: 0, max: 10 ** 12 }), (currency, minor) => {
+        const amount = fromMinorUnits(minor, currency);
+        expect(hasAtMostMinorUnits(amount, currency)).toBe(true);
+        expect(toMinorUnits(amount, currency)).toBe(minor);
+      }),
+    );
+    expect([toMinorUnits('119.50', 'USD'), toMinorUnits('500', 'JPY'), toMinorUnits('1.234', 'KWD')]).toEqual([11950, 500, 1234]);
+    expect([fromMinorUnits(11950, 'USD'), fromMinorUnits(500, 'JPY'), fromMinorUnits(1234, 'KWD')]).toEqual(['119.50', '500', '1.234']);
   });
 });

@@ -1,8 +1,7 @@
 import type { Knex } from 'knex';
 import { domainEvent } from '../../domain/events';
-import { currencyMinorUnits } from '../../domain/currencies';
 import { AppError } from '../../domain/errors';
-import { Decimal, formatAmount } from '../../domain/money';
+import { Decimal, formatAmount, fromMinorUnits, toMinorUnits } from '../../domain/money';
 import { recordEvent } from '../../events/outbox';
 import { amountDue, invoicesIn } from '../invoices';
 import { creditNotesIn } from '../credit-notes';
@@ -54,16 +53,6 @@ export function toPaymentAttempt(row: AttemptRow): PaymentAttempt {
     completedAt: row.completed_at?.toISOString() ?? null,
   };
 }
-
-/** An amount in the currency's minor units, as gateways take it (10.50 EUR → 1050). */
-export function toMinorUnits(amount: string, currency: string): number {
-  return new Decimal(amount).times(new Decimal(10).pow(currencyMinorUnits(currency))).toNumber();
-}
-
-export function fromMinorUnits(minor: number, currency: string): string {
-  return new Decimal(minor).dividedBy(new Decimal(10).pow(currencyMinorUnits(currency))).toFixed(currencyMinorUnits(currency));
-}
-
 
 /** The metadata every charge carries: a retried step finds the charge at the gateway by `attempt_id`. */
 function chargeMetadata(attempt: AttemptRow): Record<string, string> {

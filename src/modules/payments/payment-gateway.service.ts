@@ -2,12 +2,12 @@ import { AppError, orNotFound } from '../../domain/errors';
 import type { Page, PageQuery } from '../../http/paging';
 import { customersIn } from '../customers';
 import { invoicesIn } from '../invoices';
-import { toPaymentAttempt, fromMinorUnits, type CollectionService, type PaymentAttempt } from './collection.service';
+import { toPaymentAttempt, type CollectionService, type PaymentAttempt } from './collection.service';
 import { gatewayAccounts, type GatewayDeps } from './gateway-accounts';
 import { createGatewayRepository, DUNNING_ONE_PER_SCOPE, type CollectOn, type DunningCampaignRow, type ProviderAccountRow, type ReconciliationRow } from './gateway.repository';
 import { GatewayRefusal, type PaymentMethodSummary } from './providers/provider';
 import { isUniqueViolation } from '../../db/knex';
-import { Decimal, formatAmount } from '../../domain/money';
+import { Decimal, formatAmount, fromMinorUnits } from '../../domain/money';
 
 export interface ProviderAccount {
   provider: 'stripe';
@@ -208,8 +208,8 @@ export function createPaymentGatewayService(deps: PaymentGatewayDeps) {
           const payment = await provider.retrievePayment(paymentId);
           const attempt = await deps.collection.record(organisationId, payment);
           // What the gateway refunded beyond what the attempt records (refunds made at the gateway's dashboard too).
-          const more = attempt ? new Decimal(fromMinorUnits(payment.refundedMinor, payment.currency)).minus(attempt.refunded_amount) : new Decimal(0);
-          if (attempt && more.greaterThan(0)) await repository.setRefunded(attempt.id, fromMinorUnits(payment.refundedMinor, payment.currency), payment.refundedMinor >= payment.amountMinor);
+          const refunded = fromMinorUnits(payment.refundedMinor, payment.currency);
+          if (attempt && new Decimal(refunded).greaterThan(attempt.refunded_amount)) await repository.setRefunded(attempt.id, refunded, payment.refundedMinor >= payment.amountMinor);
           if (attempt) await deps.nudgeCollection?.(organisationId, attempt.invoice_id);
         }
       } catch (error) {

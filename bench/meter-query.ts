@@ -24,14 +24,16 @@ import { percentile, postBatchesFor, postJson, seedCustomerEntities, startBenchS
  *    over the raw events in SQL.
  * 4. `POST /events/batch` for `--seconds` per phase, `--concurrency` clients, `--batch-size` events with
  *    the three dimensions: phase A for a metric no meter reads, phase B for the meter's metric, A B A B…
- *    (`--rounds` times each).
+ *    (`--rounds` times each). With `--ingest-at live` (the default) each event's instant is within the 10
+ *    minutes before it is sent, as a metering client sends usage; with `--ingest-at span`, a random second
+ *    of the loaded months (old usage arriving late, the costliest case for rollups and totals).
  *
  *   npx tsx bench/meter-query.ts                        # 10,000,000 events
  *   npx tsx bench/meter-query.ts --events 200000 --seconds 10 --customer-requests 50 --org-requests 10
  *
  * Other options: --customers, --months, --start YYYY-MM, --projects-per-customer, --load-connections,
  * --warmup and --org-warmup (requests before timing), --rounds, --concurrency, --batch-size,
- * --backfill-timeout (seconds), --seed; BENCH_KEEP_DATABASE=1 leaves the database behind.
+ * --backfill-timeout (seconds), --seed, --ingest-at live|span; BENCH_KEEP_DATABASE=1 leaves the database behind.
  */
 const { values } = parseArgs({
   options: {
@@ -51,6 +53,7 @@ const { values } = parseArgs({
     'batch-size': { type: 'string', default: '1000' },
     'backfill-timeout': { type: 'string', default: '3600' },
     seed: { type: 'string', default: '1' },
+    'ingest-at': { type: 'string', default: 'live' },
   },
 });
 const eventCount = Number(values.events);
@@ -67,6 +70,9 @@ const rounds = Number(values.rounds);
 const concurrency = Number(values.concurrency);
 const batchSize = Number(values['batch-size']);
 const backfillTimeoutSeconds = Number(values['backfill-timeout']);
+const ingestAt = values['ingest-at'];
+if (ingestAt !== 'live' && ingestAt !== 'span') throw new Error('--ingest-at is live or span');
+const LIVE_WINDOW_SECONDS = 600;
 const startMatch = /^(\d{4})-(\d{2})$/.exec(values.start ?? '');
 if (!startMatch) throw new Error('--start is a month, YYYY-MM');
 for (const [name, value] of Object.entries({ eventCount, customerCount, monthCount, loadConnections, customerRequests, orgRequests, seconds, rounds, concurrency, batchSize }))
@@ -353,7 +359,7 @@ function ingestEvents(customers: Customer[], metric: string, tag: string, batch:
       CustomerEntityId: customers[customerIndex]!.entityId,
       metric,
       value: (Math.floor(random() * 4000) + 1) / 4,
-      timestamp: new Date(spanFrom.getTime() + Math.floor(random() * spanSeconds) * 1000).toISOString(),
+      timestamp: (ingestAt === 'live' ? new Date(Date.now() - Math.floor(random() * LIVE_WINDOW_SECONDS) * 1000) : new Date(spanFrom.getTime() + Math.floor(random() * spanSeconds) * 1000)).toISOString(),
       eventId: `${tag}-${batch}-${i}`,
       metadata: { region: label('region', Math.floor(random() * 10)), model: label('model', Math.floor(random() * 100)), project: label('project', project) },
     };
@@ -431,7 +437,8 @@ async function main(): Promise<void> {
       `## Meter queries and ingestion with meters (${new Date().toISOString().slice(0, 10)})`,
       '',
       `${thousands(eventCount)} events of \`${METRIC}\` over ${months.length} months (${months.map((month) => month.label).join(', ')}, UTC), ${thousands(customerCount)} customers with one entity each; ` +
-        `metadata \`region\` (10 values), \`model\` (100), \`project\` (1,000; ${projectsPerCustomer > 0 ? `${projectsPerCustomer} per customer` : 'any per customer'}); a \`sum\` meter with \`groupBy: [region, model, project]\` created after the load.`,
+        `metadata \`region\` (10 values), \`model\` (100), \`project\` (1,000; ${projectsPerCustomer > 0 ? `${projectsPerCustomer} per customer` : 'any per customer'}); a \`sum\` meter with \`groupBy: [region, model, project]\` created after the load. ` +
+        `Ingested events are ${ingestAt === 'live' ? 'live usage: each at an instant of the 10 minutes before it is sent' : 'old usage: each at a random second of the loaded months'} (\`--ingest-at ${ingestAt}\`).`,
       '',
       '| figure | value | goal |',
       '| --- | --- | --- |',

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { specOf } from '../../src/modules/meters';
 import type { MeterRow } from '../../src/modules/meters/meters.repository';
-import { aggregateUsage, aggregateUsageWindows, readsRollups, type AggregationSpec, type UsageMember, type WindowSize } from '../../src/modules/usage';
+import { addEventsToTotals, aggregateUsage, lockRollups, aggregateUsageWindows, readsRollups, type AggregationSpec, type UsageMember, type WindowSize } from '../../src/modules/usage';
 import { rollupsAgainstEvents } from './support/rollup-oracle';
 import { createModelWorld, type ModelWorld } from './support/model-world';
 import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
@@ -175,17 +175,36 @@ async function rollupsMatchEvents(meterId: string): Promise<void> {
 }
 
 /**
- * Some of the meter's merged totals moved back to pending (every `modulo`-th by key; none for 0), so that reads
- * find part of a period merged and part pending, as between a chunk and its batch's merge.
+ * Some of the stored chunks made pending again for the meter's totals (every `modulo`-th by a hash of its batch
+ * and time; none for 0): the totals replaced by the fold of every other chunk's events, and each chosen chunk
+ * recorded as pending, as between a chunk's commit and the fold that takes it. Reads must then take the
+ * periods those chunks touch from the rollups, and the oracle's fold must add them back exactly.
  */
-async function unmerge(meterId: string, modulo: number): Promise<void> {
+async function unfold(meterId: string, modulo: number): Promise<void> {
   if (modulo === 0) return;
-  const columns = 'meter_id, organisation_id, grain, dimension, bucket_start, group_value, sum, count, max, latest_value, latest_timestamp, latest_created_at, latest_id';
-  await api.db.raw(
-    `WITH moved AS (DELETE FROM meter_rollup_totals WHERE meter_id = ? AND abs(hashtext(grain || dimension || bucket_start::text || group_value::text)) % ? = 0 RETURNING ${columns})
-     INSERT INTO meter_rollup_pending (${columns}) SELECT ${columns} FROM moved`,
-    [meterId, modulo],
-  );
+  const meter = await api.db<MeterRow>('meters').where({ id: meterId }).first();
+  if (!meter) throw new Error(`meter ${meterId} not found`);
+  await api.db.transaction(async (trx) => {
+    // As a rebuild does: no chunk and no fold of the worker's runs meanwhile. Chunks truly pending stay so.
+    await lockRollups(trx, meter.organisation_id, 'exclusive');
+    await trx.raw(
+      `INSERT INTO meter_totals_pending (meter_id, organisation_id, batch_id, created_at, first_bucket, last_bucket)
+       SELECT ?, organisation_id, batch_id, created_at, min(date_bin('15 minutes', "timestamp", timestamptz '2000-01-01Z')), max(date_bin('15 minutes', "timestamp", timestamptz '2000-01-01Z'))
+       FROM usage_events WHERE organisation_id = ? AND metric = ? AND batch_id IS NOT NULL
+       GROUP BY organisation_id, batch_id, created_at
+       HAVING abs(hashtext(batch_id || created_at::text)) % ? = 0
+       ON CONFLICT DO NOTHING`,
+      [meterId, meter.organisation_id, meter.metric, modulo],
+    );
+    await trx('meter_rollup_totals').where({ meter_id: meterId }).delete();
+    const others = trx.raw(
+      `(SELECT e.organisation_id, e.customer_entity_id, e.metric, e.value, e."timestamp", e.metadata, e.created_at, e.id FROM usage_events e
+        WHERE e.organisation_id = ? AND e.metric = ?
+          AND NOT EXISTS (SELECT 1 FROM meter_totals_pending m WHERE m.meter_id = ? AND m.batch_id = e.batch_id AND m.created_at = e.created_at)) AS usage_events`,
+      [meter.organisation_id, meter.metric, meterId],
+    );
+    await addEventsToTotals(trx, { id: meterId, metric: meter.metric, aggregation: meter.aggregation, groupBy: meter.group_by, filters: meter.filters }, others);
+  });
 }
 
 let rollupAnswers = 0;
@@ -212,7 +231,7 @@ describe('meter rollups, against raw events', () => {
           expect([ingested.status, ingested.body.data?.summary?.success]).toEqual([200, part.length]);
         }
         for (const meterId of meterIds) {
-          await unmerge(meterId, s.unmerged);
+          await unfold(meterId, s.unmerged);
           rollupAnswers += await sameAnswers(world, meterId, s.queries);
           await rollupsMatchEvents(meterId);
         }
@@ -259,6 +278,29 @@ describe('meter rollups, against raw events', () => {
     expect(rollupAnswers).toBeGreaterThan(20);
     expect(totalAnswers).toBeGreaterThan(20);
   }, 120_000);
+
+  it('when batches complete, then the worker folds their chunks into the totals within seconds, each chunk once, and the totals equal the events', async () => {
+    const world = await createWorld();
+    const meterId = await createMeter(world, { aggregation: 'sum', groupBy: ['k1'], filters: [] });
+    const events = Array.from({ length: 30 }, (_, index) => ({
+      CustomerEntityId: world.entities[index % world.entities.length]!,
+      metric: world.metric,
+      value: String(index + 1),
+      timestamp: new Date(Date.parse('2026-03-10T10:00:00Z') + index * 7 * MINUTE).toISOString(),
+      metadata: { k1: `v${index % 3}` },
+    }));
+    for (const part of [events.slice(0, 10), events.slice(10, 20), events.slice(20)]) {
+      expect((await api.http().post('/events/batch').set(system()).send({ events: part })).status).toBe(200);
+    }
+    const pending = async () => Number((await api.db('meter_totals_pending').where({ meter_id: meterId }).count<Array<{ count: string }>>({ count: '*' }))[0]!.count);
+    const deadline = Date.now() + 15_000;
+    while ((await pending()) > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await pending()).toBe(0);
+    // Folded by the worker alone: the day's total, as stored, is every event's value once.
+    const [day] = await api.db('meter_rollup_totals').where({ meter_id: meterId, grain: 'day', dimension: -1 }).select('sum', 'count');
+    expect([Number(day.sum), Number(day.count)]).toEqual([(30 * 31) / 2, 30]);
+    await rollupsMatchEvents(meterId);
+  });
 
   it('when events of two entities share the latest instant, then latest takes the one of the largest id, from rollups as from raw events', async () => {
     const world = await createWorld();

@@ -4,7 +4,7 @@ import { createUsageRepository } from './usage.repository';
 export { createUsageIngestionService } from './usage-ingestion.service';
 export type { RollupMetersOf } from './usage-ingestion.service';
 export { aggregateUsage, aggregateUsageWindows, emptyAggregate, pathOf, readsRollups } from './usage-aggregates';
-export { dropRollups, lockRollups, nextEventAt, rebuildRollups } from './meter-rollups';
+export { addEventsToTotals, dropRollups, foldPendingTotals, lockRollups, nextEventAt, rebuildRollups } from './meter-rollups';
 export type { BucketRange, RollupMeter } from './meter-rollups';
 export { bucketOf, onBucketEdge, utcDayOf } from './rollup-buckets';
 export { COUNTABLE, counterDaysSince, counterSums, meterIsCounted, refoldCountersOfMeter, releaseCounter, sumCounterDays, takeCounter } from './usage-counters';

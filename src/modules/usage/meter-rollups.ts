@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { Aggregation } from './usage.repository';
 import { applyFilters, pathOf, type MetadataFilter } from './usage-aggregates';
 import { BUCKET_MINUTES, BUCKET_MS, bucketOf } from './rollup-buckets';
-import { rebuildTotals, totalsAddition, utcDaysOf } from './rollup-totals';
+import { pendingChunk, rebuildTotals, TAKEN_CHUNKS_EVENTS, takePendingChunks, totalsAddition, utcDaysOf } from './rollup-totals';
 
 /**
  * Meter rollups: the usage of a meter folded per customer entity, 15-minute bucket and group values (the
@@ -72,23 +72,26 @@ export function meterEvents(db: Knex, meter: RollupMeter, source: string | Knex.
   return events;
 }
 
-/** The meter's events of `source` folded per rollup key, in key order: the SELECT both ingestion and rebuilding insert. */
+/**
+ * The meter's events of `source` folded per rollup key, in key order, each column named as the rollups'
+ * own: the SELECT both ingestion and rebuilding insert.
+ */
 function foldedEvents(db: Knex, meter: RollupMeter, source: string | Knex.Raw): Knex.QueryBuilder {
   return db
     .from(meterEvents(db, meter, source).as('e'))
     .select(
-      db.raw('?::text', [meter.id]),
+      db.raw('?::text AS meter_id', [meter.id]),
       'organisation_id',
       'customer_entity_id',
       'bucket_start',
       'group_values',
-      db.raw('sum(value)'),
-      db.raw('count(*)'),
-      db.raw('max(value)'),
-      db.raw(LATEST('value')),
-      db.raw(LATEST('"timestamp"')),
-      db.raw(LATEST('created_at')),
-      db.raw(LATEST('id')),
+      db.raw('sum(value) AS sum'),
+      db.raw('count(*) AS count'),
+      db.raw('max(value) AS max'),
+      db.raw(`${LATEST('value')} AS latest_value`),
+      db.raw(`${LATEST('"timestamp"')} AS latest_timestamp`),
+      db.raw(`${LATEST('created_at')} AS latest_created_at`),
+      db.raw(`${LATEST('id')} AS latest_id`),
     )
     .groupBy('organisation_id', 'customer_entity_id', 'bucket_start', 'group_values')
     .orderBy(['customer_entity_id', 'bucket_start', 'group_values']);
@@ -100,29 +103,34 @@ const latestColumn = (column: string) => `${column} = CASE WHEN ${incomingIsLate
 
 /**
  * Inside a usage chunk's transaction, which holds the shared rollup lock: for each meter of a metric among
- * `metrics`, one INSERT … SELECT … GROUP BY … ON CONFLICT DO UPDATE that adds the rows of `source` (the
- * name of the common table expression holding the events just stored, as the insert returns them) to the
- * meter's rollups, rows in key order so that concurrent chunks lock rollup rows in one order. The chunk's
- * insert runs them as data-modifying CTEs of its own statement: the events are folded as they are written,
- * without reading them back.
+ * `metrics`, the common table expressions of the chunk's insert (see `insertEvents`) that fold the rows of
+ * `source` (the name of the expression holding the events just stored, as the insert returns them) per
+ * rollup key, add them to the meter's rollups (INSERT … ON CONFLICT DO UPDATE, rows in key order so that
+ * concurrent chunks lock rollup rows in one order), and record the chunk (of batch `batchId`) as pending for
+ * the meter's totals, from the folded rows: their quarter hours, and the chunk's time as every one of its
+ * events carries it. The events are folded as they are written, without reading them back.
  */
-export function rollupAdditions(db: Knex, meters: readonly RollupMeter[], metrics: ReadonlySet<string>, source: string): Array<{ sql: string; bindings: readonly Knex.Value[] }> {
+export function rollupAdditions(db: Knex, meters: readonly RollupMeter[], metrics: ReadonlySet<string>, source: string, batchId: string): Array<{ name?: string; sql: string; bindings: readonly Knex.Value[] }> {
   return [...meters]
     .filter((meter) => metrics.has(meter.metric))
     .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
-    .flatMap((meter) => {
+    .flatMap((meter, index) => {
+      const folded = `rollup_rows_${index}`;
       const { sql, bindings } = foldedEvents(db, meter, source).toSQL();
-      const rollups = {
-        sql: `INSERT INTO meter_rollups (${COLUMNS}) ${sql}
+      return [
+        { name: folded, sql, bindings },
+        {
+          sql: `INSERT INTO meter_rollups (${COLUMNS}) SELECT ${COLUMNS} FROM ${folded}
        ON CONFLICT (meter_id, customer_entity_id, bucket_start, group_values) DO UPDATE SET
          sum = meter_rollups.sum + excluded.sum,
          count = meter_rollups.count + excluded.count,
          max = greatest(meter_rollups.max, excluded.max),
          ${['latest_value', 'latest_timestamp', 'latest_created_at', 'latest_id'].map(latestColumn).join(',\n         ')}`,
-        bindings,
-      };
-      // Then what the same events add to the organisation-wide totals, appended as pending rows.
-      return [rollups, totalsAddition(db, meter, meterEvents(db, meter, source))];
+          bindings: [],
+        },
+        // The organisation-wide totals take the chunk later (see `foldPendingTotals`).
+        pendingChunk(meter.id, batchId, folded),
+      ];
     });
 }
 
@@ -139,6 +147,10 @@ export interface BucketRange {
  * cannot be taken back. Answers the number of the metric's events read.
  */
 export async function rebuildRollups(trx: Knex, organisationId: string, meter: RollupMeter, ranges: readonly BucketRange[]): Promise<number> {
+  // Chunks still pending are folded into the totals first: the totals of the days rebuilt below are then
+  // replaced whole, those of other days hold the chunks' events as they stand, and nothing pending is left to
+  // add twice.
+  await foldPendingOf(trx, meter);
   let read = 0;
   const days = new Set<number>();
   for (const range of ranges) {
@@ -181,7 +193,59 @@ function eventsIn(db: Knex, organisationId: string, metric: string, range: Bucke
 export async function dropRollups(trx: Knex, meterId: string): Promise<void> {
   await trx('meter_rollups').where('meter_id', meterId).delete();
   await trx('meter_rollup_totals').where('meter_id', meterId).delete();
-  await trx('meter_rollup_pending').where('meter_id', meterId).delete();
+  await trx('meter_totals_pending').where('meter_id', meterId).delete();
+}
+
+/** The meter's events of `source` (a subquery named `usage_events`) added to its organisation-wide totals. */
+export async function addEventsToTotals(trx: Knex, meter: RollupMeter, source: Knex.Raw): Promise<void> {
+  const { sql, bindings } = totalsAddition(trx, meter, meterEvents(trx, meter, source));
+  await withFoldPlan(trx, () => trx.raw(sql, bindings));
+}
+
+/** The meter's chunks pending for its totals taken out and their events added to the totals: one statement. */
+async function foldPendingOf(trx: Knex, meter: RollupMeter): Promise<void> {
+  const take = takePendingChunks(meter.id);
+  const add = totalsAddition(trx, meter, meterEvents(trx, meter, trx.raw(TAKEN_CHUNKS_EVENTS)));
+  await withFoldPlan(trx, () => trx.raw(`${take.sql} ${add.sql}`, [...take.bindings, ...add.bindings]));
+}
+
+/**
+ * `statement` (a fold of events into totals) planned without merge joins and without sequential scans, the
+ * settings restored after it for the rest of the transaction (a failed statement aborts the transaction,
+ * which drops them with it). Without merge joins, because the planner's guess of the aggregates' sizes
+ * would otherwise sort every expanded event to merge it with its row; without sequential scans, because the
+ * events of a chunk are found by `created_at`, whose statistics may be stale (a large import shares one
+ * value, and a large table is analysed again only after a tenth of it is new), and a scan of the whole
+ * event table per fold is the one plan that must never be chosen. And without JIT compilation: the costs
+ * the two settings add make Postgres compile the statement, which takes longer than running it.
+ */
+async function withFoldPlan<T>(trx: Knex, statement: () => Promise<T>): Promise<T> {
+  await trx.raw("SELECT set_config('enable_mergejoin', 'off', true), set_config('enable_seqscan', 'off', true), set_config('jit', 'off', true)");
+  const result = await statement();
+  await trx.raw('RESET enable_mergejoin; RESET enable_seqscan; RESET jit');
+  return result;
+}
+
+/**
+ * The two-key advisory lock namespace of folding an organisation's pending chunks into its totals: one fold
+ * at a time per organisation, so that two never add the same chunk (each takes its chunks out with a DELETE,
+ * which a second fold would wait on, then find gone).
+ */
+const FOLD_LOCK_NAMESPACE = 7306;
+
+/**
+ * Inside a transaction, under the organisation's shared rollup lock (no rebuild runs meanwhile): every chunk
+ * pending for the totals of its meters taken out and added, meter by meter. Answers false without doing
+ * anything when another fold of the organisation holds its lock (that one, or the next, takes what is here),
+ * else the number of meters folded.
+ */
+export async function foldPendingTotals(trx: Knex, organisationId: string, meters: readonly RollupMeter[]): Promise<number | false> {
+  const locked = await trx.raw<{ rows: Array<{ locked: boolean }> }>('SELECT pg_try_advisory_xact_lock(?, hashtext(?)) AS locked', [FOLD_LOCK_NAMESPACE, organisationId]);
+  if (!locked.rows[0]?.locked) return false;
+  const pending = new Set(await trx('meter_totals_pending').where('organisation_id', organisationId).distinct('meter_id').pluck('meter_id'));
+  const folded = [...meters].filter((meter) => pending.has(meter.id)).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  for (const meter of folded) await foldPendingOf(trx, meter);
+  return folded.length;
 }
 
 /**

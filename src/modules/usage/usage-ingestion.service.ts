@@ -5,8 +5,7 @@ import { AppError, orNotFound } from '../../domain/errors';
 import type { UsageEvent } from '../../domain/usage-event';
 import type { DuplicateEvent, FailedRecord, UsageBatchSummary, UsageChunkInput, UsageChunkOutcome } from '../../../workflows/usage-batch.types';
 import { entitiesIn } from '../customers';
-import { lockRollups, rollupAdditions, type RollupMeter } from './meter-rollups';
-import { mergePendingTotals } from './rollup-totals';
+import { foldPendingTotals, lockRollups, rollupAdditions, type RollupMeter } from './meter-rollups';
 import { counterAdditions, counterKinds } from './usage-counters';
 import { createUsageRepository } from './usage.repository';
 import { parseUsageEvent } from './usage.schemas';
@@ -37,11 +36,49 @@ function ingested(input: UsageChunkInput, written: readonly UsageEvent[], custom
 /** The meters of an organisation, as they are defined now, read inside the transaction given. */
 export type RollupMetersOf = (trx: Knex, organisationId: string) => Promise<RollupMeter[]>;
 
+/** How long a fold of pending totals waits after it is asked for, gathering the chunks of that time into one. */
+const FOLD_DELAY_MS = 1_000;
+/** Folds that fail in a row (Postgres down) before the organisation waits for its next batch to ask again. */
+const FOLD_ATTEMPTS = 5;
+
+/**
+ * Folds each organisation's chunks pending for its meters' totals (see `foldPendingTotals`), at most one fold
+ * per organisation and `delayMs` in this process: under load, one fold takes every chunk of the last second.
+ * Postgres holds what is pending, so nothing depends on a fold running: reads are exact either way (only
+ * slower over pending chunks), a rebuild folds first, and a fold that fails or is lost with the process is
+ * done by the organisation's next batch.
+ */
+function createTotalsFolder(db: Knex, metersOf: RollupMetersOf, delayMs: number) {
+  const waiting = new Map<string, NodeJS.Timeout>();
+  const fold = async (organisationId: string, attempt: number): Promise<void> => {
+    waiting.delete(organisationId);
+    try {
+      const folded = await db.transaction(async (trx) => {
+        await lockRollups(trx, organisationId, 'shared');
+        return foldPendingTotals(trx, organisationId, await metersOf(trx, organisationId));
+      });
+      // Another fold of the organisation holds its lock: what it did not see is taken by the next.
+      if (folded === false) ask(organisationId, 1);
+    } catch {
+      if (attempt < FOLD_ATTEMPTS) ask(organisationId, attempt + 1);
+    }
+  };
+  const ask = (organisationId: string, attempt = 1): void => {
+    if (waiting.has(organisationId)) return;
+    const timer = setTimeout(() => void fold(organisationId, attempt), delayMs * attempt);
+    // A fold never keeps the process alive: what it would take stays pending in Postgres.
+    timer.unref();
+    waiting.set(organisationId, timer);
+  };
+  return { ask };
+}
+
 /**
  * The steps of the usage batch workflow: a chunk at a time, then the batch's merged counts. `metersOf`
  * names the meters whose rollups a chunk adds to (none without it).
  */
-export function createUsageIngestionService(db: Knex, metersOf: RollupMetersOf = async () => []) {
+export function createUsageIngestionService(db: Knex, metersOf: RollupMetersOf = async () => [], foldDelayMs = FOLD_DELAY_MS) {
+  const totals = createTotalsFolder(db, metersOf, foldDelayMs);
   return {
     /**
      * Checks, deduplicates and writes one chunk. Guard, lock, transition: the chunk row is locked and its
@@ -92,7 +129,7 @@ export function createUsageIngestionService(db: Knex, metersOf: RollupMetersOf =
           const meters = await metersOf(trx, input.organisationId);
           const metrics = new Set(accepted.map(({ event }) => event.metric));
           additions = [
-            ...rollupAdditions(trx, meters, metrics, 'inserted'),
+            ...rollupAdditions(trx, meters, metrics, 'inserted', input.batchId),
             ...counterAdditions(trx, input.organisationId, meters, await counterKinds(trx, input.organisationId), metrics, known, 'inserted'),
           ];
         }
@@ -119,18 +156,11 @@ export function createUsageIngestionService(db: Knex, metersOf: RollupMetersOf =
 
     /** Records the merged counts, with the `usage.batch_processed` event in the same transaction; a second call changes nothing. */
     async completeBatch(input: { batchId: string; summary: UsageBatchSummary }): Promise<void> {
-      // What the batch's chunks appended to the organisation-wide totals, folded in (with any other batch's
-      // still pending): reads are exact either way, only faster with fewer pending rows.
-      await db.transaction(async (trx) => {
-        const organisationId = await createUsageRepository(trx).organisationOfBatch(input.batchId);
-        if (!organisationId) return;
-        await lockRollups(trx, organisationId, 'shared');
-        await mergePendingTotals(trx, organisationId);
-      });
-      await db.transaction(async (trx) => {
+      const organisationId = await db.transaction(async (trx) => {
         const usage = createUsageRepository(trx);
         const batch = await usage.completeBatch(input.batchId, input.summary);
-        if (!batch) return;
+        // Completed before (a retried step): its organisation, for the fold below.
+        if (!batch) return usage.organisationOfBatch(input.batchId);
         // The batch as GET /events/batches/{id} shows it, less its failed records and duplicates (read them there).
         await recordEvent(trx, batch.organisation_id, domainEvent('usage.batch_processed', {
           id: batch.id,
@@ -141,7 +171,10 @@ export function createUsageIngestionService(db: Knex, metersOf: RollupMetersOf =
           createdAt: batch.created_at.toISOString(),
           completedAt: batch.completed_at?.toISOString() ?? null,
         }));
+        return batch.organisation_id;
       });
+      // The chunks the batch left pending for the organisation-wide totals, folded soon with any others.
+      if (organisationId) totals.ask(organisationId);
     },
 
     async failBatch(input: { batchId: string; error: string }): Promise<void> {

@@ -254,11 +254,12 @@ export function createUsageRepository(db: Knex) {
      * One multi-row insert; a repeated eventId is skipped by the unique index in the same statement, so the
      * key is never claimed without the row. Rows go in eventId order so that concurrent batches sharing
      * ids take their locks in one order and cannot deadlock. `alongside` are statements of the same
-     * statement (data-modifying CTEs) that read the rows written as `inserted` (every column but
-     * updated_at). Answers the rows written (an event without an eventId is always written): their ids,
-     * eventIds and metrics.
+     * statement (common table expressions, data-modifying or not) that read the rows written as `inserted`
+     * (every column but updated_at), each under its `name` when it has one (so that a later one can read it).
+     * Answers the rows written (an event without an eventId is always written): their ids, eventIds and
+     * metrics.
      */
-    async insertEvents(organisationId: string, batchId: string, events: UsageEvent[], alongside: ReadonlyArray<{ sql: string; bindings: readonly Knex.Value[] }> = []): Promise<StoredEvent[]> {
+    async insertEvents(organisationId: string, batchId: string, events: UsageEvent[], alongside: ReadonlyArray<{ name?: string; sql: string; bindings: readonly Knex.Value[] }> = []): Promise<StoredEvent[]> {
       if (events.length === 0) return [];
       const rows = [...events]
         .sort((a, b) => (a.eventId ?? '').localeCompare(b.eventId ?? ''))
@@ -279,7 +280,7 @@ export function createUsageRepository(db: Knex) {
            FROM jsonb_to_recordset(?::jsonb) AS t(id text, customer_entity_id text, metric text, value numeric, ts timestamptz, metadata jsonb, event_id text, job_id text)
            ON CONFLICT (organisation_id, event_id) WHERE event_id IS NOT NULL DO NOTHING
            RETURNING id, organisation_id, customer_entity_id, metric, value, "timestamp", metadata, event_id, created_at
-         )${alongside.map((statement, index) => `, alongside_${index} AS (${statement.sql})`).join('')}
+         )${alongside.map((statement, index) => `, ${statement.name ?? `alongside_${index}`} AS (${statement.sql})`).join('')}
          SELECT id, event_id, metric FROM inserted`,
         [organisationId, batchId, JSON.stringify(rows), ...alongside.flatMap((statement) => statement.bindings)],
       );

@@ -302,6 +302,46 @@ describe('meter rollups, against raw events', () => {
     await rollupsMatchEvents(meterId);
   });
 
+  it('when more chunks are pending than one fold takes, then the worker folds them all, a bounded statement at a time, and the totals equal the events', async () => {
+    const world = await createWorld();
+    const meterId = await createMeter(world, { aggregation: 'sum', groupBy: ['k1'], filters: [] });
+    // A backlog, as a worker that was down leaves it: 250 chunks of two events each, stored and pending.
+    const chunks = Array.from({ length: 250 }, (_, index) => ({ batchId: `ubt_backlog_${randomUUID()}`, createdAt: new Date(Date.parse('2026-03-20T00:00:00Z') + index * 1_000).toISOString() }));
+    await api.db('usage_events').insert(
+      chunks.flatMap((chunk, index) =>
+        [0, 1].map((half) => ({
+          id: `evt_backlog_${randomUUID()}`,
+          organisation_id: tenant.organisationId,
+          customer_entity_id: world.entities[(index + half) % world.entities.length]!,
+          metric: world.metric,
+          value: String(index + half),
+          timestamp: new Date(Date.parse('2026-03-10T00:00:00Z') + (index * 2 + half) * 13 * MINUTE).toISOString(),
+          metadata: { k1: `v${(index + half) % 4}` },
+          batch_id: chunk.batchId,
+          created_at: chunk.createdAt,
+        })),
+      ),
+    );
+    await api.db.raw(
+      `INSERT INTO meter_totals_pending (meter_id, organisation_id, batch_id, created_at, first_bucket, last_bucket)
+       SELECT ?, organisation_id, batch_id, created_at, min(date_bin('15 minutes', "timestamp", timestamptz '2000-01-01Z')), max(date_bin('15 minutes', "timestamp", timestamptz '2000-01-01Z'))
+       FROM usage_events WHERE organisation_id = ? AND metric = ? GROUP BY organisation_id, batch_id, created_at`,
+      [meterId, tenant.organisationId, world.metric],
+    );
+    // Any batch of the organisation asks the worker to fold.
+    const ask = [{ CustomerEntityId: world.entities[0]!, metric: world.metric, value: '1', timestamp: '2026-03-10T00:05:00Z', metadata: { k1: 'v0' } }];
+    expect((await api.http().post('/events/batch').set(system()).send({ events: ask })).status).toBe(200);
+    const pending = async () => Number((await api.db('meter_totals_pending').where({ meter_id: meterId }).count<Array<{ count: string }>>({ count: '*' }))[0]!.count);
+    const deadline = Date.now() + 20_000;
+    while ((await pending()) > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await pending()).toBe(0);
+    // The totals alone (the backlog's events are in no rollup, as they were written straight into the table).
+    const { stored, expected } = await rollupsAgainstEvents(api.db, meterId);
+    const totals = (rows: typeof stored) => rows.filter((row) => row.entity.startsWith('total:'));
+    expect(totals(stored)).toEqual(totals(expected));
+    expect(totals(stored).length).toBeGreaterThan(0);
+  });
+
   it('when events of two entities share the latest instant, then latest takes the one of the largest id, from rollups as from raw events', async () => {
     const world = await createWorld();
     const meterId = await createMeter(world, { aggregation: 'latest', groupBy: [], filters: [] });

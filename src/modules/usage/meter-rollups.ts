@@ -150,7 +150,7 @@ export async function rebuildRollups(trx: Knex, organisationId: string, meter: R
   // Chunks still pending are folded into the totals first: the totals of the days rebuilt below are then
   // replaced whole, those of other days hold the chunks' events as they stand, and nothing pending is left to
   // add twice.
-  await foldPendingOf(trx, meter);
+  while ((await foldPendingOf(trx, meter)) === FOLD_CHUNKS);
   let read = 0;
   const days = new Set<number>();
   for (const range of ranges) {
@@ -202,11 +202,24 @@ export async function addEventsToTotals(trx: Knex, meter: RollupMeter, source: K
   await withFoldPlan(trx, () => trx.raw(sql, bindings));
 }
 
-/** The meter's chunks pending for its totals taken out and their events added to the totals: one statement. */
-async function foldPendingOf(trx: Knex, meter: RollupMeter): Promise<void> {
-  const take = takePendingChunks(meter.id);
+/**
+ * The chunks a fold takes at most per statement: about 100,000 events, so that a backlog (a worker that was
+ * down, Postgres that was) is folded in statements of bounded size and time, each its own transaction when
+ * the worker folds.
+ */
+const FOLD_CHUNKS = 100;
+
+/**
+ * The meter's oldest pending chunks (`FOLD_CHUNKS` at most) taken out and their events added to the totals:
+ * one statement. Answers the number of chunks taken; fewer than `FOLD_CHUNKS` means none is left.
+ */
+async function foldPendingOf(trx: Knex, meter: RollupMeter): Promise<number> {
+  const take = takePendingChunks(meter.id, FOLD_CHUNKS);
   const add = totalsAddition(trx, meter, meterEvents(trx, meter, trx.raw(TAKEN_CHUNKS_EVENTS)));
-  await withFoldPlan(trx, () => trx.raw(`${take.sql} ${add.sql}`, [...take.bindings, ...add.bindings]));
+  const result = await withFoldPlan(trx, () =>
+    trx.raw<{ rows: Array<{ taken: number }> }>(`${take.sql}, added AS (${add.sql}) SELECT count(*)::int AS taken FROM taken`, [...take.bindings, ...add.bindings]),
+  );
+  return result.rows[0]?.taken ?? 0;
 }
 
 /**
@@ -234,18 +247,19 @@ async function withFoldPlan<T>(trx: Knex, statement: () => Promise<T>): Promise<
 const FOLD_LOCK_NAMESPACE = 7306;
 
 /**
- * Inside a transaction, under the organisation's shared rollup lock (no rebuild runs meanwhile): every chunk
- * pending for the totals of its meters taken out and added, meter by meter. Answers false without doing
- * anything when another fold of the organisation holds its lock (that one, or the next, takes what is here),
- * else the number of meters folded.
+ * Inside a transaction, under the organisation's shared rollup lock (no rebuild runs meanwhile): the chunks
+ * pending for the totals of its meters taken out and added, meter by meter, `FOLD_CHUNKS` at most per meter.
+ * Answers false without doing anything when another fold of the organisation holds its lock (that one, or
+ * the next, takes what is here); else whether chunks are left (the caller folds again, in a new transaction).
  */
-export async function foldPendingTotals(trx: Knex, organisationId: string, meters: readonly RollupMeter[]): Promise<number | false> {
+export async function foldPendingTotals(trx: Knex, organisationId: string, meters: readonly RollupMeter[]): Promise<{ more: boolean } | false> {
   const locked = await trx.raw<{ rows: Array<{ locked: boolean }> }>('SELECT pg_try_advisory_xact_lock(?, hashtext(?)) AS locked', [FOLD_LOCK_NAMESPACE, organisationId]);
   if (!locked.rows[0]?.locked) return false;
   const pending = new Set(await trx('meter_totals_pending').where('organisation_id', organisationId).distinct('meter_id').pluck('meter_id'));
   const folded = [...meters].filter((meter) => pending.has(meter.id)).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  for (const meter of folded) await foldPendingOf(trx, meter);
-  return folded.length;
+  let more = false;
+  for (const meter of folded) if ((await foldPendingOf(trx, meter)) === FOLD_CHUNKS) more = true;
+  return { more };
 }
 
 /**

@@ -155,9 +155,18 @@ export const TAKEN_CHUNKS_EVENTS = `(SELECT e.* FROM (SELECT DISTINCT organisati
      OFFSET 0
    ) AS e) AS usage_events`;
 
-/** The common table expression that takes the meter's pending chunks out, to prefix `totalsAddition` over their events. */
-export function takePendingChunks(meterId: string): { sql: string; bindings: readonly Knex.Value[] } {
-  return { sql: 'WITH taken AS (DELETE FROM meter_totals_pending WHERE meter_id = ? RETURNING organisation_id, batch_id, created_at)', bindings: [meterId] };
+/**
+ * The common table expression that takes the meter's `limit` oldest pending chunks out, to prefix
+ * `totalsAddition` over their events.
+ */
+export function takePendingChunks(meterId: string, limit: number): { sql: string; bindings: readonly Knex.Value[] } {
+  return {
+    sql: `WITH taken AS (
+       DELETE FROM meter_totals_pending WHERE (meter_id, batch_id, created_at) IN (
+         SELECT meter_id, batch_id, created_at FROM meter_totals_pending WHERE meter_id = ? ORDER BY created_at LIMIT ?)
+       RETURNING organisation_id, batch_id, created_at)`,
+    bindings: [meterId, limit],
+  };
 }
 
 /** The UTC days [from, to) touches, each by its first instant. */

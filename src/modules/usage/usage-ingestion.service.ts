@@ -53,12 +53,16 @@ function createTotalsFolder(db: Knex, metersOf: RollupMetersOf, delayMs: number)
   const fold = async (organisationId: string, attempt: number): Promise<void> => {
     waiting.delete(organisationId);
     try {
-      const folded = await db.transaction(async (trx) => {
-        await lockRollups(trx, organisationId, 'shared');
-        return foldPendingTotals(trx, organisationId, await metersOf(trx, organisationId));
-      });
-      // Another fold of the organisation holds its lock: what it did not see is taken by the next.
-      if (folded === false) ask(organisationId, 1);
+      // A statement of bounded size per transaction, until nothing is left.
+      for (;;) {
+        const folded = await db.transaction(async (trx) => {
+          await lockRollups(trx, organisationId, 'shared');
+          return foldPendingTotals(trx, organisationId, await metersOf(trx, organisationId));
+        });
+        // Another fold of the organisation holds its lock: what it did not see is taken by the next.
+        if (folded === false) ask(organisationId, 1);
+        if (folded === false || !folded.more) return;
+      }
     } catch {
       if (attempt < FOLD_ATTEMPTS) ask(organisationId, attempt + 1);
     }

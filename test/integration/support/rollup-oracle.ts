@@ -64,10 +64,10 @@ async function foldPending(db: Knex, meter: { id: string; organisation_id: strin
       await lockRollups(trx, meter.organisation_id, 'shared');
       return foldPendingTotals(trx, meter.organisation_id, [rollupMeter]);
     });
-    if (folded !== false) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    if (folded !== false && !folded.more) return;
+    if (folded === false) await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  throw new Error(`the totals of meter ${meter.id} could not be folded: another fold held the lock for 5 s`);
+  throw new Error(`the totals of meter ${meter.id} were not folded in 50 rounds`);
 }
 
 async function totalsAgainstEvents(db: Knex, meter: { id: string; organisation_id: string; metric: string; aggregation: Aggregation; filters: MetadataFilter[]; group_by: string[] }): Promise<{ stored: RollupRow[]; expected: RollupRow[] }> {

@@ -2,6 +2,7 @@ import type { RuntimeOptions } from '@temporalio/worker';
 import { Gauge, Registry } from 'prom-client';
 import { freePort } from '../temporal/dev-server';
 import { domainEventsRelayed } from './event-metrics';
+import { meterTotalsFolds } from './meter-metrics';
 import { registerProcessMetrics } from './metrics';
 import type { MetricsText } from './metrics-server';
 
@@ -28,6 +29,7 @@ export async function createWorkerMetrics(): Promise<WorkerMetrics> {
   const registry = new Registry();
   registerProcessMetrics(registry);
   registry.registerMetric(domainEventsRelayed);
+  registry.registerMetric(meterTotalsFolds);
   const sdkUp = new Gauge({
     name: 'billing_worker_sdk_metrics_up',
     help: "1 when this scrape read the Temporal SDK's metrics (the temporal_* series), else 0",

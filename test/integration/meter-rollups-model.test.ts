@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { specOf } from '../../src/modules/meters';
 import type { MeterRow } from '../../src/modules/meters/meters.repository';
 import { addEventsToTotals, aggregateUsage, lockRollups, aggregateUsageWindows, readsRollups, type AggregationSpec, type UsageMember, type WindowSize } from '../../src/modules/usage';
+import { sample } from '../support/prometheus-text';
 import { rollupsAgainstEvents } from './support/rollup-oracle';
 import { createModelWorld, type ModelWorld } from './support/model-world';
 import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
@@ -289,6 +290,8 @@ describe('meter rollups, against raw events', () => {
       timestamp: new Date(Date.parse('2026-03-10T10:00:00Z') + index * 7 * MINUTE).toISOString(),
       metadata: { k1: `v${index % 3}` },
     }));
+    const folds = async () => sample(await (await fetch(process.env.TEST_WORKER_METRICS_URL!)).text(), 'billing_meter_totals_folds_total', { outcome: 'folded' }) ?? 0;
+    const before = await folds();
     for (const part of [events.slice(0, 10), events.slice(10, 20), events.slice(20)]) {
       expect((await api.http().post('/events/batch').set(system()).send({ events: part })).status).toBe(200);
     }
@@ -299,6 +302,8 @@ describe('meter rollups, against raw events', () => {
     // Folded by the worker alone: the day's total, as stored, is every event's value once.
     const [day] = await api.db('meter_rollup_totals').where({ meter_id: meterId, grain: 'day', dimension: -1 }).select('sum', 'count');
     expect([Number(day.sum), Number(day.count)]).toEqual([(30 * 31) / 2, 30]);
+    // The worker counts its folds for operators.
+    expect(await folds()).toBeGreaterThan(before);
     await rollupsMatchEvents(meterId);
   });
 

@@ -4,6 +4,7 @@ import type { Knex } from 'knex';
 import { AppError, orNotFound } from '../../domain/errors';
 import type { UsageEvent } from '../../domain/usage-event';
 import type { DuplicateEvent, FailedRecord, UsageBatchSummary, UsageChunkInput, UsageChunkOutcome } from '../../../workflows/usage-batch.types';
+import { meterTotalsFolds } from '../../observability/meter-metrics';
 import { entitiesIn } from '../customers';
 import { foldPendingTotals, lockRollups, rollupAdditions, type RollupMeter } from './meter-rollups';
 import { counterAdditions, counterKinds } from './usage-counters';
@@ -59,11 +60,13 @@ function createTotalsFolder(db: Knex, metersOf: RollupMetersOf, delayMs: number)
           await lockRollups(trx, organisationId, 'shared');
           return foldPendingTotals(trx, organisationId, await metersOf(trx, organisationId));
         });
+        meterTotalsFolds.inc({ outcome: folded === false ? 'busy' : 'folded' });
         // Another fold of the organisation holds its lock: what it did not see is taken by the next.
         if (folded === false) ask(organisationId, 1);
         if (folded === false || !folded.more) return;
       }
     } catch {
+      meterTotalsFolds.inc({ outcome: 'failed' });
       if (attempt < FOLD_ATTEMPTS) ask(organisationId, attempt + 1);
     }
   };

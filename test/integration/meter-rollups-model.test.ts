@@ -1,8 +1,9 @@
+import type { Knex } from 'knex';
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { specOf } from '../../src/modules/meters';
 import type { MeterRow } from '../../src/modules/meters/meters.repository';
-import { addEventsToTotals, aggregateUsage, lockRollups, aggregateUsageWindows, readsRollups, type AggregationSpec, type UsageMember, type WindowSize } from '../../src/modules/usage';
+import { addEventsToTotals, aggregateUsage, aggregateUsageWindows, lockRollups, readsRollups, type AggregationSpec, type UsageMember, type WindowSize } from '../../src/modules/usage';
 import { sample } from '../support/prometheus-text';
 import { rollupsAgainstEvents } from './support/rollup-oracle';
 import { createModelWorld, type ModelWorld } from './support/model-world';
@@ -176,6 +177,30 @@ async function rollupsMatchEvents(meterId: string): Promise<void> {
 }
 
 /**
+ * The stored chunks of the metric (by batch and time) recorded as pending for the meter's totals, every
+ * `modulo`-th by a hash of its batch and time (all for 1), with the quarter hours their events fall in.
+ */
+async function markPending(db: Knex, meterId: string, metric: string, modulo: number): Promise<void> {
+  await db.raw(
+    `INSERT INTO meter_totals_pending (meter_id, organisation_id, batch_id, created_at, first_bucket, last_bucket)
+     SELECT ?, organisation_id, batch_id, created_at, min(date_bin('15 minutes', "timestamp", timestamptz '2000-01-01Z')), max(date_bin('15 minutes', "timestamp", timestamptz '2000-01-01Z'))
+     FROM usage_events WHERE organisation_id = ? AND metric = ? AND batch_id IS NOT NULL
+     GROUP BY organisation_id, batch_id, created_at
+     HAVING abs(hashtext(batch_id || created_at::text)) % ? = 0
+     ON CONFLICT DO NOTHING`,
+    [meterId, tenant.organisationId, metric, modulo],
+  );
+}
+
+/** The meter's chunks still pending once none is, or `ms` have passed. */
+async function pendingAfter(meterId: string, ms: number): Promise<number> {
+  const pending = async () => Number((await api.db('meter_totals_pending').where({ meter_id: meterId }).count<Array<{ count: string }>>({ count: '*' }))[0]!.count);
+  const deadline = Date.now() + ms;
+  while ((await pending()) > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+  return pending();
+}
+
+/**
  * Some of the stored chunks made pending again for the meter's totals (every `modulo`-th by a hash of its batch
  * and time; none for 0): the totals replaced by the fold of every other chunk's events, and each chosen chunk
  * recorded as pending, as between a chunk's commit and the fold that takes it. Reads must then take the
@@ -188,15 +213,7 @@ async function unfold(meterId: string, modulo: number): Promise<void> {
   await api.db.transaction(async (trx) => {
     // As a rebuild does: no chunk and no fold of the worker's runs meanwhile. Chunks truly pending stay so.
     await lockRollups(trx, meter.organisation_id, 'exclusive');
-    await trx.raw(
-      `INSERT INTO meter_totals_pending (meter_id, organisation_id, batch_id, created_at, first_bucket, last_bucket)
-       SELECT ?, organisation_id, batch_id, created_at, min(date_bin('15 minutes', "timestamp", timestamptz '2000-01-01Z')), max(date_bin('15 minutes', "timestamp", timestamptz '2000-01-01Z'))
-       FROM usage_events WHERE organisation_id = ? AND metric = ? AND batch_id IS NOT NULL
-       GROUP BY organisation_id, batch_id, created_at
-       HAVING abs(hashtext(batch_id || created_at::text)) % ? = 0
-       ON CONFLICT DO NOTHING`,
-      [meterId, meter.organisation_id, meter.metric, modulo],
-    );
+    await markPending(trx, meterId, meter.metric, modulo);
     await trx('meter_rollup_totals').where({ meter_id: meterId }).delete();
     const others = trx.raw(
       `(SELECT e.organisation_id, e.customer_entity_id, e.metric, e.value, e."timestamp", e.metadata, e.created_at, e.id FROM usage_events e
@@ -295,10 +312,7 @@ describe('meter rollups, against raw events', () => {
     for (const part of [events.slice(0, 10), events.slice(10, 20), events.slice(20)]) {
       expect((await api.http().post('/events/batch').set(system()).send({ events: part })).status).toBe(200);
     }
-    const pending = async () => Number((await api.db('meter_totals_pending').where({ meter_id: meterId }).count<Array<{ count: string }>>({ count: '*' }))[0]!.count);
-    const deadline = Date.now() + 15_000;
-    while ((await pending()) > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(await pending()).toBe(0);
+    expect(await pendingAfter(meterId, 15_000)).toBe(0);
     // Folded by the worker alone: the day's total, as stored, is every event's value once.
     const [day] = await api.db('meter_rollup_totals').where({ meter_id: meterId, grain: 'day', dimension: -1 }).select('sum', 'count');
     expect([Number(day.sum), Number(day.count)]).toEqual([(30 * 31) / 2, 30]);
@@ -327,19 +341,11 @@ describe('meter rollups, against raw events', () => {
         })),
       ),
     );
-    await api.db.raw(
-      `INSERT INTO meter_totals_pending (meter_id, organisation_id, batch_id, created_at, first_bucket, last_bucket)
-       SELECT ?, organisation_id, batch_id, created_at, min(date_bin('15 minutes', "timestamp", timestamptz '2000-01-01Z')), max(date_bin('15 minutes', "timestamp", timestamptz '2000-01-01Z'))
-       FROM usage_events WHERE organisation_id = ? AND metric = ? GROUP BY organisation_id, batch_id, created_at`,
-      [meterId, tenant.organisationId, world.metric],
-    );
+    await markPending(api.db, meterId, world.metric, 1);
     // Any batch of the organisation asks the worker to fold.
     const ask = [{ CustomerEntityId: world.entities[0]!, metric: world.metric, value: '1', timestamp: '2026-03-10T00:05:00Z', metadata: { k1: 'v0' } }];
     expect((await api.http().post('/events/batch').set(system()).send({ events: ask })).status).toBe(200);
-    const pending = async () => Number((await api.db('meter_totals_pending').where({ meter_id: meterId }).count<Array<{ count: string }>>({ count: '*' }))[0]!.count);
-    const deadline = Date.now() + 20_000;
-    while ((await pending()) > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(await pending()).toBe(0);
+    expect(await pendingAfter(meterId, 20_000)).toBe(0);
     // The totals alone (the backlog's events are in no rollup, as they were written straight into the table).
     const { stored, expected } = await rollupsAgainstEvents(api.db, meterId);
     const totals = (rows: typeof stored) => rows.filter((row) => row.entity.startsWith('total:'));

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { Aggregation } from './usage.repository';
+import type { Aggregation, InsertAlongside } from './usage.repository';
 import { applyFilters, pathOf, type MetadataFilter } from './usage-aggregates';
 import { BUCKET_MINUTES, BUCKET_MS, bucketOf } from './rollup-buckets';
 import { pendingChunk, rebuildTotals, TAKEN_CHUNKS_EVENTS, takePendingChunks, totalsAddition, utcDaysOf } from './rollup-totals';
@@ -97,6 +97,9 @@ function foldedEvents(db: Knex, meter: RollupMeter, source: string | Knex.Raw): 
     .orderBy(['customer_entity_id', 'bucket_start', 'group_values']);
 }
 
+/** Meters in id order: the order chunks and folds take their rows' locks in, so that they never deadlock. */
+const byId = (meters: RollupMeter[]): RollupMeter[] => meters.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+
 /** The latest of the stored row and the incoming one, by the order of `aggregateExpression`. */
 const incomingIsLater = '(excluded.latest_timestamp, excluded.latest_created_at, excluded.latest_id) > (meter_rollups.latest_timestamp, meter_rollups.latest_created_at, meter_rollups.latest_id)';
 const latestColumn = (column: string) => `${column} = CASE WHEN ${incomingIsLater} THEN excluded.${column} ELSE meter_rollups.${column} END`;
@@ -110,10 +113,8 @@ const latestColumn = (column: string) => `${column} = CASE WHEN ${incomingIsLate
  * the meter's totals, from the folded rows: their quarter hours, and the chunk's time as every one of its
  * events carries it. The events are folded as they are written, without reading them back.
  */
-export function rollupAdditions(db: Knex, meters: readonly RollupMeter[], metrics: ReadonlySet<string>, source: string, batchId: string): Array<{ name?: string; sql: string; bindings: readonly Knex.Value[] }> {
-  return [...meters]
-    .filter((meter) => metrics.has(meter.metric))
-    .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+export function rollupAdditions(db: Knex, meters: readonly RollupMeter[], metrics: ReadonlySet<string>, source: string, batchId: string): InsertAlongside[] {
+  return byId(meters.filter((meter) => metrics.has(meter.metric)))
     .flatMap((meter, index) => {
       const folded = `rollup_rows_${index}`;
       const { sql, bindings } = foldedEvents(db, meter, source).toSQL();
@@ -256,7 +257,7 @@ export async function foldPendingTotals(trx: Knex, organisationId: string, meter
   const locked = await trx.raw<{ rows: Array<{ locked: boolean }> }>('SELECT pg_try_advisory_xact_lock(?, hashtext(?)) AS locked', [FOLD_LOCK_NAMESPACE, organisationId]);
   if (!locked.rows[0]?.locked) return false;
   const pending = new Set(await trx('meter_totals_pending').where('organisation_id', organisationId).distinct('meter_id').pluck('meter_id'));
-  const folded = [...meters].filter((meter) => pending.has(meter.id)).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const folded = byId(meters.filter((meter) => pending.has(meter.id)));
   let more = false;
   for (const meter of folded) if ((await foldPendingOf(trx, meter)) === FOLD_CHUNKS) more = true;
   return { more };

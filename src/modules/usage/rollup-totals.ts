@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { Aggregation } from './usage.repository';
+import type { Aggregation, InsertAlongside } from './usage.repository';
 import { piecesOf } from './rollup-pieces';
 
 /**
@@ -134,7 +134,7 @@ export function totalsAddition(db: Knex, meter: { id: string; groupBy: readonly 
  * expression holding the chunk's rollup rows of the meter, whose latest events all carry the chunk's time
  * as `created_at`); no row when it holds none.
  */
-export function pendingChunk(meterId: string, batchId: string, folded: string): { sql: string; bindings: readonly Knex.Value[] } {
+export function pendingChunk(meterId: string, batchId: string, folded: string): InsertAlongside {
   return {
     sql: `INSERT INTO meter_totals_pending (meter_id, organisation_id, batch_id, created_at, first_bucket, last_bucket)
      SELECT ?::text, organisation_id, ?::text, min(latest_created_at), min(bucket_start), max(bucket_start) FROM ${folded} GROUP BY organisation_id`,

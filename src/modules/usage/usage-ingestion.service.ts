@@ -8,7 +8,7 @@ import { meterTotalsFolds } from '../../observability/meter-metrics';
 import { entitiesIn } from '../customers';
 import { foldPendingTotals, lockRollups, rollupAdditions, type RollupMeter } from './meter-rollups';
 import { counterAdditions, counterKinds } from './usage-counters';
-import { createUsageRepository } from './usage.repository';
+import { createUsageRepository, type InsertAlongside } from './usage.repository';
 import { parseUsageEvent } from './usage.schemas';
 
 /** The contract's per-event codes: 2002 (integer) for an unknown customer entity, "27" (string) for a parse failure. */
@@ -130,7 +130,7 @@ export function createUsageIngestionService(db: Knex, metersOf: RollupMetersOf =
         const repeatedInChunk = duplicateEvents.length;
         // An event whose eventId the organisation already holds is skipped by the insert: a duplicate too.
         // The rollups of the organisation's meters grow in the insert's own statement, under the shared lock.
-        let additions: Array<{ sql: string; bindings: readonly Knex.Value[] }> = [];
+        let additions: InsertAlongside[] = [];
         if (accepted.length > 0) {
           await lockRollups(trx, input.organisationId, 'shared');
           const meters = await metersOf(trx, input.organisationId);

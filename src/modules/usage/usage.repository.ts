@@ -125,6 +125,13 @@ export interface StoredEvent {
 
 export type Aggregation = 'sum' | 'count' | 'max' | 'unique_count' | 'latest';
 
+/** A common table expression of the chunk's insert (see `insertEvents`): its SQL, and its name when a later one reads it. */
+export interface InsertAlongside {
+  name?: string;
+  sql: string;
+  bindings: readonly Knex.Value[];
+}
+
 /** Usage batches, their chunks and the stored events. `db` may be a transaction. */
 export function createUsageRepository(db: Knex) {
   return {
@@ -259,7 +266,7 @@ export function createUsageRepository(db: Knex) {
      * Answers the rows written (an event without an eventId is always written): their ids, eventIds and
      * metrics.
      */
-    async insertEvents(organisationId: string, batchId: string, events: UsageEvent[], alongside: ReadonlyArray<{ name?: string; sql: string; bindings: readonly Knex.Value[] }> = []): Promise<StoredEvent[]> {
+    async insertEvents(organisationId: string, batchId: string, events: UsageEvent[], alongside: readonly InsertAlongside[] = []): Promise<StoredEvent[]> {
       if (events.length === 0) return [];
       const rows = [...events]
         .sort((a, b) => (a.eventId ?? '').localeCompare(b.eventId ?? ''))

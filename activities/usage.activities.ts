@@ -1,11 +1,14 @@
 import type { Services } from '../src/services';
 import type { UsageActivities } from '../workflows/usage-batch.types';
+import type { UsageGroupActivities } from '../workflows/usage-ingestion.types';
 import { withHeartbeat } from './adapter';
 
-export function createUsageActivities(services: Services): UsageActivities {
+export function createUsageActivities(services: Services): UsageActivities & UsageGroupActivities {
   return {
     ingestUsageChunk: (input) => withHeartbeat(() => services.usageIngestion.ingestChunk(input)),
     completeUsageBatch: (input) => services.usageIngestion.completeBatch(input),
     failUsageBatch: (input) => services.usageIngestion.failBatch(input),
+    ingestUsageGroup: (input) => withHeartbeat(() => services.usageIngestion.ingestGroup(input)),
+    failUsageBatches: (input) => services.usageIngestion.failBatches(input),
   };
 }

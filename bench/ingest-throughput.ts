@@ -1,17 +1,22 @@
 import { parseArgs } from 'node:util';
 import { randomUUID } from 'node:crypto';
+import { Client, Connection } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import { createDb } from '../src/db/knex';
 import { newId } from '../src/db/ids';
 import { cpuDelta, cpuSecondsByProcess, STACK_PROCESSES } from './cpu';
 import { percentile, postBatchesFor, seedCustomerEntities, startBenchStack, type StackMode } from './stack';
 
 /**
- * End-to-end ingestion through HTTP (POST /events/batch: claim check, parent and child workflows, the
- * chunk activity's insert), measured in one run against two raw ceilings on the same database:
+ * End-to-end ingestion through HTTP (POST /events/batch: claim check, the organisation's ingestion workflow
+ * and its group children, the group activity's inserts), measured in one run against two raw ceilings on
+ * the same database:
  * - the lean ceiling: the same rows, 1,000 per multi-row INSERT, into a lean table (bigint identity key,
  *   a unique dedupe index and one lookup index), on 4 connections;
  * - the project-table ceiling: the same, into `usage_events` itself, with its keys and indexes.
  * Before the throughput phase, the latency of single batches on the idle stack: 1 event, then 1,000.
+ * After it, Temporal's actions during it, counted from the histories of the organisation's workflows (see
+ * `temporalActions`), per 1,000 events accepted.
  *
  *   npx tsx bench/ingest-throughput.ts --mode split|start --seconds 30 --concurrency 8 --batch-size 1000
  */
@@ -56,6 +61,49 @@ function rowsFor(organisationId: string, entityIds: string[], runId: string, bat
   }));
 }
 
+const EventType = temporal.api.enums.v1.EventType;
+/** The history events counted as Temporal actions, by the name reported. */
+const ACTIONS: Record<string, number> = {
+  workflowStarts: EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED,
+  workflowTasks: EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED,
+  activityTasks: EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED,
+  localActivities: EventType.EVENT_TYPE_MARKER_RECORDED,
+  timers: EventType.EVENT_TYPE_TIMER_STARTED,
+  updates: EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED,
+  signals: EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED,
+  searchAttributeUpserts: EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES,
+};
+
+/**
+ * Temporal's work for the organisation's usage between `from` and `to`, from the histories of every
+ * workflow of the organisation open in that span: each kind of action counted by its history events
+ * (a workflow or child started, a workflow task, an activity task, a local activity's marker, a timer,
+ * an Update, a signal, a search-attribute upsert) whose time falls in the span.
+ */
+async function temporalActions(address: string, organisationId: string, from: Date, to: Date): Promise<{ counts: Record<string, number>; total: number; workflows: number; historyEvents: number }> {
+  const connection = await Connection.connect({ address });
+  try {
+    const client = new Client({ connection });
+    const counts = Object.fromEntries(Object.keys(ACTIONS).map((name) => [name, 0]));
+    let workflows = 0;
+    let historyEvents = 0;
+    const query = `OrganisationId = '${organisationId}' AND StartTime <= '${to.toISOString()}' AND (ExecutionStatus = 'Running' OR CloseTime >= '${from.toISOString()}')`;
+    for await (const execution of client.workflow.list({ query })) {
+      workflows += 1;
+      const history = await client.workflow.getHandle(execution.workflowId, execution.runId).fetchHistory();
+      for (const event of history.events ?? []) {
+        const at = Number(event.eventTime?.seconds ?? 0) * 1000 + Math.floor((event.eventTime?.nanos ?? 0) / 1e6);
+        if (at < from.getTime() || at > to.getTime()) continue;
+        historyEvents += 1;
+        for (const [name, type] of Object.entries(ACTIONS)) if (event.eventType === type) counts[name]! += 1;
+      }
+    }
+    return { counts, total: Object.values(counts).reduce((sum, count) => sum + count, 0), workflows, historyEvents };
+  } finally {
+    await connection.close();
+  }
+}
+
 const summary = (sorted: number[]) => ({ p50: Math.round(percentile(sorted, 50)), p99: Math.round(percentile(sorted, 99)), n: sorted.length });
 
 async function main(): Promise<void> {
@@ -87,8 +135,11 @@ async function main(): Promise<void> {
     }
 
     const cpuBefore = cpuSecondsByProcess(STACK_PROCESSES);
+    const loadFrom = new Date();
     const { latencies, accepted, failedRequests, seconds: elapsed } = await postBatchesFor(stack, { seconds, concurrency, body: (batch) => JSON.stringify({ events: events(entityIds, runId, batch) }) });
+    const loadTo = new Date();
     const cpu = cpuDelta(cpuBefore, cpuSecondsByProcess(STACK_PROCESSES));
+    const actions = await temporalActions(stack.temporalAddress, stack.organisationId, loadFrom, loadTo);
 
     const db = createDb(stack.databaseUrl, rawConnections + 2);
     const stored = Number((await db('usage_events').whereLike('event_id', `${runId}-%`).whereNot('event_id', 'like', `${runId}-warm%`).whereNot('event_id', 'like', `${runId}-idle%`).count({ n: '*' }))[0]!.n);
@@ -142,6 +193,13 @@ async function main(): Promise<void> {
       cpuSecondsDuringEndToEnd: Object.fromEntries(Object.entries(cpu).filter(([, value]) => value > 0).map(([label, value]) => [label, Number(value.toFixed(1))])),
       cpuShareDuringEndToEnd: Object.fromEntries(Object.entries(cpu).filter(([, value]) => value > 0).map(([label, value]) => [label, `${Math.round((100 * value) / cpuTotal)}%`])),
       cpuCoresBusyDuringEndToEnd: Number((cpuTotal / elapsed).toFixed(2)),
+      temporalDuringEndToEnd: {
+        workflows: actions.workflows,
+        historyEvents: actions.historyEvents,
+        actions: actions.counts,
+        actionsPer1000Events: Number(((1000 * actions.total) / accepted).toFixed(2)),
+        historyEventsPer1000Events: Number(((1000 * actions.historyEvents) / accepted).toFixed(1)),
+      },
     };
     process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
     if (stored !== accepted) throw new Error(`stored ${stored} events but ${accepted} were accepted`);

@@ -14,6 +14,10 @@ export const invoiceWorkflowId = (invoiceId: string) => `invoice:${invoiceId}`;
 export const contractWorkflowId = (contractId: string) => `contract:${contractId}`;
 export const usageBatchWorkflowId = (batchId: string) => `usage-batch:${batchId}`;
 export const usageChunkWorkflowId = (batchId: string, chunkIndex: number) => `usage-batch:${batchId}:chunk:${chunkIndex}`;
+/** One per organisation: its ingestion, fed batches by Update-with-start (group commit). */
+export const usageIngestionWorkflowId = (organisationId: string) => `usage-ingestion:${organisationId}`;
+/** One per group of batches written together, named by the group's first batch. */
+export const usageGroupWorkflowId = (firstBatchId: string) => `usage-group:${firstBatchId}`;
 export const exportWorkflowId = (jobId: string) => `export:${jobId}`;
 export const revenueSyncWorkflowId = (invoiceItemId: string) => `revenue-sync:${invoiceItemId}`;
 export const invoiceRunWorkflowId = (runId: string) => `invoice-run:${runId}`;
@@ -49,6 +53,8 @@ export const invoiceRunScheduleId = (organisationId: string, scheduleId: string)
 export const BILLING_KINDS = {
   usageBatchWorkflow: 'usage-batch',
   usageChunkWorkflow: 'usage-batch',
+  usageIngestionWorkflow: 'usage-ingestion',
+  usageGroupWorkflow: 'usage-batch',
   invoiceLifecycleWorkflow: 'invoice',
   revenueSyncWorkflow: 'revenue-sync',
   contractWorkflow: 'contract',

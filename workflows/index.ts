@@ -2,6 +2,7 @@
 // src/temporal/workflows-client.ts knows each workflow by the name exported here. Workflow type names are
 // stored in histories: renaming one is a breaking change.
 export { usageBatchWorkflow, usageChunkWorkflow } from './usage-batch.workflow';
+export { usageIngestionWorkflow, usageGroupWorkflow } from './usage-ingestion.workflow';
 export { invoiceLifecycleWorkflow } from './invoice-lifecycle.workflow';
 export { revenueSyncWorkflow } from './revenue-sync.workflow';
 export { contractWorkflow } from './contract.workflow';

@@ -42,6 +42,18 @@ export interface UsageBatchSummary {
   duplicates: number;
 }
 
+/** A batch's merged counts: its chunks' outcomes added up (a repeated eventId is a success stored once). */
+export function summaryOfChunks(outcomes: readonly UsageChunkOutcome[]): UsageBatchSummary {
+  const summary: UsageBatchSummary = { success: 0, failed: 0, total: 0, duplicates: 0 };
+  for (const outcome of outcomes) {
+    summary.success += outcome.success;
+    summary.failed += outcome.failed;
+    summary.duplicates += outcome.duplicates;
+  }
+  summary.total = summary.success + summary.failed;
+  return summary;
+}
+
 export interface UsageActivities {
   ingestUsageChunk(input: UsageChunkInput): Promise<UsageChunkOutcome>;
   completeUsageBatch(input: { batchId: string; summary: UsageBatchSummary }): Promise<void>;

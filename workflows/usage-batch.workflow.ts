@@ -1,6 +1,6 @@
 import { executeChild, patched } from '@temporalio/workflow';
 import { activitiesOf, failureReason, localActivitiesOf, searchAttributes, usageChunkWorkflowId } from './shared';
-import type { UsageActivities, UsageBatchInput, UsageBatchSummary, UsageChunkInput, UsageChunkOutcome } from './usage-batch.types';
+import { summaryOfChunks, type UsageActivities, type UsageBatchInput, type UsageBatchSummary, type UsageChunkInput, type UsageChunkOutcome } from './usage-batch.types';
 
 const ingestionActivities = activitiesOf<Pick<UsageActivities, 'ingestUsageChunk'>>('ingestion');
 const ingestionLocalActivities = localActivitiesOf<Pick<UsageActivities, 'ingestUsageChunk'>>('ingestion');
@@ -40,13 +40,7 @@ export async function usageBatchWorkflow(input: UsageBatchInput): Promise<UsageB
     await bookkeepingActivities.failUsageBatch({ batchId: input.batchId, error: failureReason(error) });
     throw error;
   }
-  const summary: UsageBatchSummary = { success: 0, failed: 0, total: 0, duplicates: 0 };
-  for (const outcome of outcomes) {
-    summary.success += outcome.success;
-    summary.failed += outcome.failed;
-    summary.duplicates += outcome.duplicates;
-  }
-  summary.total = summary.success + summary.failed;
+  const summary = summaryOfChunks(outcomes);
   await (patched(LOCAL_INGESTION_PATCH) ? bookkeepingLocalActivities : bookkeepingActivities).completeUsageBatch({ batchId: input.batchId, summary });
   return summary;
 }

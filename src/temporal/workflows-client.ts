@@ -1,4 +1,4 @@
-import { WithStartWorkflowOperation, type Client, type WorkflowHandle, type WorkflowHandleWithStartDetails, type WorkflowStartOptions, type WorkflowUpdateOptions } from '@temporalio/client';
+import { WithStartWorkflowOperation, type Client, type WorkflowHandle, type WorkflowHandleWithStartDetails, type WorkflowStartOptions, type WorkflowUpdateHandle, type WorkflowUpdateOptions } from '@temporalio/client';
 import type { QueryDefinition, SearchAttributePair, SignalDefinition, TypedSearchAttributes, UpdateDefinition } from '@temporalio/common';
 // Types only: the workflows the worker registers (workflows/index.ts is its workflowsPath), by name.
 import type * as registered from '../../workflows';
@@ -79,6 +79,14 @@ export function createWorkflowsClient(client: Client, queues: TaskQueues) {
       call: WorkflowUpdateOptions & { args?: Args; startWorkflowOperation: WithStartWorkflowOperation<WorkflowSignature<N>> },
     ): Promise<Ret> {
       return client.workflow.executeUpdateWithStart(update, call as WorkflowUpdateOptions & { args: Args; startWorkflowOperation: WithStartWorkflowOperation<WorkflowSignature<N>> });
+    },
+
+    /** Sends an Update, starting the workflow first if none runs under the operation's id; answers once the workflow has accepted it. */
+    startUpdateWithStart<N extends WorkflowName, Ret, Args extends unknown[]>(
+      update: UpdateDefinition<Ret, Args>,
+      call: WorkflowUpdateOptions & { args?: Args; startWorkflowOperation: WithStartWorkflowOperation<WorkflowSignature<N>> },
+    ): Promise<WorkflowUpdateHandle<Ret>> {
+      return client.workflow.startUpdateWithStart(update, { ...call, waitForStage: 'ACCEPTED' } as WorkflowUpdateOptions & { args: Args; waitForStage: 'ACCEPTED'; startWorkflowOperation: WithStartWorkflowOperation<WorkflowSignature<N>> });
     },
 
     /** Sends the signal to the workflow running under the id, starting it first if none runs. */

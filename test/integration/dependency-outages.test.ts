@@ -153,7 +153,7 @@ describe('while the worker is down', () => {
     expect(await eventsOf(prefix)).toBe(30);
   });
 
-  it('when a batch waiting for a worker is terminated from the Temporal UI, then reading it marks it failed with the reason, not processing forever', async () => {
+  it('when the ingestion workflow holding a batch that waits for a worker is terminated from the Temporal UI, then reading the batch marks it failed with the reason, not processing forever', async () => {
     await stack.killWorker();
     const prefix = randomUUID();
     const body = { events: Array.from({ length: 5 }, (_, i) => usageEvent(entityId, { eventId: `${prefix}-${i}` })) };
@@ -161,7 +161,7 @@ describe('while the worker is down', () => {
     expect(res.status).toBe(202);
     const batchId = res.body.data.id as string;
 
-    await api.temporal.client.workflow.getHandle(`usage-batch:${batchId}`).terminate('operator gave up');
+    await api.temporal.client.workflow.getHandle(`usage-ingestion:${tenant.organisationId}`).terminate('operator gave up');
     const read = await timed(api.http().get(`/events/batches/${batchId}`).set(auth()));
 
     expect(read.ms).toBeLessThan(5_000);

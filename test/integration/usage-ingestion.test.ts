@@ -115,8 +115,20 @@ describe('POST /events/batch', () => {
     const batch = await api.http().get(`/events/batches/${res.body.data.batchId}`).set(bearer(tenant.systemToken)).expect(200);
     expect(batch.body.data).toMatchObject({ status: 'completed', total: 2500, summary: res.body.data.summary });
     expect(batch.body.data.failedRecords).toHaveLength(5);
-    await recordHistory(api, `usage-batch:${res.body.data.batchId}`, 'usage-batch-three-chunks');
-    await recordHistory(api, `usage-batch:${res.body.data.batchId}:chunk:1`, 'usage-chunk');
+    await recordHistory(api, `usage-group:${res.body.data.batchId}`, 'usage-group-three-chunks');
+    await recordHistory(api, `usage-ingestion:${tenant.organisationId}`, 'usage-ingestion-open');
+  });
+
+  it('when more events fail than the workflow answers inline, then every failed record is answered all the same, in index order', async () => {
+    const prefix = randomUUID();
+    // 1,500 failures: past what a group's result carries, so the answer reads them from the chunks.
+    const events = Array.from({ length: 2000 }, (_, i) => (i % 4 === 0 ? usageEvent(entityId, { eventId: `${prefix}-${i}` }) : usageEvent('ent_unknown', { eventId: `${prefix}-${i}` })));
+    const res = await postBatch(events);
+    expect(res.status).toBe(200);
+    expect(res.body.data.summary).toEqual({ success: 500, failed: 1500, total: 2000, duplicates: 0 });
+    const indexes = res.body.data.failedRecords.map((record: { index: number }) => record.index);
+    expect(indexes).toEqual(Array.from({ length: 2000 }, (_, i) => i).filter((i) => i % 4 !== 0));
+    expect(res.body.data.failedRecords[0]).toEqual({ index: 1, code: 2002, statusCode: 404, error: 'customer entity not found' });
   });
 
   it('when a batch holds 10,001 events, then 413 in the error envelope', async () => {

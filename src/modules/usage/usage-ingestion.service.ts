@@ -1,9 +1,11 @@
 import { domainEvent, type UsageIngested } from '../../domain/events';
 import { recordEvent } from '../../events/outbox';
 import type { Knex } from 'knex';
-import { AppError, orNotFound } from '../../domain/errors';
+import { AppError, ERROR_KINDS, orNotFound } from '../../domain/errors';
+import { deterministicDatabaseError } from '../../db/errors';
 import type { UsageEvent } from '../../domain/usage-event';
-import type { DuplicateEvent, FailedRecord, UsageBatchSummary, UsageChunkInput, UsageChunkOutcome } from '../../../workflows/usage-batch.types';
+import { summaryOfChunks, type DuplicateEvent, type FailedRecord, type UsageBatchSummary, type UsageChunkInput, type UsageChunkOutcome } from '../../../workflows/usage-batch.types';
+import { INLINE_OUTCOMES, type BatchRefusal, type BatchVerdict, type UsageGroupInput, type UsageGroupOutcome } from '../../../workflows/usage-ingestion.types';
 import { meterTotalsFolds } from '../../observability/meter-metrics';
 import { entitiesIn } from '../customers';
 import { foldPendingTotals, lockRollups, rollupAdditions, type RollupMeter } from './meter-rollups';
@@ -33,6 +35,37 @@ function ingested(input: UsageChunkInput, written: readonly UsageEvent[], custom
     to: to.toISOString(),
   };
 }
+
+/** A failure the same input would meet again (an `AppError` of a business kind, a value Postgres refuses): the batch's refusal. */
+function refusalOf(error: unknown): BatchRefusal | undefined {
+  const known = error instanceof AppError ? (ERROR_KINDS[error.kind].retryable ? undefined : error) : deterministicDatabaseError(error);
+  return known && { kind: known.kind, message: known.message, items: known.items };
+}
+
+/**
+ * Runs `work` on every item, at most `width` at a time. The first failure stops the items not yet begun and
+ * is thrown once the running ones have ended, so that nothing is left running behind it.
+ */
+async function inTurns<T>(items: readonly T[], width: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  let failure: { error: unknown } | undefined;
+  const lane = async () => {
+    while (!failure && next < items.length) {
+      const item = items[next]!;
+      next += 1;
+      try {
+        await work(item);
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(width, items.length) }, lane));
+  if (failure) throw failure.error;
+}
+
+/** Chunk transactions of a group written at once: the group's share of Postgres's connections and cores. */
+const GROUP_WIDTH = 4;
 
 /** The meters of an organisation, as they are defined now, read inside the transaction given. */
 export type RollupMetersOf = (trx: Knex, organisationId: string) => Promise<RollupMeter[]>;
@@ -86,7 +119,7 @@ function createTotalsFolder(db: Knex, metersOf: RollupMetersOf, delayMs: number)
  */
 export function createUsageIngestionService(db: Knex, metersOf: RollupMetersOf = async () => [], foldDelayMs = FOLD_DELAY_MS) {
   const totals = createTotalsFolder(db, metersOf, foldDelayMs);
-  return {
+  const service = {
     /**
      * Checks, deduplicates and writes one chunk. Guard, lock, transition: the chunk row is locked and its
      * outcome stored in the same transaction as the events, so a retry returns the stored outcome
@@ -187,7 +220,60 @@ export function createUsageIngestionService(db: Knex, metersOf: RollupMetersOf =
     async failBatch(input: { batchId: string; error: string }): Promise<void> {
       await createUsageRepository(db).failBatch(input.batchId, input.error);
     },
+
+    /**
+     * A group of batches submitted together (group commit): every chunk of every batch, `GROUP_WIDTH` chunk
+     * transactions at a time, then each batch completed with its merged counts. A batch one of whose chunks
+     * is refused (abandoned, a value Postgres cannot hold) is marked failed with the reason and the rest of
+     * the group goes on; any other failure (Postgres away) is thrown for the step to retry, and chunks
+     * already written answer their stored outcomes then.
+     */
+    async ingestGroup(input: UsageGroupInput): Promise<UsageGroupOutcome> {
+      // Each batch's chunk outcomes by chunk index: chunks finish in any order.
+      const outcomes = new Map<string, UsageChunkOutcome[]>(input.batches.map((batch) => [batch.batchId, []]));
+      const refusals = new Map<string, BatchRefusal>();
+      const chunks = input.batches.flatMap((batch) => Array.from({ length: batch.chunkCount }, (_, chunkIndex) => ({ batchId: batch.batchId, chunkIndex })));
+      await inTurns(chunks, GROUP_WIDTH, async ({ batchId, chunkIndex }) => {
+        if (refusals.has(batchId)) return;
+        try {
+          outcomes.get(batchId)![chunkIndex] = await service.ingestChunk({ batchId, organisationId: input.organisationId, chunkIndex });
+        } catch (error) {
+          const refusal = refusalOf(error);
+          if (!refusal) throw error;
+          refusals.set(batchId, refusal);
+        }
+      });
+      const verdicts = new Map<string, BatchVerdict>();
+      let inlineLeft = INLINE_OUTCOMES;
+      await inTurns(input.batches, GROUP_WIDTH, async ({ batchId }) => {
+        const refusal = refusals.get(batchId);
+        if (refusal) {
+          await service.failBatch({ batchId, error: refusal.items.map((item) => item.message).join('; ') });
+          verdicts.set(batchId, { batchId, refusal });
+          return;
+        }
+        const chunkOutcomes = outcomes.get(batchId)!;
+        const summary = summaryOfChunks(chunkOutcomes);
+        await service.completeBatch({ batchId, summary });
+        const failedRecords = chunkOutcomes.flatMap((outcome) => outcome.failedRecords);
+        const duplicateEvents = chunkOutcomes.flatMap((outcome) => outcome.duplicateEvents ?? []);
+        const inline = failedRecords.length + duplicateEvents.length;
+        // The per-event outcomes ride the result while the group's budget lasts; the API reads the rest from Postgres.
+        if (inline > inlineLeft) verdicts.set(batchId, { batchId, summary });
+        else {
+          inlineLeft -= inline;
+          verdicts.set(batchId, { batchId, summary, failedRecords, duplicateEvents });
+        }
+      });
+      return { verdicts: input.batches.map((batch) => verdicts.get(batch.batchId)!) };
+    },
+
+    /** Marks each batch of a group that gave up failed with the reason. */
+    async failBatches(input: { batchIds: string[]; error: string }): Promise<void> {
+      for (const batchId of input.batchIds) await service.failBatch({ batchId, error: input.error });
+    },
   };
+  return service;
 }
 
 export type UsageIngestionService = ReturnType<typeof createUsageIngestionService>;

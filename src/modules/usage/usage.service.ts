@@ -2,11 +2,12 @@ import type { Knex } from 'knex';
 import { AppError, ERROR_CODES, orNotFound } from '../../domain/errors';
 import { storableEvent } from '../../domain/usage-event';
 import type { Page, PageQuery } from '../../http/paging';
-import { WorkflowNotFoundError, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import { WorkflowNotFoundError, WorkflowUpdateFailedError, type WorkflowUpdateHandle } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
 import { temporalUnavailable, type WorkflowServiceDeps } from '../../temporal/client';
-import type { WorkflowSignature } from '../../temporal/workflows-client';
-import { searchAttributes, usageBatchWorkflowId } from '../../../workflows/ids';
+import { searchAttributes, usageBatchWorkflowId, usageIngestionWorkflowId } from '../../../workflows/ids';
 import type { DuplicateEvent, FailedRecord, UsageBatchSummary } from '../../../workflows/usage-batch.types';
+import { submitBatchSignal, submitBatchUpdate, submittedBatchQuery, type BatchOutcome, type SubmittedBatch } from '../../../workflows/usage-ingestion.types';
 import { lockRollups, rebuildRollups, touchedBuckets } from './meter-rollups';
 import type { RollupMetersOf } from './usage-ingestion.service';
 import { refoldTouchedDays } from './usage-counters';
@@ -41,6 +42,9 @@ export const SUBMIT_WAIT_MS = 7_000;
 
 /** How long a batch may be `processing` without a workflow before a read marks it failed. */
 const ORPHAN_AFTER_MS = 60_000;
+
+/** The pause before a batch refused by a draining run is sent again (the next run starts within it). */
+const DRAINING_RETRY_MS = 25;
 
 const isUnavailable = (error: unknown) => error instanceof AppError && error.kind === 'unavailable';
 
@@ -88,22 +92,87 @@ export function createUsageService(deps: WorkflowServiceDeps, metersOf: RollupMe
   }
 
   /**
-   * Read repair: a batch still `processing` whose workflow has closed without recording an outcome
-   * (terminated, timed out, cancelled from the Temporal UI) or never started is marked failed.
+   * Hands the stored batch to its organisation's ingestion workflow (started if none runs) and answers once
+   * the workflow has taken it. A run draining before it continues as new refuses it: it is sent again, to
+   * the next run, until `SUBMIT_WAIT_MS` from `started` has passed (then 503, as for a Temporal away).
+   */
+  async function submit(organisationId: string, batch: SubmittedBatch, started: number): Promise<WorkflowUpdateHandle<BatchOutcome>> {
+    for (;;) {
+      const remaining = SUBMIT_WAIT_MS - (Date.now() - started);
+      if (remaining <= 0) throw temporalUnavailable();
+      const startWorkflowOperation = workflows.withStart('usageIngestionWorkflow', {
+        workflowId: usageIngestionWorkflowId(organisationId),
+        args: [{ organisationId }],
+        // Every batch of the organisation goes to the run under way; the first one starts it.
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        ...searchAttributes({ organisationId }),
+      });
+      try {
+        return await temporal.bounded(() => workflows.startUpdateWithStart(submitBatchUpdate, { args: [batch], startWorkflowOperation }), remaining);
+      } catch (error) {
+        if (!(error instanceof WorkflowUpdateFailedError && error.cause instanceof ApplicationFailure && error.cause.type === 'draining')) throw error;
+        await new Promise((resolve) => setTimeout(resolve, DRAINING_RETRY_MS));
+      }
+    }
+  }
+
+  /** The same hand-over as a signal (see `submitBatchSignal`): nobody waits, and Temporal keeps it once this answers. */
+  async function handOver(organisationId: string, batch: SubmittedBatch): Promise<void> {
+    await temporal.bounded(() =>
+      workflows.signalWithStart('usageIngestionWorkflow', {
+        workflowId: usageIngestionWorkflowId(organisationId),
+        args: [{ organisationId }],
+        signal: submitBatchSignal,
+        signalArgs: [batch],
+        ...searchAttributes({ organisationId }),
+      }),
+    );
+  }
+
+  /**
+   * Why the organisation's ingestion workflow will not finish the batch, if it will not: its latest run
+   * ended (terminated, say) after the batch was stored, or, a minute after that, its running run neither
+   * queues nor writes the batch (the API stopped before handing it over).
+   */
+  async function lostBy(row: UsageBatchRow): Promise<string | undefined> {
+    const workflowId = usageIngestionWorkflowId(row.organisation_id);
+    const old = Date.now() - row.created_at.getTime() > ORPHAN_AFTER_MS;
+    try {
+      const description = await temporal.bounded(() => workflows.handle('usageIngestionWorkflow', workflowId).describe());
+      const status = description.status.name;
+      if (status !== 'RUNNING') {
+        const endedAfter = description.closeTime && description.closeTime >= row.created_at;
+        return endedAfter || old ? `the ingestion workflow ended ${status.toLowerCase().replace('_', ' ')}; send the batch again` : undefined;
+      }
+      if (!old) return undefined;
+      const state = await temporal.bounded(() => workflows.query(workflowId, submittedBatchQuery, row.id));
+      return state === 'unknown' ? 'the batch never reached ingestion; send the batch again' : undefined;
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError) return old ? 'the batch never reached ingestion; send the batch again' : undefined;
+      throw error;
+    }
+  }
+
+  /**
+   * Read repair: a batch still `processing` that nothing will finish is marked failed. A batch of its own
+   * workflow (before group commit) whose workflow closed without recording an outcome (terminated, timed
+   * out, cancelled from the Temporal UI); otherwise one its organisation's ingestion workflow lost (`lostBy`).
    */
   async function repairIfOrphaned(row: UsageBatchRow): Promise<UsageBatchRow> {
     if (row.status !== 'processing') return row;
     let reason: string | undefined;
     try {
-      const description = await temporal.bounded(() => workflows.handle('usageBatchWorkflow', usageBatchWorkflowId(row.id)).describe());
-      const closed = description.status.name;
-      if (closed !== 'RUNNING' && closed !== 'COMPLETED') reason = `the batch workflow ended ${closed.toLowerCase().replace('_', ' ')}; send the batch again`;
-    } catch (error) {
-      if (error instanceof WorkflowNotFoundError && Date.now() - row.created_at.getTime() > ORPHAN_AFTER_MS) {
-        reason = 'the batch workflow never started; send the batch again';
-      } else if (!(error instanceof WorkflowNotFoundError) && !isUnavailable(error)) {
-        throw error;
+      try {
+        const description = await temporal.bounded(() => workflows.handle('usageBatchWorkflow', usageBatchWorkflowId(row.id)).describe());
+        const closed = description.status.name;
+        if (closed !== 'RUNNING' && closed !== 'COMPLETED') reason = `the batch workflow ended ${closed.toLowerCase().replace('_', ' ')}; send the batch again`;
+      } catch (error) {
+        if (!(error instanceof WorkflowNotFoundError)) throw error;
+        reason = await lostBy(row);
       }
+    } catch (error) {
+      // Temporal away: the batch is shown as it stands.
+      if (!isUnavailable(error)) throw error;
     }
     if (!reason) return row;
     await usage.failBatch(row.id, reason);
@@ -120,11 +189,11 @@ export function createUsageService(deps: WorkflowServiceDeps, metersOf: RollupMe
 
   return {
     /**
-     * Stores the batch (the claim check), starts its workflow and waits for the per-event outcomes.
-     * Temporal unreachable before any event was ingested: 503, and the batch is abandoned so that none
-     * of it is ingested later (the same request with its Idempotency-Key revives it). Started but not
-     * finished within SUBMIT_WAIT_MS (a slow worker, Temporal lost mid-way): `pending` with the batch id,
-     * whose outcome `GET /events/batches/{id}` tells.
+     * Stores the batch (the claim check), hands it to its organisation's ingestion workflow and waits for
+     * the per-event outcomes. Temporal unreachable before any event was ingested: 503, and the batch is
+     * abandoned so that none of it is ingested later (the same request with its Idempotency-Key revives
+     * it). Handed over but not finished within SUBMIT_WAIT_MS (a slow worker, Temporal lost mid-way):
+     * `pending` with the batch id, whose outcome `GET /events/batches/{id}` tells.
      */
     async ingest(organisationId: string, events: unknown[], idempotencyKey?: string): Promise<IngestOutcome> {
       if (events.length > MAX_BATCH_EVENTS) {
@@ -139,26 +208,26 @@ export function createUsageService(deps: WorkflowServiceDeps, metersOf: RollupMe
       if (stored) return { state: 'done', result: { batchId: batch.id, summary: stored, ...(await usage.perEventOutcomes(batch.id)) } };
       if (batch.status === 'abandoned') await usage.reviveBatch(batch.id);
 
-      let run: WorkflowHandleWithFirstExecutionRunId<WorkflowSignature<'usageBatchWorkflow'>>;
+      const submitted: SubmittedBatch = { batchId: batch.id, chunkCount: batch.chunk_count, events: batch.total };
+      let update: WorkflowUpdateHandle<BatchOutcome>;
       try {
-        run = await temporal.bounded(() =>
-          workflows.start('usageBatchWorkflow', {
-            workflowId: usageBatchWorkflowId(batch.id),
-            args: [{ batchId: batch.id, organisationId, chunkCount: batch.chunk_count }],
-            ...searchAttributes({ organisationId }),
-            // A retried request joins the run already under way instead of failing or starting another.
-            workflowIdConflictPolicy: 'USE_EXISTING',
-          }),
-        );
+        update = await submit(organisationId, submitted, started);
       } catch (error) {
         if (!isUnavailable(error)) throw error;
-        // The start may have reached Temporal all the same: give the batch up only if nothing is ingested yet.
-        if (await usage.abandonBatch(batch.id, 'Temporal could not be reached; nothing of this batch was ingested. Send it again.')) throw error;
+        try {
+          // Not taken in time (no worker, say): handed over durably, to be ingested once a worker takes it.
+          await handOver(organisationId, submitted);
+        } catch (handOverError) {
+          if (!isUnavailable(handOverError)) throw handOverError;
+          // The submission may have reached Temporal all the same: give the batch up only if nothing is ingested yet.
+          if (await usage.abandonBatch(batch.id, 'Temporal could not be reached; nothing of this batch was ingested. Send it again.')) throw handOverError;
+        }
         return pending(organisationId, batch.id);
       }
       try {
-        const summary = await temporal.bounded(() => run.result(), Math.max(1, SUBMIT_WAIT_MS - (Date.now() - started)));
-        return { state: 'done', result: { batchId: batch.id, summary, ...(await usage.perEventOutcomes(batch.id)) } };
+        const { summary, failedRecords, duplicateEvents } = await temporal.bounded(() => update.result(), Math.max(1, SUBMIT_WAIT_MS - (Date.now() - started)));
+        const perEvent = failedRecords && duplicateEvents ? { failedRecords, duplicateEvents } : await usage.perEventOutcomes(batch.id);
+        return { state: 'done', result: { batchId: batch.id, summary, ...perEvent } };
       } catch (error) {
         if (!isUnavailable(error)) throw error;
         return pending(organisationId, batch.id);

@@ -136,7 +136,7 @@ async function main(): Promise<void> {
 
     const cpuBefore = cpuSecondsByProcess(STACK_PROCESSES);
     const loadFrom = new Date();
-    const { latencies, accepted, failedRequests, seconds: elapsed } = await postBatchesFor(stack, { seconds, concurrency, body: (batch) => JSON.stringify({ events: events(entityIds, runId, batch) }) });
+    const { latencies, accepted, failedRequests, failures, seconds: elapsed } = await postBatchesFor(stack, { seconds, concurrency, body: (batch) => JSON.stringify({ events: events(entityIds, runId, batch) }) });
     const loadTo = new Date();
     const cpu = cpuDelta(cpuBefore, cpuSecondsByProcess(STACK_PROCESSES));
     const actions = await temporalActions(stack.temporalAddress, stack.organisationId, loadFrom, loadTo);
@@ -181,6 +181,7 @@ async function main(): Promise<void> {
       endToEnd: {
         batches: latencies.length,
         failedRequests,
+        failures,
         acceptedEvents: accepted,
         storedEvents: stored,
         eventsPerSecond: Math.round(e2eRate),

@@ -217,6 +217,8 @@ export interface BatchLoad {
   /** Requests sent, each answered or failed. */
   batches: number;
   failedRequests: number;
+  /** The failed requests by status, and the first answer of each status. */
+  failures: Record<string, { count: number; first: unknown }>;
   /** Events the answers' summaries report stored. */
   accepted: number;
   seconds: number;
@@ -232,6 +234,7 @@ export async function postBatchesFor(stack: Pick<BenchStack, 'url' | 'systemToke
   const latencies: number[] = [];
   let accepted = 0;
   let failedRequests = 0;
+  const failures: BatchLoad['failures'] = {};
   let nextBatch = 0;
   const startedAt = Date.now();
   const deadline = startedAt + options.seconds * 1000;
@@ -244,10 +247,13 @@ export async function postBatchesFor(stack: Pick<BenchStack, 'url' | 'systemToke
         const payload = (await res.json()) as { data?: { summary?: { success: number } } };
         latencies.push(performance.now() - sent);
         if (res.status === 200 && payload.data?.summary) accepted += payload.data.summary.success;
-        else failedRequests += 1;
+        else {
+          failedRequests += 1;
+          (failures[res.status] ??= { count: 0, first: payload }).count += 1;
+        }
       }
     }),
   );
   latencies.sort((a, b) => a - b);
-  return { batches: latencies.length, failedRequests, accepted, seconds: (Date.now() - startedAt) / 1000, latencies };
+  return { batches: latencies.length, failedRequests, failures, accepted, seconds: (Date.now() - startedAt) / 1000, latencies };
 }

@@ -63,13 +63,15 @@ export async function startDevServer(options: {
   namespace: string;
   logStream?: 'inherit' | 'ignore';
   timeoutMs?: number;
+  /** Server settings beside `DEV_SERVER_DYNAMIC_CONFIG` (a test's shorter history before continue-as-new is suggested). */
+  dynamicConfig?: Readonly<Record<string, number>>;
 }): Promise<DevServer> {
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(options.port), '--namespace', options.namespace, '--log-level', 'error'];
   if (options.uiPort) args.push('--ui-port', String(options.uiPort));
   else args.push('--headless');
   if (options.dbFilename) args.push('--db-filename', options.dbFilename);
   for (const pragma of options.sqlitePragmas ?? []) args.push('--sqlite-pragma', pragma);
-  for (const [key, value] of Object.entries(DEV_SERVER_DYNAMIC_CONFIG)) args.push('--dynamic-config-value', `${key}=${value}`);
+  for (const [key, value] of Object.entries({ ...DEV_SERVER_DYNAMIC_CONFIG, ...options.dynamicConfig })) args.push('--dynamic-config-value', `${key}=${value}`);
   for (const key of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${key.name}=Keyword`);
   const child = spawn(options.binary, args, { stdio: ['ignore', options.logStream ?? 'ignore', options.logStream ?? 'ignore'] });
   const address = `127.0.0.1:${options.port}`;

@@ -92,14 +92,16 @@ export function createUsageService(deps: WorkflowServiceDeps, metersOf: RollupMe
   }
 
   /**
-   * Hands the stored batch to its organisation's ingestion workflow (started if none runs) and answers once
-   * the workflow has taken it. A run draining before it continues as new refuses it: it is sent again, to
-   * the next run, until `SUBMIT_WAIT_MS` from `started` has passed (then 503, as for a Temporal away).
+   * Hands the stored batch to its organisation's ingestion workflow (started if none runs) and waits for
+   * its outcome until `SUBMIT_WAIT_MS` from `started` has passed: the outcome, or `taken` when the workflow
+   * took the batch but had not answered by then. Throws `unavailable` when the batch was not taken in
+   * time. A run draining before it continues as new refuses the batch: it is sent again, to the next run.
    */
-  async function submit(organisationId: string, batch: SubmittedBatch, started: number): Promise<WorkflowUpdateHandle<BatchOutcome>> {
+  async function ingestInWorkflow(organisationId: string, batch: SubmittedBatch, started: number): Promise<BatchOutcome | 'taken'> {
+    const remaining = () => SUBMIT_WAIT_MS - (Date.now() - started);
+    const refusedWhileDraining = (error: unknown) => error instanceof WorkflowUpdateFailedError && error.cause instanceof ApplicationFailure && error.cause.type === 'draining';
     for (;;) {
-      const remaining = SUBMIT_WAIT_MS - (Date.now() - started);
-      if (remaining <= 0) throw temporalUnavailable();
+      if (remaining() <= 0) throw temporalUnavailable();
       const startWorkflowOperation = workflows.withStart('usageIngestionWorkflow', {
         workflowId: usageIngestionWorkflowId(organisationId),
         args: [{ organisationId }],
@@ -107,11 +109,21 @@ export function createUsageService(deps: WorkflowServiceDeps, metersOf: RollupMe
         workflowIdConflictPolicy: 'USE_EXISTING',
         ...searchAttributes({ organisationId }),
       });
+      let update: WorkflowUpdateHandle<BatchOutcome>;
       try {
-        return await temporal.bounded(() => workflows.startUpdateWithStart(submitBatchUpdate, { args: [batch], startWorkflowOperation }), remaining);
+        update = await temporal.bounded(() => workflows.startUpdateWithStart(submitBatchUpdate, { args: [batch], startWorkflowOperation }), remaining());
       } catch (error) {
-        if (!(error instanceof WorkflowUpdateFailedError && error.cause instanceof ApplicationFailure && error.cause.type === 'draining')) throw error;
+        if (!refusedWhileDraining(error)) throw error;
         await new Promise((resolve) => setTimeout(resolve, DRAINING_RETRY_MS));
+        continue;
+      }
+      try {
+        // A refusal by the validator is the Update's outcome: it shows here.
+        return await temporal.bounded(() => update.result(), Math.max(1, remaining()));
+      } catch (error) {
+        if (refusedWhileDraining(error)) await new Promise((resolve) => setTimeout(resolve, DRAINING_RETRY_MS));
+        else if (isUnavailable(error)) return 'taken';
+        else throw error;
       }
     }
   }
@@ -209,9 +221,9 @@ export function createUsageService(deps: WorkflowServiceDeps, metersOf: RollupMe
       if (batch.status === 'abandoned') await usage.reviveBatch(batch.id);
 
       const submitted: SubmittedBatch = { batchId: batch.id, chunkCount: batch.chunk_count, events: batch.total };
-      let update: WorkflowUpdateHandle<BatchOutcome>;
+      let answer: BatchOutcome | 'taken';
       try {
-        update = await submit(organisationId, submitted, started);
+        answer = await ingestInWorkflow(organisationId, submitted, started);
       } catch (error) {
         if (!isUnavailable(error)) throw error;
         try {
@@ -224,14 +236,10 @@ export function createUsageService(deps: WorkflowServiceDeps, metersOf: RollupMe
         }
         return pending(organisationId, batch.id);
       }
-      try {
-        const { summary, failedRecords, duplicateEvents } = await temporal.bounded(() => update.result(), Math.max(1, SUBMIT_WAIT_MS - (Date.now() - started)));
-        const perEvent = failedRecords && duplicateEvents ? { failedRecords, duplicateEvents } : await usage.perEventOutcomes(batch.id);
-        return { state: 'done', result: { batchId: batch.id, summary, ...perEvent } };
-      } catch (error) {
-        if (!isUnavailable(error)) throw error;
-        return pending(organisationId, batch.id);
-      }
+      if (answer === 'taken') return pending(organisationId, batch.id);
+      const { summary, failedRecords, duplicateEvents } = answer;
+      const perEvent = failedRecords && duplicateEvents ? { failedRecords, duplicateEvents } : await usage.perEventOutcomes(batch.id);
+      return { state: 'done', result: { batchId: batch.id, summary, ...perEvent } };
     },
 
     /** A single event: its failure, if any, is the response's error. */

@@ -56,13 +56,16 @@ async function ownDatabase(label: string): Promise<{ url: string; drop: () => Pr
   return { url, drop: () => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
 }
 
-/** `workerEnv`: settings of the worker process alone (e.g. its invoice-run paging). */
-export async function startBreakableStack(label: string, workerEnv: Record<string, string> = {}): Promise<BreakableStack> {
+/**
+ * `workerEnv`: settings of the worker process alone (e.g. its invoice-run paging); `temporalConfig`: dynamic
+ * settings of the stack's Temporal server.
+ */
+export async function startBreakableStack(label: string, workerEnv: Record<string, string> = {}, temporalConfig: Record<string, number> = {}): Promise<BreakableStack> {
   const taskQueue = `billing-${label}-${randomUUID()}`;
   const workDir = fs.mkdtempSync(path.join(process.env.TEST_WORK_DIR!, `${label}-`));
   const binary = findTemporalBinary('temporal', process.env.TEMPORAL_CLI_PATH, process.env.PATH ?? '')!;
   const port = await freePort();
-  const launch = () => startDevServer({ binary, port, namespace: 'default', dbFilename: path.join(workDir, 'temporal.sqlite'), timeoutMs: 90_000 });
+  const launch = () => startDevServer({ binary, port, namespace: 'default', dbFilename: path.join(workDir, 'temporal.sqlite'), timeoutMs: 90_000, dynamicConfig: temporalConfig });
   let server = await launch();
 
   const database = workerEnv.WEBHOOK_RELAY === 'true' ? await ownDatabase(label) : undefined;

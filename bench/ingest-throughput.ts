@@ -19,6 +19,7 @@ import { percentile, postBatchesFor, seedCustomerEntities, startBenchStack, type
  * `temporalActions`), per 1,000 events accepted.
  *
  *   npx tsx bench/ingest-throughput.ts --mode split|start --seconds 30 --concurrency 8 --batch-size 1000
+ *   npx tsx bench/ingest-throughput.ts --mode split --apis 2 --workers 2   (clients spread over the APIs)
  */
 const { values } = parseArgs({
   options: {
@@ -28,6 +29,8 @@ const { values } = parseArgs({
     'batch-size': { type: 'string', default: '1000' },
     'latency-samples': { type: 'string', default: '100' },
     'raw-connections': { type: 'string', default: '4' },
+    apis: { type: 'string', default: '1' },
+    workers: { type: 'string', default: '1' },
   },
 });
 if (values.mode !== 'split' && values.mode !== 'start') throw new Error('--mode is split or start');
@@ -37,6 +40,9 @@ const concurrency = Number(values.concurrency);
 const batchSize = Number(values['batch-size']);
 const latencySamples = Number(values['latency-samples']);
 const rawConnections = Number(values['raw-connections']);
+const apis = Number(values.apis);
+const workers = Number(values.workers);
+if (mode === 'start' && (apis !== 1 || workers !== 1)) throw new Error('--apis and --workers are for --mode split');
 
 function events(entityIds: string[], runId: string, batch: number, size = batchSize) {
   return Array.from({ length: size }, (_, i) => ({
@@ -107,7 +113,7 @@ async function temporalActions(address: string, organisationId: string, from: Da
 const summary = (sorted: number[]) => ({ p50: Math.round(percentile(sorted, 50)), p99: Math.round(percentile(sorted, 99)), n: sorted.length });
 
 async function main(): Promise<void> {
-  const stack = await startBenchStack(mode);
+  const stack = await startBenchStack(mode, { extraApis: apis - 1, extraWorkers: workers - 1 });
   const post = (body: string) =>
     fetch(`${stack.url}/events/batch`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${stack.systemToken}` }, body });
   try {
@@ -136,7 +142,12 @@ async function main(): Promise<void> {
 
     const cpuBefore = cpuSecondsByProcess(STACK_PROCESSES);
     const loadFrom = new Date();
-    const { latencies, accepted, failedRequests, failures, seconds: elapsed } = await postBatchesFor(stack, { seconds, concurrency, body: (batch) => JSON.stringify({ events: events(entityIds, runId, batch) }) });
+    const { latencies, accepted, failedRequests, failures, seconds: elapsed } = await postBatchesFor(stack, {
+      seconds,
+      concurrency,
+      body: (batch) => JSON.stringify({ events: events(entityIds, runId, batch) }),
+      urls: [stack.url, ...(stack.extraUrls ?? [])],
+    });
     const loadTo = new Date();
     const cpu = cpuDelta(cpuBefore, cpuSecondsByProcess(STACK_PROCESSES));
     const actions = await temporalActions(stack.temporalAddress, stack.organisationId, loadFrom, loadTo);
@@ -176,7 +187,7 @@ async function main(): Promise<void> {
     const cpuTotal = Object.values(cpu).reduce((sum, value) => sum + value, 0);
     const report = {
       date: new Date().toISOString(),
-      settings: { mode, seconds, concurrency, batchSize, latencySamples, rawConnections },
+      settings: { mode, apis, workers, seconds, concurrency, batchSize, latencySamples, rawConnections },
       idleLatencyMs: { oneEventBatch: summary(idle.oneEvent!), thousandEventBatch: summary(idle.thousandEvents!) },
       endToEnd: {
         batches: latencies.length,
@@ -194,6 +205,8 @@ async function main(): Promise<void> {
       cpuSecondsDuringEndToEnd: Object.fromEntries(Object.entries(cpu).filter(([, value]) => value > 0).map(([label, value]) => [label, Number(value.toFixed(1))])),
       cpuShareDuringEndToEnd: Object.fromEntries(Object.entries(cpu).filter(([, value]) => value > 0).map(([label, value]) => [label, `${Math.round((100 * value) / cpuTotal)}%`])),
       cpuCoresBusyDuringEndToEnd: Number((cpuTotal / elapsed).toFixed(2)),
+      // The capacity model's figures: CPU of each kind of process per 1,000 events accepted.
+      cpuMsPer1000Events: Object.fromEntries(Object.entries(cpu).filter(([, value]) => value > 0).map(([label, value]) => [label, Number(((value * 1_000_000) / accepted).toFixed(1))])),
       temporalDuringEndToEnd: {
         workflows: actions.workflows,
         historyEvents: actions.historyEvents,

@@ -95,9 +95,10 @@ async function stopChildren(children: ChildProcess[]): Promise<void> {
  * `src/main/worker.ts`), as production runs them. `start`: `src/main/start.ts` as a new user runs it with
  * `npm start`, which starts its own embedded PostgreSQL and Temporal dev server in a fresh data directory.
  * `options.env` adds settings to every process (a webhook destination the benchmark listens on, say);
- * `options.extraApis` starts that many more API processes (split only), at `extraUrls`.
+ * `options.extraApis` starts that many more API processes (split only), at `extraUrls`; `options.extraWorkers`
+ * that many more workers on the same task queues.
  */
-export async function startBenchStack(mode: StackMode = 'split', options: { env?: NodeJS.ProcessEnv; extraApis?: number } = {}): Promise<BenchStack> {
+export async function startBenchStack(mode: StackMode = 'split', options: { env?: NodeJS.ProcessEnv; extraApis?: number; extraWorkers?: number } = {}): Promise<BenchStack> {
   const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'billing-bench-'));
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
@@ -162,6 +163,7 @@ export async function startBenchStack(mode: StackMode = 'split', options: { env?
       DATABASE_POOL_MAX: '20',
     };
     children = ['src/main/worker.ts', 'src/main/api.ts'].map((entry) => spawnEntry(entry, env));
+    for (let index = 0; index < (options.extraWorkers ?? 0); index += 1) children.push(spawnEntry('src/main/worker.ts', env));
     // More API processes on ports of their own, on the same database and Temporal server.
     const extraUrls: string[] = [];
     for (let index = 0; index < (options.extraApis ?? 0); index += 1) {
@@ -228,9 +230,14 @@ export interface BatchLoad {
 
 /**
  * `concurrency` clients posting to `POST /events/batch` back to back for `seconds`: `body(n)` is the JSON
- * of the n-th batch of the run (numbered from 0 across all clients).
+ * of the n-th batch of the run (numbered from 0 across all clients). With `urls`, client i posts to the
+ * API at `urls[i % urls.length]`.
  */
-export async function postBatchesFor(stack: Pick<BenchStack, 'url' | 'systemToken'>, options: { seconds: number; concurrency: number; body: (batch: number) => string }): Promise<BatchLoad> {
+export async function postBatchesFor(
+  stack: Pick<BenchStack, 'url' | 'systemToken'>,
+  options: { seconds: number; concurrency: number; body: (batch: number) => string; urls?: readonly string[] },
+): Promise<BatchLoad> {
+  const urls = options.urls ?? [stack.url];
   const latencies: number[] = [];
   let accepted = 0;
   let failedRequests = 0;
@@ -239,11 +246,11 @@ export async function postBatchesFor(stack: Pick<BenchStack, 'url' | 'systemToke
   const startedAt = Date.now();
   const deadline = startedAt + options.seconds * 1000;
   await Promise.all(
-    Array.from({ length: options.concurrency }, async () => {
+    Array.from({ length: options.concurrency }, async (_, client) => {
       while (Date.now() < deadline) {
         const body = options.body(nextBatch++);
         const sent = performance.now();
-        const res = await fetch(`${stack.url}/events/batch`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${stack.systemToken}` }, body });
+        const res = await fetch(`${urls[client % urls.length]}/events/batch`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${stack.systemToken}` }, body });
         const payload = (await res.json()) as { data?: { summary?: { success: number } } };
         latencies.push(performance.now() - sent);
         if (res.status === 200 && payload.data?.summary) accepted += payload.data.summary.success;

@@ -92,6 +92,9 @@ const configSchema = z.object({
   // Whether X-Forwarded-For names the client: off unless a proxy you run sits in front.
   // `true` trusts every hop; a number trusts that many hops; otherwise a comma-separated list of addresses or subnets.
   TRUST_PROXY: z.string().default('false'),
+  // Ingestion workflows per organisation: its batches are spread over them by a hash of the batch id, so that
+  // one organisation's ingestion is not bound to one workflow writing one group at a time. Read by the API.
+  USAGE_INGESTION_SHARDS: z.coerce.number().int().min(1).max(64).default(1),
   // Where rate-limit counters live: this process's memory, or Postgres, shared by every API replica.
   RATE_LIMIT_STORE: z.enum(['memory', 'postgres']).default('memory'),
   // Where uploaded files and generated PDFs live: a directory under DATA_DIR, or an S3-compatible bucket.

@@ -71,6 +71,8 @@ export interface ServiceDeps {
   chatbotModel?: ModelSettings;
   /** Seconds without a question after which a chatbot conversation's workflow ends. */
   chatbotIdleSeconds: number;
+  /** Ingestion workflows per organisation (USAGE_INGESTION_SHARDS). */
+  usageIngestionShards: number;
   /** How old the API's metrics may let the counts by status get before reading them again. */
   metricsCountsMaxAgeSeconds?: number;
 }
@@ -91,6 +93,7 @@ export function serviceDepsFrom(config: Config, db: Knex): ServiceDeps {
     stripe: { apiBase: config.STRIPE_API_BASE, timeoutMs: config.STRIPE_TIMEOUT_MS },
     metricsCountsMaxAgeSeconds: config.METRICS_COUNTS_MAX_AGE_SECONDS,
     chatbotIdleSeconds: config.CHATBOT_IDLE_SECONDS,
+    usageIngestionShards: config.USAGE_INGESTION_SHARDS,
     ...(config.CHATBOT_LLM_BASE_URL && config.CHATBOT_LLM_MODEL
       ? { chatbotModel: { baseUrl: config.CHATBOT_LLM_BASE_URL, model: config.CHATBOT_LLM_MODEL, ...(config.CHATBOT_LLM_API_KEY ? { apiKey: config.CHATBOT_LLM_API_KEY } : {}) } }
       : {}),
@@ -188,7 +191,7 @@ export function createApiServices(deps: ServiceDeps & { temporal: TemporalHandle
     chatbot: createChatbotService({ ...workflowDeps, engine: deps.chatbotModel ? 'model' : 'builtin', idleSeconds: deps.chatbotIdleSeconds }),
     revenueSync: createRevenueSyncService(workflowDeps),
     contracts: createContractService(workflowDeps),
-    usage: createUsageService(workflowDeps, rollupMetersOf),
+    usage: createUsageService(workflowDeps, rollupMetersOf, deps.usageIngestionShards),
     // The API's meters start the backfill of a meter created or redefined, once it committed.
     meters: createMeterService(deps.db, meterUses, async (meter) => {
       await deps.temporal.bounded(() =>

@@ -14,8 +14,18 @@ export const invoiceWorkflowId = (invoiceId: string) => `invoice:${invoiceId}`;
 export const contractWorkflowId = (contractId: string) => `contract:${contractId}`;
 export const usageBatchWorkflowId = (batchId: string) => `usage-batch:${batchId}`;
 export const usageChunkWorkflowId = (batchId: string, chunkIndex: number) => `usage-batch:${batchId}:chunk:${chunkIndex}`;
-/** One per organisation: its ingestion, fed batches by Update-with-start (group commit). */
-export const usageIngestionWorkflowId = (organisationId: string) => `usage-ingestion:${organisationId}`;
+/**
+ * An organisation's ingestion, fed batches by Update-with-start (group commit): one per shard
+ * (USAGE_INGESTION_SHARDS), shard 0 under the organisation's id alone.
+ */
+export const usageIngestionWorkflowId = (organisationId: string, shard = 0) => (shard === 0 ? `usage-ingestion:${organisationId}` : `usage-ingestion:${organisationId}:${shard}`);
+
+/** The ingestion shard of a batch among `shards`: a stable hash (FNV-1a) of its id. */
+export function ingestionShardOf(batchId: string, shards: number): number {
+  let hash = 0x811c9dc5;
+  for (let index = 0; index < batchId.length; index += 1) hash = Math.imul(hash ^ batchId.charCodeAt(index), 0x01000193);
+  return (hash >>> 0) % shards;
+}
 /** One per group of batches written together, named by the group's first batch. */
 export const usageGroupWorkflowId = (firstBatchId: string) => `usage-group:${firstBatchId}`;
 export const exportWorkflowId = (jobId: string) => `export:${jobId}`;

@@ -10,10 +10,11 @@ let api: TestApi;
 let tenant: Tenant;
 let entityId: string;
 
-// A Temporal server that suggests continue-as-new once a history passes 60 events: the organisation's
-// ingestion workflow drains and continues as new every few batches, while batches keep coming.
+// A Temporal server that suggests continue-as-new once a history passes 60 events, and an API that spreads
+// each organisation's batches over two ingestion workflows: each drains and continues as new every few
+// batches, while batches keep coming.
 beforeAll(async () => {
-  stack = await startBreakableStack('group-commit', {}, { 'limit.historyCount.suggestContinueAsNew': 60 });
+  stack = await startBreakableStack('group-commit', {}, { 'limit.historyCount.suggestContinueAsNew': 60 }, { USAGE_INGESTION_SHARDS: '2' });
   api = stack.api;
   tenant = await createTenant(api, 'group-commit');
   ({ entityId } = await createCustomerEntity(api, tenant));
@@ -22,7 +23,7 @@ beforeAll(async () => {
 afterAll(() => stack?.close());
 
 describe('POST /events/batch through group commit', () => {
-  it('when 8 clients post batches while the ingestion workflow continues as new again and again, then every request answers 200 with its own outcomes and every event is stored once', async () => {
+  it('when 8 clients post batches while the ingestion workflows continue as new again and again, then every request answers 200 with its own outcomes and every event is stored once', async () => {
     const prefix = randomUUID();
     const clients = 8;
     const perClient = 6;
@@ -49,10 +50,11 @@ describe('POST /events/batch through group commit', () => {
     const expectedRows = Array.from({ length: clients }, (_, client) => Array.from({ length: perClient }, (_, round) => 50 + client * 10 + round).reduce((sum, size) => sum + size - (Math.floor((size - 4) / 10) + 1), 0)).reduce((a, b) => a + b, 0);
     const [stored] = await api.db('usage_events').where({ organisation_id: tenant.organisationId }).whereLike('event_id', `${prefix}-%`).count({ n: '*' });
     expect(Number(stored!.n)).toBe(expectedRows);
-    // The runs that took them: more than one, the earlier ones continued as new.
-    const runs: string[] = [];
-    for await (const execution of api.temporal.client.workflow.list({ query: `WorkflowId = 'usage-ingestion:${tenant.organisationId}'` })) runs.push(execution.status.name);
-    expect(runs.filter((status) => status === 'CONTINUED_AS_NEW').length).toBeGreaterThanOrEqual(2);
-    expect(runs.filter((status) => status === 'RUNNING')).toHaveLength(1);
+    // The runs that took them, of both shards: several each, the earlier ones continued as new.
+    for (const workflowId of [`usage-ingestion:${tenant.organisationId}`, `usage-ingestion:${tenant.organisationId}:1`]) {
+      const runs: string[] = [];
+      for await (const execution of api.temporal.client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) runs.push(execution.status.name);
+      expect({ workflowId, continued: runs.filter((status) => status === 'CONTINUED_AS_NEW').length >= 2, running: runs.filter((status) => status === 'RUNNING').length }).toEqual({ workflowId, continued: true, running: 1 });
+    }
   });
 });

@@ -5,7 +5,7 @@ import type { Page, PageQuery } from '../../http/paging';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type WorkflowUpdateHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { temporalUnavailable, type WorkflowServiceDeps } from '../../temporal/client';
-import { searchAttributes, usageBatchWorkflowId, usageIngestionWorkflowId } from '../../../workflows/ids';
+import { ingestionShardOf, searchAttributes, usageBatchWorkflowId, usageIngestionWorkflowId } from '../../../workflows/ids';
 import type { DuplicateEvent, FailedRecord, UsageBatchSummary } from '../../../workflows/usage-batch.types';
 import { submitBatchSignal, submitBatchUpdate, submittedBatchQuery, type BatchOutcome, type SubmittedBatch } from '../../../workflows/usage-ingestion.types';
 import { lockRollups, rebuildRollups, touchedBuckets } from './meter-rollups';
@@ -48,8 +48,11 @@ const DRAINING_RETRY_MS = 25;
 
 const isUnavailable = (error: unknown) => error instanceof AppError && error.kind === 'unavailable';
 
-/** Every way usage enters the system goes through here: one path, one set of rules. */
-export function createUsageService(deps: WorkflowServiceDeps, metersOf: RollupMetersOf = async () => []) {
+/**
+ * Every way usage enters the system goes through here: one path, one set of rules. `shards`: the ingestion
+ * workflows of each organisation, over which its batches are spread (USAGE_INGESTION_SHARDS).
+ */
+export function createUsageService(deps: WorkflowServiceDeps, metersOf: RollupMetersOf = async () => [], shards = 1) {
   const usage = createUsageRepository(deps.db);
 
   /**
@@ -72,6 +75,8 @@ export function createUsageService(deps: WorkflowServiceDeps, metersOf: RollupMe
   }
   const { temporal } = deps;
   const { workflows } = temporal;
+  /** The ingestion workflow that takes a batch: its organisation's, of the batch's shard. */
+  const ingestionOf = (organisationId: string, batchId: string) => usageIngestionWorkflowId(organisationId, ingestionShardOf(batchId, shards));
 
   async function recordOf(batch: UsageBatchRow): Promise<BatchRecord> {
     return {
@@ -103,7 +108,7 @@ export function createUsageService(deps: WorkflowServiceDeps, metersOf: RollupMe
     for (;;) {
       if (remaining() <= 0) throw temporalUnavailable();
       const startWorkflowOperation = workflows.withStart('usageIngestionWorkflow', {
-        workflowId: usageIngestionWorkflowId(organisationId),
+        workflowId: ingestionOf(organisationId, batch.batchId),
         args: [{ organisationId }],
         // Every batch of the organisation goes to the run under way; the first one starts it.
         workflowIdConflictPolicy: 'USE_EXISTING',
@@ -132,7 +137,7 @@ export function createUsageService(deps: WorkflowServiceDeps, metersOf: RollupMe
   async function handOver(organisationId: string, batch: SubmittedBatch): Promise<void> {
     await temporal.bounded(() =>
       workflows.signalWithStart('usageIngestionWorkflow', {
-        workflowId: usageIngestionWorkflowId(organisationId),
+        workflowId: ingestionOf(organisationId, batch.batchId),
         args: [{ organisationId }],
         signal: submitBatchSignal,
         signalArgs: [batch],
@@ -147,7 +152,7 @@ export function createUsageService(deps: WorkflowServiceDeps, metersOf: RollupMe
    * queues nor writes the batch (the API stopped before handing it over).
    */
   async function lostBy(row: UsageBatchRow): Promise<string | undefined> {
-    const workflowId = usageIngestionWorkflowId(row.organisation_id);
+    const workflowId = ingestionOf(row.organisation_id, row.id);
     const old = Date.now() - row.created_at.getTime() > ORPHAN_AFTER_MS;
     try {
       const description = await temporal.bounded(() => workflows.handle('usageIngestionWorkflow', workflowId).describe());

@@ -58,9 +58,14 @@ async function ownDatabase(label: string): Promise<{ url: string; drop: () => Pr
 
 /**
  * `workerEnv`: settings of the worker process alone (e.g. its invoice-run paging); `temporalConfig`: dynamic
- * settings of the stack's Temporal server.
+ * settings of the stack's Temporal server; `apiEnv`: settings of the API alone.
  */
-export async function startBreakableStack(label: string, workerEnv: Record<string, string> = {}, temporalConfig: Record<string, number> = {}): Promise<BreakableStack> {
+export async function startBreakableStack(
+  label: string,
+  workerEnv: Record<string, string> = {},
+  temporalConfig: Record<string, number> = {},
+  apiEnv: Record<string, string> = {},
+): Promise<BreakableStack> {
   const taskQueue = `billing-${label}-${randomUUID()}`;
   const workDir = fs.mkdtempSync(path.join(process.env.TEST_WORK_DIR!, `${label}-`));
   const binary = findTemporalBinary('temporal', process.env.TEMPORAL_CLI_PATH, process.env.PATH ?? '')!;
@@ -73,7 +78,7 @@ export async function startBreakableStack(label: string, workerEnv: Record<strin
   const proxy = await startTcpProxy({ host: postgres.hostname, port: Number(postgres.port || 5432) });
   const viaProxy = new URL(postgres);
   viaProxy.port = String(proxy.port);
-  const api = await startTestApi({ TEMPORAL_ADDRESS: server.address, TEMPORAL_TASK_QUEUE: taskQueue, DATABASE_URL: viaProxy.toString() });
+  const api = await startTestApi({ ...apiEnv, TEMPORAL_ADDRESS: server.address, TEMPORAL_TASK_QUEUE: taskQueue, DATABASE_URL: viaProxy.toString() });
 
   let worker: ChildProcess | undefined;
   const startWorker = async () => {

@@ -43,10 +43,11 @@ export function nextGroup(queue: readonly SubmittedBatch[]): SubmittedBatch[] {
 }
 
 /**
- * Group commit: one long-lived workflow per organisation, fed stored batches by Update-with-start. The first
- * batch goes at once as a group of its own (a child workflow that returns each batch's counts); batches
- * submitted while a group is being written queue and go together as the next group, up to `GROUP_EVENTS`
- * events. Each submission is answered with its own batch's outcome.
+ * Group commit: one long-lived workflow per organisation (or per shard of it), fed stored batches by
+ * Update-with-start. The first batch goes at once as a group of its own (a child workflow that returns each
+ * batch's counts and, while they are few, its per-event outcomes); batches submitted while a group is
+ * being written queue and go together as the next group, up to `GROUP_EVENTS` events. Each submission is
+ * answered with its own batch's outcome.
  *
  * Postgres holds every batch (its claim check, its chunks' outcomes, its status), so a batch submitted
  * twice is written once, and one that this workflow lost can be submitted again. Before its history grows

@@ -72,7 +72,7 @@ export function idempotentRoute(service: IdempotencyService, route: string): Req
       res.json = (body: unknown) => {
         // The answer is stored before it is sent, so a retry that follows it finds it.
         service
-          .finish(ref, fingerprint, res.statusCode, body)
+          .finish(ref, fingerprint, begun.runToken, res.statusCode, body)
           .catch((error: unknown) => req.log?.warn({ err: error }, 'idempotency: answer not stored yet; it is stored once Postgres answers'))
           .finally(() => send(body));
         return res;

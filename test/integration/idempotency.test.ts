@@ -1,5 +1,8 @@
 import type { Request } from 'express';
+import knex from 'knex';
 import { requestFingerprint } from '../../src/http/idempotency';
+import { createIdempotencyService } from '../../src/modules/idempotency';
+import { createSecretBox } from '../../src/security/secret-box';
 import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
 import { createBillingFixture, invoiceBody, type BillingFixture } from './support/billing-fixtures';
 import { createCustomerEntity, usageEvent } from './support/fixtures';
@@ -124,5 +127,42 @@ describe('Idempotency-Key on state-changing requests', () => {
     expect(probe.status).toBe(409);
     expect(probe.body.errors[0].message).toMatch(/still in progress/);
     expect(await api.db('customers').where({ organisation_id: tenant.organisationId, name: 'Busy' }).count({ n: '*' })).toEqual([{ n: '0' }]);
+  });
+});
+
+describe('a key taken while Postgres goes away', () => {
+  it('when the statement that takes a key commits but its answer is lost, then that request fails, and its retry runs instead of meeting 409 until the lease lapses', async () => {
+    // A real database whose answer to one statement is thrown away after it committed, as a connection cut
+    // between the commit and its reply would.
+    let loseNextAnswer = false;
+    const db = knex({
+      client: 'pg',
+      connection: process.env.DATABASE_URL,
+      pool: { min: 0, max: 2 },
+      postProcessResponse: (result: unknown) => {
+        if (!loseNextAnswer) return result;
+        loseNextAnswer = false;
+        throw new Error('Connection terminated unexpectedly');
+      },
+    });
+    try {
+      const service = createIdempotencyService(db, createSecretBox(process.env.SECRETS_KEY!));
+      const other = { organisationId: tenant.organisationId, route: 'POST /probe', key: 'warm-up' };
+      // A first key, so that the service's occasional clean-up of old keys has run and stays out of the way.
+      const warm = await service.begin(other, 'f0');
+      if (warm.run) await service.finish(other, 'f0', warm.runToken, 201, { ok: true });
+      const ref = { organisationId: tenant.organisationId, route: 'POST /probe', key: 'lost-answer' };
+
+      loseNextAnswer = true;
+      await expect(service.begin(ref, 'f1')).rejects.toThrow('Connection terminated unexpectedly');
+      expect(await db('idempotency_keys').where({ organisation_id: tenant.organisationId, route: 'POST /probe', key: 'lost-answer' }).first('state')).toEqual({ state: 'running' });
+
+      const retry = await service.begin(ref, 'f1');
+      expect(retry.run).toBe(true);
+      if (retry.run) await service.finish(ref, 'f1', retry.runToken, 201, { created: 1 });
+      expect(await service.begin(ref, 'f1')).toEqual({ run: false, status: 201, body: { created: 1 } });
+    } finally {
+      await db.destroy();
+    }
   });
 });

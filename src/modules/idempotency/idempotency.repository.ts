@@ -10,6 +10,8 @@ export interface IdempotencyRow {
   response_status: number | null;
   response_body: unknown;
   locked_until: Date | null;
+  /** The run holding (or last holding) the key. */
+  run_token: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -34,13 +36,14 @@ export function createIdempotencyRepository(db: Knex, secrets: SecretBox) {
      * was not final; a run whose lease has lapsed (its process died); or a key older than `ttlSeconds`,
      * which starts afresh. Undefined when another request holds or has answered the key.
      */
-    async claim(ref: KeyRef, fingerprint: string, leaseSeconds: number, ttlSeconds: number): Promise<boolean> {
+    async claim(ref: KeyRef, fingerprint: string, leaseSeconds: number, ttlSeconds: number, runToken: string): Promise<boolean> {
       const result = await db.raw<{ rowCount: number }>(
-        `INSERT INTO idempotency_keys AS k (organisation_id, route, key, fingerprint, state, locked_until)
-         VALUES (:organisationId, :route, :key, :fingerprint, 'running', now() + make_interval(secs => :leaseSeconds))
+        `INSERT INTO idempotency_keys AS k (organisation_id, route, key, fingerprint, state, locked_until, run_token)
+         VALUES (:organisationId, :route, :key, :fingerprint, 'running', now() + make_interval(secs => :leaseSeconds), :runToken)
          ON CONFLICT (organisation_id, route, key) DO UPDATE
             SET state = 'running',
                 locked_until = EXCLUDED.locked_until,
+                run_token = EXCLUDED.run_token,
                 fingerprint = EXCLUDED.fingerprint,
                 response_status = NULL,
                 response_body = NULL,
@@ -49,7 +52,7 @@ export function createIdempotencyRepository(db: Knex, secrets: SecretBox) {
           WHERE k.created_at < now() - make_interval(secs => :ttlSeconds)
              OR (k.fingerprint = EXCLUDED.fingerprint
                  AND (k.state = 'retryable' OR (k.state = 'running' AND k.locked_until < now())))`,
-        { ...ref, fingerprint, leaseSeconds, ttlSeconds },
+        { ...ref, fingerprint, leaseSeconds, ttlSeconds, runToken },
       );
       return result.rowCount === 1;
     },
@@ -60,9 +63,9 @@ export function createIdempotencyRepository(db: Knex, secrets: SecretBox) {
     },
 
     /** Records the answer of the run holding the key; `final` answers are replayed, others let a retry run again. */
-    async finish(ref: KeyRef, fingerprint: string, answer: { status: number; body: unknown; final: boolean }): Promise<void> {
+    async finish(ref: KeyRef, fingerprint: string, runToken: string, answer: { status: number; body: unknown; final: boolean }): Promise<void> {
       await db('idempotency_keys')
-        .where({ ...where(ref), fingerprint, state: 'running' })
+        .where({ ...where(ref), fingerprint, state: 'running', run_token: runToken })
         .update({
           state: answer.final ? 'done' : 'retryable',
           response_status: answer.final ? answer.status : null,
@@ -70,6 +73,11 @@ export function createIdempotencyRepository(db: Knex, secrets: SecretBox) {
           locked_until: null,
           updated_at: db.fn.now(),
         });
+    },
+
+    /** Gives the key back if the run `runToken` holds it, for a retry to run: that run took it but never ran. */
+    async release(ref: KeyRef, runToken: string): Promise<void> {
+      await db('idempotency_keys').where({ ...where(ref), state: 'running', run_token: runToken }).update({ state: 'retryable', locked_until: null, updated_at: db.fn.now() });
     },
 
     /** Answers an older version kept in the clear, sealed: run once as a worker starts. */

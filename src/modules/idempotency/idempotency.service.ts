@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { SecretBox } from '../../security/secret-box';
 import { AppError } from '../../domain/errors';
@@ -18,7 +19,8 @@ const RECORD_RETRY_MS = 1_000;
 /** Expired keys are deleted at most this often by each process, in the background of a request. */
 const PRUNE_EVERY_MS = 60_000;
 
-export type Begin = { run: true } | { run: false; status: number; body: unknown };
+/** Whether the request runs (under its run's token, which its answer is recorded with), or the answer it gets back. */
+export type Begin = { run: true; runToken: string } | { run: false; status: number; body: unknown };
 
 /**
  * Answers are final when a retry must get them back unchanged: every 2xx but 202 (work accepted and
@@ -42,8 +44,8 @@ export function createIdempotencyService(db: Knex, secrets: SecretBox) {
   }
 
   /**
-   * Answers given but not recorded, by key: without them, a retry after Postgres comes back would find
-   * the key still `running` until its lease ends. One attempt at a time, so a late attempt never lands
+   * Answers given but not recorded, and keys taken by a claim whose reply was lost, by key: without them, a
+   * retry after Postgres comes back would find the key still `running` until its lease ends. One attempt at a time, so a late attempt never lands
    * on the key's next run; the entry goes once an attempt succeeds, or half a lease after the answer.
    */
   const unrecorded = new Map<string, () => Promise<void>>();
@@ -84,8 +86,18 @@ export function createIdempotencyService(db: Knex, secrets: SecretBox) {
       pruneNowAndThen();
       // This process answered the key's last run but could not record it yet: record it first.
       await unrecorded.get(mapKey(ref))?.();
+      const runToken = randomUUID();
       for (let attempt = 0; attempt < 2; attempt += 1) {
-        if (await keys.claim(ref, fingerprint, LEASE_SECONDS, IDEMPOTENCY_TTL_SECONDS)) return { run: true };
+        let claimed: boolean;
+        try {
+          claimed = await keys.claim(ref, fingerprint, LEASE_SECONDS, IDEMPOTENCY_TTL_SECONDS, runToken);
+        } catch (error) {
+          // The claim may have committed with its answer lost (Postgres went away in between): this run
+          // never ran, so the key is given back as soon as Postgres answers, before this key's next run here.
+          recordLater(ref, () => keys.release(ref, runToken));
+          throw error;
+        }
+        if (claimed) return { run: true, runToken };
         const row = await keys.find(ref);
         // Gone between the two statements (pruned): claim it afresh.
         if (!row) continue;
@@ -104,8 +116,8 @@ export function createIdempotencyService(db: Knex, secrets: SecretBox) {
     },
 
     /** Records a run's answer; one that cannot be recorded now (Postgres away) is recorded as soon as it can be. */
-    async finish(ref: KeyRef, fingerprint: string, status: number, body: unknown): Promise<void> {
-      const record = () => keys.finish(ref, fingerprint, { status, body, final: isFinalAnswer(status) });
+    async finish(ref: KeyRef, fingerprint: string, runToken: string, status: number, body: unknown): Promise<void> {
+      const record = () => keys.finish(ref, fingerprint, runToken, { status, body, final: isFinalAnswer(status) });
       try {
         await record();
       } catch (error) {

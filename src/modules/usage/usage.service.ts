@@ -1,8 +1,9 @@
+import { setTimeout as pause } from 'node:timers/promises';
 import type { Knex } from 'knex';
 import { AppError, ERROR_CODES, orNotFound } from '../../domain/errors';
 import { storableEvent } from '../../domain/usage-event';
 import type { Page, PageQuery } from '../../http/paging';
-import { WorkflowNotFoundError, WorkflowUpdateFailedError, type WorkflowUpdateHandle } from '@temporalio/client';
+import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { temporalUnavailable, type WorkflowServiceDeps } from '../../temporal/client';
 import { ingestionShardOf, searchAttributes, usageBatchWorkflowId, usageIngestionWorkflowId } from '../../../workflows/ids';
@@ -114,20 +115,15 @@ export function createUsageService(deps: WorkflowServiceDeps, metersOf: RollupMe
         workflowIdConflictPolicy: 'USE_EXISTING',
         ...searchAttributes({ organisationId }),
       });
-      let update: WorkflowUpdateHandle<BatchOutcome>;
+      let taken = false;
       try {
-        update = await temporal.bounded(() => workflows.startUpdateWithStart(submitBatchUpdate, { args: [batch], startWorkflowOperation }), remaining());
-      } catch (error) {
-        if (!refusedWhileDraining(error)) throw error;
-        await new Promise((resolve) => setTimeout(resolve, DRAINING_RETRY_MS));
-        continue;
-      }
-      try {
-        // A refusal by the validator is the Update's outcome: it shows here.
+        const update = await temporal.bounded(() => workflows.startUpdateWithStart(submitBatchUpdate, { args: [batch], startWorkflowOperation }), remaining());
+        taken = true;
         return await temporal.bounded(() => update.result(), Math.max(1, remaining()));
       } catch (error) {
-        if (refusedWhileDraining(error)) await new Promise((resolve) => setTimeout(resolve, DRAINING_RETRY_MS));
-        else if (isUnavailable(error)) return 'taken';
+        // A validator's refusal shows at the hand-over or, with the Update's outcome, at its result.
+        if (refusedWhileDraining(error)) await pause(DRAINING_RETRY_MS);
+        else if (taken && isUnavailable(error)) return 'taken';
         else throw error;
       }
     }
@@ -170,6 +166,18 @@ export function createUsageService(deps: WorkflowServiceDeps, metersOf: RollupMe
     }
   }
 
+  /** Why nothing will finish the batch, if nothing will: its own workflow's end (before group commit), or `lostBy`. */
+  async function orphanedBecause(row: UsageBatchRow): Promise<string | undefined> {
+    try {
+      const description = await temporal.bounded(() => workflows.handle('usageBatchWorkflow', usageBatchWorkflowId(row.id)).describe());
+      const closed = description.status.name;
+      return closed !== 'RUNNING' && closed !== 'COMPLETED' ? `the batch workflow ended ${closed.toLowerCase().replace('_', ' ')}; send the batch again` : undefined;
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError) return lostBy(row);
+      throw error;
+    }
+  }
+
   /**
    * Read repair: a batch still `processing` that nothing will finish is marked failed. A batch of its own
    * workflow (before group commit) whose workflow closed without recording an outcome (terminated, timed
@@ -179,14 +187,7 @@ export function createUsageService(deps: WorkflowServiceDeps, metersOf: RollupMe
     if (row.status !== 'processing') return row;
     let reason: string | undefined;
     try {
-      try {
-        const description = await temporal.bounded(() => workflows.handle('usageBatchWorkflow', usageBatchWorkflowId(row.id)).describe());
-        const closed = description.status.name;
-        if (closed !== 'RUNNING' && closed !== 'COMPLETED') reason = `the batch workflow ended ${closed.toLowerCase().replace('_', ' ')}; send the batch again`;
-      } catch (error) {
-        if (!(error instanceof WorkflowNotFoundError)) throw error;
-        reason = await lostBy(row);
-      }
+      reason = await orphanedBecause(row);
     } catch (error) {
       // Temporal away: the batch is shown as it stands.
       if (!isUnavailable(error)) throw error;

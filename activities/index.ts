@@ -17,6 +17,7 @@ import type { MeterBackfillActivities } from '../workflows/meter-backfill.types'
 import type { ProgressiveBillingActivities } from '../workflows/progressive-billing.types';
 import type { RevenueActivities } from '../workflows/revenue-sync.types';
 import type { UsageActivities } from '../workflows/usage-batch.types';
+import type { UsageEventStorageActivities } from '../workflows/usage-event-storage.types';
 import type { UsageGroupActivities } from '../workflows/usage-ingestion.types';
 import type { WebhookActivities } from '../workflows/webhook-delivery.types';
 import { reportingFailures } from './adapter';
@@ -63,6 +64,7 @@ export type Activities = ChatbotActivities &
   RevenueActivities &
   UsageActivities &
   UsageGroupActivities &
+  UsageEventStorageActivities &
   WebhookActivities;
 
 /** One-line adapters over the services, each failure reported in the error model's terms. */

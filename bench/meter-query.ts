@@ -179,7 +179,7 @@ async function load(databaseUrl: string, organisationId: string, customers: Cust
     const vacuumed = Date.now();
     await db.raw('VACUUM ANALYZE usage_events');
     const vacuumSeconds = (Date.now() - vacuumed) / 1000;
-    const tableSize = (await db.raw<{ rows: Array<{ size: string }> }>("SELECT pg_size_pretty(pg_total_relation_size('usage_events')) AS size")).rows[0]!.size;
+    const tableSize = (await db.raw<{ rows: Array<{ size: string }> }>("SELECT pg_size_pretty(sum(pg_total_relation_size(relid))) AS size FROM pg_partition_tree('usage_events')")).rows[0]!.size;
     return { insertSeconds, indexSeconds, vacuumSeconds, tableSize };
   } finally {
     await db.destroy();

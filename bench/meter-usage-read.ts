@@ -42,7 +42,7 @@ async function main(): Promise<void> {
     }
     await db.raw('VACUUM ANALYZE usage_events');
     const seedSeconds = (Date.now() - seedStarted) / 1000;
-    const tableSize = (await db.raw("SELECT pg_size_pretty(pg_total_relation_size('usage_events')) AS size")).rows[0].size as string;
+    const tableSize = (await db.raw("SELECT pg_size_pretty(sum(pg_total_relation_size(relid))) AS size FROM pg_partition_tree('usage_events')")).rows[0].size as string;
     // What one request aggregates: the first entity's events of one metric in January.
     const eventsPerWindow = Number(
       (await db('usage_events').where({ organisation_id: stack.organisationId, customer_entity_id: entityIds[0], metric: 'api_calls' }).where('timestamp', '>=', '2026-01-01').where('timestamp', '<', '2026-02-01').count({ n: '*' }))[0]!.n,

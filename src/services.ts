@@ -36,7 +36,7 @@ import { createOrganisationSettingsService } from './modules/organisation-settin
 import { paymentsIn, createPaymentService, createCollectionService, createPaymentGatewayService, nudgeCollection, ensureReconciliationSchedule, type StripeEndpoint } from './modules/payments';
 import { createRevenueSyncService, createRevenueService } from './modules/revenue';
 import { invoiceSettlements } from './modules/settlements';
-import { createUsageIngestionService, usageIn, createUsageService, type RollupMetersOf } from './modules/usage';
+import { createUsageIngestionService, usageIn, createUsageService, createUsageEventStorageService, type RollupMetersOf } from './modules/usage';
 import { meterBackfillWorkflowId, searchAttributes } from '../workflows/ids';
 import { createApiMetrics } from './observability/metrics';
 import type { FileStorage } from './storage/file-storage';
@@ -154,6 +154,7 @@ export function createServices(deps: ServiceDeps) {
     meters: createMeterService(db, meterUses),
     meterBackfill: createMeterBackfillService(db),
     usageIngestion: createUsageIngestionService(db, rollupMetersOf),
+    usageEventStorage: createUsageEventStorageService(db),
     entitlements: createEntitlementService(db),
     entitlementPeriods: createEntitlementPeriodService(db),
     billingPlans: createBillingPlanService(db, contractPlanUse),

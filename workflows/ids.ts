@@ -51,6 +51,9 @@ export const paymentReconciliationScheduleId = (organisationId: string) => `paym
 export const paymentReconciliationWorkflowId = (organisationId: string) => `payment-reconciliation:${organisationId}`;
 /** One Temporal Schedule per organisation and schedule; the workflows it starts get this id plus the scheduled time. */
 export const invoiceRunScheduleId = (organisationId: string, scheduleId: string) => `invoice-run-schedule:${organisationId}:${scheduleId}`;
+/** The one Temporal Schedule of the event table's daily upkeep (partitions, retention), and its workflow. */
+export const USAGE_EVENT_STORAGE_SCHEDULE_ID = 'usage-event-storage';
+export const USAGE_EVENT_STORAGE_WORKFLOW_ID = 'usage-event-storage';
 
 // ---------------------------------------------------------------------------------------------------------
 // Search attributes, the same for a workflow started by the API and one started as a child.
@@ -81,6 +84,7 @@ export const BILLING_KINDS = {
   invoiceCollectionWorkflow: 'collection',
   gatewayRefundWorkflow: 'gateway-refund',
   paymentReconciliationWorkflow: 'payment-reconciliation',
+  usageEventStorageWorkflow: 'usage-event-storage',
 } as const;
 
 /** A workflow type that has a kind. */

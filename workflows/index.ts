@@ -3,6 +3,7 @@
 // stored in histories: renaming one is a breaking change.
 export { usageBatchWorkflow, usageChunkWorkflow } from './usage-batch.workflow';
 export { usageIngestionWorkflow, usageGroupWorkflow } from './usage-ingestion.workflow';
+export { usageEventStorageWorkflow } from './usage-event-storage.workflow';
 export { invoiceLifecycleWorkflow } from './invoice-lifecycle.workflow';
 export { revenueSyncWorkflow } from './revenue-sync.workflow';
 export { contractWorkflow } from './contract.workflow';

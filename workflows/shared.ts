@@ -137,7 +137,8 @@ const modelCall = profile(
 
 /**
  * One slice of a meter's backfill (a UTC day of events folded into rollups), heartbeating; a retry
- * redoes the slice, which replaces what it writes.
+ * redoes the slice, which replaces what it writes. Also the event table's daily upkeep (partitions,
+ * retention), whose every step finds what is left to do in Postgres.
  */
 const backfill = profile(
   { startToCloseTimeout: '10 minutes', heartbeatTimeout: '30 seconds', scheduleToCloseTimeout: '1 hour' },

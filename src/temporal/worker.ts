@@ -13,6 +13,7 @@ import { createChatbotAnswerService } from '../modules/chatbot';
 import { createInvoiceRunControlService } from '../modules/invoice-runs';
 import { createInvoiceService } from '../modules/invoices';
 import { invoiceSettlements } from '../modules/settlements';
+import { ensureUsageEventStorageSchedule } from '../modules/usage';
 import { startEventRelay } from '../events/relay';
 import { metricsSubscriber } from '../observability/event-metrics';
 import { webhookSubscriber } from '../modules/webhooks';
@@ -64,6 +65,9 @@ export async function createWorker(
   // A client of its own, for the activities that drive other workflows (an invoice run raising its drafts).
   const temporal = await connectTemporal(deps.config, deps.temporalAddress);
   await ensureSearchAttributes(connection as unknown as Pick<Connection, 'operatorService'>, deps.config.TEMPORAL_NAMESPACE);
+  // The event table's partitions are made months ahead, so a worker that cannot make the Schedule now
+  // (a server without Schedules) still starts; the next worker to start makes it.
+  await ensureUsageEventStorageSchedule(temporal).catch((error: unknown) => deps.logger.warn({ err: error }, 'the usage event storage Schedule was not made'));
   // The worker's log gets what the delivery log must not show (the addresses a refused destination resolved to).
   const serviceDeps = { ...serviceDepsFrom(deps.config, deps.db), logger: deps.logger };
   const services = createServices(serviceDeps);

@@ -29,6 +29,8 @@ export interface SettingsRow {
   /** BCP 47: how invoices and credit notes write numbers and dates, unless the customer has its own. */
   locale: string;
   payment_details: PaymentDetails | null;
+  /** Whole UTC months of usage events kept before the current one; null keeps them all. */
+  usage_retention_months: number | null;
   updated_at: Date;
 }
 

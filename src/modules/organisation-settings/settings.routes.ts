@@ -57,6 +57,11 @@ const settingsSchema = z.object({
   dunningScheduleDays: z.array(z.number().int()).describe("days after an unpaid invoice's due date on which a reminder is e-mailed"),
   locale: z.string().describe('BCP 47: how invoices and credit notes write numbers and dates, unless the customer has its own locale'),
   paymentDetails: paymentDetailsSchema,
+  usageRetentionMonths: z
+    .number()
+    .int()
+    .nullable()
+    .describe('whole UTC months of usage events kept before the current one; older months are deleted once billed and paid; null keeps every event'),
   updatedAt: z.string(),
 });
 
@@ -89,6 +94,14 @@ const updateBody = atLeastOne({
   dunningScheduleDays: dunningScheduleDays.optional(),
   locale: localeTag.optional(),
   paymentDetails: paymentDetailsInput.optional().describe('replaces the whole block (fields left out are not set); null removes it'),
+  usageRetentionMonths: z
+    .number()
+    .int()
+    .min(1)
+    .max(1200)
+    .nullable()
+    .optional()
+    .describe('1 to 1,200 whole UTC months of usage events kept before the current one; a month older than that is deleted once every invoice over it is paid or cancelled and its usage is billed; null keeps every event'),
 });
 
 export function organisationSettingsRoutes(deps: AppDeps): Route[] {

@@ -18,6 +18,8 @@ export interface OrganisationSettings {
   locale: string;
   /** Printed on every invoice; null when none are set. */
   paymentDetails: PaymentDetails | null;
+  /** Whole UTC months of usage events kept before the current one; null keeps them all. */
+  usageRetentionMonths: number | null;
   updatedAt: string;
 }
 
@@ -35,6 +37,7 @@ const toSettings = (row: SettingsRow): OrganisationSettings => ({
   dunningScheduleDays: row.dunning_schedule_days,
   locale: row.locale,
   paymentDetails: row.payment_details,
+  usageRetentionMonths: row.usage_retention_months,
   updatedAt: row.updated_at.toISOString(),
 });
 
@@ -53,6 +56,7 @@ function columnsOf(update: SettingsUpdate): SettingsChanges {
     locale: update.locale,
     // jsonb: the driver sends the object as JSON; null removes it.
     payment_details: update.paymentDetails,
+    usage_retention_months: update.usageRetentionMonths,
   };
   return Object.fromEntries(Object.entries(columns).filter(([, value]) => value !== undefined));
 }

@@ -13,6 +13,9 @@ export type { AggregationSpec, MeterRollups, MetadataFilter, UsageGroup, UsageMe
 export type { Aggregation, UsageBatchRow } from './usage.repository';
 export { batchRecordSchema, batchResultSchema, usageEventSchema } from './usage.schemas';
 export { createUsageService } from './usage.service';
+export { createUsageEventStorageService } from './event-storage.service';
+export type { UsageEventStorageService } from './event-storage.service';
+export { ensureUsageEventStorageSchedule } from './event-storage-schedule';
 
 /** What other modules may do with these rows, inside the transaction (unit of work) they pass. */
 export type UsageAccess = Pick<ReturnType<typeof createUsageRepository>, 'countBatchesByStatus'>;

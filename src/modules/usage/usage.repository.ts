@@ -93,12 +93,12 @@ export interface UsageEventVersion {
  * The events' current rows copied into their versions, as a common table expression of the statement that
  * changes them: both read the same snapshot, so the version is exactly what the change replaced.
  */
-function keepVersions(db: Knex, organisationId: string, ids: readonly string[], change: UsageEventVersion['change']) {
-  return db.raw(
-    `INSERT INTO usage_event_versions (organisation_id, usage_event_id, customer_entity_id, metric, value, "timestamp", metadata, change)
-     SELECT organisation_id, id, customer_entity_id, metric, value, "timestamp", metadata, ? FROM usage_events WHERE organisation_id = ? AND id = ANY(?) RETURNING 1`,
-    [change, organisationId, [...ids]],
-  );
+function keepVersions(organisationId: string, ids: readonly string[], change: UsageEventVersion['change']): { sql: string; bindings: Knex.Value[] } {
+  return {
+    sql: `INSERT INTO usage_event_versions (organisation_id, usage_event_id, customer_entity_id, metric, value, "timestamp", metadata, change)
+          SELECT organisation_id, id, customer_entity_id, metric, value, "timestamp", metadata, ? FROM usage_events WHERE organisation_id = ? AND id = ANY(?) RETURNING 1`,
+    bindings: [change, organisationId, [...ids]],
+  };
 }
 
 export interface UsageFilter {
@@ -212,8 +212,9 @@ export function createUsageRepository(db: Knex) {
       id: string,
       changes: { value?: string; timestamp?: Date; metadata?: Record<string, unknown> | null },
     ): Promise<UsageEventRow | undefined> {
+      const versions = keepVersions(organisationId, [id], 'edited');
       const [row] = await db('usage_events')
-        .with('kept', keepVersions(db, organisationId, [id], 'edited'))
+        .with('kept', db.raw(versions.sql, versions.bindings))
         .where({ organisation_id: organisationId, id })
         .update({
           ...(changes.value !== undefined ? { value: changes.value } : {}),
@@ -225,14 +226,24 @@ export function createUsageRepository(db: Knex) {
       return row;
     },
 
-    /** Answers the rows deleted, as they were. */
+    /**
+     * Answers the rows deleted, as they were. A deleted event's eventId is given back in the same statement,
+     * so that the event can be sent again (retention, which keeps the keys, is another matter).
+     */
     async deleteEvents(organisationId: string, ids: string[]): Promise<Array<Pick<UsageEventRow, 'id' | 'metric' | 'customer_entity_id' | 'timestamp'>>> {
-      return db('usage_events')
-        .with('kept', keepVersions(db, organisationId, ids, 'deleted'))
-        .where({ organisation_id: organisationId })
-        .whereIn('id', ids)
-        .delete()
-        .returning(['id', 'metric', 'customer_entity_id', 'timestamp']);
+      const versions = keepVersions(organisationId, ids, 'deleted');
+      const { rows } = await db.raw<{ rows: Array<Pick<UsageEventRow, 'id' | 'metric' | 'customer_entity_id' | 'timestamp'>> }>(
+        `WITH kept AS (${versions.sql}),
+         deleted AS (
+           DELETE FROM usage_events WHERE organisation_id = ? AND id = ANY(?) RETURNING id, metric, customer_entity_id, "timestamp", event_id
+         ), released AS (
+           DELETE FROM usage_event_keys USING deleted
+           WHERE usage_event_keys.organisation_id = ? AND usage_event_keys.event_id = deleted.event_id AND usage_event_keys.usage_event_id = deleted.id
+         )
+         SELECT id, metric, customer_entity_id, "timestamp" FROM deleted`,
+        [...versions.bindings, organisationId, [...ids], organisationId],
+      );
+      return rows;
     },
 
     /** The earlier versions of an event, oldest first: each as it was before an edit or the deletion. */
@@ -258,8 +269,9 @@ export function createUsageRepository(db: Knex) {
     },
 
     /**
-     * One multi-row insert; a repeated eventId is skipped by the unique index in the same statement, so the
-     * key is never claimed without the row. Rows go in eventId order so that concurrent batches sharing
+     * One statement: the eventIds are claimed in `usage_event_keys` and only the rows whose key was claimed
+     * (or that have no eventId) are written, so the key is never claimed without the row, and a repeated
+     * eventId (in this chunk, or of any earlier month) is skipped. Rows go in eventId order so that concurrent batches sharing
      * ids take their locks in one order and cannot deadlock. `alongside` are statements of the same
      * statement (common table expressions, data-modifying or not) that read the rows written as `inserted`
      * (every column but updated_at), each under its `name` when it has one (so that a later one can read it).
@@ -281,15 +293,21 @@ export function createUsageRepository(db: Knex) {
           job_id: event.jobId,
         }));
       const result = await db.raw<{ rows: StoredEvent[] }>(
-        `WITH inserted AS (
+        `WITH input AS MATERIALIZED (
+           SELECT * FROM jsonb_to_recordset(?::jsonb) AS t(id text, customer_entity_id text, metric text, value numeric, ts timestamptz, metadata jsonb, event_id text, job_id text)
+         ), claimed AS (
+           INSERT INTO usage_event_keys (organisation_id, event_id, usage_event_id)
+           SELECT ?, input.event_id, input.id FROM input WHERE input.event_id IS NOT NULL
+           ON CONFLICT DO NOTHING
+           RETURNING usage_event_id
+         ), inserted AS (
            INSERT INTO usage_events (id, organisation_id, customer_entity_id, metric, value, "timestamp", metadata, event_id, job_id, batch_id)
-           SELECT t.id, ?, t.customer_entity_id, t.metric, t.value, t.ts, t.metadata, t.event_id, t.job_id, ?
-           FROM jsonb_to_recordset(?::jsonb) AS t(id text, customer_entity_id text, metric text, value numeric, ts timestamptz, metadata jsonb, event_id text, job_id text)
-           ON CONFLICT (organisation_id, event_id) WHERE event_id IS NOT NULL DO NOTHING
+           SELECT input.id, ?, input.customer_entity_id, input.metric, input.value, input.ts, input.metadata, input.event_id, input.job_id, ?
+           FROM input WHERE input.event_id IS NULL OR input.id IN (SELECT usage_event_id FROM claimed)
            RETURNING id, organisation_id, customer_entity_id, metric, value, "timestamp", metadata, event_id, created_at
          )${alongside.map((statement, index) => `, ${statement.name ?? `alongside_${index}`} AS (${statement.sql})`).join('')}
          SELECT id, event_id, metric FROM inserted`,
-        [organisationId, batchId, JSON.stringify(rows), ...alongside.flatMap((statement) => statement.bindings)],
+        [JSON.stringify(rows), organisationId, organisationId, batchId, ...alongside.flatMap((statement) => statement.bindings)],
       );
       return result.rows;
     },

@@ -1,0 +1,98 @@
+import type { Knex } from 'knex';
+import { addMonths, monthKey, monthOf } from './event-partitions';
+
+/** Rows deleted per statement: each a short transaction of its own. */
+const DELETE_SLICE = 10_000;
+
+/**
+ * Why a month's events are kept past the retention window: an invoice overlapping the month that is not
+ * paid or cancelled (billed but unpaid: a dispute or a credit note may still need its usage), or a metered
+ * item of a contract active in the month whose usage charges do not reach the month's end (or the item's
+ * end), so that the month is not billed yet.
+ */
+export type RetentionHold = 'unpaid-invoice' | 'unbilled-usage';
+
+async function holdOn(db: Knex, organisationId: string, month: Date): Promise<RetentionHold | undefined> {
+  const first = month.toISOString().slice(0, 10);
+  const last = new Date(addMonths(month, 1).getTime() - 86_400_000).toISOString().slice(0, 10);
+  const { rows } = await db.raw<{ rows: { unpaid: boolean; unbilled: boolean }[] }>(
+    `SELECT
+       EXISTS (
+         SELECT 1 FROM invoices
+         WHERE organisation_id = :org AND status IN ('draft', 'raised', 'sent') AND from_date <= :last AND to_date >= :first
+       ) AS unpaid,
+       EXISTS (
+         SELECT 1 FROM contract_plans cp
+         JOIN billing_plan_items item ON item.plan_id = cp.plan_id AND item.meter_id IS NOT NULL
+         WHERE cp.organisation_id = :org AND cp.start_date <= :last AND (cp.end_date IS NULL OR cp.end_date >= :first)
+           AND NOT EXISTS (
+             SELECT 1 FROM charges
+             JOIN invoices ON invoices.id = charges.invoice_id AND invoices.status <> 'cancelled'
+             WHERE charges.contract_plan_id = cp.id AND charges.plan_item_id = item.id AND charges.kind = 'usage'
+               AND charges.period_to >= LEAST(:last::date, COALESCE(cp.end_date, :last::date))
+           )
+       ) AS unbilled`,
+    { org: organisationId, first, last },
+  );
+  if (rows[0]?.unpaid) return 'unpaid-invoice';
+  if (rows[0]?.unbilled) return 'unbilled-usage';
+  return undefined;
+}
+
+export interface RetentionOutcome {
+  organisationId: string;
+  /** Months whose events were deleted, as `2026-05`, with how many. */
+  deleted: { month: string; events: number }[];
+  /** Months past the window whose events are kept, and why. */
+  held: { month: string; reason: RetentionHold }[];
+}
+
+/** The UTC months before the window that hold events of the organisation, ascending. */
+async function expiredMonths(db: Knex, organisationId: string, before: Date): Promise<Date[]> {
+  const { rows } = await db.raw<{ rows: { month: Date }[] }>(
+    `SELECT DISTINCT date_trunc('month', "timestamp" AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS month
+     FROM usage_events WHERE organisation_id = ? AND "timestamp" < ? ORDER BY 1`,
+    [organisationId, before.toISOString()],
+  );
+  return rows.map((row) => row.month);
+}
+
+/**
+ * Deletes the organisation's events of every UTC month that ended `months` months or more before the
+ * current month began, unless the month is held (see `RetentionHold`). The events go in slices, each its
+ * own statement, so that no lock is held long; their eventIds stay claimed, so that an event sent again
+ * after its month was deleted is still a duplicate. Rollups, counters and the charges already made keep
+ * what the events added up to: a meter's query still answers for a deleted month (a `unique_count`,
+ * which reads raw events, no longer does).
+ */
+export async function applyRetention(db: Knex, organisationId: string, months: number, now: Date, onProgress: () => void = () => {}): Promise<RetentionOutcome> {
+  const before = addMonths(monthOf(now), -months);
+  const outcome: RetentionOutcome = { organisationId, deleted: [], held: [] };
+  for (const month of await expiredMonths(db, organisationId, before)) {
+    const reason = await holdOn(db, organisationId, month);
+    if (reason) {
+      outcome.held.push({ month: monthKey(month), reason });
+      continue;
+    }
+    let events = 0;
+    for (;;) {
+      const deleted = await db.raw<{ rowCount: number }>(
+        `DELETE FROM usage_events WHERE (id, "timestamp") IN (
+           SELECT id, "timestamp" FROM usage_events WHERE organisation_id = ? AND "timestamp" >= ? AND "timestamp" < ? LIMIT ${DELETE_SLICE}
+         )`,
+        [organisationId, month.toISOString(), addMonths(month, 1).toISOString()],
+      );
+      events += deleted.rowCount;
+      onProgress();
+      if (deleted.rowCount < DELETE_SLICE) break;
+    }
+    outcome.deleted.push({ month: monthKey(month), events });
+  }
+  return outcome;
+}
+
+/** The organisations that set a retention, with it in months. */
+export async function retentionSettings(db: Knex): Promise<{ organisationId: string; months: number }[]> {
+  const rows = await db('organisation_settings').whereNotNull('usage_retention_months').orderBy('organisation_id').select('organisation_id', 'usage_retention_months');
+  return rows.map((row: { organisation_id: string; usage_retention_months: number }) => ({ organisationId: row.organisation_id, months: row.usage_retention_months }));
+}

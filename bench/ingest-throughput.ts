@@ -5,7 +5,7 @@ import { temporal } from '@temporalio/proto';
 import { createDb } from '../src/db/knex';
 import { newId } from '../src/db/ids';
 import { cpuDelta, cpuSecondsByProcess, STACK_PROCESSES } from './cpu';
-import { percentile, postBatchesFor, seedCustomerEntities, startBenchStack, type StackMode } from './stack';
+import { percentile, postBatchesFor, postJson, seedCustomerEntities, startBenchStack, type BenchStack, type StackMode } from './stack';
 
 /**
  * End-to-end ingestion through HTTP (POST /events/batch: claim check, the organisation's ingestion workflow
@@ -20,6 +20,12 @@ import { percentile, postBatchesFor, seedCustomerEntities, startBenchStack, type
  *
  *   npx tsx bench/ingest-throughput.ts --mode split|start --seconds 30 --concurrency 8 --batch-size 1000
  *   npx tsx bench/ingest-throughput.ts --mode split --apis 2 --workers 2   (clients spread over the APIs)
+ *   npx tsx bench/ingest-throughput.ts --usage-features off   (no meter, no entitlement: events and dedupe alone)
+ *
+ * With `--usage-features on` (the default), the organisation has what a metered product has: a `sum` meter
+ * of `api_calls` grouped by `region` and one of `storage_gb` (so every event is added to a meter's
+ * rollups in its chunk's transaction), and a metered entitlement on the `api_calls` meter for each of the
+ * 50 customers (so every `api_calls` event is added to its customer's usage counter there too).
  */
 const { values } = parseArgs({
   options: {
@@ -31,6 +37,7 @@ const { values } = parseArgs({
     'raw-connections': { type: 'string', default: '4' },
     apis: { type: 'string', default: '1' },
     workers: { type: 'string', default: '1' },
+    'usage-features': { type: 'string', default: 'on' },
   },
 });
 if (values.mode !== 'split' && values.mode !== 'start') throw new Error('--mode is split or start');
@@ -43,6 +50,8 @@ const rawConnections = Number(values['raw-connections']);
 const apis = Number(values.apis);
 const workers = Number(values.workers);
 if (mode === 'start' && (apis !== 1 || workers !== 1)) throw new Error('--apis and --workers are for --mode split');
+if (values['usage-features'] !== 'on' && values['usage-features'] !== 'off') throw new Error('--usage-features is on or off');
+const usageFeatures = values['usage-features'] === 'on';
 
 function events(entityIds: string[], runId: string, batch: number, size = batchSize) {
   return Array.from({ length: size }, (_, i) => ({
@@ -110,6 +119,26 @@ async function temporalActions(address: string, organisationId: string, from: Da
   }
 }
 
+async function create(stack: BenchStack, path: string, body: unknown, token = stack.adminToken): Promise<{ id: string }> {
+  const res = await postJson(`${stack.url}${path}`, body, token);
+  if (res.status !== 200 && res.status !== 201) throw new Error(`POST ${path} answered ${res.status}: ${JSON.stringify(res.body)}`);
+  return res.body.data as { id: string };
+}
+
+/** The meters and entitlements of `--usage-features on`: every event lands in a rollup, every `api_calls` event in a counter. */
+async function setUpUsageFeatures(stack: BenchStack, entityIds: string[]): Promise<void> {
+  const calls = await create(stack, '/meters', { name: 'API calls', metric: 'api_calls', aggregation: 'sum', groupBy: ['region'] });
+  await create(stack, '/meters', { name: 'Storage', metric: 'storage_gb', aggregation: 'sum' });
+  await create(stack, '/features', { key: 'api', name: 'API calls', meterId: calls.id });
+  const db = createDb(stack.databaseUrl, 2);
+  const customerIds: string[] = (await db('entities').whereIn('id', entityIds).orderBy('id').select('customer_id')).map((row: { customer_id: string }) => row.customer_id);
+  await db.destroy();
+  const monthStart = new Date(Date.UTC(2026, 10, 1)).toISOString();
+  for (const customerId of customerIds) {
+    await create(stack, `/customers/${customerId}/entitlements`, { featureKey: 'api', type: 'metered', limit: 1_000_000_000, usagePeriod: 'month', anchor: monthStart }, stack.systemToken);
+  }
+}
+
 const summary = (sorted: number[]) => ({ p50: Math.round(percentile(sorted, 50)), p99: Math.round(percentile(sorted, 99)), n: sorted.length });
 
 async function main(): Promise<void> {
@@ -118,6 +147,7 @@ async function main(): Promise<void> {
     fetch(`${stack.url}/events/batch`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${stack.systemToken}` }, body });
   try {
     const entityIds = await seedCustomerEntities(stack.databaseUrl, stack.organisationId, 50);
+    if (usageFeatures) await setUpUsageFeatures(stack, entityIds);
     const runId = randomUUID().slice(0, 8);
 
     // Warm-up: the first batches pay for connection set-up and workflow caches.
@@ -187,7 +217,7 @@ async function main(): Promise<void> {
     const cpuTotal = Object.values(cpu).reduce((sum, value) => sum + value, 0);
     const report = {
       date: new Date().toISOString(),
-      settings: { mode, apis, workers, seconds, concurrency, batchSize, latencySamples, rawConnections },
+      settings: { mode, apis, workers, usageFeatures, seconds, concurrency, batchSize, latencySamples, rawConnections },
       idleLatencyMs: { oneEventBatch: summary(idle.oneEvent!), thousandEventBatch: summary(idle.thousandEvents!) },
       endToEnd: {
         batches: latencies.length,

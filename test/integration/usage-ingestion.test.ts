@@ -193,4 +193,20 @@ describe('GET /events/{id}', () => {
     const other = await createTenant(api, 'events-other');
     await api.http().get(`/events/${row.id}`).set(bearer(other.systemToken)).expect(404);
   });
+
+  it('when ids, metrics and metadata hold quotes, backslashes, braces, commas, "NULL" and emoji, then each reads back exactly as sent', async () => {
+    const awkward = `a"b\\c{d},e 'f' NULL \\N \t 😀`;
+    const eventId = `${randomUUID()}-${awkward}`;
+    const metadata = { text: awkward, NULL: 'NULL', nested: { list: [1, null, '{"x":1}', awkward] }, empty: '' };
+    const res = await postBatch([
+      usageEvent(entityId, { eventId, metric: `m,${awkward}`.slice(0, 255), value: '0.0000000001', metadata }),
+      usageEvent(entityId, { eventId: `${eventId}-plain` }),
+    ]).expect(200);
+    expect(res.body.data.summary).toEqual({ success: 2, failed: 0, total: 2, duplicates: 0 });
+    const row = await api.db('usage_events').where({ organisation_id: tenant.organisationId, event_id: eventId }).first();
+    const read = await api.http().get(`/events/${row.id}`).set(bearer(tenant.systemToken)).expect(200);
+    expect(read.body.data).toMatchObject({ eventId, metric: `m,${awkward}`, metadata, value: '0.0000000001' });
+    const plain = await api.db('usage_events').where({ organisation_id: tenant.organisationId, event_id: `${eventId}-plain` }).first();
+    expect(plain.metadata).toBeNull();
+  });
 });

@@ -280,21 +280,24 @@ export function createUsageRepository(db: Knex) {
      */
     async insertEvents(organisationId: string, batchId: string, events: UsageEvent[], alongside: readonly InsertAlongside[] = []): Promise<StoredEvent[]> {
       if (events.length === 0) return [];
-      const rows = [...events]
-        .sort((a, b) => (a.eventId ?? '').localeCompare(b.eventId ?? ''))
-        .map((event) => ({
-          id: newId('evt'),
-          customer_entity_id: event.customerEntityId,
-          metric: event.metric,
-          value: event.value,
-          ts: event.timestamp.toISOString(),
-          metadata: event.metadata,
-          event_id: event.eventId,
-          job_id: event.jobId,
-        }));
+      const rows = [...events].sort((a, b) => (a.eventId ?? '').localeCompare(b.eventId ?? ''));
+      // One typed array per column (unnest): cheaper for Postgres than one JSON array of objects, and as
+      // cheap as COPY without its extra round trips (bench/insert-forms.ts).
+      // Nullable columns are arrays with nulls, which the driver writes as NULL elements.
+      const columns = [
+        rows.map(() => newId('evt')),
+        rows.map((event) => event.customerEntityId),
+        rows.map((event) => event.metric),
+        rows.map((event) => event.value),
+        rows.map((event) => event.timestamp.toISOString()),
+        rows.map((event) => (event.metadata === null ? null : JSON.stringify(event.metadata))),
+        rows.map((event) => event.eventId),
+        rows.map((event) => event.jobId),
+      ] as Knex.Value[];
       const result = await db.raw<{ rows: StoredEvent[] }>(
         `WITH input AS MATERIALIZED (
-           SELECT * FROM jsonb_to_recordset(?::jsonb) AS t(id text, customer_entity_id text, metric text, value numeric, ts timestamptz, metadata jsonb, event_id text, job_id text)
+           SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::numeric[], ?::timestamptz[], ?::jsonb[], ?::text[], ?::text[])
+             AS t(id, customer_entity_id, metric, value, ts, metadata, event_id, job_id)
          ), claimed AS (
            INSERT INTO usage_event_keys (organisation_id, event_id, usage_event_id)
            SELECT ?, input.event_id, input.id FROM input WHERE input.event_id IS NOT NULL
@@ -307,7 +310,7 @@ export function createUsageRepository(db: Knex) {
            RETURNING id, organisation_id, customer_entity_id, metric, value, "timestamp", metadata, event_id, created_at
          )${alongside.map((statement, index) => `, ${statement.name ?? `alongside_${index}`} AS (${statement.sql})`).join('')}
          SELECT id, event_id, metric FROM inserted`,
-        [JSON.stringify(rows), organisationId, organisationId, batchId, ...alongside.flatMap((statement) => statement.bindings)],
+        [...columns, organisationId, organisationId, batchId, ...alongside.flatMap((statement) => statement.bindings)],
       );
       return result.rows;
     },

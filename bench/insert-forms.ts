@@ -1,0 +1,238 @@
+import { parseArgs } from 'node:util';
+import { pipeline } from 'node:stream/promises';
+import { Readable } from 'node:stream';
+import type { Knex } from 'knex';
+import { Client as PgClient } from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
+import { createDb, migrateLatest } from '../src/db/knex';
+import { newId } from '../src/db/ids';
+import type { UsageEvent } from '../src/domain/usage-event';
+import { createUsageRepository } from '../src/modules/usage/usage.repository';
+import { entitiesIn } from '../src/modules/customers';
+import { percentile } from './stack';
+
+/**
+ * What a chunk's writes cost in Postgres, form against form, on a database of its own (migrated, 50
+ * customer entities, nothing else running):
+ *
+ * - the insert of 1,000 events with their eventIds claimed, in three forms that write the same rows:
+ *   `jsonb` (the events as one JSON array, `jsonb_to_recordset`: the form ingestion uses), `unnest` (one
+ *   typed array per column) and `copy` (`COPY` into a temporary table, then the same claim and insert
+ *   from it); each timed one chunk at a time (`--rounds`, after 20 warm-up chunks), then as throughput on
+ *   `--connections` connections for `--seconds`;
+ * - the claim check, per 1,000-event chunk: storing the batch with its chunk, reading the chunk back
+ *   (locked, in the chunk's transaction) and replacing its events by the outcome, which is what a batch
+ *   carried in the Update's payload instead would not write;
+ * - the lookup of the chunk's customer entities, which a cache of known entities would save.
+ *
+ *   npx tsx bench/insert-forms.ts --rounds 200 --seconds 15 --connections 4 --forms jsonb,unnest,copy
+ *
+ * The forms run in the order `--forms` gives, each on the table the ones before it grew: run the reverse
+ * order too before reading a difference of a few percent.
+ */
+const { values } = parseArgs({
+  options: {
+    rounds: { type: 'string', default: '200' },
+    seconds: { type: 'string', default: '15' },
+    connections: { type: 'string', default: '4' },
+    forms: { type: 'string', default: 'jsonb,unnest,copy' },
+  },
+});
+const rounds = Number(values.rounds);
+const seconds = Number(values.seconds);
+const connections = Number(values.connections);
+const CHUNK = 1000;
+const ORG = 'org_insert_forms';
+
+let sequence = 0;
+function chunkOf(entityIds: string[]): UsageEvent[] {
+  const batch = sequence++;
+  return Array.from({ length: CHUNK }, (_, i) => ({
+    customerEntityId: entityIds[i % entityIds.length]!,
+    metric: i % 3 === 0 ? 'storage_gb' : 'api_calls',
+    value: String((i % 17) + 0.5),
+    timestamp: new Date(Date.UTC(2026, 10, 1) + ((batch * CHUNK + i) % 2_592_000) * 1000),
+    metadata: { region: i % 2 ? 'eu-west-1' : 'us-east-1', requestId: `${batch}-${i}` },
+    eventId: `form-${batch}-${i}`,
+    jobId: null,
+  }));
+}
+
+const sortedRows = (events: UsageEvent[]) => [...events].sort((a, b) => (a.eventId ?? '').localeCompare(b.eventId ?? '')).map((event) => ({ id: newId('evt'), ...event }));
+
+/** The claim and the insert, reading the chunk's rows from `input`. */
+const claimAndInsert = (input: string) => `
+  claimed AS (
+    INSERT INTO usage_event_keys (organisation_id, event_id, usage_event_id)
+    SELECT $org, input.event_id, input.id FROM ${input} AS input WHERE input.event_id IS NOT NULL
+    ON CONFLICT DO NOTHING RETURNING usage_event_id
+  )
+  INSERT INTO usage_events (id, organisation_id, customer_entity_id, metric, value, "timestamp", metadata, event_id, job_id, batch_id)
+  SELECT input.id, $org, input.customer_entity_id, input.metric, input.value, input.ts, input.metadata, input.event_id, input.job_id, 'ubt_forms'
+  FROM ${input} AS input WHERE input.event_id IS NULL OR input.id IN (SELECT usage_event_id FROM claimed)`;
+
+type Form = (client: PgClient, db: Knex, events: UsageEvent[]) => Promise<void>;
+
+const forms: Record<string, Form> = {
+  async jsonb(_client, db, events) {
+    await db.transaction((trx) => createUsageRepository(trx).insertEvents(ORG, 'ubt_forms', events));
+  },
+  async unnest(client, _db, events) {
+    const rows = sortedRows(events);
+    await client.query('BEGIN');
+    await client.query(
+      `WITH input AS MATERIALIZED (
+         SELECT * FROM unnest($2::text[], $3::text[], $4::text[], $5::numeric[], $6::timestamptz[], $7::jsonb[], $8::text[], $9::text[])
+           AS t(id, customer_entity_id, metric, value, ts, metadata, event_id, job_id)
+       ), ${claimAndInsert('input').replaceAll('$org', '$1')}`,
+      [
+        ORG,
+        rows.map((row) => row.id),
+        rows.map((row) => row.customerEntityId),
+        rows.map((row) => row.metric),
+        rows.map((row) => row.value),
+        rows.map((row) => row.timestamp.toISOString()),
+        rows.map((row) => JSON.stringify(row.metadata)),
+        rows.map((row) => row.eventId),
+        rows.map((row) => row.jobId),
+      ],
+    );
+    await client.query('COMMIT');
+  },
+  async copy(client, _db, events) {
+    const rows = sortedRows(events);
+    const field = (value: string | null) => (value === null ? '\\N' : value.replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\n/g, '\\n').replace(/\r/g, '\\r'));
+    const text = rows
+      .map((row) => [row.id, row.customerEntityId, row.metric, row.value, row.timestamp.toISOString(), JSON.stringify(row.metadata), row.eventId, row.jobId].map(field).join('\t'))
+      .join('\n');
+    await client.query('BEGIN');
+    await client.query(
+      'CREATE TEMP TABLE IF NOT EXISTS staged_events (id text, customer_entity_id text, metric text, value numeric, ts timestamptz, metadata jsonb, event_id text, job_id text) ON COMMIT DELETE ROWS',
+    );
+    await pipeline(Readable.from([`${text}\n`]), client.query(copyFrom('COPY staged_events FROM STDIN')));
+    await client.query(`WITH ${claimAndInsert('staged_events').replaceAll('$org', '$1')}`, [ORG]);
+    await client.query('COMMIT');
+  },
+};
+
+const round1 = (value: number) => Math.round(value * 10) / 10;
+const timing = (sorted: number[]) => ({ p50: round1(percentile(sorted, 50)), p90: round1(percentile(sorted, 90)), p99: round1(percentile(sorted, 99)) });
+
+async function main(): Promise<void> {
+  const adminUrl = process.env.TEST_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const name = `bench_insert_forms_${Date.now()}`;
+  const admin = new PgClient({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  const databaseUrl = url.toString();
+  const db = createDb(databaseUrl, connections + 2);
+  const clients: PgClient[] = [];
+  try {
+    await migrateLatest(db);
+    await db('organisations').insert({ id: ORG, name: 'Insert forms' });
+    const entityIds: string[] = [];
+    for (let i = 0; i < 50; i += 1) {
+      const customerId = newId('cus');
+      const entityId = newId('ent');
+      await db('customers').insert({ id: customerId, organisation_id: ORG, name: `Customer ${i}` });
+      await db('entities').insert({ id: entityId, organisation_id: ORG, type: 'customer', name: `Entity ${i}`, customer_id: customerId });
+      entityIds.push(entityId);
+    }
+    for (let i = 0; i < connections; i += 1) {
+      const client = new PgClient({ connectionString: databaseUrl });
+      await client.connect();
+      clients.push(client);
+    }
+
+    const perChunk: Record<string, ReturnType<typeof timing>> = {};
+    const throughput: Record<string, number> = {};
+    for (const label of values.forms.split(',')) {
+      const form = forms[label];
+      if (!form) throw new Error(`--forms names ${label}; the forms are ${Object.keys(forms).join(', ')}`);
+      for (let i = 0; i < 20; i += 1) await form(clients[0]!, db, chunkOf(entityIds));
+      const times: number[] = [];
+      for (let i = 0; i < rounds; i += 1) {
+        const events = chunkOf(entityIds);
+        const started = performance.now();
+        await form(clients[0]!, db, events);
+        times.push(performance.now() - started);
+      }
+      perChunk[label] = timing(times.sort((a, b) => a - b));
+      let rows = 0;
+      const began = performance.now();
+      const until = began + seconds * 1000;
+      await Promise.all(
+        clients.map(async (client) => {
+          while (performance.now() < until) {
+            await form(client, db, chunkOf(entityIds));
+            rows += CHUNK;
+          }
+        }),
+      );
+      throughput[label] = Math.round(rows / ((performance.now() - began) / 1000));
+      await db.raw('VACUUM ANALYZE usage_events, usage_event_keys');
+    }
+
+    // The claim check of one 1,000-event chunk, step by step.
+    const usage = createUsageRepository(db);
+    const store: number[] = [];
+    const readBack: number[] = [];
+    const clear: number[] = [];
+    const lookup: number[] = [];
+    for (let i = 0; i < rounds + 20; i += 1) {
+      const raw = chunkOf(entityIds).map((event) => ({ CustomerEntityId: event.customerEntityId, metric: event.metric, value: event.value, timestamp: event.timestamp.toISOString(), metadata: event.metadata, eventId: event.eventId }));
+      let started = performance.now();
+      const batch = await usage.createBatch(ORG, raw);
+      const stored = performance.now() - started;
+      started = performance.now();
+      await db.transaction(async (trx) => {
+        await createUsageRepository(trx).lockChunk(ORG, batch.id, 0);
+      });
+      const read = performance.now() - started;
+      started = performance.now();
+      await usage.storeChunkOutcome(batch.id, 0, { success: CHUNK, failed: 0, duplicates: 0, failedRecords: [], duplicateEvents: [] });
+      const cleared = performance.now() - started;
+      started = performance.now();
+      await entitiesIn(db).liveCustomerEntities(ORG, entityIds);
+      const looked = performance.now() - started;
+      if (i >= 20) {
+        store.push(stored);
+        readBack.push(read);
+        clear.push(cleared);
+        lookup.push(looked);
+      }
+    }
+    const claimCheck = {
+      store: timing(store.sort((a, b) => a - b)),
+      readBackLocked: timing(readBack.sort((a, b) => a - b)),
+      clearWithOutcome: timing(clear.sort((a, b) => a - b)),
+    };
+
+    process.stdout.write(
+      `${JSON.stringify(
+        {
+          date: new Date().toISOString(),
+          settings: { rounds, seconds, connections, chunk: CHUNK, forms: values.forms },
+          insertMsPerChunk: perChunk,
+          insertRowsPerSecond: throughput,
+          claimCheckMsPerChunk: claimCheck,
+          entityLookupMsPerChunk: timing(lookup.sort((a, b) => a - b)),
+        },
+        null,
+        2,
+      )}\n`,
+    );
+  } finally {
+    for (const client of clients) await client.end();
+    await db.destroy();
+    await admin.query(`DROP DATABASE IF EXISTS ${name}`);
+    await admin.end();
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${error instanceof Error ? error.stack : String(error)}\n`);
+  process.exit(1);
+});

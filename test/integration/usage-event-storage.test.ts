@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { addMonths, monthOf } from '../../src/modules/usage/event-partitions';
 import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
 import { createCustomerEntity, usageEvent } from './support/fixtures';
+import { recordHistory } from './support/record-history';
 
 /**
  * The event table's daily upkeep through its workflow on the suite's worker: retention deletes the months
@@ -64,7 +65,9 @@ it('when an organisation keeps two months of usage, then the daily upkeep delete
   const settings = await api.http().put('/organisation/settings').set(system()).send({ usageRetentionMonths: 2 }).expect(200);
   expect(settings.body.data.usageRetentionMonths).toBe(2);
 
-  const result = await api.temporal.client.workflow.execute('usageEventStorageWorkflow', { taskQueue: api.temporal.taskQueue, workflowId: `usage-event-storage-test-${randomUUID()}`, args: [] });
+  const workflowId = `usage-event-storage-test-${randomUUID()}`;
+  const result = await api.temporal.client.workflow.execute('usageEventStorageWorkflow', { taskQueue: api.temporal.taskQueue, workflowId, args: [] });
+  await recordHistory(api, workflowId, 'usage-event-storage-retention');
   const mine = (result as { retention: Array<{ organisationId: string; deleted: unknown[]; held: unknown[] }> }).retention.find((outcome) => outcome.organisationId === tenant.organisationId);
   expect(mine).toEqual({
     organisationId: tenant.organisationId,

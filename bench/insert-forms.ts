@@ -20,9 +20,10 @@ import { percentile } from './stack';
  *   typed array per column) and `copy` (`COPY` into a temporary table, then the same claim and insert
  *   from it); each timed one chunk at a time (`--rounds`, after 20 warm-up chunks), then as throughput on
  *   `--connections` connections for `--seconds`;
- * - the claim check, per 1,000-event chunk: storing the batch with its chunk, reading the chunk back
- *   (locked, in the chunk's transaction) and replacing its events by the outcome, which is what a batch
- *   carried in the Update's payload instead would not write;
+ * - the claim check, per 1,000-event chunk and for a lone event: storing the batch with its chunk,
+ *   reading the chunk back (locked, in the chunk's transaction) and replacing its events by the outcome,
+ *   which is what a batch carried in the Update's payload instead would not write; and the bytes of a
+ *   1,000-event chunk as JSON, which the payload would carry;
  * - the lookup of the chunk's customer entities, which a cache of known entities would save.
  *
  *   npx tsx bench/insert-forms.ts --rounds 200 --seconds 15 --connections 4 --forms jsonb,unnest,copy
@@ -175,40 +176,85 @@ async function main(): Promise<void> {
       await db.raw('VACUUM ANALYZE usage_events, usage_event_keys');
     }
 
-    // The claim check of one 1,000-event chunk, step by step.
+    // The claim check of one batch (a 1,000-event chunk, and a lone event), step by step; and the lookup.
     const usage = createUsageRepository(db);
-    const store: number[] = [];
-    const readBack: number[] = [];
-    const clear: number[] = [];
     const lookup: number[] = [];
-    for (let i = 0; i < rounds + 20; i += 1) {
-      const raw = chunkOf(entityIds).map((event) => ({ CustomerEntityId: event.customerEntityId, metric: event.metric, value: event.value, timestamp: event.timestamp.toISOString(), metadata: event.metadata, eventId: event.eventId }));
-      let started = performance.now();
-      const batch = await usage.createBatch(ORG, raw);
-      const stored = performance.now() - started;
-      started = performance.now();
-      await db.transaction(async (trx) => {
-        await createUsageRepository(trx).lockChunk(ORG, batch.id, 0);
-      });
-      const read = performance.now() - started;
-      started = performance.now();
-      await usage.storeChunkOutcome(batch.id, 0, { success: CHUNK, failed: 0, duplicates: 0, failedRecords: [], duplicateEvents: [] });
-      const cleared = performance.now() - started;
-      started = performance.now();
-      await entitiesIn(db).liveCustomerEntities(ORG, entityIds);
-      const looked = performance.now() - started;
-      if (i >= 20) {
-        store.push(stored);
-        readBack.push(read);
-        clear.push(cleared);
-        lookup.push(looked);
+    const claimCheck = async (size: number) => {
+      const steps = { store: [] as number[], readBackLocked: [] as number[], clearWithOutcome: [] as number[] };
+      for (let i = 0; i < rounds + 20; i += 1) {
+        const raw = chunkOf(entityIds)
+          .slice(0, size)
+          .map((event) => ({ CustomerEntityId: event.customerEntityId, metric: event.metric, value: event.value, timestamp: event.timestamp.toISOString(), metadata: event.metadata, eventId: event.eventId }));
+        let started = performance.now();
+        const batch = await usage.createBatch(ORG, raw);
+        const stored = performance.now() - started;
+        started = performance.now();
+        await db.transaction(async (trx) => {
+          await createUsageRepository(trx).lockChunk(ORG, batch.id, 0);
+        });
+        const read = performance.now() - started;
+        started = performance.now();
+        await usage.storeChunkOutcome(batch.id, 0, { success: size, failed: 0, duplicates: 0, failedRecords: [], duplicateEvents: [] });
+        const cleared = performance.now() - started;
+        started = performance.now();
+        await entitiesIn(db).liveCustomerEntities(ORG, entityIds);
+        const looked = performance.now() - started;
+        if (i >= 20) {
+          steps.store.push(stored);
+          steps.readBackLocked.push(read);
+          steps.clearWithOutcome.push(cleared);
+          if (size === CHUNK) lookup.push(looked);
+        }
       }
-    }
-    const claimCheck = {
-      store: timing(store.sort((a, b) => a - b)),
-      readBackLocked: timing(readBack.sort((a, b) => a - b)),
-      clearWithOutcome: timing(clear.sort((a, b) => a - b)),
+      return Object.fromEntries(Object.entries(steps).map(([step, times]) => [step, timing(times.sort((a, b) => a - b))]));
     };
+    const claimCheckPerChunk = await claimCheck(CHUNK);
+    const claimCheckPerLoneEvent = await claimCheck(1);
+    const payloadBytes = Buffer.byteLength(JSON.stringify(chunkOf(entityIds).map((event) => ({ CustomerEntityId: event.customerEntityId, metric: event.metric, value: event.value, timestamp: event.timestamp.toISOString(), metadata: event.metadata, eventId: event.eventId }))));
+
+    // The column the claim check keeps its raw events in: the same 1,000-event chunk written, read back
+    // locked and cleared, in a scratch table per kind of column.
+    const chunkJson = JSON.stringify(chunkOf(entityIds).map((event) => ({ CustomerEntityId: event.customerEntityId, metric: event.metric, value: event.value, timestamp: event.timestamp.toISOString(), metadata: event.metadata, eventId: event.eventId })));
+    const columnKinds: Record<string, string[]> = {
+      jsonb: ['events jsonb'],
+      'jsonb, lz4': ['events jsonb COMPRESSION lz4'],
+      json: ['events json'],
+      'json, external (raw_events)': ['events json', 'ALTER TABLE bench_claim_check ALTER COLUMN events SET STORAGE EXTERNAL'],
+    };
+    const claimCheckColumns: Record<string, { write: number; readBackLocked: number; clear: number; total: number }> = {};
+    const client = clients[0]!;
+    for (const [kind, [column, ...alterations]] of Object.entries(columnKinds)) {
+      await client.query('DROP TABLE IF EXISTS bench_claim_check');
+      await client.query(`CREATE TABLE bench_claim_check (id serial PRIMARY KEY, ${column})`);
+      for (const alteration of alterations) await client.query(alteration);
+      const steps = { write: [] as number[], readBackLocked: [] as number[], clear: [] as number[] };
+      for (let i = 0; i < rounds + 20; i += 1) {
+        let started = performance.now();
+        const { rows } = await client.query<{ id: number }>('INSERT INTO bench_claim_check (events) VALUES ($1) RETURNING id', [chunkJson]);
+        const written = performance.now() - started;
+        started = performance.now();
+        await client.query('BEGIN');
+        await client.query('SELECT events FROM bench_claim_check WHERE id = $1 FOR UPDATE', [rows[0]!.id]);
+        await client.query('COMMIT');
+        const read = performance.now() - started;
+        started = performance.now();
+        await client.query('UPDATE bench_claim_check SET events = NULL WHERE id = $1', [rows[0]!.id]);
+        const cleared = performance.now() - started;
+        if (i >= 20) {
+          steps.write.push(written);
+          steps.readBackLocked.push(read);
+          steps.clear.push(cleared);
+        }
+      }
+      const median = (times: number[]) => percentile([...times].sort((a, b) => a - b), 50);
+      claimCheckColumns[kind] = {
+        write: round1(median(steps.write)),
+        readBackLocked: round1(median(steps.readBackLocked)),
+        clear: round1(median(steps.clear)),
+        total: round1(median(steps.write) + median(steps.readBackLocked) + median(steps.clear)),
+      };
+    }
+    await client.query('DROP TABLE bench_claim_check');
 
     process.stdout.write(
       `${JSON.stringify(
@@ -217,7 +263,11 @@ async function main(): Promise<void> {
           settings: { rounds, seconds, connections, chunk: CHUNK, forms: values.forms },
           insertMsPerChunk: perChunk,
           insertRowsPerSecond: throughput,
-          claimCheckMsPerChunk: claimCheck,
+          claimCheckMsPerChunk: claimCheckPerChunk,
+          claimCheckMsPerLoneEvent: claimCheckPerLoneEvent,
+          // What a 1,000-event chunk would weigh in Temporal's payloads instead.
+          chunkJsonBytes: payloadBytes,
+          claimCheckMsPerChunkByColumn: claimCheckColumns,
           entityLookupMsPerChunk: timing(lookup.sort((a, b) => a - b)),
         },
         null,

@@ -30,7 +30,7 @@ export interface UsageBatchChunkRow {
   chunk_index: number;
   organisation_id: string;
   start_index: number;
-  /** The raw events until the chunk is ingested, then null. */
+  /** The raw events until the chunk is ingested, then null (stored in `raw_events`, or in `events` before it). */
   events: unknown[] | null;
   outcome: UsageChunkOutcome | null;
 }
@@ -152,7 +152,7 @@ export function createUsageRepository(db: Knex) {
             chunk_index: chunkIndex,
             organisation_id: organisationId,
             start_index: chunkIndex * CHUNK_SIZE,
-            events: JSON.stringify(events.slice(chunkIndex * CHUNK_SIZE, (chunkIndex + 1) * CHUNK_SIZE)),
+            raw_events: JSON.stringify(events.slice(chunkIndex * CHUNK_SIZE, (chunkIndex + 1) * CHUNK_SIZE)),
           }));
           await trx('usage_batch_chunks').insert(chunks);
           return batch!;
@@ -260,12 +260,19 @@ export function createUsageRepository(db: Knex) {
 
     /** Inside a transaction: the chunk, its row locked until commit. */
     async lockChunk(organisationId: string, batchId: string, chunkIndex: number): Promise<UsageBatchChunkRow | undefined> {
-      return db<UsageBatchChunkRow>('usage_batch_chunks').where({ batch_id: batchId, chunk_index: chunkIndex, organisation_id: organisationId }).forUpdate().first();
+      const row = await db('usage_batch_chunks')
+        .where({ batch_id: batchId, chunk_index: chunkIndex, organisation_id: organisationId })
+        .forUpdate()
+        .first<(Omit<UsageBatchChunkRow, 'events'> & { raw_events: unknown[] | null; events: unknown[] | null }) | undefined>('batch_id', 'chunk_index', 'organisation_id', 'start_index', 'raw_events', 'events', 'outcome');
+      if (!row) return undefined;
+      const { raw_events: rawEvents, events, ...rest } = row;
+      // A chunk stored before `raw_events` existed keeps its events in `events` (jsonb).
+      return { ...rest, events: rawEvents ?? events };
     },
 
     /** The outcome replaces the raw events, which are not needed again. */
     async storeChunkOutcome(batchId: string, chunkIndex: number, outcome: UsageChunkOutcome): Promise<void> {
-      await db('usage_batch_chunks').where({ batch_id: batchId, chunk_index: chunkIndex }).update({ outcome: JSON.stringify(outcome), events: null });
+      await db('usage_batch_chunks').where({ batch_id: batchId, chunk_index: chunkIndex }).update({ outcome: JSON.stringify(outcome), raw_events: null, events: null });
     },
 
     /**

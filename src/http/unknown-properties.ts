@@ -40,6 +40,48 @@ function unknownToAll(schemas: z.ZodType[], value: unknown, path: string[]): str
   return first.filter((one) => inOthers.every((set) => set.has(one.join('.'))));
 }
 
+const couldFind = new WeakMap<z.ZodType, boolean>();
+
+/**
+ * Whether `schema` can find an unknown property in any value at all: an object can, and so can what holds
+ * one (an array of objects, a record of them, a union); a string, a number or `unknown` never can. Asked once
+ * per schema and kept, so that checking a value skips the parts of it that hold nothing to find (the
+ * hundreds of events of a usage batch each have a free-form `metadata`).
+ */
+function canFindUnknown(schema: z.ZodType): boolean {
+  const known = couldFind.get(schema);
+  if (known !== undefined) return known;
+  const def = defOf(schema);
+  let found: boolean;
+  if (WRAPPERS.has(def.type)) found = def.innerType ? canFindUnknown(def.innerType) : false;
+  else {
+    switch (def.type) {
+      case 'object':
+      case 'union':
+      case 'intersection':
+      case 'lazy':
+        found = true;
+        break;
+      case 'array':
+        found = def.element ? canFindUnknown(def.element) : false;
+        break;
+      case 'tuple':
+        found = (def.items ?? []).some(canFindUnknown) || (def.rest ? canFindUnknown(def.rest) : false);
+        break;
+      case 'record':
+        found = def.valueType ? canFindUnknown(def.valueType) : false;
+        break;
+      case 'pipe':
+        found = defOf(def.in!).type === 'transform' ? false : canFindUnknown(def.in!);
+        break;
+      default:
+        found = false;
+    }
+  }
+  couldFind.set(schema, found);
+  return found;
+}
+
 /**
  * The paths of the properties of `value` that `schema` does not name: the keys a `z.object` would
  * silently drop (or a strict one refuse). An object that takes any key (a record, a loose object, a catchall) has none; inside a
@@ -47,17 +89,20 @@ function unknownToAll(schemas: z.ZodType[], value: unknown, path: string[]): str
  * is unknown.
  */
 export function unknownProperties(schema: z.ZodType, value: unknown, path: string[] = []): string[][] {
+  if (!canFindUnknown(schema)) return [];
   const def = defOf(schema);
   if (WRAPPERS.has(def.type)) return def.innerType ? unknownProperties(def.innerType, value, path) : [];
   switch (def.type) {
     case 'object': {
       if (!isObject(value)) return [];
       const shape = def.shape ?? {};
-      return Object.entries(value).flatMap(([key, inner]) => {
+      const found: string[][] = [];
+      for (const key of Object.keys(value)) {
         const property = Object.hasOwn(shape, key) ? shape[key] : def.catchall;
-        if (!property || defOf(property).type === 'never') return [[...path, key]];
-        return unknownProperties(property, inner, [...path, key]);
-      });
+        if (!property || defOf(property).type === 'never') found.push([...path, key]);
+        else if (canFindUnknown(property)) found.push(...unknownProperties(property, value[key], [...path, key]));
+      }
+      return found;
     }
     case 'array':
       return Array.isArray(value) && def.element ? value.flatMap((item, i) => unknownProperties(def.element!, item, [...path, String(i)])) : [];

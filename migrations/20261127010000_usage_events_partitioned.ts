@@ -19,6 +19,9 @@ import type { Knex } from 'knex';
  * 4. one short transaction (`lock_timeout` 1 s, tried again if a long reader holds the table) drops the
  *    trigger and the old table, and gives the new table and its indexes their names.
  *
+ * A move cut short (the process stopped) starts again from the beginning when the migration runs again;
+ * one whose swap committed is not done twice.
+ *
  * Not in a transaction of its own (each step takes its own), since the copy is a series of them.
  */
 export const config = { transaction: false };
@@ -62,7 +65,19 @@ async function createMonth(knex: Knex, table: string, month: Date): Promise<void
 /** Postgres's "lock not available": the swap waited its second and gave up. */
 const isLockTimeout = (error: unknown) => (error as { code?: string }).code === '55P03';
 
+/** Whether `usage_events` is partitioned already: the swap committed, though its migration may not be recorded. */
+async function partitioned(knex: Knex): Promise<boolean> {
+  const { rows } = await knex.raw<{ rows: { kind: string }[] }>("SELECT relkind AS kind FROM pg_class WHERE relname = 'usage_events' AND relnamespace = current_schema()::regnamespace");
+  return rows[0]?.kind === 'p';
+}
+
 export async function up(knex: Knex): Promise<void> {
+  if (await partitioned(knex)) return;
+  // What a move cut short left (the old table is whole until the swap): the move starts again.
+  await knex.raw('DROP TRIGGER IF EXISTS usage_events_follow ON usage_events');
+  await knex.raw('DROP FUNCTION IF EXISTS usage_events_follow()');
+  await knex.raw('DROP TABLE IF EXISTS usage_events_partitioned');
+  await knex.raw('DROP TABLE IF EXISTS usage_event_keys');
   await knex.raw(`
     CREATE TABLE usage_event_keys (
       organisation_id text NOT NULL,

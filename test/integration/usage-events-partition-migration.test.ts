@@ -79,8 +79,11 @@ async function write(stop: () => boolean): Promise<WriterLog> {
   return log;
 }
 
-it('when the event table with rows is partitioned while it is written, then no event is lost or doubled, each is in its month, eventIds stay claimed, and no writer waits a second', async () => {
+it('when the event table with rows is partitioned while it is written, then no event is lost or doubled, each is in its month, eventIds stay claimed, no writer waits a second, and the move starts again over what a cut-short one left but is never done twice', async () => {
   await seed();
+  // What a move cut short would leave: the migration starts it again.
+  await db.raw('CREATE TABLE usage_events_partitioned (leftover int)');
+  await db.raw('CREATE TABLE usage_event_keys (leftover int)');
   let done = false;
   const writer = write(() => done);
   // The writer has a head start on the old table.
@@ -147,4 +150,11 @@ it('when the event table with rows is partitioned while it is written, then no e
   expect(await repository.findEvent(org, farAhead!.id)).toMatchObject({ event_id: 'key-2199' });
   // A second run has nothing left to do.
   expect(await maintainPartitions(db, new Date())).toEqual({ created: [], moved: 0 });
+
+  // The migration run again once its swap committed (its record lost, say) changes nothing.
+  const keysBefore = await db('usage_event_keys').count({ n: '*' });
+  const migration = (await import(`../../migrations/${MIGRATION.replace(/\.ts$/, '')}`)) as { up: (knex: Knex) => Promise<void> };
+  await migration.up(db);
+  expect(await db('usage_event_keys').count({ n: '*' })).toEqual(keysBefore);
+  expect(await partitionOf(farAhead!.id)).toEqual([{ partition: 'usage_events_2199_03' }]);
 });

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { addMonths, monthKey, monthOf } from './event-partitions';
+import { addMonths, monthKey, monthOf, partitionedMonths } from './event-partitions';
 
 /** Rows deleted per statement: each a short transaction of its own. */
 const DELETE_SLICE = 10_000;
@@ -47,14 +47,30 @@ export interface RetentionOutcome {
   held: { month: string; reason: RetentionHold }[];
 }
 
-/** The UTC months before the window that hold events of the organisation, ascending. */
+/**
+ * The UTC months before the window that hold events of the organisation, ascending: of the months that
+ * have a partition, those with at least one of its events (one index probe each), and the months of its
+ * events in the default partition.
+ */
 async function expiredMonths(db: Knex, organisationId: string, before: Date): Promise<Date[]> {
-  const { rows } = await db.raw<{ rows: { month: Date }[] }>(
+  const months: Date[] = [];
+  for (const key of await partitionedMonths(db)) {
+    const month = new Date(`${key}-01T00:00:00Z`);
+    if (addMonths(month, 1) > before) break;
+    const { rows } = await db.raw<{ rows: unknown[] }>(
+      'SELECT 1 FROM usage_events WHERE organisation_id = ? AND "timestamp" >= ? AND "timestamp" < ? LIMIT 1',
+      [organisationId, month.toISOString(), addMonths(month, 1).toISOString()],
+    );
+    if (rows.length > 0) months.push(month);
+  }
+  const strays = await db.raw<{ rows: { month: Date }[] }>(
     `SELECT DISTINCT date_trunc('month', "timestamp" AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS month
-     FROM usage_events WHERE organisation_id = ? AND "timestamp" < ? ORDER BY 1`,
+     FROM usage_events_default WHERE organisation_id = ? AND "timestamp" < ?`,
     [organisationId, before.toISOString()],
   );
-  return rows.map((row) => row.month);
+  const known = new Set(months.map((month) => month.getTime()));
+  for (const { month } of strays.rows) if (!known.has(month.getTime())) months.push(month);
+  return months.sort((a, b) => a.getTime() - b.getTime());
 }
 
 /**

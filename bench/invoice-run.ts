@@ -7,6 +7,7 @@ import { Client, Connection } from '@temporalio/client';
 import { Client as PgClient } from 'pg';
 import { createDb } from '../src/db/knex';
 import { newId } from '../src/db/ids';
+import { ensurePartition } from '../src/modules/usage/event-partitions';
 import { createBillingPlanRepository } from '../src/modules/billing-plans/billing-plans.repository';
 import { createInvoiceRunRepository } from '../src/modules/invoice-runs/invoice-runs.repository';
 import { createInvoiceRunService } from '../src/modules/invoice-runs/invoice-runs.service';
@@ -121,6 +122,8 @@ async function seedContracts(db: Knex, organisationId: string, catalog: Catalog,
       const n = from + i;
       return { ...org, id: newId('evt'), customer_entity_id: billables[n % count]!.entityId, metric: METRIC, value: String((n % 17) + 0.5), timestamp: new Date(MONTH.start + Math.floor(n * step)).toISOString() };
     });
+  // The month in a partition of its own, as the daily upkeep would have made it.
+  await ensurePartition(db, new Date(MONTH.start));
   const chunk = 5000;
   const starts = Array.from({ length: Math.ceil(events / chunk) }, (_, i) => i * chunk);
   await inChunks(starts, 1, 2, async ([start]) => db('usage_events').insert(eventRows(start!, Math.min(events, start! + chunk))));

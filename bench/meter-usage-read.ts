@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { createDb } from '../src/db/knex';
+import { ensurePartition } from '../src/modules/usage/event-partitions';
 import { percentile, postJson, seedCustomerEntities, startBenchStack } from './stack';
 
 /**
@@ -28,6 +29,8 @@ async function main(): Promise<void> {
   try {
     const entityIds = await seedCustomerEntities(stack.databaseUrl, stack.organisationId, entityCount);
     const db = createDb(stack.databaseUrl, 2);
+    // The months of 2026 in partitions of their own, as the daily upkeep would have made them.
+    for (let month = 0; month < 12; month += 1) await ensurePartition(db, new Date(Date.UTC(2026, month, 1)));
     const seedStarted = Date.now();
     for (let from = 0; from < events; from += STEP) {
       const to = Math.min(events, from + STEP) - 1;

@@ -278,8 +278,8 @@ export function createUsageRepository(db: Knex) {
     /**
      * One statement: the eventIds are claimed in `usage_event_keys` and only the rows whose key was claimed
      * (or that have no eventId) are written, so the key is never claimed without the row, and a repeated
-     * eventId (in this chunk, or of any earlier month) is skipped. Rows go in eventId order so that concurrent batches sharing
-     * ids take their locks in one order and cannot deadlock. `alongside` are statements of the same
+     * eventId (in this chunk, or of any earlier month) is skipped. Rows go in eventId order so that
+     * concurrent batches sharing ids take their locks in one order and cannot deadlock. `alongside` are statements of the same
      * statement (common table expressions, data-modifying or not) that read the rows written as `inserted`
      * (every column but updated_at), each under its `name` when it has one (so that a later one can read it).
      * Answers the rows written (an event without an eventId is always written): their ids, eventIds and

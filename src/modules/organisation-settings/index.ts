@@ -1,3 +1,3 @@
-export { getOrganisationSettings, organisationToday, zoneOf } from './settings.repository';
+export { getOrganisationSettings, organisationToday, usageRetentions, zoneOf } from './settings.repository';
 export type { PaymentDetails } from './settings.repository';
 export { createOrganisationSettingsService } from './settings.service';

@@ -64,3 +64,12 @@ export async function updateOrganisationSettings(db: Knex, organisationId: strin
     .returning<SettingsRow[]>('*');
   return row;
 }
+
+/** The organisations that set a usage retention, with it in months, by organisation id. */
+export async function usageRetentions(db: Knex): Promise<{ organisationId: string; months: number }[]> {
+  const rows: Array<{ organisation_id: string; usage_retention_months: number }> = await db('organisation_settings')
+    .whereNotNull('usage_retention_months')
+    .orderBy('organisation_id')
+    .select('organisation_id', 'usage_retention_months');
+  return rows.map((row) => ({ organisationId: row.organisation_id, months: row.usage_retention_months }));
+}

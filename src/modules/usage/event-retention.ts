@@ -106,9 +106,3 @@ export async function applyRetention(db: Knex, organisationId: string, months: n
   }
   return outcome;
 }
-
-/** The organisations that set a retention, with it in months. */
-export async function retentionSettings(db: Knex): Promise<{ organisationId: string; months: number }[]> {
-  const rows = await db('organisation_settings').whereNotNull('usage_retention_months').orderBy('organisation_id').select('organisation_id', 'usage_retention_months');
-  return rows.map((row: { organisation_id: string; usage_retention_months: number }) => ({ organisationId: row.organisation_id, months: row.usage_retention_months }));
-}

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { maintainPartitions, type PartitionMaintenance } from './event-partitions';
-import { applyRetention, retentionSettings, type RetentionOutcome } from './event-retention';
+import { usageRetentions } from '../organisation-settings';
+import { applyRetention, type RetentionOutcome } from './event-retention';
 
 /**
  * The event table's upkeep, run each day by the `usage-event-storage` Schedule: partitions made ahead (and
@@ -15,7 +16,7 @@ export function createUsageEventStorageService(db: Knex, clock: () => Date = () 
     /** Every organisation that set `usageRetentionMonths`, one after the other. */
     async applyRetention(onProgress?: () => void): Promise<RetentionOutcome[]> {
       const outcomes: RetentionOutcome[] = [];
-      for (const { organisationId, months } of await retentionSettings(db)) {
+      for (const { organisationId, months } of await usageRetentions(db)) {
         outcomes.push(await applyRetention(db, organisationId, months, clock(), onProgress));
       }
       return outcomes;

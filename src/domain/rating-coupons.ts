@@ -75,11 +75,23 @@ export function couponDiscounts(invoices: readonly DiscountableInvoice[], coupon
     let periods = 0;
     const eligible = invoices.map((invoice) => {
       // A period is its first and last day: after a change of billing period, a year and the quarter
-      // before it may start on the same day and are still two periods.
-      const lines = invoice.charges.map((charges, index) => ({ line: invoice.items[index]!, period: `${charges[0]!.period.from} ${charges[0]!.period.to}` }));
+      // before it may start on the same day and are still two periods. An item's periods come in the
+      // order of the first day charged in each: a month cut short by a change to quarterly comes before
+      // the quarter that began on an earlier day but is charged only from the change.
+      const lines = invoice.charges.map((charges, index) => ({
+        line: invoice.items[index]!,
+        period: `${charges[0]!.period.from} ${charges[0]!.period.to}`,
+        firstDay: earliest(charges.map((charge) => charge.from)),
+      }));
+      const firstDays = new Map<string | null | undefined, Map<string, string>>();
+      for (const { line, period, firstDay } of lines) {
+        const ofItem = firstDays.get(line.planItemId) ?? new Map<string, string>();
+        const known = ofItem.get(period);
+        ofItem.set(period, known === undefined || firstDay < known ? firstDay : known);
+        firstDays.set(line.planItemId, ofItem);
+      }
       const periodsOf = new Map<string | null | undefined, string[]>();
-      for (const { line, period } of lines) periodsOf.set(line.planItemId, [...(periodsOf.get(line.planItemId) ?? []), period]);
-      for (const [item, itemPeriods] of periodsOf) periodsOf.set(item, [...new Set(itemPeriods)].sort());
+      for (const [item, ofItem] of firstDays) periodsOf.set(item, [...ofItem].sort(([a, aDay], [b, bDay]) => (aDay === bDay ? (a < b ? -1 : 1) : aDay < bDay ? -1 : 1)).map(([period]) => period));
       for (const itemPeriods of periodsOf.values()) periods = Math.max(periods, Math.min(itemPeriods.length, left));
       return lines.filter(({ line, period }) => periodsOf.get(line.planItemId)!.indexOf(period) < left).map(({ line }) => line);
     });

@@ -458,6 +458,10 @@ describe('property: over random histories of runs, plan edits, suspensions, late
           [{ currency: 'USD', anchor: 'calendar', kind: 'monthly', start: '2024-01-01', fee: 1, unitPrice: '0.01', steps: [{ kind: 'end', after: 0 }, { kind: 'usage', back: 0, units: 1 }, { kind: 'run', advance: 1 }, { kind: 'end', after: null }] }],
           // A once coupon on a quarterly contract that turns yearly: the year and the first quarter start on one day and are two periods.
           [{ currency: 'USD', anchor: 'calendar', kind: 'quarterly', start: '2024-01-01', fee: 1, unitPrice: '0.01', steps: [{ kind: 'run', advance: 55 }, { kind: 'run', advance: 36 }, { kind: 'coupon', percent: null, amount: 1, duration: 'once', periods: 1 }, { kind: 'usage', back: 1, units: 1 }, { kind: 'period', to: 'yearly' }, { kind: 'suspend' }] }],
+          // A repeating coupon of two periods after a change to quarterly: January, then 1 February (the rest of
+          // a month), then the quarter charged from 2 February though it began on 1 January: the coupon takes
+          // January and February, in the order their days were charged.
+          [{ currency: 'USD', anchor: 'calendar', kind: 'monthly', start: '2024-01-01', fee: 1, unitPrice: '0.01', steps: [{ kind: 'end', after: 0 }, { kind: 'run', advance: 32 }, { kind: 'coupon', percent: null, amount: 1, duration: 'repeating', periods: 2 }, { kind: 'period', to: 'quarterly' }, { kind: 'end', after: null }] }],
         ],
       },
     );

@@ -80,7 +80,9 @@ export function creditableAmounts(invoice: CreditableInvoice): Map<string, Decim
 
 /**
  * The tax due on `byItem` (net credited per item): for each tax line, its rate on what is credited of the
- * items it applies to, rounded half-up to the minor unit as the raise rounds it, never beyond the line.
+ * items it applies to, rounded half-up to the minor unit as the raise rounds it, never beyond the line. A
+ * tax line that came to nothing or below (a plan change's credit took back more tax than its items owed)
+ * collected nothing, and gives nothing back.
  */
 export function taxOn(invoice: CreditableInvoice, byItem: ReadonlyMap<string, string>): Decimal {
   const planItemOf = new Map(invoice.items.map((item) => [item.id, item.planItemId]));
@@ -90,7 +92,8 @@ export function taxOn(invoice: CreditableInvoice, byItem: ReadonlyMap<string, st
       return tax.appliesTo === 'all' || (planItemId !== null && tax.appliesTo.includes(planItemId));
     };
     const base = [...byItem].filter(([itemId]) => applies(itemId)).reduce((total, [, amount]) => total.plus(amount), zero);
-    return sum.plus(min(roundToMinor(base.times(tax.rate).dividedBy(100), invoice.currency), toDecimal(tax.amount)));
+    const collected = toDecimal(tax.amount);
+    return collected.lessThanOrEqualTo(0) ? sum : sum.plus(min(roundToMinor(base.times(tax.rate).dividedBy(100), invoice.currency), collected));
   }, zero);
 }
 

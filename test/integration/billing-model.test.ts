@@ -910,7 +910,7 @@ function creditsOfChange(model: Model, cp: ModelContractPlan, day: number, charg
 /**
  * The tax credited so far on an invoice once `byNotes` (net per invoice item, by its credit notes) and the
  * plan changes that stand are credited: per tax line, its rate on what is credited of the items it applies
- * to, half-up, never beyond the tax line.
+ * to, half-up, never beyond the tax line; none on a tax line that came to nothing or below.
  */
 function creditedTax(model: Model, invoice: Invoice, byNotes: ReadonlyMap<string, bigint>): bigint {
   const byChanges = creditedByChanges(model);
@@ -919,7 +919,10 @@ function creditedTax(model: Model, invoice: Invoice, byNotes: ReadonlyMap<string
     model.taxes.map((t, i) => {
       const base = sumMinor(invoice.items.filter((line) => taxesOn(model, line.planItemId).includes(t)).map((line) => (byNotes.get(line.id) ?? 0n) + (byChanges.get(line.id) ?? 0n)));
       const tax = percentOf(base, t.rate);
-      return recorded[i] !== undefined && tax > recorded[i]! ? recorded[i]! : tax;
+      // A tax line that came to nothing or below collected nothing and gives nothing back.
+      if (recorded[i] === undefined) return tax;
+      if (recorded[i]! <= 0n) return 0n;
+      return tax > recorded[i]! ? recorded[i]! : tax;
     }),
   );
 }
@@ -1589,6 +1592,38 @@ const FOUND: Array<[string, History]> = [
       other: { kind: 'monthly', fee: 3, arrears: false, unitPrice: '0.01' },
       taxes: [{ rate: '19.6', on: 'fee' }],
       steps: [run(1), { kind: 'change', offset: 0, raiseFirst: true }, run(30), { kind: 'raise' }, { kind: 'credit', invoice: 1, line: 0, quarters: 1, byAmount: false }],
+    },
+  ],
+  [
+    // The change's invoice gives back the old fee (-6 JPY) and its 8.875 % (-1), and charges the new fee with
+    // 19.6 % on all (+1): its tax is nothing. Half of the new fee's first month is credited: 19.6 % of 3 is 1,
+    // but no tax is left to credit. The oracle once counted the untouched tax line at its -1 before the note
+    // and wanted 1 of tax credited, more than the invoice's tax.
+    'when a plan change left one tax line below nothing, then a note of the new fee credits no more tax than the invoice has left',
+    {
+      currency: 'JPY',
+      anchor: 'calendar',
+      kind: 'monthly',
+      start: JANUARY_2025,
+      end: null,
+      fee: 6,
+      arrears: false,
+      unitPrice: '0.01',
+      other: { kind: 'monthly', fee: 5, arrears: false, unitPrice: '0.01' },
+      taxes: [
+        { rate: '8.875', on: 'fee' },
+        { rate: '19.6', on: 'all' },
+      ],
+      steps: [
+        run(11),
+        run(48),
+        { kind: 'change', offset: 1, raiseFirst: true },
+        run(31),
+        { kind: 'raise' },
+        { kind: 'addItem', offset: 0, metered: false, fee: 1, extraDecimals: 0, quantity: null, arrears: false, graduated: false, upTo: 10, price: '0.01', over: '0.01' },
+        { kind: 'sync' },
+        { kind: 'credit', invoice: 8, line: 0, quarters: 2, byAmount: false },
+      ],
     },
   ],
 ];

@@ -292,6 +292,21 @@ describe('credit note plans', () => {
     expect([note!.subtotal, note!.taxTotal, note!.total]).toEqual(['0.75', '0.00', '0.75']);
   });
 
+  it('when a plan change left one tax line below nothing, then a note of an item another tax line taxes credits that line\'s tax in full', () => {
+    // The old plan's fee given back (-6.00) is all that 10 % on it applies to: that line is -0.60. 20 % on all
+    // items is 20 % of 94.00. A note of 25.00 of the new fee credits 20 % of it, 5.00, not 5.00 - 0.60.
+    const invoice = raised(
+      [line('march', 1, '50', { title: 'New fee, March', planItemId: 'pli_new' }), line('april', 1, '50', { title: 'New fee, April', planItemId: 'pli_new' }), line('unused', 1, '-6', { title: 'Unused old fee', planItemId: 'pli_old' })],
+      [
+        { rate: '10', appliesTo: ['pli_old'] },
+        { rate: '20', appliesTo: 'all' },
+      ],
+    );
+    expect([invoice.subtotal, invoice.taxTotal, invoice.total]).toEqual(['94.00', '18.20', '112.20']);
+    const [note] = applyAllPlans(invoice, [{ lines: [{ invoiceItemId: 'march', quantity: '0.5' }] }]);
+    expect([note!.subtotal, note!.taxTotal, note!.total]).toEqual(['25.00', '5.00', '30.00']);
+  });
+
   it('when an item has two tax lines, then each is rounded on its own, as the raise rounds them', () => {
     const invoice = raised([line('itm_a', 1, '1.10')], [
       { rate: '5', appliesTo: 'all' },

@@ -709,7 +709,8 @@ async function checkRunTotals(model: Model, runId: string, invoices: Invoice[], 
  * The coupons' discount lines on the invoices a run made, in the order it made them (docs/adjustments.md,
  * "Coupons"): each coupon that still serves discounts, per plan item of each invoice, the lines of the
  * item's first periods still to serve (a line's period is its charges' period, told by its first and last
- * day), and has served as many periods as the item that took the most. A percentage is taken off each
+ * day; an item's periods come in the order of the first day its lines charge in each), and has served as
+ * many periods as the item that took the most. A percentage is taken off each
  * plan item's lines, rounded half-up;
  * an amount (once per period served) is shared over the plan items in proportion to their lines, never
  * beyond them, invoice after invoice. Coupons stack in the order they were applied: each takes at most what
@@ -738,7 +739,10 @@ function checkCoupons(model: Model, invoices: readonly Invoice[], charges: reado
       for (const entry of pricedOf(invoice)) byItem.set(entry.line.planItemId!, [...(byItem.get(entry.line.planItemId!) ?? []), entry]);
       const eligible = new Map<string, ReturnType<typeof pricedOf>>();
       for (const [planItemId, entries] of byItem) {
-        const periods = [...new Set(entries.map((entry) => entry.period))].sort();
+        // An item's periods in the order of the first day its lines charge in each.
+        const firstDay = new Map<string, string>();
+        for (const entry of entries) if (!firstDay.has(entry.period) || entry.line.fromDate! < firstDay.get(entry.period)!) firstDay.set(entry.period, entry.line.fromDate!);
+        const periods = [...firstDay.keys()].sort((a, b) => (firstDay.get(a)! === firstDay.get(b)! ? (a < b ? -1 : 1) : firstDay.get(a)! < firstDay.get(b)! ? -1 : 1));
         served = Math.max(served, Math.min(periods.length, left));
         eligible.set(
           planItemId,
@@ -1630,6 +1634,20 @@ const FOUND: Array<[string, History]> = [
 
 /** Histories that once failed, run first every time. */
 const PINNED_HISTORIES: Array<[History]> = [
+  // A quarterly contract turns monthly the day after it starts: the quarter's one day (its fee rounds to
+  // 0 JPY) comes before January, so a once coupon serves that day and takes nothing off January.
+  [
+    {
+      currency: 'JPY', anchor: 'calendar', kind: 'quarterly', start: 20089, end: null, fee: 1, arrears: false, unitPrice: '0.01', other: { kind: 'monthly', fee: 1, arrears: false, unitPrice: '0.01' }, taxes: [],
+      steps: [
+        { kind: 'period', to: 'monthly', offset: 1 },
+        { kind: 'coupon', percentOff: null, amountOff: 1, duration: 'once', periods: 1 },
+        { kind: 'removeItem', which: 1, offset: 0 },
+        { kind: 'credit', invoice: 0, line: 0, quarters: 1, byAmount: false },
+        { kind: 'end', offset: null },
+      ],
+    } as History,
+  ],
   // A once coupon where a monthly contract turns quarterly the day after it starts: the month and the
   // quarter begin on the same day and are two periods, so the coupon serves the month's one day.
   [

@@ -61,11 +61,31 @@ export function dayIn(timeZone: string, instant: Date = new Date()): string {
  * they land tells whether a change is near, and then the first second is searched for.
  */
 export function startOfDayIn(day: string, timeZone: string): Date {
+  const key = `${timeZone} ${day}`;
+  let start = starts.get(key);
+  if (start === undefined) {
+    start = firstSecondOf(day, timeZone);
+    if (starts.size >= STARTS_KEPT) starts.clear();
+    starts.set(key, start);
+  }
+  return new Date(start);
+}
+
+const STARTS_KEPT = 50_000;
+/**
+ * Where each day began in each zone, by zone and day: periods, windows and alerts ask for the same few
+ * days' starts over and over (every evaluation of a thousand entitlements asks for their periods' edges),
+ * and the answer for a day never changes.
+ */
+const starts = new Map<string, number>();
+
+/** `startOfDayIn`, worked out: the instant in milliseconds. */
+function firstSecondOf(day: string, timeZone: string): number {
   const midnight = Date.parse(`${day}T00:00:00Z`);
   let instant = midnight - (wallClock(midnight, timeZone) - midnight);
   instant = midnight - (wallClock(instant, timeZone) - instant);
   const isBefore = (at: number) => dayIn(timeZone, new Date(at)) < day;
-  if (!isBefore(instant) && isBefore(instant - 1000)) return new Date(instant);
+  if (!isBefore(instant) && isBefore(instant - 1000)) return instant;
   // An instant before the day, and one in it (or after), hours apart at most: no change moves a clock by a day.
   let before = instant;
   let from = instant;
@@ -76,5 +96,5 @@ export function startOfDayIn(day: string, timeZone: string): Date {
     if (isBefore(middle)) before = middle;
     else from = middle;
   }
-  return new Date(from);
+  return from;
 }

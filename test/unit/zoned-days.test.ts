@@ -51,6 +51,14 @@ describe('calendar days in a zone, with offsets kept per hour', () => {
     expect(startOfDayIn('2026-04-05', 'America/Santiago').toISOString()).toBe('2026-04-05T04:00:00.000Z');
   });
 
+  it('when a day\'s start is asked again, then the kept answer is the same instant, in a Date of its own', () => {
+    const first = startOfDayIn('2026-09-06', 'America/Santiago');
+    first.setTime(0);
+    const again = startOfDayIn('2026-09-06', 'America/Santiago');
+    expect(again.toISOString()).toBe('2026-09-06T04:00:00.000Z');
+    expect(again).not.toBe(startOfDayIn('2026-09-06', 'America/Santiago'));
+  });
+
   it('when a day begins in a zone, then its first instant is in that day and the second before it is not', () => {
     fc.assert(
       fc.property(zone, instant, (timeZone, at) => {

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import { createDb } from '../src/db/knex';
+import { cpuDelta, cpuSecondsByProcess, STACK_PROCESSES } from './cpu';
 import { percentile, postBatchesFor, postJson, seedCustomerEntities, startBenchStack, type BatchLoad, type BenchStack } from './stack';
 
 /**
@@ -204,7 +205,7 @@ async function main() {
     for (let i = 0; i < checks; i += 1) idle.push(await check(stack, pick(customerIds)));
     idle.sort((a, b) => a - b);
 
-    const phases: Array<{ phase: 'A' | 'B'; load: BatchLoad; checks: number[]; ownApiChecks: number[] }> = [];
+    const phases: Array<{ phase: 'A' | 'B'; load: BatchLoad; checks: number[]; ownApiChecks: number[]; cpu: Record<string, number> }> = [];
     const alertLatencies: number[] = [];
     let alertsMissing = 0;
     for (let round = 0; round < rounds; round += 1) {
@@ -212,6 +213,7 @@ async function main() {
         await stack.renewTokens();
         const metric = phase === 'A' ? PLAIN : COUNTED;
         let running = true;
+        const cpuBefore = cpuSecondsByProcess(STACK_PROCESSES);
         const crossings: Array<{ key: string; answeredAt: number }> = [];
         // With --own-api, in turn: a check on the API the batches go to, then one on an API process of its own.
         const checker = startCheckLoop([stack.url, ...(checkApi ? [checkApi] : [])], stack.systemToken, customerIds);
@@ -233,6 +235,7 @@ async function main() {
         await prober;
         // Webhooks of the phase's last crossings may still be on their way.
         await new Promise((resolve) => setTimeout(resolve, 6000));
+        const cpu = cpuDelta(cpuBefore, cpuSecondsByProcess(STACK_PROCESSES));
         for (const crossing of crossings) {
           const arrived = receiver.arrived.get(crossing.key);
           if (arrived === undefined) alertsMissing += 1;
@@ -240,7 +243,7 @@ async function main() {
         }
         underLoad.sort((a, b) => a - b);
         onOwnApi.sort((a, b) => a - b);
-        phases.push({ phase, load, checks: underLoad, ownApiChecks: onOwnApi });
+        phases.push({ phase, load, checks: underLoad, ownApiChecks: onOwnApi, cpu });
         process.stderr.write(`${phase}: ${Math.round(load.accepted / load.seconds)} events/s, value check p99 ${round1(percentile(underLoad, 99))} ms\n`);
       }
     }
@@ -263,6 +266,15 @@ async function main() {
         withEventsPerSecond: Math.round(rate('B')),
         ratio: Math.round((rate('B') / rate('A')) * 1000) / 1000,
         goalRatio: 0.85,
+        // CPU of each process from the phase's start to 6 s after its load (the relay's trailing work included), per 1,000 events accepted.
+        cpuMsPer1000Events: Object.fromEntries(
+          (['A', 'B'] as const).map((phase) => {
+            const of = phases.filter((entry) => entry.phase === phase);
+            const accepted = of.reduce((sum, entry) => sum + entry.load.accepted, 0);
+            const labels = Object.keys(of[0]?.cpu ?? {}).filter((label) => of.some((entry) => entry.cpu[label]! > 0));
+            return [phase, Object.fromEntries(labels.map((label) => [label, round1((of.reduce((sum, entry) => sum + entry.cpu[label]!, 0) * 1_000_000) / accepted)]))];
+          }),
+        ),
       },
     };
     process.stdout.write(`${JSON.stringify(results, null, 2)}\n`);

@@ -85,6 +85,23 @@ export async function valuesOf(db: Knex, entitlements: readonly EntitlementWithF
   return readings;
 }
 
+/**
+ * The usage of each metered entitlement's current period at `at`, by entitlement id, in one statement.
+ * Grants only add to what a period allows, so an entitlement whose period's usage is below its limit is
+ * not used up: this tells, before any grant is read, which may be.
+ */
+export async function currentPeriodUsages(db: Knex, entitlements: readonly EntitlementWithFeature[], at: Date): Promise<Map<string, string>> {
+  return counterSums(
+    db,
+    entitlements.map((entitlement) => {
+      const anchorDay = dayIn(entitlement.time_zone!, entitlement.anchor!);
+      const period = entitlement.usage_period as UsagePeriod;
+      const { index } = currentPeriod(entitlement, at);
+      return { key: entitlement.id, counterId: entitlement.counter_id!, fromDay: periodStartDay(anchorDay, period, index), toDay: periodStartDay(anchorDay, period, index + 1) };
+    }),
+  );
+}
+
 /** The value as the API shows it. */
 export const valueOfReading = (reading: Reading): EntitlementValue => (reading.metered ? reading.reading.value : reading.value);
 

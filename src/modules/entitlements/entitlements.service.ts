@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { isUniqueViolation } from '../../db/knex';
 import { AppError, orNotFound } from '../../domain/errors';
-import { formatExact } from '../../domain/money';
+import { formatExact, toDecimal } from '../../domain/money';
 import { domainEvent, type EntitlementPeriodEvent } from '../../domain/events';
 import type { Page, PageQuery } from '../../http/paging';
 import { recordEvent, recordEvents } from '../../events/outbox';
@@ -9,7 +9,7 @@ import { customersIn } from '../customers';
 import { metersIn, rollupMeterOf } from '../meters';
 import { zoneOf } from '../organisation-settings';
 import { COUNTABLE, releaseCounter, takeCounter } from '../usage';
-import { currentPeriod, valueOfReading, valuesOf, type Reading } from './entitlement-values';
+import { currentPeriod, currentPeriodUsages, valueOfReading, valuesOf, type Reading } from './entitlement-values';
 import type { CreateEntitlementBody, CreateFeatureBody, EntitlementValue, EntitlementView, FeatureView, CreateGrantBody, GrantView, UpdateFeatureBody } from './entitlements.schemas';
 import { createEntitlementRepository, type EntitlementWithFeature, type FeatureRow, type GrantRow } from './entitlements.repository';
 
@@ -259,9 +259,13 @@ export function createEntitlementPeriodService(db: Knex) {
         (entitlement) => entitlement.exhausted_period_start === null || entitlement.exhausted_period_start < currentPeriod(entitlement, at).start,
       );
       if (candidates.length === 0) return;
-      const readings = await valuesOf(trx, candidates, at);
+      // Only those whose period's usage reached their limit (or that have none) are read in full.
+      const usages = await currentPeriodUsages(trx, candidates, at);
+      const reached = candidates.filter((entitlement) => entitlement.usage_limit === null || toDecimal(usages.get(entitlement.id) ?? '0').greaterThanOrEqualTo(entitlement.usage_limit));
+      if (reached.length === 0) return;
+      const readings = await valuesOf(trx, reached, at);
       const exhausted = [];
-      for (const entitlement of candidates) {
+      for (const entitlement of reached) {
         const reading = readings.get(entitlement.id)!;
         if (!reading.metered) continue;
         const { value, period } = reading.reading;

@@ -217,7 +217,9 @@ async function spendReadings(trx: Knex, organisationId: string, alerts: readonly
 }
 
 /** Records the thresholds each reading newly crossed, and announces those no other evaluation recorded first. */
-async function recordCrossings(trx: Knex, organisationId: string, readings: readonly Reading[]): Promise<number> {
+async function recordCrossings(trx: Knex, organisationId: string, everyReading: readonly Reading[]): Promise<number> {
+  // A reading that has reached none of its alert's thresholds crosses nothing, fired before or not.
+  const readings = everyReading.filter(({ alert, value }) => newlyCrossed(alert.thresholds, value, directionOf(alert.metric), []).length > 0);
   if (readings.length === 0) return 0;
   const alerts = createAlertRepository(trx);
   const fired = await alerts.fired(

@@ -44,6 +44,8 @@ const configSchema = z.object({
     }),
   // Whether this worker relays the webhook outbox (every worker may; they share the events).
   WEBHOOK_RELAY: booleanFromEnv.default(true),
+  // How long the relay lets `usage.ingested` events gather before handing them on together (0: at once).
+  USAGE_EVENTS_GATHER_MS: z.coerce.number().int().min(0).max(10_000).default(750),
   INVOICE_RUN_PAGES_IN_FLIGHT: z.coerce.number().int().min(1).max(16).default(2),
   TEMPORAL_CLI_PATH: z.string().optional(),
   // Searched for the `temporal` binary when TEMPORAL_CLI_PATH is unset.

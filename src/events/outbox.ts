@@ -44,9 +44,29 @@ export async function recordEvents<T extends DomainEventType>(db: Knex, organisa
   await bulkInsert(db, 'webhook_events', EVENT_COLUMNS, rows);
 }
 
-/** The oldest events no relay has handed on yet, locked for this transaction; other relays skip them. */
-export async function lockUndispatched(trx: Knex, limit: number): Promise<OutboxEvent[]> {
-  return trx<OutboxEvent>('webhook_events').whereNull('dispatched_at').orderBy('created_at').limit(limit).forUpdate().skipLocked();
+/** Event types whose reactions are set-based and read totals: they are handed on together rather than one by one. */
+export interface Gathering {
+  types: readonly string[];
+  /** Events of those types wait until the oldest of them is this old; then all of them go together. */
+  ms: number;
+}
+
+/**
+ * The oldest events no relay has handed on yet, locked for this transaction; other relays skip them. Events
+ * of a `gathering`'s types are left waiting while the oldest of them is younger than its `ms`, so that one
+ * step takes the events of that whole span and their reactions run once for it.
+ */
+export async function lockUndispatched(trx: Knex, limit: number, gathering?: Gathering, now = new Date()): Promise<OutboxEvent[]> {
+  const query = trx<OutboxEvent>('webhook_events').whereNull('dispatched_at');
+  if (gathering && gathering.types.length > 0) {
+    const cutoff = new Date(now.getTime() - gathering.ms).toISOString();
+    query.where((where) =>
+      where.whereNotIn('type', [...gathering.types]).orWhereExists((oldest) =>
+        oldest.select(trx.raw('1')).from('webhook_events as oldest').whereNull('oldest.dispatched_at').whereIn('oldest.type', [...gathering.types]).where('oldest.created_at', '<=', cutoff),
+      ),
+    );
+  }
+  return query.orderBy('created_at').limit(limit).forUpdate().skipLocked();
 }
 
 export async function markDispatched(trx: Knex, eventIds: readonly string[]): Promise<void> {

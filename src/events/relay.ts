@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
-import { lockUndispatched, markDispatched, type OutboxEvent } from './outbox';
+import { lockUndispatched, markDispatched, type Gathering, type OutboxEvent } from './outbox';
 
 /**
  * What reacts to the domain events. `handle` runs inside the relay's transaction, which also marks the
@@ -20,6 +20,8 @@ export interface EventRelayDeps {
   logger: Logger;
   intervalMs?: number;
   batch?: number;
+  /** Event types handed on together, once the oldest waiting has waited this long (see `lockUndispatched`). */
+  gathering?: Gathering;
 }
 
 /**
@@ -27,9 +29,9 @@ export interface EventRelayDeps {
  * subscriber in one transaction that marks them handed on (relays in several workers share the work
  * through SKIP LOCKED). Answers how many it handed on.
  */
-export async function relayOnce(deps: Pick<EventRelayDeps, 'db' | 'subscribers'>, batch: number): Promise<number> {
+export async function relayOnce(deps: Pick<EventRelayDeps, 'db' | 'subscribers' | 'gathering'>, batch: number): Promise<number> {
   const events = await deps.db.transaction(async (trx) => {
-    const locked = await lockUndispatched(trx, batch);
+    const locked = await lockUndispatched(trx, batch, deps.gathering);
     if (locked.length === 0) return locked;
     for (const subscriber of deps.subscribers) await subscriber.handle?.(trx, locked);
     await markDispatched(

@@ -108,7 +108,7 @@ export async function createWorker(
   }
   // The outbox's relay runs beside the worker: it hands the domain events to their subscribers.
   const dispatcher = deps.config.WEBHOOK_RELAY
-    ? startEventRelay({ db: deps.db, logger: deps.logger, subscribers: [alertSubscriber(services.alerts), entitlementSubscriber({ periods: services.entitlementPeriods, temporal }), progressiveBillingSubscriber({ progressiveBilling: services.progressiveBilling, temporal }), collectionSubscriber({ temporal }), refundSubscriber({ temporal }), webhookSubscriber({ webhooks: services.webhooks, temporal }), metricsSubscriber()] })
+    ? startEventRelay({ db: deps.db, logger: deps.logger, gathering: { types: ['usage.ingested'], ms: deps.config.USAGE_EVENTS_GATHER_MS }, subscribers: [alertSubscriber(services.alerts), entitlementSubscriber({ periods: services.entitlementPeriods, temporal }), progressiveBillingSubscriber({ progressiveBilling: services.progressiveBilling, temporal }), collectionSubscriber({ temporal }), refundSubscriber({ temporal }), webhookSubscriber({ webhooks: services.webhooks, temporal }), metricsSubscriber()] })
     : undefined;
   return {
     workers,

@@ -95,7 +95,25 @@ describe('the outbox relay', () => {
     expect(webhooks.handled).toEqual([['credits.granted'], ['credits.granted']]);
     expect(metrics.committedIds).toEqual([[id]]);
   });
+
+  it('when usage events gather, then they wait while the oldest is young, and go together once it is old enough; other events go at once', async () => {
+    const gathering = { types: ['usage.ingested'], ms: 60_000 };
+    const usage = (id: string) => ({ batchId: 'bat_gathering', chunkIndex: 0, events: 1, customerIds: [id], metrics: ['calls'], from: '2026-01-01T00:00:00Z', to: '2026-01-01T00:00:00Z' });
+    await recordEvents(db, 'org_events', 'usage.ingested', [usage('cus_young_1'), usage('cus_young_2')]);
+    await recordEvent(db, 'org_events', domainEvent('payment.created', { id: 'pay_gathering' }));
+    const reactions = probe('reactions');
+
+    expect(await relayOnce({ db, subscribers: [reactions], gathering }, 10)).toBe(1);
+    expect(reactions.handled).toEqual([['payment.created']]);
+    expect(await relayOnce({ db, subscribers: [reactions], gathering }, 10)).toBe(0);
+
+    // One that has waited a minute and more takes the young ones with it, in one step.
+    await recordEvent(db, 'org_events', domainEvent('usage.ingested', usage('cus_old')), new Date(Date.now() - 61_000));
+    expect(await relayOnce({ db, subscribers: [reactions], gathering }, 10)).toBe(3);
+    expect(reactions.handled).toEqual([['payment.created'], ['usage.ingested', 'usage.ingested', 'usage.ingested']]);
+  });
 });
+
 
 describe('the metrics subscriber, in the suite’s worker', () => {
   let api: TestApi;

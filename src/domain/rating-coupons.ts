@@ -137,3 +137,29 @@ export function discountLinesOf(
 ): Array<{ planItemId: string | null | undefined; fromDate: string; toDate: string; amount: string }> {
   return lines.flatMap((line) => (line.couponId && line.fromDate && line.toDate ? [{ planItemId: line.planItemId, fromDate: line.fromDate, toDate: line.toDate, amount: toDecimal(line.price).times(line.quantity).negated().toFixed() }] : []));
 }
+
+/**
+ * The discount lines a re-priced draft keeps, each cut to what its plan item's priced lines within its days
+ * now charge, less what the discount lines before it kept of them: the amount each keeps, by line id (0
+ * where nothing is left to discount, and the line goes). A draft whose days were priced away keeps no
+ * discount of them, and never goes below zero by its discounts.
+ */
+export function discountsKept(
+  priced: ReadonlyArray<{ planItemId?: string | null; fromDate?: string | null; toDate?: string | null; quantity: string | number; price: string | number }>,
+  discounts: ReadonlyArray<{ id: string; planItemId?: string | null; fromDate: string; toDate: string; amount: string }>,
+  currency: string,
+): Map<string, Decimal> {
+  const taken = new Map<string | null, Decimal>();
+  const kept = new Map<string, Decimal>();
+  for (const discount of discounts) {
+    const item = discount.planItemId ?? null;
+    const gross = priced
+      .filter((line) => (line.planItemId ?? null) === item && line.fromDate && line.toDate && line.fromDate >= discount.fromDate && line.toDate <= discount.toDate)
+      .reduce((sum, line) => sum.plus(roundToMinor(toDecimal(line.quantity).times(line.price), currency)), new Decimal(0));
+    const before = taken.get(item) ?? new Decimal(0);
+    const amount = Decimal.max(0, Decimal.min(toDecimal(discount.amount), gross.minus(before)));
+    taken.set(item, before.plus(amount));
+    kept.set(discount.id, amount);
+  }
+  return kept;
+}

@@ -1,8 +1,9 @@
 import type { Knex } from 'knex';
 import { calendarDay } from '../../db/dates';
 import { AppError, InvariantError, orNotFound } from '../../domain/errors';
+import { toDecimal } from '../../domain/money';
 import { shareDiscounts, type Charge } from '../../domain/rating';
-import { discountLinesOf } from '../../domain/rating-coupons';
+import { discountLinesOf, discountsKept } from '../../domain/rating-coupons';
 import { plansIn } from '../billing-plans';
 import { chargesIn } from '../charges';
 import { contractsIn } from '../contracts';
@@ -82,9 +83,21 @@ export function createInvoiceItemService(db: Knex, repriceDraft: DraftRepricer) 
         const draft = { organisationId, invoiceId, contractId: found.contract_id, contractPlanId: found.contract_plan_id, date: calendarDay(invoice.date), span };
         const repriced = await repriceDraft(trx, draft);
         await charges.forgetInvoice(invoiceId);
-        await createInvoiceRepository(trx).replacePlanItems(organisationId, invoiceId, repriced.items);
+        const repository = createInvoiceRepository(trx);
+        await repository.replacePlanItems(organisationId, invoiceId, repriced.items);
+        // The discount lines it keeps take no more than the lines now priced within their days charge.
+        const before = (await repository.listItems(organisationId, invoiceId)).map((row) => toInvoiceItem(row, invoice.currency));
+        const discounts = before.flatMap((line) =>
+          line.couponId && line.fromDate && line.toDate ? [{ id: line.id, planItemId: line.planItemId, fromDate: line.fromDate, toDate: line.toDate, amount: toDecimal(line.price).times(line.quantity).negated().toFixed() }] : [],
+        );
+        const priced = before.filter((line) => line.planItemId && !line.couponId && !line.planChangeId);
+        for (const [id, amount] of discountsKept(priced, discounts, invoice.currency)) {
+          const discount = discounts.find((candidate) => candidate.id === id)!;
+          if (amount.isZero()) await repository.deleteItem(id);
+          else if (!amount.equals(discount.amount)) await repository.setDiscount(id, amount.toFixed());
+        }
         // The discount lines it keeps are shared again over the charges it now makes.
-        const kept = (await createInvoiceRepository(trx).listItems(organisationId, invoiceId)).map((row) => toInvoiceItem(row, invoice.currency));
+        const kept = (await repository.listItems(organisationId, invoiceId)).map((row) => toInvoiceItem(row, invoice.currency));
         const shared = shareDiscounts(repriced.charges, discountLinesOf(kept), invoice.currency);
         const recorded = await charges.record(organisationId, null, shared.map((charge) => ({ ...charge, contractId: draft.contractId, contractPlanId: draft.contractPlanId, invoiceId })));
         // Under the contract's lock no one else charges these days: a mismatch is a bug, and rolls back.

@@ -8,7 +8,7 @@ import { numericProblem } from '../../domain/storable';
 import { recordEvents } from '../../events/outbox';
 import { paginate, type Page, type PageQuery } from '../../http/paging';
 import type { InvoiceState, InvoiceStep } from '../../domain/invoice-state';
-import { Decimal, formatAmount, formatExact } from '../../domain/money';
+import { Decimal, formatAmount, formatExact, toDecimal } from '../../domain/money';
 import { draftFigures, type DraftFigures } from './invoice-pricing';
 
 export interface InvoiceRow {
@@ -619,6 +619,12 @@ export function createInvoiceRepository(db: Knex) {
 
     async deleteItem(id: string): Promise<void> {
       await db('invoice_items').where({ id }).delete();
+    },
+
+    /** A discount line's amount (positive: what it takes off), as its price and amount of its one unit. */
+    async setDiscount(id: string, amount: string): Promise<void> {
+      const negated = toDecimal(amount).negated().toFixed();
+      await db('invoice_items').where({ id }).update({ price: negated, amount: negated, updated_at: db.fn.now() });
     },
 
     async setItemAmount(id: string, amount: string): Promise<void> {

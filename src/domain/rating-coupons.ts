@@ -131,11 +131,13 @@ export function couponDiscounts(invoices: readonly DiscountableInvoice[], coupon
   return { lines: made, served };
 }
 
-/** A document's coupon lines as discounts: positive amounts over their plan item and days. */
-export function discountLinesOf(
-  lines: ReadonlyArray<{ couponId?: string | null; planItemId?: string | null; quantity: string | number; price: string | number; fromDate?: string | null; toDate?: string | null }>,
-): Array<{ planItemId: string | null | undefined; fromDate: string; toDate: string; amount: string }> {
-  return lines.flatMap((line) => (line.couponId && line.fromDate && line.toDate ? [{ planItemId: line.planItemId, fromDate: line.fromDate, toDate: line.toDate, amount: toDecimal(line.price).times(line.quantity).negated().toFixed() }] : []));
+/** A document's coupon lines as discounts: positive amounts over their plan item and days, with the line's id where it has one. */
+export function discountLinesOf<Id extends string | undefined = undefined>(
+  lines: ReadonlyArray<{ id?: Id; couponId?: string | null; planItemId?: string | null; quantity: string | number; price: string | number; fromDate?: string | null; toDate?: string | null }>,
+): Array<{ id: Id; planItemId: string | null | undefined; fromDate: string; toDate: string; amount: string }> {
+  return lines.flatMap((line) =>
+    line.couponId && line.fromDate && line.toDate ? [{ id: line.id as Id, planItemId: line.planItemId, fromDate: line.fromDate, toDate: line.toDate, amount: toDecimal(line.price).times(line.quantity).negated().toFixed() }] : [],
+  );
 }
 
 /**

@@ -39,17 +39,9 @@ export async function valuesOf(db: Knex, entitlements: readonly EntitlementWithF
   for (const row of await createEntitlementRepository(db).grantsOf(unread.map((entitlement) => entitlement.id))) grants.set(row.entitlement_id, [...(grants.get(row.entitlement_id) ?? []), toGrant(row)]);
   const periods = new Map(metered.map((entitlement) => [entitlement.id, periodsToRead(entitlement.anchor!, entitlement.usage_period as UsagePeriod, entitlement.time_zone!, grants.get(entitlement.id) ?? [], at)]));
   const daysRead = new Map(metered.flatMap((entitlement) => (entitlement.counter_days ? [[entitlement.id, entitlement.counter_days] as const] : [])));
-  const spans: Array<CounterSpan & { entitlementId: string }> = metered.flatMap((entitlement) => {
-    const anchorDay = dayIn(entitlement.time_zone!, entitlement.anchor!);
-    const period = entitlement.usage_period as UsagePeriod;
-    return periods.get(entitlement.id)!.map((span) => ({
-      key: `${entitlement.id} ${span.index}`,
-      entitlementId: entitlement.id,
-      counterId: entitlement.counter_id!,
-      fromDay: periodStartDay(anchorDay, period, span.index),
-      toDay: periodStartDay(anchorDay, period, span.index + 1),
-    }));
-  });
+  const spans: Array<CounterSpan & { entitlementId: string }> = metered.flatMap((entitlement) =>
+    periods.get(entitlement.id)!.map((span) => ({ ...counterSpan(entitlement, span.index, `${entitlement.id} ${span.index}`), entitlementId: entitlement.id })),
+  );
   // Days read with the entitlement (the check) are summed here; the others' in one statement.
   const usage = await counterSums(db, spans.filter((span) => !daysRead.has(span.entitlementId)));
   for (const [entitlementId, days] of daysRead) for (const [key, value] of sumCounterDays(days, spans.filter((span) => span.entitlementId === entitlementId))) usage.set(key, value);
@@ -93,13 +85,15 @@ export async function valuesOf(db: Knex, entitlements: readonly EntitlementWithF
 export async function currentPeriodUsages(db: Knex, entitlements: readonly EntitlementWithFeature[], at: Date): Promise<Map<string, string>> {
   return counterSums(
     db,
-    entitlements.map((entitlement) => {
-      const anchorDay = dayIn(entitlement.time_zone!, entitlement.anchor!);
-      const period = entitlement.usage_period as UsagePeriod;
-      const { index } = currentPeriod(entitlement, at);
-      return { key: entitlement.id, counterId: entitlement.counter_id!, fromDay: periodStartDay(anchorDay, period, index), toDay: periodStartDay(anchorDay, period, index + 1) };
-    }),
+    entitlements.map((entitlement) => counterSpan(entitlement, currentPeriod(entitlement, at).index, entitlement.id)),
   );
+}
+
+/** The days of a metered entitlement's period `index` on its usage counter, as the span `key`. */
+function counterSpan(entitlement: EntitlementWithFeature, index: number, key: string): CounterSpan {
+  const anchorDay = dayIn(entitlement.time_zone!, entitlement.anchor!);
+  const period = entitlement.usage_period as UsagePeriod;
+  return { key, counterId: entitlement.counter_id!, fromDay: periodStartDay(anchorDay, period, index), toDay: periodStartDay(anchorDay, period, index + 1) };
 }
 
 /** The value as the API shows it. */

@@ -1,7 +1,6 @@
 import type { Knex } from 'knex';
 import { calendarDay } from '../../db/dates';
 import { AppError, InvariantError, orNotFound } from '../../domain/errors';
-import { toDecimal } from '../../domain/money';
 import { shareDiscounts, type Charge } from '../../domain/rating';
 import { discountLinesOf, discountsKept } from '../../domain/rating-coupons';
 import { plansIn } from '../billing-plans';
@@ -87,17 +86,17 @@ export function createInvoiceItemService(db: Knex, repriceDraft: DraftRepricer) 
         await repository.replacePlanItems(organisationId, invoiceId, repriced.items);
         // The discount lines it keeps take no more than the lines now priced within their days charge.
         const before = (await repository.listItems(organisationId, invoiceId)).map((row) => toInvoiceItem(row, invoice.currency));
-        const discounts = before.flatMap((line) =>
-          line.couponId && line.fromDate && line.toDate ? [{ id: line.id, planItemId: line.planItemId, fromDate: line.fromDate, toDate: line.toDate, amount: toDecimal(line.price).times(line.quantity).negated().toFixed() }] : [],
-        );
+        const discounts = discountLinesOf(before);
         const priced = before.filter((line) => line.planItemId && !line.couponId && !line.planChangeId);
-        for (const [id, amount] of discountsKept(priced, discounts, invoice.currency)) {
-          const discount = discounts.find((candidate) => candidate.id === id)!;
-          if (amount.isZero()) await repository.deleteItem(id);
-          else if (!amount.equals(discount.amount)) await repository.setDiscount(id, amount.toFixed());
+        const keeps = discountsKept(priced, discounts, invoice.currency);
+        const cut = discounts.filter((discount) => !keeps.get(discount.id)!.equals(discount.amount));
+        for (const discount of cut) {
+          const amount = keeps.get(discount.id)!;
+          if (amount.isZero()) await repository.deleteItem(discount.id);
+          else await repository.setDiscount(discount.id, amount.toFixed());
         }
         // The discount lines it keeps are shared again over the charges it now makes.
-        const kept = (await repository.listItems(organisationId, invoiceId)).map((row) => toInvoiceItem(row, invoice.currency));
+        const kept = cut.length === 0 ? before : (await repository.listItems(organisationId, invoiceId)).map((row) => toInvoiceItem(row, invoice.currency));
         const shared = shareDiscounts(repriced.charges, discountLinesOf(kept), invoice.currency);
         const recorded = await charges.record(organisationId, null, shared.map((charge) => ({ ...charge, contractId: draft.contractId, contractPlanId: draft.contractPlanId, invoiceId })));
         // Under the contract's lock no one else charges these days: a mismatch is a bug, and rolls back.

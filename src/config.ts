@@ -18,6 +18,7 @@ const configSchema = z.object({
   DATABASE_URL: z.string().url().optional(),
   EMBEDDED_POSTGRES_PORT: z.coerce.number().int().min(1).max(65535).default(5488),
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
+  DATABASE_PREPARED_STATEMENTS: booleanFromEnv.default(true),
   TEMPORAL_ADDRESS: z.string().optional(),
   TEMPORAL_NAMESPACE: z.string().default('default'),
   TEMPORAL_TASK_QUEUE: z.string().min(1).max(200).default('billing'),

@@ -45,8 +45,14 @@ function knexLog(logger: KnexLogger): Knex.Config['log'] {
   };
 }
 
-export function createDb(connectionString: string, poolMax = 10, logger?: KnexLogger): Knex {
-  return knex({
+/**
+ * Set on a handle's client configuration when its queries must not be named prepared statements; a
+ * transaction's client shares its handle's configuration, so it answers the same.
+ */
+const NO_PREPARED_STATEMENTS = Symbol('no prepared statements');
+
+export function createDb(connectionString: string, poolMax = 10, logger?: KnexLogger, options: { preparedStatements?: boolean } = {}): Knex {
+  const db = knex({
     ...(logger ? { log: knexLog(logger) } : {}),
     client: 'pg',
     // Bounded waits: a Postgres that is down fails a request in seconds (a 503), never hangs it.
@@ -55,6 +61,17 @@ export function createDb(connectionString: string, poolMax = 10, logger?: KnexLo
     pool: { min: 0, max: poolMax },
     migrations: { migrationSource: new MigrationFiles(), tableName: 'knex_migrations' },
   });
+  if (options.preparedStatements === false) (db.client.config as Record<symbol, boolean>)[NO_PREPARED_STATEMENTS] = true;
+  return db;
+}
+
+/**
+ * The query options that make a hot, fixed-text query a named prepared statement: each connection parses
+ * and plans it once rather than at every call. None where the deployment turned them off
+ * (DATABASE_PREPARED_STATEMENTS=false, for a pooler in transaction mode that does not keep them).
+ */
+export function preparedAs(db: Knex, name: string): { name?: string } {
+  return (db.client.config as Record<symbol, boolean | undefined>)[NO_PREPARED_STATEMENTS] ? {} : { name };
 }
 
 export async function migrateLatest(db: Knex): Promise<string[]> {

@@ -30,7 +30,7 @@ export interface StartedApi {
  * is 0; resolves once both listen.
  */
 export async function startApi(config: Config, endpoints: Endpoints, logger: Logger, options: { metricsPort: number }): Promise<StartedApi> {
-  const db = createDb(endpoints.databaseUrl, config.DATABASE_POOL_MAX, logger);
+  const db = createDb(endpoints.databaseUrl, config.DATABASE_POOL_MAX, logger, { preparedStatements: config.DATABASE_PREPARED_STATEMENTS });
   const temporal = await connectTemporal(config, endpoints.temporalAddress);
   const accessTokens = createAccessTokens(requireSetting(config, 'JWT_SECRET'), config.ACCESS_TOKEN_TTL_SECONDS);
   const services = createApiServices({ ...serviceDepsFrom(config, db), temporal, accessTokens });
@@ -84,7 +84,7 @@ export async function startApi(config: Config, endpoints: Endpoints, logger: Log
  * the others, so that the process ends rather than serve some queues only.
  */
 export async function startWorker(config: Config, endpoints: Endpoints, logger: Logger): Promise<{ stop: () => Promise<void>; done: Promise<void>; db: Knex }> {
-  const db = createDb(endpoints.databaseUrl, config.DATABASE_POOL_MAX, logger);
+  const db = createDb(endpoints.databaseUrl, config.DATABASE_POOL_MAX, logger, { preparedStatements: config.DATABASE_PREPARED_STATEMENTS });
   const { workers, close } = await createWorker({ config, temporalAddress: endpoints.temporalAddress, db, logger });
   const shutdown = () => {
     for (const worker of workers) if (worker.getState() === 'RUNNING') worker.shutdown();

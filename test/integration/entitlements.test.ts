@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { createDb } from '../../src/db/knex';
 import { createEntitlementPeriodService, createEntitlementService } from '../../src/modules/entitlements';
 import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
 import { eventually, startWebhookReceiver } from './support/webhook-receiver';
@@ -132,6 +133,60 @@ describe('a metered entitlement of 1,000 calls a month with a grant of 500', () 
     expect(await valueOf(who.customerId, 'api')).toMatchObject({ usage: '800', balance: '500', overage: '0', hasAccess: true });
     const listed = (await api.http().get(`/customers/${who.customerId}/entitlements`).set(system()).expect(200)).body.data.items[0];
     expect(listed).toMatchObject(await valueOf(who.customerId, 'api'));
+  });
+});
+
+describe('a monthly entitlement in a zone far from UTC', () => {
+  it('counts the first local day of a 31-day period when checked at its last instant, as the list does', async () => {
+    const far = await createTenant(api, 'entitlements-far-zone');
+    const farAdmin = () => bearer(far.adminToken);
+    const farSystem = () => bearer(far.systemToken);
+    await api.http().put('/organisation/settings').set(farAdmin()).send({ timezone: 'Pacific/Kiritimati' }).expect(200);
+    const farMeter = (await api.http().post('/meters').set(farAdmin()).send({ name: 'calls', metric: 'calls', aggregation: 'sum' }).expect(201)).body.data.id;
+    await api.http().post('/features').set(farAdmin()).send({ key: 'api', name: 'API calls', meterId: farMeter }).expect(201);
+    const customer = (await api.http().post('/customers').set(farSystem()).send({ name: 'far', currency: 'EUR' }).expect(201)).body.data.id;
+    const entity = (await api.http().post('/entities').set(farSystem()).send({ type: 'customer', name: 'far', customerId: customer }).expect(201)).body.data.id;
+    // January in Kiritimati (UTC+14): from 2025-12-31T10:00Z to 2026-01-31T10:00Z.
+    const events = [
+      { at: '2025-12-31T09:30:00Z', value: 100 }, // 23:30 on 31 December there: the period before
+      { at: '2025-12-31T10:30:00Z', value: 7 }, // 00:30 on 1 January there, 30 UTC days before the check
+      { at: '2026-01-31T09:00:00Z', value: 5 }, // 23:00 on 31 January there
+    ];
+    const res = await api.http().post('/events/batch').set(farSystem())
+      .send({ events: events.map((event) => ({ CustomerEntityId: entity, metric: 'calls', value: event.value, timestamp: event.at })) })
+      .expect(200);
+    expect(res.body.data.summary).toMatchObject({ success: 3, failed: 0 });
+    await api.http().post(`/customers/${customer}/entitlements`).set(farSystem()).send({ featureKey: 'api', type: 'metered', limit: 1000, usagePeriod: 'month', anchor: '2026-01-01T00:00:00+14:00' }).expect(201);
+
+    const service = createEntitlementService(api.db);
+    const lastInstant = new Date('2026-01-31T09:59:59.999Z');
+    const checked = await service.value(far.organisationId, customer, 'api', lastInstant);
+    expect(checked).toMatchObject({ usage: '12', balance: '988', periodStart: '2025-12-31T10:00:00.000Z', periodEnd: '2026-01-31T10:00:00.000Z' });
+    const listed = await service.list(far.organisationId, customer, { page: 1, limit: 10 }, lastInstant);
+    expect(listed.items[0]).toMatchObject({ usage: '12', balance: '988' });
+  });
+});
+
+describe('the check as a prepared statement', () => {
+  it('names its statement unless the deployment turned prepared statements off, and answers the same either way', async () => {
+    const who = await customerWithEntity('prepared');
+    await api.http().post(`/customers/${who.customerId}/entitlements`).set(system()).send({ featureKey: 'api', type: 'metered', limit: 1000, usagePeriod: 'month' }).expect(201);
+    await call(who.entityId, 3);
+    const answers = [];
+    for (const preparedStatements of [true, false]) {
+      const db = createDb(api.config.DATABASE_URL!, 2, undefined, { preparedStatements });
+      const names: unknown[] = [];
+      db.on('query', (query: { options?: { name?: string } }) => names.push(query.options?.name));
+      try {
+        answers.push(await createEntitlementService(db).value(tenant.organisationId, who.customerId, 'api'));
+        // Within a transaction too: it runs on the handle's client.
+        await db.transaction(async (trx) => answers.push(await createEntitlementService(trx).value(tenant.organisationId, who.customerId, 'api')));
+      } finally {
+        await db.destroy();
+      }
+      expect(names.filter((name) => name !== undefined)).toEqual(preparedStatements ? ['entitlement-check', 'entitlement-check'] : []);
+    }
+    expect(answers.map((answer) => answer.usage)).toEqual(['3', '3', '3', '3']);
   });
 });
 

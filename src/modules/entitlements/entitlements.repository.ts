@@ -1,7 +1,9 @@
 import type { Knex } from 'knex';
 import { newId } from '../../db/ids';
+import { preparedAs } from '../../db/knex';
 import { paginate, type Page, type PageQuery } from '../../http/paging';
 import { customersIn } from '../customers';
+import type { UsagePeriod } from '../../domain/entitlements';
 import { counterDaysSince, type CounterDay, type MetadataFilter } from '../usage';
 
 export interface FeatureRow {
@@ -58,10 +60,37 @@ export interface GrantRow {
   created_at: Date;
 }
 
-/** How many days before an instant's UTC day the usage period holding it may start, with room to spare. */
-const PERIOD_REACH_DAYS = 370;
+/**
+ * How many days before an instant's UTC day the usage period holding it may start, with room to spare: a
+ * period's length less one, and one more for a counter's day, which is of its own zone and so at most one
+ * off the UTC day.
+ */
+const PERIOD_REACH_DAYS: Record<UsagePeriod, number> = { day: 3, week: 9, month: 33, year: 370 };
+const REACH_OF_PERIOD = `CASE entitlements.usage_period ${Object.entries(PERIOD_REACH_DAYS)
+  .map(([period, days]) => `WHEN '${period}' THEN ${days}`)
+  .join(' ')} ELSE ${PERIOD_REACH_DAYS.year} END`;
 
 const WITH_FEATURE = ['entitlements.*', 'features.key as feature_key', 'features.meter_id', 'features.filters'];
+
+const ENTITLEMENT_COLUMNS: ReadonlyArray<keyof EntitlementRow> = [
+  'id',
+  'organisation_id',
+  'customer_id',
+  'feature_id',
+  'type',
+  'config',
+  'usage_limit',
+  'usage_period',
+  'anchor',
+  'is_soft_limit',
+  'time_zone',
+  'counter_id',
+  'period_end',
+  'exhausted_period_start',
+  'created_at',
+];
+const CHECK_COLUMNS = [...ENTITLEMENT_COLUMNS.map((column) => `entitlements.${column}`), 'features.key as feature_key', 'features.meter_id', 'features.filters'];
+const CHECK_STATEMENT = 'entitlement-check';
 
 export function createEntitlementRepository(db: Knex) {
   const withFeature = () => db('entitlements').join('features', 'features.id', 'entitlements.feature_id').select<EntitlementWithFeature[]>(WITH_FEATURE);
@@ -118,16 +147,21 @@ export function createEntitlementRepository(db: Knex) {
 
     /**
      * What the check reads, in one statement: the entitlement of a live customer, its grants, and its usage
-     * counter's days that the periods holding `at` or a grant's start may span. A period is a year at most
-     * (366 days) and a counter's day, being of its own zone, is at most one off the UTC day: 370 days
-     * before the earlier of `at`'s UTC day and the first grant's is enough.
+     * counter's days that the periods holding `at` or a grant's start may span (`PERIOD_REACH_DAYS` before
+     * the earlier of `at`'s UTC day and the first grant's: a month's entitlement reads a month of days, not
+     * a year). The check is the API's most frequent read, so it is a named prepared statement: each
+     * connection parses and plans it once. Its text never changes, and it names its columns rather than
+     * `entitlements.*`, so that a column added by a later migration cannot change what a prepared plan
+     * returns.
      */
     async findEntitlementWithGrants(organisationId: string, customerId: string, featureKey: string, at: Date): Promise<EntitlementWithFeature | undefined> {
       const firstDay = db.raw(
-        `least(?::date, (SELECT (min(g.effective_at) AT TIME ZONE 'UTC')::date FROM entitlement_grants g WHERE g.entitlement_id = entitlements.id)) - ${PERIOD_REACH_DAYS}`,
+        `least(?::date, (SELECT (min(g.effective_at) AT TIME ZONE 'UTC')::date FROM entitlement_grants g WHERE g.entitlement_id = entitlements.id)) - ${REACH_OF_PERIOD}`,
         [at.toISOString().slice(0, 10)],
       );
-      const row = await withFeature()
+      const row = await db('entitlements')
+        .join('features', 'features.id', 'entitlements.feature_id')
+        .select<EntitlementWithFeature[]>(CHECK_COLUMNS)
         .select(
           db.raw(`(SELECT coalesce(json_agg(json_build_object('id', g.id, 'organisation_id', g.organisation_id, 'entitlement_id', g.entitlement_id, 'amount', g.amount::text,
                      'effective_at', g.effective_at, 'expires_at', g.expires_at, 'priority', g.priority, 'created_at', g.created_at) ORDER BY g.effective_at, g.id), '[]'::json)
@@ -135,8 +169,9 @@ export function createEntitlementRepository(db: Knex) {
           db.raw('? AS counter_days', [counterDaysSince(db, 'entitlements.counter_id', firstDay)]),
         )
         .where({ 'entitlements.organisation_id': organisationId, 'entitlements.customer_id': customerId, 'features.key': featureKey })
-        .whereIn('entitlements.customer_id', customersIn(db).liveIds().where({ organisation_id: organisationId }))
-        .first();
+        .whereIn('entitlements.customer_id', customersIn(db).liveIds().where({ id: customerId }))
+        .first()
+        .options(preparedAs(db, CHECK_STATEMENT));
       if (!row) return undefined;
       // Read as JSON: amounts and instants come as text (an amount as a JSON number would lose digits).
       const grants = (row.grants as unknown as Array<Omit<GrantRow, 'effective_at' | 'expires_at' | 'created_at'> & { effective_at: string; expires_at: string | null; created_at: string }>).map((grant) => ({

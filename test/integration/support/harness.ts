@@ -24,7 +24,7 @@ export interface TestApi {
 /** The real app on a real port, against the suite's database and Temporal server. */
 export async function startTestApi(overrides: Record<string, string> = {}): Promise<TestApi> {
   const config = loadConfig({ ...process.env, ...overrides });
-  const db = createDb(config.DATABASE_URL!, 10);
+  const db = createDb(config.DATABASE_URL!, 10, undefined, { preparedStatements: config.DATABASE_PREPARED_STATEMENTS });
   const temporal = await connectTemporal(config, config.TEMPORAL_ADDRESS!);
   const accessTokens = createAccessTokens(config.JWT_SECRET!, config.ACCESS_TOKEN_TTL_SECONDS);
   const services = createApiServices({ ...serviceDepsFrom(config, db), temporal, accessTokens });

@@ -70,8 +70,7 @@ const REACH_OF_PERIOD = `CASE entitlements.usage_period ${Object.entries(PERIOD_
   .map(([period, days]) => `WHEN '${period}' THEN ${days}`)
   .join(' ')} ELSE ${PERIOD_REACH_DAYS.year} END`;
 
-const WITH_FEATURE = ['entitlements.*', 'features.key as feature_key', 'features.meter_id', 'features.filters'];
-
+/** Named rather than `entitlements.*`: the check's prepared plan must not change with a column added later. */
 const ENTITLEMENT_COLUMNS: ReadonlyArray<keyof EntitlementRow> = [
   'id',
   'organisation_id',
@@ -89,7 +88,7 @@ const ENTITLEMENT_COLUMNS: ReadonlyArray<keyof EntitlementRow> = [
   'exhausted_period_start',
   'created_at',
 ];
-const CHECK_COLUMNS = [...ENTITLEMENT_COLUMNS.map((column) => `entitlements.${column}`), 'features.key as feature_key', 'features.meter_id', 'features.filters'];
+const WITH_FEATURE = [...ENTITLEMENT_COLUMNS.map((column) => `entitlements.${column}`), 'features.key as feature_key', 'features.meter_id', 'features.filters'];
 const CHECK_STATEMENT = 'entitlement-check';
 
 export function createEntitlementRepository(db: Knex) {
@@ -150,18 +149,15 @@ export function createEntitlementRepository(db: Knex) {
      * counter's days that the periods holding `at` or a grant's start may span (`PERIOD_REACH_DAYS` before
      * the earlier of `at`'s UTC day and the first grant's: a month's entitlement reads a month of days, not
      * a year). The check is the API's most frequent read, so it is a named prepared statement: each
-     * connection parses and plans it once. Its text never changes, and it names its columns rather than
-     * `entitlements.*`, so that a column added by a later migration cannot change what a prepared plan
-     * returns.
+     * connection parses and plans it once. Its text never changes, and its columns are named
+     * (`WITH_FEATURE`).
      */
     async findEntitlementWithGrants(organisationId: string, customerId: string, featureKey: string, at: Date): Promise<EntitlementWithFeature | undefined> {
       const firstDay = db.raw(
         `least(?::date, (SELECT (min(g.effective_at) AT TIME ZONE 'UTC')::date FROM entitlement_grants g WHERE g.entitlement_id = entitlements.id)) - ${REACH_OF_PERIOD}`,
         [at.toISOString().slice(0, 10)],
       );
-      const row = await db('entitlements')
-        .join('features', 'features.id', 'entitlements.feature_id')
-        .select<EntitlementWithFeature[]>(CHECK_COLUMNS)
+      const row = await withFeature()
         .select(
           db.raw(`(SELECT coalesce(json_agg(json_build_object('id', g.id, 'organisation_id', g.organisation_id, 'entitlement_id', g.entitlement_id, 'amount', g.amount::text,
                      'effective_at', g.effective_at, 'expires_at', g.expires_at, 'priority', g.priority, 'created_at', g.created_at) ORDER BY g.effective_at, g.id), '[]'::json)

@@ -66,7 +66,12 @@ describe('while Temporal is down', () => {
     expect(await eventsOf(prefix)).toBe(0);
 
     await restoreTemporal();
-    const retried = await api.http().post('/events/batch').set(auth()).set('Idempotency-Key', prefix).send(body);
+    // A worker just restarted may take longer than a submit waits for its first batch: that is a 202 (the
+    // batch under way), and the client honouring it sends the same request again until it has the outcomes.
+    const retried = await waitFor(async () => {
+      const res = await api.http().post('/events/batch').set(auth()).set('Idempotency-Key', prefix).send(body);
+      return res.status === 202 ? undefined : res;
+    }, 60_000, 1_000);
     expect(retried.status).toBe(200);
     expect(retried.body.data).toMatchObject({ batchId: batch.id, summary: { success: 20, failed: 0, total: 20, duplicates: 0 } });
     expect(await eventsOf(prefix)).toBe(20);

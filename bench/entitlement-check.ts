@@ -17,10 +17,10 @@ import { percentile, postBatchesFor, postJson, seedCustomerEntities, startBenchS
  *    run sends), so that every batch's customers have an entitlement and an alert to evaluate. `--probes`
  *    more customers each have an alert with a threshold every 100 calls (20 of them, the most an alert has).
  * 3. Usage of the month so far: one event per customer per day through `POST /events/batch`.
- * 4. Idle: `--checks` value checks (`GET /customers/{id}/entitlements/api/value`) one at a time on random
+ * 4. The set-up settles: the benchmark waits until every domain event was handed on, then 5 s.
+ * 5. Idle: `--checks` value checks (`GET /customers/{id}/entitlements/api/value`) one at a time on random
  *    customers, after a warm-up.
- * 4. (before it) The set-up settles: the benchmark waits until every domain event was handed on, then 5 s.
- * 5. Load, `--rounds` times each, A then B: `--concurrency` clients post `--batch-size`-event batches of
+ * 6. Load, `--rounds` times each, A then B: `--concurrency` clients post `--batch-size`-event batches of
  *    random customers for `--seconds`, of `calls_plain` (A: nothing counts it) or `calls` (B: 1,000
  *    entitlements and 1,000 alerts count it). Meanwhile one more client, on a thread of its own, checks
  *    values one at a time on the API process the batches go to (`sameApi`; with `--own-api`, in turn with
@@ -31,6 +31,9 @@ import { percentile, postBatchesFor, postJson, seedCustomerEntities, startBenchS
  *   npx tsx bench/entitlement-check.ts
  *   npx tsx bench/entitlement-check.ts --seconds 20 --checks 1000 [--own-api]
  *   npx tsx bench/entitlement-check.ts --customers 200 --seconds 10 --checks 300
+ *
+ * Every check, idle or under load, is timed from a thread of the benchmark's own, with `--client http`
+ * (node:http on a kept-alive connection, the default) or `--client fetch`.
  */
 const { values } = parseArgs({
   options: {
@@ -43,9 +46,12 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '8' },
     'batch-size': { type: 'string', default: '1000' },
     'own-api': { type: 'boolean', default: false },
+    client: { type: 'string', default: 'http' },
   },
 });
 const ownApi = values['own-api'];
+const client = values.client;
+if (client !== 'http' && client !== 'fetch') throw new Error('--client is http or fetch');
 const customerCount = Number(values.customers);
 const probeCount = Number(values.probes);
 const checks = Number(values.checks);
@@ -89,37 +95,45 @@ async function api(stack: BenchStack, path: string, body: unknown, token = stack
   return res.body.data;
 }
 
-/** One value check on the API at `url`; its latency in milliseconds (a non-200 fails the benchmark). */
-async function check(stack: BenchStack, customerId: string, url = stack.url): Promise<number> {
-  const sent = performance.now();
-  const res = await fetch(`${url}/customers/${customerId}/entitlements/api/value`, { headers: { authorization: `Bearer ${stack.systemToken}` } });
-  await res.arrayBuffer();
-  const ms = performance.now() - sent;
-  if (res.status !== 200) throw new Error(`the value check answered ${res.status}`);
-  return ms;
-}
-
 const pick = <T>(items: readonly T[]) => items[Math.floor(Math.random() * items.length)]!;
 
 /**
- * The checks under load, one at a time on random customers, in a thread of their own: the main thread
+ * Value checks, one at a time on random customers, in a thread of their own: under load the main thread
  * builds the batches' bodies and parses their answers (1,000 outcomes each), and a check timed on its
- * event loop would wait for those too. In turn on each of `urls` (the loaded API, then one of its own).
+ * event loop would wait for those too. In turn on each of `urls` (the loaded API, then one of its own),
+ * `count` rounds, or until told to stop. `client` is `http` (node:http with a kept-alive connection, the
+ * default) or `fetch` (undici, which the runs before 2026-11-27 evening used): on two cores shared with the
+ * stack, fetch's own CPU (about 1 ms a call) and its collections add to the figure what is not the API's.
  */
 const CHECK_LOOP = `
+const http = require('node:http');
 const { parentPort, workerData } = require('node:worker_threads');
-const { urls, token, customerIds } = workerData;
+const { urls, token, customerIds, client, count } = workerData;
+const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+const headers = { authorization: 'Bearer ' + token };
+const viaHttp = (url) => new Promise((resolve, reject) => {
+  http.get(url, { agent, headers }, (res) => {
+    res.on('error', reject);
+    res.on('end', () => resolve(res.statusCode));
+    res.resume();
+  }).on('error', reject);
+});
+const viaFetch = async (url) => {
+  const res = await fetch(url, { headers });
+  await res.arrayBuffer();
+  return res.status;
+};
+const get = client === 'fetch' ? viaFetch : viaHttp;
 const timings = urls.map(() => []);
 let running = true;
 parentPort.on('message', () => { running = false; });
 (async () => {
-  while (running) {
+  for (let round = 0; count === undefined ? running : round < count; round += 1) {
     for (let i = 0; i < urls.length; i += 1) {
       const customerId = customerIds[Math.floor(Math.random() * customerIds.length)];
       const sent = performance.now();
-      const res = await fetch(urls[i] + '/customers/' + customerId + '/entitlements/api/value', { headers: { authorization: 'Bearer ' + token } });
-      await res.arrayBuffer();
-      if (res.status !== 200) throw new Error('the value check answered ' + res.status);
+      const status = await get(urls[i] + '/customers/' + customerId + '/entitlements/api/value');
+      if (status !== 200) throw new Error('the value check answered ' + status);
       timings[i].push(performance.now() - sent);
     }
   }
@@ -127,15 +141,20 @@ parentPort.on('message', () => { running = false; });
 })();
 `;
 
-function startCheckLoop(urls: string[], token: string, customerIds: readonly string[]): { stop: () => Promise<number[][]> } {
-  const worker = new Worker(CHECK_LOOP, { eval: true, workerData: { urls, token, customerIds } });
+interface CheckLoop {
+  /** Every check's latency in milliseconds, per URL; for a loop without a count, after telling it to stop. */
+  timings: () => Promise<number[][]>;
+}
+
+function startCheckLoop(urls: string[], token: string, customerIds: readonly string[], count?: number): CheckLoop {
+  const worker = new Worker(CHECK_LOOP, { eval: true, workerData: { urls, token, customerIds, client, count } });
   const timings = new Promise<number[][]>((resolve, reject) => {
     worker.once('message', (message: number[][]) => resolve(message));
     worker.once('error', reject);
   });
   return {
-    stop: async () => {
-      worker.postMessage('stop');
+    timings: async () => {
+      if (count === undefined) worker.postMessage('stop');
       const result = await timings;
       await worker.terminate();
       return result;
@@ -200,10 +219,9 @@ async function main() {
     await new Promise((resolve) => setTimeout(resolve, 5000));
 
     await stack.renewTokens();
-    for (let i = 0; i < warmup; i += 1) await check(stack, pick(customerIds));
-    const idle: number[] = [];
+    await startCheckLoop([stack.url], stack.systemToken, customerIds, warmup).timings();
     const idleCpuBefore = cpuSecondsByProcess(STACK_PROCESSES);
-    for (let i = 0; i < checks; i += 1) idle.push(await check(stack, pick(customerIds)));
+    const [idle = []] = await startCheckLoop([stack.url], stack.systemToken, customerIds, checks).timings();
     const idleCpu = cpuDelta(idleCpuBefore, cpuSecondsByProcess(STACK_PROCESSES));
     idle.sort((a, b) => a - b);
 
@@ -233,7 +251,7 @@ async function main() {
         })();
         const load = await postBatchesFor(stack, { seconds, concurrency, body: () => batchOf(metric, customers, batchSize) });
         running = false;
-        const [underLoad = [], onOwnApi = []] = await checker.stop();
+        const [underLoad = [], onOwnApi = []] = await checker.timings();
         await prober;
         // Webhooks of the phase's last crossings may still be on their way.
         await new Promise((resolve) => setTimeout(resolve, 6000));
@@ -258,6 +276,7 @@ async function main() {
     const loaded = phases.filter((entry) => entry.phase === 'B').flatMap((entry) => entry.checks).sort((a, b) => a - b);
     const loadedOwnApi = phases.filter((entry) => entry.phase === 'B').flatMap((entry) => entry.ownApiChecks).sort((a, b) => a - b);
     const results = {
+      client,
       setup: { customers: customerCount, entitlements: customerCount, grants: Math.ceil(customerCount / 10), alerts: customerCount + probeCount, setUpSeconds: round1(setUpSeconds) },
       // With each process's CPU over the idle checks, per check (what else runs meanwhile included).
       idle: { ...summary(idle), goalP99Ms: 10, cpuMsPerCheck: Object.fromEntries(Object.entries(idleCpu).map(([label, seconds]) => [label, Math.round((seconds * 1_000_000) / checks) / 1000])) },

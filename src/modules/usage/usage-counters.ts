@@ -16,8 +16,10 @@ import { applyFilters, type MetadataFilter } from './usage-aggregates';
  * over days.
  *
  * Ingestion adds a chunk's events to the counters in the statement that stores them (`counterAdditions`),
- * under the shared rollup lock; a counter made for usage already stored, an edit or deletion of events and a
- * redefinition of the meter fold days anew from raw events under the exclusive one.
+ * under the shared rollup lock, to the stripe of the day rows its caller names: chunks written at once take
+ * stripes of their own and never wait for each other's row locks, and a day's usage is the sum of its
+ * stripes. A counter made for usage already stored, an edit or deletion of events and a redefinition of the
+ * meter fold days anew from raw events under the exclusive lock, into stripe 0.
  */
 
 export interface CounterIdentity {
@@ -45,6 +47,9 @@ export interface CounterKind {
 
 export const COUNTABLE = new Set(['sum', 'count']);
 
+/** How many rows a counter's day may be kept in (the table's check allows 16); chunks name theirs modulo this. */
+export const COUNTER_STRIPES = 8;
+
 /** The kinds of counter the organisation keeps: none, the usual case, costs ingestion one small read. */
 export async function counterKinds(trx: Knex, organisationId: string): Promise<CounterKind[]> {
   return trx('usage_counters').where({ organisation_id: organisationId }).distinct<CounterKind[]>('meter_id', 'filters', 'time_zone');
@@ -57,8 +62,8 @@ const valueOf = (meter: RollupMeter) => (meter.aggregation === 'count' ? 'count(
 /**
  * Inside a usage chunk's transaction (shared rollup lock held): per kind of counter whose meter counts a
  * metric among `metrics`, one INSERT … SELECT … ON CONFLICT DO UPDATE adding the events of `source` (the
- * chunk's inserted rows) to the day rows of their customers' counters, in key order. `customerOf` names
- * each event entity's customer.
+ * chunk's inserted rows) to the day rows of their customers' counters in `stripe` (modulo
+ * `COUNTER_STRIPES`), in key order. `customerOf` names each event entity's customer.
  */
 export function counterAdditions(
   db: Knex,
@@ -68,7 +73,9 @@ export function counterAdditions(
   metrics: ReadonlySet<string>,
   customerOf: ReadonlyMap<string, string>,
   source: string,
+  stripe: number,
 ): Array<{ sql: string; bindings: readonly Knex.Value[] }> {
+  const stripeOf = ((Math.trunc(stripe) % COUNTER_STRIPES) + COUNTER_STRIPES) % COUNTER_STRIPES;
   const byId = new Map(meters.map((meter) => [meter.id, meter]));
   const entityIds = [...customerOf.keys()];
   const customerIds = entityIds.map((id) => customerOf.get(id)!);
@@ -80,14 +87,14 @@ export function counterAdditions(
     const { sql, bindings } = events.toSQL();
     return [
       {
-        sql: `INSERT INTO usage_counter_days (counter_id, day, value)
-         SELECT c.id, ${DAY_SQL}, ${valueOf(meter)}
+        sql: `INSERT INTO usage_counter_days (counter_id, day, stripe, value)
+         SELECT c.id, ${DAY_SQL}, ${stripeOf}, ${valueOf(meter)}
          FROM (${sql}) AS e
          JOIN unnest(?::text[], ?::text[]) AS ec(entity_id, customer_id) ON ec.entity_id = e.customer_entity_id
          JOIN usage_counters c ON c.organisation_id = ? AND c.meter_id = ? AND c.time_zone = ? AND c.filters = ?::jsonb AND c.customer_id = ec.customer_id
          GROUP BY c.id, 2
          ORDER BY c.id, 2
-         ON CONFLICT (counter_id, day) DO UPDATE SET value = usage_counter_days.value + excluded.value`,
+         ON CONFLICT (counter_id, day, stripe) DO UPDATE SET value = usage_counter_days.value + excluded.value`,
         bindings: [kind.time_zone, ...bindings, entityIds, customerIds, organisationId, kind.meter_id, kind.time_zone, JSON.stringify(kind.filters)],
       },
     ];
@@ -188,14 +195,15 @@ export interface CounterSpan {
 }
 
 /**
- * A counter's day rows from a day on, for a statement that reads them beside what the counter serves: a
- * JSON array of `[day, value]` (the value as text, to keep every digit), by day. `counterIdColumn` names
- * the outer statement's column holding the counter's id; `fromDay` is an SQL date expression.
+ * A counter's days from a day on (each the sum of its stripes), for a statement that reads them beside what
+ * the counter serves: a JSON array of `[day, value]` (the value as text, to keep every digit), by day.
+ * `counterIdColumn` names the outer statement's column holding the counter's id; `fromDay` is an SQL date
+ * expression.
  */
 export function counterDaysSince(db: Knex, counterIdColumn: string, fromDay: Knex.Raw): Knex.Raw {
   return db.raw(
     `(SELECT coalesce(json_agg(json_build_array(to_char(d.day, 'YYYY-MM-DD'), d.value::text) ORDER BY d.day), '[]'::json)
-      FROM usage_counter_days d WHERE d.counter_id = ?? AND d.day >= ?)`,
+      FROM (SELECT day, sum(value) AS value FROM usage_counter_days WHERE counter_id = ?? AND day >= ? GROUP BY day) AS d)`,
     [counterIdColumn, fromDay],
   );
 }
@@ -213,7 +221,7 @@ export function sumCounterDays(days: readonly CounterDay[], spans: readonly Coun
   );
 }
 
-/** The sum of each span's day rows (0 where none), in one statement. */
+/** The sum of each span's day rows, every stripe (0 where none), in one statement. */
 export async function counterSums(db: Knex, spans: readonly CounterSpan[]): Promise<Map<string, string>> {
   if (spans.length === 0) return new Map();
   const result = await db.raw<{ rows: Array<{ key: string; value: string }> }>(

@@ -43,18 +43,19 @@ function refusalOf(error: unknown): BatchRefusal | undefined {
 }
 
 /**
- * Runs `work` on every item, at most `width` at a time. The first failure stops the items not yet begun and
- * is thrown once the running ones have ended, so that nothing is left running behind it.
+ * Runs `work` on every item, at most `width` at a time, each in one of `width` lanes (the lane's number is
+ * given: no two items of one lane run at once). The first failure stops the items not yet begun and is
+ * thrown once the running ones have ended, so that nothing is left running behind it.
  */
-async function inTurns<T>(items: readonly T[], width: number, work: (item: T) => Promise<void>): Promise<void> {
+async function inTurns<T>(items: readonly T[], width: number, work: (item: T, lane: number) => Promise<void>): Promise<void> {
   let next = 0;
   let failure: { error: unknown } | undefined;
-  const lane = async () => {
+  const lane = async (_: unknown, index: number) => {
     while (!failure && next < items.length) {
       const item = items[next]!;
       next += 1;
       try {
-        await work(item);
+        await work(item, index);
       } catch (error) {
         failure ??= { error };
       }
@@ -125,9 +126,10 @@ export function createUsageIngestionService(db: Knex, metersOf: RollupMetersOf =
      * outcome stored in the same transaction as the events, so a retry returns the stored outcome
      * instead of writing twice. The events stored are added to the rollups of the organisation's meters in
      * that transaction too, under the shared rollup lock (see `lockRollups`): a chunk's events are in the
-     * rollups exactly when they are stored.
+     * rollups exactly when they are stored. `stripe` names the stripe of the usage counters' day rows the
+     * chunk adds to: chunks written at once give different ones, so that they never wait for each other.
      */
-    async ingestChunk(input: UsageChunkInput): Promise<UsageChunkOutcome> {
+    async ingestChunk(input: UsageChunkInput, stripe = 0): Promise<UsageChunkOutcome> {
       return db.transaction(async (trx) => {
         const usage = createUsageRepository(trx);
         if ((await usage.shareLockBatchStatus(input.batchId)) === 'abandoned') {
@@ -170,7 +172,7 @@ export function createUsageIngestionService(db: Knex, metersOf: RollupMetersOf =
           const metrics = new Set(accepted.map(({ event }) => event.metric));
           additions = [
             ...rollupAdditions(trx, meters, metrics, 'inserted', input.batchId),
-            ...counterAdditions(trx, input.organisationId, meters, await counterKinds(trx, input.organisationId), metrics, known, 'inserted'),
+            ...counterAdditions(trx, input.organisationId, meters, await counterKinds(trx, input.organisationId), metrics, known, 'inserted', stripe),
           ];
         }
         const stored = await usage.insertEvents(input.organisationId, input.batchId, accepted.map(({ event }) => event), additions);
@@ -233,10 +235,10 @@ export function createUsageIngestionService(db: Knex, metersOf: RollupMetersOf =
       const outcomes = new Map<string, UsageChunkOutcome[]>(input.batches.map((batch) => [batch.batchId, []]));
       const refusals = new Map<string, BatchRefusal>();
       const chunks = input.batches.flatMap((batch) => Array.from({ length: batch.chunkCount }, (_, chunkIndex) => ({ batchId: batch.batchId, chunkIndex })));
-      await inTurns(chunks, GROUP_WIDTH, async ({ batchId, chunkIndex }) => {
+      await inTurns(chunks, GROUP_WIDTH, async ({ batchId, chunkIndex }, lane) => {
         if (refusals.has(batchId)) return;
         try {
-          outcomes.get(batchId)![chunkIndex] = await service.ingestChunk({ batchId, organisationId: input.organisationId, chunkIndex });
+          outcomes.get(batchId)![chunkIndex] = await service.ingestChunk({ batchId, organisationId: input.organisationId, chunkIndex }, lane);
         } catch (error) {
           const refusal = refusalOf(error);
           if (!refusal) throw error;

@@ -75,7 +75,6 @@ export function counterAdditions(
   source: string,
   stripe: number,
 ): Array<{ sql: string; bindings: readonly Knex.Value[] }> {
-  const stripeOf = ((Math.trunc(stripe) % COUNTER_STRIPES) + COUNTER_STRIPES) % COUNTER_STRIPES;
   const byId = new Map(meters.map((meter) => [meter.id, meter]));
   const entityIds = [...customerOf.keys()];
   const customerIds = entityIds.map((id) => customerOf.get(id)!);
@@ -88,14 +87,14 @@ export function counterAdditions(
     return [
       {
         sql: `INSERT INTO usage_counter_days (counter_id, day, stripe, value)
-         SELECT c.id, ${DAY_SQL}, ${stripeOf}, ${valueOf(meter)}
+         SELECT c.id, ${DAY_SQL}, ?::smallint, ${valueOf(meter)}
          FROM (${sql}) AS e
          JOIN unnest(?::text[], ?::text[]) AS ec(entity_id, customer_id) ON ec.entity_id = e.customer_entity_id
          JOIN usage_counters c ON c.organisation_id = ? AND c.meter_id = ? AND c.time_zone = ? AND c.filters = ?::jsonb AND c.customer_id = ec.customer_id
          GROUP BY c.id, 2
          ORDER BY c.id, 2
          ON CONFLICT (counter_id, day, stripe) DO UPDATE SET value = usage_counter_days.value + excluded.value`,
-        bindings: [kind.time_zone, ...bindings, entityIds, customerIds, organisationId, kind.meter_id, kind.time_zone, JSON.stringify(kind.filters)],
+        bindings: [kind.time_zone, stripe % COUNTER_STRIPES, ...bindings, entityIds, customerIds, organisationId, kind.meter_id, kind.time_zone, JSON.stringify(kind.filters)],
       },
     ];
   });

@@ -232,8 +232,8 @@ export function createMeterService(db: Knex, uses: MeterUses, startBackfill?: St
         windowSize: query.windowSize,
         timezone: timeZone,
         rows: rows.map((row) => ({
-          windowStart: row.windowStart.toISOString(),
-          windowEnd: row.windowEnd.toISOString(),
+          windowStart: row.windowStart,
+          windowEnd: row.windowEnd,
           groups: Object.fromEntries(names.map((name, index) => [name, row.groups[index] ?? null])),
           value: formatExactOrNull(row.value),
         })),

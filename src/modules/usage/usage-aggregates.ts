@@ -77,8 +77,9 @@ export interface UsageWindowQuery extends Omit<UsageQuery, 'byPeriod' | 'timeZon
 }
 
 export interface UsageWindow {
-  windowStart: Date;
-  windowEnd: Date;
+  /** The window's ends as ISO 8601 instants in UTC, as `Date#toISOString` writes them. */
+  windowStart: string;
+  windowEnd: string;
   /** The values of the dimensions, in the query's order, then the customer id when by customer. */
   groups: Array<string | null>;
   value: string | null;
@@ -290,6 +291,13 @@ export async function aggregateUsage(db: Knex, query: UsageQuery): Promise<Usage
 }
 
 /**
+ * An instant (a timestamptz expression) as the text `Date#toISOString` writes: UTC, milliseconds, `Z`. A
+ * page of windows goes out as text, so that a thousand rows are not each parsed into two dates and written
+ * back.
+ */
+const ISO_INSTANT = (instant: string) => `to_char((${instant}) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/**
  * The same aggregation, per window of a time zone and per group of dimensions, one page of rows at a time
  * with the count of all. A window is the zone's local hour, day or month (`date_trunc` on the local time),
  * its ends the instants where that local period starts and ends, so a day across a clock change lasts 23
@@ -314,9 +322,9 @@ export async function aggregateUsageWindows(db: Knex, query: UsageWindowQuery): 
     );
   const rows = await db
     .from(grouped.as('w'))
-    .select<Array<{ window_start: Date; window_end: Date; value: string | null; total: string } & Record<string, string | null>>>(
-      db.raw('w.local_start at time zone ? as window_start', [query.timeZone]),
-      db.raw(`(w.local_start + interval '1 ${query.windowSize}') at time zone ? as window_end`, [query.timeZone]),
+    .select<Array<{ window_start: string; window_end: string; value: string | null; total: string } & Record<string, string | null>>>(
+      db.raw(`${ISO_INSTANT('w.local_start at time zone ?')} as window_start`, [query.timeZone]),
+      db.raw(`${ISO_INSTANT(`(w.local_start + interval '1 ${query.windowSize}') at time zone ?`)} as window_end`, [query.timeZone]),
       ...names.map((name) => `w.${name}`),
       'w.value',
       db.raw('count(*) over () as total'),
@@ -358,12 +366,12 @@ async function windowsFromTotals(db: Knex, query: UsageWindowQuery): Promise<{ r
      GROUP BY local_start, island ORDER BY local_start, "from"`,
     [query.timeZone, query.timeZone, query.timeZone, member.from.toISOString(), member.to.toISOString()],
   );
-  const windows: Array<{ windowStart: Date; windowEnd: Date }> = [];
+  const windows: Array<{ windowStart: string; windowEnd: string }> = [];
   const indexOf = new Map<string, number>();
   for (const row of segments.rows) {
     if (!indexOf.has(row.local_start)) {
       indexOf.set(row.local_start, windows.length);
-      windows.push({ windowStart: row.window_start, windowEnd: row.window_end });
+      windows.push({ windowStart: row.window_start.toISOString(), windowEnd: row.window_end.toISOString() });
     }
   }
   const read = await readTotals(db, {

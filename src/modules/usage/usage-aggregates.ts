@@ -291,11 +291,16 @@ export async function aggregateUsage(db: Knex, query: UsageQuery): Promise<Usage
 }
 
 /**
- * An instant (a timestamptz expression) as the text `Date#toISOString` writes: UTC, milliseconds, `Z`. A
- * page of windows goes out as text, so that a thousand rows are not each parsed into two dates and written
- * back.
+ * An instant (a timestamptz column) as the text `Date#toISOString` writes: in the years 1 to 9999, `to_char`
+ * in UTC; outside them (a window that ends in the year 10000, or starts before the year 1 in a zone west of
+ * UTC), its milliseconds since the epoch, which `isoText` turns into the same text. A page of windows leaves
+ * Postgres this way, so that a thousand rows are not each parsed into two dates and written back.
  */
-const ISO_INSTANT = (instant: string) => `to_char((${instant}) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+const ISO_TEXT = (column: string) =>
+  `CASE WHEN ${column} >= timestamptz '0001-01-01 00:00:00+00' AND ${column} < timestamptz '10000-01-01 00:00:00+00'
+     THEN to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
+     ELSE ((extract(epoch from ${column}) * 1000)::bigint)::text END`;
+const isoText = (text: string) => (/^-?\d+$/.test(text) ? new Date(Number(text)).toISOString() : text);
 
 /**
  * The same aggregation, per window of a time zone and per group of dimensions, one page of rows at a time
@@ -320,11 +325,18 @@ export async function aggregateUsageWindows(db: Knex, query: UsageWindowQuery): 
       ...groupColumns,
       db.raw('? as value', [source.aggregate]),
     );
+  const windowed = db
+    .from(grouped.as('g'))
+    .select(
+      'g.*',
+      db.raw('g.local_start at time zone ? as window_from', [query.timeZone]),
+      db.raw(`(g.local_start + interval '1 ${query.windowSize}') at time zone ? as window_to`, [query.timeZone]),
+    );
   const rows = await db
-    .from(grouped.as('w'))
+    .from(windowed.as('w'))
     .select<Array<{ window_start: string; window_end: string; value: string | null; total: string } & Record<string, string | null>>>(
-      db.raw(`${ISO_INSTANT('w.local_start at time zone ?')} as window_start`, [query.timeZone]),
-      db.raw(`${ISO_INSTANT(`(w.local_start + interval '1 ${query.windowSize}') at time zone ?`)} as window_end`, [query.timeZone]),
+      db.raw(`${ISO_TEXT('w.window_from')} as window_start`),
+      db.raw(`${ISO_TEXT('w.window_to')} as window_end`),
       ...names.map((name) => `w.${name}`),
       'w.value',
       db.raw('count(*) over () as total'),
@@ -334,7 +346,7 @@ export async function aggregateUsageWindows(db: Knex, query: UsageWindowQuery): 
     .offset(query.offset);
   const total = rows[0] ? Number(rows[0].total) : query.offset > 0 ? await countWindows(db, grouped) : 0;
   return {
-    rows: rows.map((row) => ({ windowStart: row.window_start, windowEnd: row.window_end, groups: names.map((name) => row[name] ?? null), value: row.value })),
+    rows: rows.map((row) => ({ windowStart: isoText(row.window_start), windowEnd: isoText(row.window_end), groups: names.map((name) => row[name] ?? null), value: row.value })),
     total,
   };
 }

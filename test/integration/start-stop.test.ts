@@ -109,7 +109,11 @@ describe('npm start, stopped by Ctrl-C', () => {
     expect(workerStopped).toBeLessThan(GRACE_SECONDS * 1000 + WORKER_STOP_MARGIN_MS);
     // Nothing stopped under another's feet: no warning or error of ours, no heartbeat or query failing
     // against a database or a Temporal server that went first. (The SDK logs the held activity it cancelled.)
-    expect(lines.filter((line) => line.level >= 40).map((line) => line.msg)).toEqual([]);
+    // The question's own 503 is logged as an error when its response closes, which a loaded machine may run
+    // after the test has read the answer and interrupted: that line is the expected answer, not a fault.
+    const askedId = asked.headers.get('x-request-id');
+    const ours = lines.filter((line) => (line.req as { id?: string } | undefined)?.id !== askedId);
+    expect(ours.filter((line) => line.level >= 40).map((line) => line.msg)).toEqual([]);
     expect(started.output()).not.toMatch(/heartbeat not|did not stop|ECONNREFUSED|terminating connection|Connection terminated/);
     expect(took).toBeLessThan(GRACE_SECONDS * 1000 + WORKER_STOP_MARGIN_MS + 30_000);
     expect(stillAlive(tree)).toEqual([]);

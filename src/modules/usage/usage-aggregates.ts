@@ -296,11 +296,11 @@ export async function aggregateUsage(db: Knex, query: UsageQuery): Promise<Usage
  * UTC), its milliseconds since the epoch, which `isoText` turns into the same text. A page of windows leaves
  * Postgres this way, so that a thousand rows are not each parsed into two dates and written back.
  */
-const ISO_TEXT = (column: string) =>
+export const ISO_TEXT = (column: string) =>
   `CASE WHEN ${column} >= timestamptz '0001-01-01 00:00:00+00' AND ${column} < timestamptz '10000-01-01 00:00:00+00'
      THEN to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
      ELSE ((extract(epoch from ${column}) * 1000)::bigint)::text END`;
-const isoText = (text: string) => (/^-?\d+$/.test(text) ? new Date(Number(text)).toISOString() : text);
+export const isoText = (text: string) => (/^-?\d+$/.test(text) ? new Date(Number(text)).toISOString() : text);
 
 /**
  * The same aggregation, per window of a time zone and per group of dimensions, one page of rows at a time

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { addMonths, monthOf } from '../../src/modules/usage/event-partitions';
+import { addMonths, maintainPartitions, monthOf } from '../../src/modules/usage/event-partitions';
 import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
 import { createCustomerEntity, usageEvent } from './support/fixtures';
 import { recordHistory } from './support/record-history';
@@ -94,6 +94,22 @@ it('when an organisation keeps two months of usage, then the daily upkeep delete
   // A second run finds nothing more to delete.
   const rerun = await api.temporal.client.workflow.execute('usageEventStorageWorkflow', { taskQueue: api.temporal.taskQueue, workflowId: `usage-event-storage-test-${randomUUID()}`, args: [] });
   expect((rerun as { retention: Array<{ organisationId: string; deleted: unknown[] }> }).retention.find((outcome) => outcome.organisationId === tenant.organisationId)?.deleted).toEqual([]);
+});
+
+it('when events lie at the ends of the calendar, then the upkeep gives December 9999 its partition and leaves the year 1 in the default one', async () => {
+  const metric = `edges_${randomUUID().slice(0, 8)}`;
+  const events = [
+    usageEvent(entityId, { metric, eventId: `${metric}-last`, timestamp: '9999-12-31T12:00:00Z' }),
+    usageEvent(entityId, { metric, eventId: `${metric}-first`, timestamp: '0001-01-01T02:00:00Z' }),
+  ];
+  await api.http().post('/events/batch').set(system()).send({ events }).expect(200);
+  // The month whose end lies in the year 10000 is made like any other; a year of three digits has no
+  // partition name and stays in the default partition.
+  await maintainPartitions(api.db, new Date());
+  const where = async (eventId: string) =>
+    (await api.db.raw<{ rows: Array<{ partition: string }> }>('SELECT tableoid::regclass::text AS partition FROM usage_events WHERE organisation_id = ? AND event_id = ?', [tenant.organisationId, eventId])).rows.map((row) => row.partition);
+  expect(await where(`${metric}-last`)).toEqual(['usage_events_9999_12']);
+  expect(await where(`${metric}-first`)).toEqual(['usage_events_default']);
 });
 
 it('when the worker has started, then the daily Schedule of the upkeep exists and starts its workflow at 00:30 UTC', async () => {

@@ -31,6 +31,15 @@ export function partitionName(month: Date): string {
   return `usage_events_${monthKey(month).replace('-', '_')}`;
 }
 
+/**
+ * A month's first instant as Postgres reads it in a partition's bound: `2026-11-01 00:00:00+00`, and
+ * `10000-01-01 00:00:00+00` for the end of December 9999, which `toISOString` would write as `+010000-…`,
+ * a form Postgres refuses.
+ */
+function boundOf(month: Date): string {
+  return `${String(month.getUTCFullYear()).padStart(4, '0')}-${String(month.getUTCMonth() + 1).padStart(2, '0')}-01 00:00:00+00`;
+}
+
 const hasPartitionName = (month: Date) => month.getUTCFullYear() >= 1000 && month.getUTCFullYear() <= 9999;
 
 /** The months that have a partition of their own, ascending (from `pg_inherits`: what is attached). */
@@ -63,8 +72,8 @@ async function monthsInDefault(db: Knex): Promise<Date[]> {
  */
 export async function ensurePartition(db: Knex, month: Date): Promise<number | undefined> {
   const name = partitionName(month);
-  const from = month.toISOString();
-  const to = addMonths(month, 1).toISOString();
+  const from = boundOf(month);
+  const to = boundOf(addMonths(month, 1));
   return db.transaction(async (trx) => {
     // One maintenance at a time: a second waits for the first and finds its partition made.
     await trx.raw("SELECT pg_advisory_xact_lock(hashtext('usage_events partitions'))");

@@ -4,6 +4,7 @@ import { createCustomerEntity, usageEvent } from './support/fixtures';
 import { startBreakableStack, type BreakableStack } from './support/breakable-stack';
 import { eventually, startWebhookReceiver } from './support/webhook-receiver';
 import { waitFor } from '../support/wait';
+import { DAY_MS, earlierThisMonth, utcMonthOf } from '../support/calendar';
 import { newId } from '../../src/db/ids';
 import type { OutboxEvent } from '../../src/events/outbox';
 import { createServices, serviceDepsFrom } from '../../src/services';
@@ -129,19 +130,25 @@ it('when a recurring alert crossed its threshold in one period, then usage of th
   const recurring = await createAlert({ name: 'Monthly', scope: { customerId }, metric: 'usage', meterId, thresholds: [100], recurring: 'period' });
   const once = await createAlert({ name: 'Once', scope: { customerId }, metric: 'usage', meterId, thresholds: [100], recurring: 'never' });
 
-  // Periods are those of the events' timestamps: October's usage fires October's trigger.
-  expect((await ingest([usageEvent(entityId, { metric, value: 150, timestamp: '2026-10-15T10:00:00Z' })])).status).toBe(200);
+  // Periods are those of the events' timestamps: last month's usage fires last month's trigger.
+  const thisMonth = utcMonthOf();
+  const lastMonth = utcMonthOf(thisMonth.start.getTime() - 1);
+  expect((await ingest([usageEvent(entityId, { metric, value: 150, timestamp: new Date(lastMonth.start.getTime() + 14 * DAY_MS).toISOString() })])).status).toBe(200);
   await eventually(() => (triggeredFor(recurring).length === 1 ? true : undefined), 15_000);
-  // November's usage fires November's; a second push in November fires nothing more.
-  expect((await ingest([usageEvent(entityId, { metric, value: 120, timestamp: '2026-11-03T10:00:00Z' })])).status).toBe(200);
-  expect((await ingest([usageEvent(entityId, { metric, value: 500, timestamp: '2026-11-04T10:00:00Z' })])).status).toBe(200);
+  // This month's usage, from before the alerts were made, fires this month's; a second push fires nothing more.
+  const [early, later] = earlierThisMonth(2);
+  expect((await ingest([usageEvent(entityId, { metric, value: 120, timestamp: early! })])).status).toBe(200);
+  expect((await ingest([usageEvent(entityId, { metric, value: 500, timestamp: later! })])).status).toBe(200);
   await eventually(() => (triggeredFor(recurring).length === 2 ? true : undefined), 15_000);
   // Usage stamped now, after the alert's creation: the one that never recurs fires, once.
-  expect((await ingest([usageEvent(entityId, { metric, value: 101, timestamp: new Date().toISOString() })])).status).toBe(200);
+  const now = new Date();
+  expect((await ingest([usageEvent(entityId, { metric, value: 101, timestamp: now.toISOString() })])).status).toBe(200);
   await eventually(() => (triggeredFor(once).length === 1 ? true : undefined), 15_000);
   await new Promise((resolve) => setTimeout(resolve, 2_000));
 
-  expect(triggeredFor(recurring).map((event) => event.data.periodStart).sort()).toEqual(['2026-10-01T00:00:00.000Z', '2026-11-01T00:00:00.000Z']);
+  // Had the month turned since, the usage stamped now would have fired a third period: the test ran across midnight.
+  expect(utcMonthOf(now).firstDay).toBe(thisMonth.firstDay);
+  expect(triggeredFor(recurring).map((event) => event.data.periodStart).sort()).toEqual([lastMonth.start.toISOString(), thisMonth.start.toISOString()]);
   const [lifetime] = triggeredFor(once);
   expect(lifetime!.data.value).toBe('101');
   expect(triggeredFor(once)).toHaveLength(1);
@@ -242,12 +249,13 @@ it("when usage raises a contract's spend past a threshold, then spend alerts on 
   const onCustomer = await createAlert({ name: 'Customer spend', scope: { customerId }, metric: 'spend', currency: 'USD', thresholds: [7], recurring: 'period' });
 
   // 20 calls at 0.37: 7.40 so far this period.
-  expect((await ingest([usageEvent(entity.body.data.id, { metric, value: 20, timestamp: new Date(Date.now() - 60_000).toISOString() })])).status).toBe(200);
+  const usedAt = Math.max(Date.now() - 60_000, utcMonthOf().start.getTime());
+  expect((await ingest([usageEvent(entity.body.data.id, { metric, value: 20, timestamp: new Date(usedAt).toISOString() })])).status).toBe(200);
   const [contractEvent] = await eventually(() => (triggeredFor(onContract).length > 0 ? triggeredFor(onContract) : undefined), 15_000);
   const [customerEvent] = await eventually(() => (triggeredFor(onCustomer).length > 0 ? triggeredFor(onCustomer) : undefined), 15_000);
   const current = (await api.http().get(`/contracts/${contractId}/current-usage`).set(system).expect(200)).body.data;
   expect(current.total).toBe('7.40');
-  expect(contractEvent!.data).toMatchObject({ threshold: '5', value: '7.4', periodStart: '2026-11-01T00:00:00.000Z' });
+  expect(contractEvent!.data).toMatchObject({ threshold: '5', value: '7.4', periodStart: utcMonthOf(usedAt).start.toISOString() });
   expect(customerEvent!.data).toMatchObject({ threshold: '7', value: '7.4' });
   await new Promise((resolve) => setTimeout(resolve, 2_000));
   expect(triggeredFor(onContract)).toHaveLength(1);

@@ -1,6 +1,7 @@
 import { Decimal } from '../../src/domain/money';
 import { createMeteredContract, invoicesOfRun } from './support/billing-fixtures';
 import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
+import { earlierThisMonth, utcDaysFromToday, utcMonthOf } from '../support/calendar';
 
 /**
  * GET /contracts/{id}/current-usage: the usage charges of the billing period that holds a day, through
@@ -54,12 +55,15 @@ const currentUsage = async (contractId: string, date?: string) => (await api.htt
 
 describe('period-to-date usage', () => {
   it('rates the events of the open billing period ingested so far: lines, total, nothing charged yet, all of it due', async () => {
-    const contract = await meteredContract('2026-11-01');
-    const aMinuteAgo = new Date(Date.now() - 60_000).toISOString();
+    // The period that holds today: the current UTC month, whichever it is.
+    const month = utcMonthOf();
+    const contract = await meteredContract(month.firstDay);
+    const aMinuteAgo = new Date(Math.max(Date.now() - 60_000, month.start.getTime())).toISOString();
     const values = [10, 25, 7];
+    const [first, second] = earlierThisMonth(2);
     await ingest(contract, [
-      { value: values[0]!, timestamp: '2026-11-03T08:00:00Z' },
-      { value: values[1]!, timestamp: '2026-11-10T23:59:59Z' },
+      { value: values[0]!, timestamp: first! },
+      { value: values[1]!, timestamp: second! },
       { value: values[2]!, timestamp: aMinuteAgo },
     ]);
     const usage = await currentUsage(contract.contractId);
@@ -69,8 +73,8 @@ describe('period-to-date usage', () => {
       {
         contractPlanId: contract.contractPlanId,
         currency: 'USD',
-        periodStart: '2026-11-01',
-        periodEnd: '2026-11-30',
+        periodStart: month.firstDay,
+        periodEnd: month.lastDay,
         lines: [{ planItemId: contract.itemId, name: 'API calls', quantity: '42', amount }],
         total: amount,
         charged: '0.00',
@@ -98,7 +102,7 @@ describe('period-to-date usage', () => {
     await ingest(contract, [{ value: 9, timestamp: '2026-10-30T10:00:00Z' }]);
     const late = await currentUsage(contract.contractId, '2026-10-31');
     expect(late).toMatchObject({ total: cost([120, 33, 9]), charged: cost([120, 33]), due: cost([9]) });
-    // November, the period that holds today, has nothing yet.
+    // The period that holds today, past October, has nothing.
     expect(await currentUsage(contract.contractId)).toMatchObject({ total: '0.00', charged: '0.00', due: '0.00' });
   });
 
@@ -106,7 +110,8 @@ describe('period-to-date usage', () => {
     const missing = await api.http().get('/contracts/ctr_missing/current-usage').set(system());
     expect(missing.status).toBe(404);
     const contract = await meteredContract('2026-11-01');
-    const far = await api.http().get(`/contracts/${contract.contractId}/current-usage`).query({ date: '2030-01-01' }).set(system());
+    // The horizon is 366 days ahead of today.
+    const far = await api.http().get(`/contracts/${contract.contractId}/current-usage`).query({ date: utcDaysFromToday(400) }).set(system());
     expect(far.status).toBe(400);
   });
 });

@@ -3,6 +3,7 @@ import { createProgressiveBillingService } from '../../src/modules/invoice-runs'
 import { progressiveBillingWorkflowId } from '../../workflows/ids';
 import { createMeteredContract, invoicesOfRun } from './support/billing-fixtures';
 import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
+import { utcMonthOf } from '../support/calendar';
 
 /**
  * Progressive billing through the real stack: usage ingested through POST /events/batch, the relay's
@@ -32,11 +33,14 @@ interface Metered {
 type Item = { quantity: string; price: string; title: string };
 type Invoice = { id: string; status: string; contractPlanId: string; items: Item[]; data: Record<string, unknown> };
 
-/** A monthly plan with one metered item at 0.25 per call, on an active contract from 1 November with the thresholds given. */
+/** The billing period open now: the current UTC month. */
+const month = utcMonthOf();
+
+/** A monthly plan with one metered item at 0.25 per call, on an active contract from this month's first day with the thresholds given. */
 async function contractWith(thresholds: Array<string | number>): Promise<Metered> {
   const made = await createMeteredContract(api, tenant, {
     label: 'Progressive',
-    startDate: '2026-11-01',
+    startDate: month.firstDay,
     items: (meterId) => [{ name: 'API calls', pricingModel: 'per_unit', unitPrice: UNIT_PRICE, meterId }],
     contract: { progressiveBilling: { thresholds } },
   });
@@ -44,11 +48,11 @@ async function contractWith(thresholds: Array<string | number>): Promise<Metered
   return made;
 }
 
-/** Usage of November, a minute before now at the latest, so that the open period counts it. */
-const novemberMoment = () => new Date(Math.min(Date.now() - 60_000, Date.parse('2026-11-30T23:00:00Z'))).toISOString();
+/** Usage of this month, a minute before now at the latest (its first instant at the earliest), so that the open period counts it. */
+const thisMonthMoment = () => new Date(Math.max(Date.now() - 60_000, month.start.getTime())).toISOString();
 
 async function ingest(contract: Metered, values: number[]): Promise<void> {
-  const events = values.map((value) => ({ CustomerEntityId: contract.entityId, metric: contract.metric, value, timestamp: novemberMoment() }));
+  const events = values.map((value) => ({ CustomerEntityId: contract.entityId, metric: contract.metric, value, timestamp: thisMonthMoment() }));
   const res = await api.http().post('/events/batch').set(system()).send({ events }).expect(200);
   expect(res.body.data.summary).toMatchObject({ success: values.length, failed: 0 });
 }
@@ -100,7 +104,7 @@ describe('progressive billing', () => {
     await settled(contract);
     const [first, ...none] = await invoicesOf(contract);
     expect(none).toEqual([]);
-    expect(first!.data.progressiveBilling).toEqual({ periodStart: '2026-11-01', thresholds: ['100'], usageTotal: '125.00' });
+    expect(first!.data.progressiveBilling).toEqual({ periodStart: month.firstDay, thresholds: ['100'], usageTotal: '125.00' });
     expect(preTax(first!).toFixed(2)).toBe(cost(500).toFixed(2));
     expect(first!.status).toBe('draft');
     // What current-usage calls the difference is now nothing: the progressive invoice charged it.
@@ -111,14 +115,14 @@ describe('progressive billing', () => {
     await settled(contract);
     const second = progressiveOf(await invoicesOf(contract)).filter((invoice) => invoice.id !== first!.id);
     expect(second).toHaveLength(1);
-    expect(second[0]!.data.progressiveBilling).toEqual({ periodStart: '2026-11-01', thresholds: ['500'], usageTotal: '550.00' });
+    expect(second[0]!.data.progressiveBilling).toEqual({ periodStart: month.firstDay, thresholds: ['500'], usageTotal: '550.00' });
     expect(preTax(second[0]!).toFixed(2)).toBe(cost(1700).toFixed(2));
 
     await ingest(contract, [100]); // 2300 calls: 575.00, no new threshold
     await settled(contract);
     expect(await invoicesOf(contract)).toHaveLength(2);
 
-    const [final] = await invoicesOfRun<Invoice>(api, tenant, contract.contractId, '2026-12-01');
+    const [final] = await invoicesOfRun<Invoice>(api, tenant, contract.contractId, month.nextFirstDay);
     expect(preTax(final!).toFixed(2)).toBe(cost(100).toFixed(2));
     const all = await invoicesOf(contract);
     expect(all).toHaveLength(3);
@@ -153,10 +157,10 @@ describe('progressive billing', () => {
       const created = await api.db('webhook_events').where({ organisation_id: tenant.organisationId, type: 'invoice.created' }).whereRaw("payload->'data'->>'id' = ?", [invoice!.id]).first();
       expect(created.payload.data).toMatchObject({ id: invoice!.id, reason: 'progressive_threshold', threshold: '30.5', thresholds: ['10', '20', '30.5'] });
       // With nothing new since, the month's run has nothing to bill; 40 calls more make its invoice.
-      expect(await invoicesOfRun<Invoice>(api, tenant, contract.contractId, '2026-12-01')).toEqual([]);
+      expect(await invoicesOfRun<Invoice>(api, tenant, contract.contractId, month.nextFirstDay)).toEqual([]);
       await ingest(contract, [40]);
       await settled(contract);
-      const [final] = await invoicesOfRun<Invoice>(api, tenant, contract.contractId, '2026-12-01');
+      const [final] = await invoicesOfRun<Invoice>(api, tenant, contract.contractId, month.nextFirstDay);
       expect(preTax(final!).toFixed(2)).toBe(cost(40).toFixed(2));
       const byRun = await api.db('webhook_events').where({ organisation_id: tenant.organisationId, type: 'invoice.created' }).whereRaw("payload->'data'->>'id' = ?", [final!.id]).first();
       expect(byRun.payload.data).toMatchObject({ reason: 'invoice_run' });
@@ -175,7 +179,7 @@ describe('progressive billing', () => {
     expect(progressive).toHaveLength(1);
     expect(preTax(progressive[0]!).gte(100)).toBe(true);
     expect(await api.db('progressive_billing_claims').where({ contract_id: contract.contractId }).count<Array<{ count: string }>>('* as count')).toEqual([{ count: '1' }]);
-    const [final] = await invoicesOfRun<Invoice>(api, tenant, contract.contractId, '2026-12-01');
+    const [final] = await invoicesOfRun<Invoice>(api, tenant, contract.contractId, month.nextFirstDay);
     expect(preTax(progressive[0]!).plus(final ? preTax(final) : 0).toFixed(2)).toBe(cost(500).toFixed(2));
   });
 

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
+import { utcDaysFromToday } from '../support/calendar';
 
 /**
  * Dates that drive work are bounded (docs/security.md, "Limits and budgets"): a billing date or a preview
@@ -17,8 +18,6 @@ afterAll(() => api.close());
 
 const system = () => bearer(tenant.systemToken);
 const admin = () => bearer(tenant.adminToken);
-const todayUtc = () => new Date().toISOString().slice(0, 10);
-const daysAhead = (days: number) => new Date(Date.parse(`${todayUtc()}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
 
 async function meteredContract(startDate: string): Promise<{ contractId: string; metric: string; entityId: string }> {
   const tag = randomUUID().slice(0, 8);
@@ -49,17 +48,17 @@ it('when a run is asked for a billing date more than 366 days ahead, then 400 na
   const before = await api.db('invoice_runs').where({ organisation_id: tenant.organisationId }).count({ n: '*' });
   const res = await api.http().post('/invoice-runs').set(system()).send({ billingDate: '9999-12-31' });
   expect(res.status).toBe(400);
-  expect(res.body.errors[0]).toMatchObject({ code: 1001, path: 'body.billingDate', message: `must be at most 366 days ahead of today in the organisation's time zone: ${daysAhead(366)} or earlier` });
+  expect(res.body.errors[0]).toMatchObject({ code: 1001, path: 'body.billingDate', message: `must be at most 366 days ahead of today in the organisation's time zone: ${utcDaysFromToday(366)} or earlier` });
   expect(await api.db('invoice_runs').where({ organisation_id: tenant.organisationId }).count({ n: '*' })).toEqual(before);
 });
 
 it('when the upcoming invoice is asked for a date past the horizon, then 400 names query.date; at the horizon it answers', async () => {
-  const { contractId } = await meteredContract(daysAhead(-40));
+  const { contractId } = await meteredContract(utcDaysFromToday(-40));
   const far = await api.http().get(`/contracts/${contractId}/upcoming-invoice`).query({ date: '9999-12-31' }).set(system());
   expect(far.status).toBe(400);
   expect(far.body.errors[0]).toMatchObject({ path: 'query.date' });
-  const last = await api.http().get(`/contracts/${contractId}/upcoming-invoice`).query({ date: daysAhead(366) }).set(system()).expect(200);
-  expect(last.body.data.billingDate).toBe(daysAhead(366));
+  const last = await api.http().get(`/contracts/${contractId}/upcoming-invoice`).query({ date: utcDaysFromToday(366) }).set(system()).expect(200);
+  expect(last.body.data.billingDate).toBe(utcDaysFromToday(366));
 });
 
 it('when a contract has years of usage windows, then its preview reads the meter once for all of them, and bills every one', async () => {

@@ -3,6 +3,7 @@ import { createBillingFixture, invoiceBody, type BillingFixture } from './suppor
 import { waitFor } from '../support/wait';
 import { mailWith, pdfText } from './support/read-back';
 import { REFUSED_DOMAIN } from './support/smtp-capture';
+import { utcDaysFromToday, utcToday } from '../support/calendar';
 
 let api: TestApi;
 let tenant: Tenant;
@@ -20,8 +21,6 @@ beforeAll(async () => {
 afterAll(() => api.close());
 
 const FORBIDDEN = { status: 'error', message: 'Forbidden', errors: [] };
-const DAY_MS = 24 * 60 * 60 * 1000;
-const daysAgo = (days: number) => new Date(Date.now() - days * DAY_MS).toISOString().slice(0, 10);
 
 /** The e-mail once its workflow has settled it: sent or failed. */
 async function settled(id: string): Promise<Record<string, unknown>> {
@@ -163,7 +162,7 @@ describe("invoice mail uses the organisation's templates", () => {
     const ownFixture = await createBillingFixture(api, own);
     await template({ name: 'Ours', kind: 'invoice', subject: 'Bill {{invoice.number}}: {{invoice.total}} {{invoice.currency}}', html: '<p>To {{customer.name}} from {{seller.name}}</p>' }, bearer(own.adminToken)).then((res) => expect(res.status).toBe(201));
     // Dated today, the invoice is not overdue once sent: its mail is the only one.
-    const id = (await api.http().post('/invoices').set(bearer(own.systemToken)).send({ ...invoiceBody(ownFixture.contractPlanId), invoiceData: { date: daysAgo(0) } }).expect(201)).body.data.id;
+    const id = (await api.http().post('/invoices').set(bearer(own.systemToken)).send({ ...invoiceBody(ownFixture.contractPlanId), invoiceData: { date: utcToday() } }).expect(201)).body.data.id;
     const number = (await api.http().post(`/invoices/${id}/raise`).set(bearer(own.systemToken)).expect(200)).body.data.number;
     await api.http().post(`/invoices/${id}/send`).set(bearer(own.systemToken)).expect(200);
 
@@ -180,7 +179,7 @@ describe("invoice mail uses the organisation's templates", () => {
       { name: 'Nudge', kind: 'reminder', subject: 'Overdue {{invoice.number}} by {{daysOverdue}} days', html: '<p>{{invoice.total}} {{invoice.currency}} was due on {{invoice.dueDate}}.</p>', text: 'Day {{daysAfterDue}} reminder' },
       bearer(own.adminToken),
     ).then((res) => expect(res.status).toBe(201));
-    const body = { ...invoiceBody(ownFixture.contractPlanId), invoiceData: { date: daysAgo(50) } };
+    const body = { ...invoiceBody(ownFixture.contractPlanId), invoiceData: { date: utcDaysFromToday(-50) } };
     const id = (await api.http().post('/invoices').set(bearer(own.systemToken)).send(body).expect(201)).body.data.id;
     const raised = (await api.http().post(`/invoices/${id}/raise`).set(bearer(own.systemToken)).expect(200)).body.data;
 

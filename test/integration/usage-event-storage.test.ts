@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { addMonths, maintainPartitions, monthOf } from '../../src/modules/usage/event-partitions';
+import { addMonths, ensurePartition, maintainPartitions, monthOf, partitionName } from '../../src/modules/usage/event-partitions';
+import { newId } from '../../src/db/ids';
 import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
 import { createCustomerEntity, usageEvent } from './support/fixtures';
 import { recordHistory } from './support/record-history';
@@ -110,6 +111,38 @@ it('when events lie at the ends of the calendar, then the upkeep gives December 
     (await api.db.raw<{ rows: Array<{ partition: string }> }>('SELECT tableoid::regclass::text AS partition FROM usage_events WHERE organisation_id = ? AND event_id = ?', [tenant.organisationId, eventId])).rows.map((row) => row.partition);
   expect(await where(`${metric}-last`)).toEqual(['usage_events_9999_12']);
   expect(await where(`${metric}-first`)).toEqual(['usage_events_default']);
+});
+
+it('when a write that began before a partition is made stores an event of its month, then the event lands, in the partition made', async () => {
+  // A month far ahead that no partition covers yet, one per run of the test.
+  const month = new Date(Date.UTC(2200 + Math.floor(Math.random() * 5000), Math.floor(Math.random() * 12), 1));
+  const row = (timestamp: string) => ({
+    id: newId('evt'),
+    organisation_id: tenant.organisationId,
+    customer_entity_id: entityId,
+    metric: 'partition_race',
+    value: '1',
+    timestamp,
+    metadata: {},
+  });
+  const writer = await api.db.transaction();
+  let made: Promise<number | undefined> | undefined;
+  try {
+    // The write has begun: an event of the current month, through the table, holds its lock on it.
+    await writer('usage_events').insert(row(new Date().toISOString()));
+    made = ensurePartition(api.db, month);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Then an event of the month being made: by the partitions this transaction saw, the default one.
+    const late = row(new Date(month.getTime() + 86_400_000).toISOString());
+    await writer('usage_events').insert(late);
+    await writer.commit();
+    expect(await made).toBe(1);
+    const where = await api.db.raw<{ rows: Array<{ partition: string }> }>('SELECT tableoid::regclass::text AS partition FROM usage_events WHERE id = ?', [late.id]);
+    expect(where.rows).toEqual([{ partition: partitionName(month) }]);
+  } finally {
+    if (!writer.isCompleted()) await writer.rollback();
+    await made?.catch(() => undefined);
+  }
 });
 
 it('when the worker has started, then the daily Schedule of the upkeep exists and starts its workflow at 00:30 UTC', async () => {

@@ -64,10 +64,11 @@ async function monthsInDefault(db: Knex): Promise<Date[]> {
 
 /**
  * Makes `month`'s partition unless it exists: a table of its own that takes the month's events out of the
- * default partition, checked to hold only its month, then attached. Attaching takes a lock that lets reads
- * and writes of the other partitions go on; the default partition, which holds only strays, is locked while
- * its rows move. Every lock is waited for at most a second: a step that cannot have one fails, and the
- * next run tries again (the partition is made months ahead). Answers the events moved, or undefined when
+ * default partition, checked to hold only its month, then attached. Reads go on throughout; writes through
+ * the table wait for the step's transaction (a table of its own, the strays moved, the attach), and the
+ * default partition, which holds only strays, is locked while its rows move. Every lock is waited for at
+ * most a second: a step that cannot have one fails, and the next run tries again (the partition is made
+ * months ahead). Answers the events moved, or undefined when
  * the partition was there already.
  */
 export async function ensurePartition(db: Knex, month: Date): Promise<number | undefined> {
@@ -80,6 +81,10 @@ export async function ensurePartition(db: Knex, month: Date): Promise<number | u
     await trx.raw(`SET LOCAL lock_timeout = '${LOCK_TIMEOUT}'`);
     const { rows } = await trx.raw<{ rows: unknown[] }>('SELECT 1 FROM pg_class WHERE relname = ?', [name]);
     if (rows.length > 0) return undefined;
+    // Writes through the table wait until the partition is attached. Attaching alone would let an insert
+    // that began before it route an event of the month to the default partition by the partitions it saw
+    // then, and fail on the default partition's new bound (a constraint violation, which is not retried).
+    await trx.raw('LOCK TABLE ONLY usage_events IN SHARE ROW EXCLUSIVE MODE');
     await trx.raw(`CREATE TABLE ${name} (LIKE usage_events INCLUDING DEFAULTS)`);
     await trx.raw(`ALTER TABLE ${name} ADD CONSTRAINT ${name}_month CHECK ("timestamp" >= '${from}' AND "timestamp" < '${to}')`);
     const moved = await trx.raw<{ rowCount: number }>(

@@ -37,10 +37,21 @@ export function textProblem(value: string): string | undefined {
  */
 export const MAX_ARRAY_NESTING = 8;
 
+const LONE_SURROGATES = new RegExp(LONE_SURROGATE.source, 'g');
+const escaped = (character: string) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`;
+
+/**
+ * A key as a path names it: each character Postgres cannot store written as its escape (`\u0000`), so that
+ * a message naming the key can itself be stored (a usage batch keeps its failed records in Postgres).
+ */
+export function printableKey(key: string): string {
+  return key.replaceAll('\u0000', escaped).replace(LONE_SURROGATES, escaped);
+}
+
 /**
  * Where in a JSON value the first part Postgres cannot store or the API refuses to is (`[]` for the value
  * itself), and why: text with a NUL character or an unpaired surrogate, or arrays nested directly in one
- * another more than `MAX_ARRAY_NESTING` deep.
+ * another more than `MAX_ARRAY_NESTING` deep. The path's keys are printable (see `printableKey`).
  */
 export function storableJsonProblem(value: unknown, path: string[] = [], arrayNesting = 0): { path: string[]; problem: string } | undefined {
   if (typeof value === 'string') {
@@ -56,7 +67,7 @@ export function storableJsonProblem(value: unknown, path: string[] = [], arrayNe
       : [];
   for (const [key, inner] of entries) {
     const keyProblem = textProblem(key);
-    if (keyProblem) return { path: [...path, key], problem: `has a key that ${keyProblem}` };
+    if (keyProblem) return { path: [...path, printableKey(key)], problem: `has a key that ${keyProblem}` };
     const found = storableJsonProblem(inner, [...path, key], nesting);
     if (found) return found;
   }

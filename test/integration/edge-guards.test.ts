@@ -97,16 +97,21 @@ describe('requests the API refuses at the edge', () => {
       usageEvent(entityId, { eventId: `${prefix}-1`, metadata: { note: 'bad\u0000byte' } }),
       usageEvent(entityId, { eventId: `${prefix}-2`, metric: 'api\ud800calls' }),
       usageEvent(entityId, { eventId: `${prefix}-3` }),
+      usageEvent(entityId, { eventId: `${prefix}-4`, metadata: { ['bad\u0000key']: 1 } }),
     ];
     const res = await api.http().post('/events/batch').set(auth()).send({ events });
     expect(res.status).toBe(200);
-    expect(res.body.data.summary).toEqual({ success: 2, failed: 2, total: 4, duplicates: 0 });
+    expect(res.body.data.summary).toEqual({ success: 2, failed: 3, total: 5, duplicates: 0 });
+    // The key is named with its NUL written as an escape: the outcome that names it is stored too.
     expect(res.body.data.failedRecords).toEqual([
       { index: 1, code: '27', statusCode: 400, error: 'metadata.note must not contain a NUL character' },
       { index: 2, code: '27', statusCode: 400, error: expect.stringMatching(/^metric must be valid Unicode/) },
+      { index: 4, code: '27', statusCode: 400, error: 'metadata.bad\\u0000key has a key that must not contain a NUL character' },
     ]);
     const stored = await api.db('usage_events').whereLike('event_id', `${prefix}-%`).orderBy('event_id').pluck('event_id');
     expect(stored).toEqual([`${prefix}-0`, `${prefix}-3`]);
+    const batch = await api.http().get(`/events/batches/${res.body.data.batchId}`).set(auth()).expect(200);
+    expect(batch.body.data).toMatchObject({ status: 'completed', summary: { success: 2, failed: 3, total: 5, duplicates: 0 } });
   });
 
   it('when any answer is sent, then it carries nosniff and the other security headers', async () => {

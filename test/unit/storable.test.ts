@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { Decimal } from 'decimal.js';
-import { instantProblem, jsonProblem, storableJsonProblem, numericProblem, textProblem } from '../../src/domain/storable';
+import { instantProblem, jsonProblem, printableKey, storableJsonProblem, numericProblem, textProblem } from '../../src/domain/storable';
 import { parseUsageEvent } from '../../src/modules/usage/usage.schemas';
 
 const valid = { CustomerEntityId: 'ent_1', metric: 'api_calls', value: 3, timestamp: '2026-11-01T10:00:00Z' };
@@ -46,6 +46,15 @@ describe('textProblem and jsonProblem', () => {
     expect(jsonProblem({ ['k\u0000']: 1 })).toBe('has a key that must not contain a NUL character');
     expect(storableJsonProblem({ events: [{ metric: 'ok' }, { metric: 'a\u0000' }] })).toEqual({ path: ['events', '1', 'metric'], problem: 'must not contain a NUL character' });
     expect(jsonProblem({ region: 'eu', count: 3, ok: true, none: null })).toBeUndefined();
+  });
+
+  it('when a key holds what Postgres cannot store, then the path names it with escapes, so that the path itself can be stored', () => {
+    const found = storableJsonProblem({ metadata: { ['a\u0000b']: 1 } });
+    expect(found).toEqual({ path: ['metadata', 'a\\u0000b'], problem: 'has a key that must not contain a NUL character' });
+    expect(storableJsonProblem({ tags: { ['half \uD800 key']: 1 } })?.path).toEqual(['tags', 'half \\ud800 key']);
+    expect(storableJsonProblem({ ['\uDC00']: 1 })?.path).toEqual(['\\udc00']);
+    for (const key of [found!.path.join('.'), 'half \\ud800 key']) expect(textProblem(key)).toBeUndefined();
+    expect(printableKey('rocket \uD83D\uDE80 fine')).toBe('rocket \uD83D\uDE80 fine');
   });
 
   it('when arrays nest directly in arrays more than 8 deep, then the outermost too deep is named; an object between them starts the count again', () => {

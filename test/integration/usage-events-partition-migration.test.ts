@@ -1,5 +1,4 @@
 import type { Knex } from 'knex';
-import { createDb } from '../../src/db/knex';
 import { createUsageRepository } from '../../src/modules/usage/usage.repository';
 import { maintainPartitions, monthOf, partitionName } from '../../src/modules/usage/event-partitions';
 import { databaseBefore } from './support/migration-database';
@@ -18,12 +17,10 @@ let writerDb: Knex;
 let drop: () => Promise<void>;
 
 beforeAll(async () => {
-  ({ db, drop } = await databaseBefore(MIGRATION, 'partitions'));
-  writerDb = createDb(db.client.config.connection.connectionString as string, 2);
+  ({ db, writer: writerDb, drop } = await databaseBefore(MIGRATION, 'partitions'));
 });
 
 afterAll(async () => {
-  await writerDb.destroy();
   await drop();
 });
 

@@ -11,9 +11,10 @@ async function asAdmin(adminUrl: string, sql: string): Promise<void> {
 
 /**
  * A database of its own for a test of one migration: migrated to the latest, then back to just before
- * `migration`, so that the test can write the rows the migration finds. `drop` closes and removes it.
+ * `migration`, so that the test can write the rows the migration finds. `writer` is a second pool on it,
+ * for a test that writes while the migration runs. `drop` closes both and removes it.
  */
-export async function databaseBefore(migration: string, label: string): Promise<{ db: Knex; drop: () => Promise<void> }> {
+export async function databaseBefore(migration: string, label: string): Promise<{ db: Knex; writer: Knex; drop: () => Promise<void> }> {
   const adminUrl = process.env.TEST_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   const name = `billing_${label}_${Date.now()}_${process.pid}`;
   await asAdmin(adminUrl, `CREATE DATABASE ${name}`);
@@ -22,9 +23,12 @@ export async function databaseBefore(migration: string, label: string): Promise<
   const db = createDb(url.toString(), 2);
   await migrateLatest(db);
   await db.migrate.down({ name: migration });
+  const writer = createDb(url.toString(), 2);
   return {
     db,
+    writer,
     drop: async () => {
+      await writer.destroy();
       await db.destroy();
       await asAdmin(adminUrl, `DROP DATABASE IF EXISTS ${name}`);
     },

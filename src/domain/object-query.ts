@@ -1,8 +1,11 @@
+import { instantProblem } from './storable';
+
 /**
  * The objects API's query language: filters and sorts over a whitelist of fields, never raw SQL. This
  * file checks a query against an object's fields and returns it in a form the SQL builder binds as
  * parameters; what it does not know, it refuses.
  */
+
 /** A query of the objects API as a caller sends it: filters and sort keys by field name. */
 export interface ObjectQuery {
   filter?: Array<{ field: string; op: string; value?: unknown }>;
@@ -32,18 +35,45 @@ export interface QueryProblem {
 
 const ORDERED: readonly FieldType[] = ['number', 'decimal', 'datetime', 'date', 'string'];
 
+const CALENDAR_DAY = /^\d{4}-\d{2}-\d{2}$/;
+const INSTANT = /^(\d{4}-\d{2}-\d{2})T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d{1,9})?(?:Z|[+-](?:[01]\d|2[0-3]):[0-5]\d)$/;
+/** Digits a number given as text may have, at most: far past any column's, well short of what Postgres refuses. */
+const MAX_NUMBER_TEXT = 100;
+
+/** A calendar day YYYY-MM-DD in the years 1 to 9999: `2026-02-30` and `0000-01-01` are none. */
+function isCalendarDay(value: string): boolean {
+  if (!CALENDAR_DAY.test(value) || value < '0001') return false;
+  const date = new Date(`${value}T00:00:00Z`);
+  return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 10) === value;
+}
+
+/** An instant with a zone whose day exists, falling in the years 1 to 9999 once in UTC. */
+function isInstant(value: string): boolean {
+  const match = INSTANT.exec(value);
+  return match !== null && isCalendarDay(match[1]!) && !instantProblem(new Date(value));
+}
+
+/**
+ * Whether a value fits the field, checked before it is bound: a value its column cannot hold would
+ * otherwise reach Postgres, whose refusal is not the caller's answer.
+ */
 function valueProblem(type: FieldType, value: unknown): string | undefined {
   switch (type) {
     case 'string':
       return typeof value === 'string' ? undefined : 'must be a string';
     case 'number':
     case 'decimal':
-      return (typeof value === 'number' && Number.isFinite(value)) || (typeof value === 'string' && /^[+-]?(\d+(\.\d*)?|\.\d+)$/.test(value)) ? undefined : 'must be a number';
+      return (typeof value === 'number' && Number.isFinite(value)) || (typeof value === 'string' && value.length <= MAX_NUMBER_TEXT && /^[+-]?(\d+(\.\d*)?|\.\d+)$/.test(value))
+        ? undefined
+        : `must be a number (as text, at most ${MAX_NUMBER_TEXT} characters)`;
     case 'boolean':
       return typeof value === 'boolean' ? undefined : 'must be true or false';
-    case 'datetime':
     case 'date':
-      return typeof value === 'string' && !Number.isNaN(Date.parse(value)) ? undefined : 'must be an ISO 8601 date';
+      return typeof value === 'string' && isCalendarDay(value) ? undefined : 'must be a calendar date YYYY-MM-DD in the years 0001 to 9999';
+    case 'datetime':
+      return typeof value === 'string' && (isCalendarDay(value) || isInstant(value))
+        ? undefined
+        : 'must be an ISO 8601 date-time with a zone (Z or ±hh:mm), or a calendar date YYYY-MM-DD, in the years 0001 to 9999';
   }
 }
 

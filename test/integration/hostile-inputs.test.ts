@@ -72,6 +72,7 @@ describe('numbers and dates the columns cannot hold', () => {
     expect((await quickly(api.http().post('/invoices').set(system()).send(reversed))).status).toBe(400);
     const query = await quickly(api.http().post('/objects/query').set(system()).send({ object: 'invoices', filter: [{ field: 'date', op: 'gte', value: '2026-02-30' }] }));
     expect(query.status).toBe(400);
+    expect(query.body.errors[0]).toMatchObject({ code: 1001, path: 'body.filter.0.value' });
   });
 
   it("when a contract's end date is moved before its start, then 400 and the contract keeps its end date", async () => {

@@ -45,6 +45,31 @@ describe('object query language', () => {
     ]);
   });
 
+  it('when a date or a number does not fit its column, then it is refused by its path before any SQL', () => {
+    const dated: Record<string, FieldSpec> = { ...fields, date: { column: 'date', type: 'date' } };
+    const refused = [
+      { field: 'date', op: 'gte', value: '2026-02-30' },
+      { field: 'date', op: 'eq', value: '0000-01-01' },
+      { field: 'date', op: 'eq', value: '2026-11-01T00:00:00Z' },
+      { field: 'createdAt', op: 'lt', value: '2026-02-29T10:00:00Z' },
+      { field: 'createdAt', op: 'lt', value: '+275760-09-13T00:00:00Z' },
+      { field: 'createdAt', op: 'lt', value: 'Dec 5 2026' },
+      { field: 'createdAt', op: 'lt', value: '2026-11-01T10:00:00' },
+      { field: 'createdAt', op: 'lt', value: '0001-01-01T00:00:00+02:00' },
+      { field: 'total', op: 'gt', value: '9'.repeat(101) },
+      { field: 'date', op: 'in', value: ['2026-11-01', '2026-11-31'] },
+    ];
+    expect(compileFilter(dated, refused).problems.map((p) => p.path)).toEqual(refused.map((_, i) => `body.filter.${i}.value`));
+    const taken = [
+      { field: 'date', op: 'gte', value: '2024-02-29' },
+      { field: 'createdAt', op: 'lt', value: '2026-11-01' },
+      { field: 'createdAt', op: 'lt', value: '2026-11-01T10:00:00.123+05:30' },
+      { field: 'createdAt', op: 'gte', value: '0001-01-01T00:00:00Z' },
+      { field: 'total', op: 'gt', value: '9'.repeat(100) },
+    ];
+    expect(compileFilter(dated, taken).problems).toEqual([]);
+  });
+
   it('when a filter or a sort names a property every object inherits, then it is an unknown field, never a column', () => {
     const names = ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf'];
     expect(compileFilter(fields, names.map((field) => ({ field, op: 'eq', value: 'x' }))).problems.map((p) => p.path)).toEqual(names.map((_, i) => `body.filter.${i}.field`));

@@ -1,4 +1,4 @@
-import { instantProblem } from './storable';
+import { ISO_DATE, isIsoInstant } from './iso-dates';
 
 /**
  * The objects API's query language: filters and sorts over a whitelist of fields, never raw SQL. This
@@ -35,23 +35,8 @@ export interface QueryProblem {
 
 const ORDERED: readonly FieldType[] = ['number', 'decimal', 'datetime', 'date', 'string'];
 
-const CALENDAR_DAY = /^\d{4}-\d{2}-\d{2}$/;
-const INSTANT = /^(\d{4}-\d{2}-\d{2})T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d{1,9})?(?:Z|[+-](?:[01]\d|2[0-3]):[0-5]\d)$/;
 /** Digits a number given as text may have, at most: far past any column's, well short of what Postgres refuses. */
 const MAX_NUMBER_TEXT = 100;
-
-/** A calendar day YYYY-MM-DD in the years 1 to 9999: `2026-02-30` and `0000-01-01` are none. */
-function isCalendarDay(value: string): boolean {
-  if (!CALENDAR_DAY.test(value) || value < '0001') return false;
-  const date = new Date(`${value}T00:00:00Z`);
-  return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 10) === value;
-}
-
-/** An instant with a zone whose day exists, falling in the years 1 to 9999 once in UTC. */
-function isInstant(value: string): boolean {
-  const match = INSTANT.exec(value);
-  return match !== null && isCalendarDay(match[1]!) && !instantProblem(new Date(value));
-}
 
 /**
  * Whether a value fits the field, checked before it is bound: a value its column cannot hold would
@@ -69,9 +54,9 @@ function valueProblem(type: FieldType, value: unknown): string | undefined {
     case 'boolean':
       return typeof value === 'boolean' ? undefined : 'must be true or false';
     case 'date':
-      return typeof value === 'string' && isCalendarDay(value) ? undefined : 'must be a calendar date YYYY-MM-DD in the years 0001 to 9999';
+      return typeof value === 'string' && ISO_DATE.test(value) ? undefined : 'must be a calendar date YYYY-MM-DD in the years 0001 to 9999';
     case 'datetime':
-      return typeof value === 'string' && (isCalendarDay(value) || isInstant(value))
+      return typeof value === 'string' && (ISO_DATE.test(value) || isIsoInstant(value))
         ? undefined
         : 'must be an ISO 8601 date-time with a zone (Z or ±hh:mm), or a calendar date YYYY-MM-DD, in the years 0001 to 9999';
   }

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { listCurrencies } from '../domain/currencies';
 import { instantProblem, numericProblem } from '../domain/storable';
 import { InvariantError } from '../domain/errors';
+import { ISO_DATE, ISO_DATE_TIME } from '../domain/iso-dates';
 import { canonicalLocale, LOCALE_TAG_PATTERN } from '../domain/document-locale';
 
 /**
@@ -74,21 +75,13 @@ export const deletedSchema = z.object({ id: z.string(), deleted: z.literal(true)
 /** The answer of a delete: the id that is gone. */
 export const deleted = (id: string) => ({ id, deleted: true as const });
 
-// Years 0001 to 9999, months and days of the Gregorian calendar, leap days included.
-const YEAR = '(?:000[1-9]|00[1-9]\\d|0[1-9]\\d\\d|[1-9]\\d{3})';
-const LEAP_YEAR = '(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|(?:0[48]|[2468][048]|[13579][26])00)';
-const MONTH_DAY = '(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|02-(?:0[1-9]|1\\d|2[0-8]))';
-const DATE = `(?:${LEAP_YEAR}-02-29|${YEAR}-${MONTH_DAY})`;
-const TIME = '(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d{1,9})?';
-const ZONE = '(?:Z|[+-](?:[01]\\d|2[0-3]):[0-5]\\d)';
-
 /** A calendar date, YYYY-MM-DD, in the years 0001 to 9999: `2026-02-30` and `0000-01-01` are refused. */
-export const isoDate = z.string().regex(new RegExp(`^${DATE}$`), 'must be a calendar date YYYY-MM-DD in the years 0001 to 9999').meta({ format: 'date' });
+export const isoDate = z.string().regex(ISO_DATE, 'must be a calendar date YYYY-MM-DD in the years 0001 to 9999').meta({ format: 'date' });
 
 /** An instant: an ISO 8601 date-time with a zone, falling in the years 1 to 9999 once in UTC. */
 export const isoDateTime = z
   .string()
-  .regex(new RegExp(`^${DATE}T${TIME}${ZONE}$`), { message: 'must be an ISO 8601 date-time with a zone (Z or ±hh:mm)', abort: true })
+  .regex(ISO_DATE_TIME, { message: 'must be an ISO 8601 date-time with a zone (Z or ±hh:mm)', abort: true })
   .refine((value) => !instantProblem(new Date(value)), 'must fall in the years 1 to 9999 (UTC)')
   .meta({ format: 'date-time' });
 

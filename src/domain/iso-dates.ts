@@ -1,0 +1,25 @@
+import { instantProblem } from './storable';
+
+/**
+ * The date syntax the API takes, in one place: the route schemas (and so the OpenAPI document's
+ * `pattern`s) and the objects query language check dates by it.
+ */
+
+// Years 0001 to 9999, months and days of the Gregorian calendar, leap days included.
+const YEAR = '(?:000[1-9]|00[1-9]\\d|0[1-9]\\d\\d|[1-9]\\d{3})';
+const LEAP_YEAR = '(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|(?:0[48]|[2468][048]|[13579][26])00)';
+const MONTH_DAY = '(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|02-(?:0[1-9]|1\\d|2[0-8]))';
+const DATE = `(?:${LEAP_YEAR}-02-29|${YEAR}-${MONTH_DAY})`;
+const TIME = '(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d{1,9})?';
+const ZONE = '(?:Z|[+-](?:[01]\\d|2[0-3]):[0-5]\\d)';
+
+/** A calendar date, YYYY-MM-DD, in the years 0001 to 9999: `2026-02-30` and `0000-01-01` are none. */
+export const ISO_DATE = new RegExp(`^${DATE}$`);
+
+/** An ISO 8601 date-time with a zone (Z or ±hh:mm) whose day exists; its instant is checked apart. */
+export const ISO_DATE_TIME = new RegExp(`^${DATE}T${TIME}${ZONE}$`);
+
+/** An ISO 8601 date-time with a zone, falling in the years 1 to 9999 once in UTC. */
+export function isIsoInstant(value: string): boolean {
+  return ISO_DATE_TIME.test(value) && !instantProblem(new Date(value));
+}

@@ -125,8 +125,10 @@ export function planCreditNote(invoice: CreditableInvoice, credited: CreditedSoF
     if (gross.greaterThan(leftInTotal)) throw AppError.conflict(`the credit of ${format(gross)} ${currency} exceeds what is left to credit on the invoice: ${format(max(leftInTotal, zero))} ${currency}`);
     // What is left of the net and of the tax, in the proportion of this amount to what is left of the
     // total: the items left to credit carry their own taxes, so what is left carries what is left of the tax.
-    const netLeft = subtotal.minus(netBefore);
-    const taxLeft = taxTotal.minus(taxBefore);
+    // Neither part goes below nothing: on an invoice whose tax is below nothing (a plan change's credit gave
+    // back more tax than its lines owed), what is left of the total is all net.
+    const netLeft = max(subtotal.minus(netBefore), zero);
+    const taxLeft = max(taxTotal.minus(taxBefore), zero);
     net = max(min(roundToMinor(netLeft.times(gross).dividedBy(leftInTotal), currency), min(gross, netLeft)), gross.minus(taxLeft));
     tax = gross.minus(net);
     const open = invoice.items.map((item) => ({ item, left: max(leftOn(item.id), zero) })).filter(({ left }) => left.greaterThan(0));

@@ -1646,6 +1646,32 @@ const FOUND: Array<[string, History]> = [
       ],
     },
   ],
+  [
+    // The change's invoice gives back the old, taxed fee (-2 JPY, and -1 of its 25 %) and charges the new,
+    // untaxed fee for four days: subtotal 2, tax -1, total 1. A credit of the whole 1 by amount split it into
+    // 2 of net and -1 of tax, which the credit note's own check refused.
+    'when a plan change left the next invoice\'s tax below nothing, then a credit by amount is all net, with no tax',
+    {
+      currency: 'JPY',
+      anchor: 'calendar',
+      kind: 'monthly',
+      start: JANUARY_2025,
+      end: null,
+      fee: 2,
+      arrears: false,
+      unitPrice: '0.01',
+      other: { kind: 'monthly', fee: 1, arrears: false, unitPrice: '0.01' },
+      taxes: [{ rate: '25', on: 'fee' }],
+      steps: [
+        { kind: 'run', advance: 0, raise: true },
+        { kind: 'change', offset: 1, raiseFirst: false },
+        { kind: 'suspend', advance: 16, days: 1 },
+        { kind: 'credit', invoice: 0, line: 0, quarters: 1, byAmount: false },
+        { kind: 'run', advance: 74, raise: true },
+        { kind: 'credit', invoice: 2, line: 0, quarters: 4, byAmount: true },
+      ],
+    },
+  ],
 ];
 
 /** Histories that once failed, run first every time. */

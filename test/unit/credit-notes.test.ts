@@ -292,6 +292,18 @@ describe('credit note plans', () => {
     expect([note!.subtotal, note!.taxTotal, note!.total]).toEqual(['0.75', '0.00', '0.75']);
   });
 
+  it('when a plan change gave back more tax than the invoice owed, then an amount credits net only, never a tax below nothing', () => {
+    // Four untaxed days of 0.01, and the old plan's taxed fee of 0.02 given back at 25 %: the invoice's tax
+    // is -0.01 (-0.005 rounded away from nothing), its total 0.01.
+    const invoice = raised(
+      [1, 2, 3, 4].map((day) => line(`day${day}`, 1, '0.01', { title: `Fee, day ${day}`, planItemId: 'pli_new' })).concat(line('unused', 1, '-0.02', { title: 'Unused old fee', planItemId: 'pli_old' })),
+      [{ rate: '25', appliesTo: ['pli_old'] }],
+    );
+    expect([invoice.subtotal, invoice.taxTotal, invoice.total]).toEqual(['0.02', '-0.01', '0.01']);
+    const [note] = applyAllPlans(invoice, [{ amount: '0.01' }]);
+    expect([note!.subtotal, note!.taxTotal, note!.total]).toEqual(['0.01', '0.00', '0.01']);
+  });
+
   it('when a plan change left one tax line below nothing, then a note of an item another tax line taxes credits that line\'s tax in full', () => {
     // The old plan's fee given back (-6.00) is all that 10 % on it applies to: that line is -0.60. 20 % on all
     // items is 20 % of 94.00. A note of 25.00 of the new fee credits 20 % of it, 5.00, not 5.00 - 0.60.

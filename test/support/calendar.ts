@@ -8,6 +8,24 @@ export const DAY_MS = 24 * 60 * 60 * 1000;
 /** An instant's UTC day, `YYYY-MM-DD`. */
 export const dayOf = (instant: Date | number): string => new Date(instant).toISOString().slice(0, 10);
 
+/** The milliseconds from `now` to the next UTC midnight. */
+export const untilUtcMidnight = (now: number = Date.now()): number => DAY_MS - (((now % DAY_MS) + DAY_MS) % DAY_MS);
+
+/**
+ * Waits, blocking, until the next UTC midnight has passed when it is less than `marginMs` away, and answers
+ * the milliseconds waited. A test file that takes its dates from today (the open month, an invoice due in
+ * ten days) and compares them with what the server says later holds only if today does not end while it
+ * runs; calling this before the file is loaded (its module may take the month at load) keeps the day
+ * whole for `marginMs`. Blocking is what the caller wants: nothing else of the file may run meanwhile.
+ */
+export function awayFromUtcMidnight(marginMs: number, now: number = Date.now()): number {
+  const left = untilUtcMidnight(now);
+  if (left >= marginMs) return 0;
+  const wait = left + 1_000;
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, wait);
+  return wait;
+}
+
 /** Today in UTC, `YYYY-MM-DD`. */
 export const utcToday = (): string => dayOf(Date.now());
 

@@ -23,6 +23,7 @@ import { createInvoiceRepository, type Invoice } from '../../src/modules/invoice
 import { createApiServices, serviceDepsFrom, type ApiServices } from '../../src/services';
 import { createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
 import { storeUsageEvent } from './support/stored-usage';
+import { shrinkWithin } from '../support/properties';
 
 /**
  * A model-based property test of billing through the services themselves, over Postgres: random histories
@@ -1734,6 +1735,7 @@ describe('billing model: random histories through the services over Postgres, ag
       fc.asyncProperty(history, (h) => play(h)),
       {
         numRuns: Number(process.env.BILLING_MODEL_RUNS ?? (process.env.CI ? 500 : 50)),
+        ...shrinkWithin(900_000),
         ...(seed === undefined ? {} : { seed }),
         ...(process.env.BILLING_MODEL_PATH ? { path: process.env.BILLING_MODEL_PATH } : {}),
         examples: [...(example ? [example] : []), ...PINNED_HISTORIES],

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
 import { createCustomerEntity } from './support/fixtures';
+import { shrinkWithin } from '../support/properties';
 
 /**
  * The usage query against a model of it written here: random events, meter definitions, windows, time
@@ -156,7 +157,7 @@ describe('the usage query, against its model', () => {
         const starts = rows.map((row) => Date.parse(row.windowStart));
         expect(starts).toEqual([...starts].sort((a, b) => a - b));
       }),
-      { numRuns: 25, seed: 20261127 },
+      { numRuns: 25, seed: 20261127, ...shrinkWithin(180_000) },
     );
   });
 });

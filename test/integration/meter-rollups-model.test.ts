@@ -8,6 +8,7 @@ import { sample } from '../support/prometheus-text';
 import { rollupsAgainstEvents } from './support/rollup-oracle';
 import { createModelWorld, type ModelWorld } from './support/model-world';
 import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
+import { shrinkWithin } from '../support/properties';
 
 /**
  * Meter rollups against raw events: random events ingested through the real path, random meters, and every
@@ -290,7 +291,7 @@ describe('meter rollups, against raw events', () => {
         rollupAnswers += await sameAnswers(world, laterId, s.queries);
         await rollupsMatchEvents(laterId);
       }),
-      { numRuns: Number(process.env.METER_ROLLUPS_RUNS ?? 12), ...(process.env.METER_ROLLUPS_SEED ? { seed: Number(process.env.METER_ROLLUPS_SEED) } : {}) },
+      { numRuns: Number(process.env.METER_ROLLUPS_RUNS ?? 12), ...shrinkWithin(120_000), ...(process.env.METER_ROLLUPS_SEED ? { seed: Number(process.env.METER_ROLLUPS_SEED) } : {}) },
     );
     // The property is about the rollups: most queries must have been answered from them.
     expect(rollupAnswers).toBeGreaterThan(20);

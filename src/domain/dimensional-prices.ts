@@ -206,11 +206,13 @@ export function foldUsage(item: DimensionalTerms & { pricingModel?: PricedPlanIt
 
 /**
  * `amount` shared over quantities in the currency's minor units by largest remainder (ties to the
- * earlier), adding up to it exactly; equally when every quantity is zero.
+ * earlier), adding up to it exactly; equally when the quantities add up to zero (every one zero, or
+ * usage below zero in one part as large as the others' above it), where no proportion exists.
  */
 export function shareByQuantity(amount: Decimal, quantities: readonly Decimal[], currency: string): Decimal[] {
   if (quantities.length === 0) return [];
-  const weights = quantities.some((quantity) => !quantity.isZero()) ? quantities : quantities.map(() => new Decimal(1));
+  const whole = quantities.reduce((sum, quantity) => sum.plus(quantity), new Decimal(0));
+  const weights = whole.isZero() ? quantities.map(() => new Decimal(1)) : quantities;
   if (amount.isNegative()) return allocate(amount.negated(), weights, currency).map((share) => share.negated());
   return allocate(amount, weights, currency);
 }

@@ -92,7 +92,11 @@ const text = (value: Decimal) => value.toFixed();
  */
 export function priceItem(item: PricedPlanItem, quantity: Numeric, currency: string): Price {
   validatePlanItemPricing(item);
-  const q = nonNegative(quantity, 'quantity');
+  // Usage can add up to less than nothing (events of negative value that outweigh the rest): a per-unit
+  // price gives those units back (a credit); tiers and packages price nothing below zero, so such usage
+  // rates as none.
+  const given = toDecimal(quantity);
+  const q = item.pricingModel === 'per_unit' ? given : Decimal.max(given, 0);
   const lines: Array<{ description: string; quantity: Decimal; unitPrice: Decimal; amount: Decimal }> = [];
   switch (item.pricingModel) {
     case 'flat': {

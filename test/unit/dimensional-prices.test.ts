@@ -22,6 +22,9 @@ const priceArb: fc.Arbitrary<PricedPlanItem> = fc.oneof(
 
 const matchArb = (dims: string[]) => fc.subarray(dims, { minLength: 1 }).chain((keys) => fc.tuple(...keys.map(() => fc.constantFrom(...VALUES))).map((values) => Object.fromEntries(keys.map((key, i) => [key, values[i]!])) as DimensionMatch));
 
+/** A combination's usage: now and then below zero (events of negative value outweighing the rest). */
+const usageQuantity = fc.oneof({ weight: 5, arbitrary: fc.integer({ min: 0, max: 100_000 }) }, { weight: 1, arbitrary: fc.integer({ min: -100_000, max: -1 }) });
+
 /** A plan item on a meter with some of KEYS, with non-tying entries, perhaps a default and a split, and usage per combination. */
 const scenarioArb = fc
   .subarray(KEYS, { minLength: 1 })
@@ -31,7 +34,7 @@ const scenarioArb = fc
       entries: fc.array(fc.record({ match: matchArb(dims), price: priceArb }), { maxLength: 8 }),
       fallback: fc.option(priceArb, { nil: undefined }),
       presentation: fc.subarray(dims),
-      usage: fc.array(fc.record({ values: fc.tuple(...dims.map(() => fc.option(fc.constantFrom(...VALUES), { nil: null, freq: 5 }))), quantity: fc.integer({ min: 0, max: 100_000 }) }), { maxLength: 30 }),
+      usage: fc.array(fc.record({ values: fc.tuple(...dims.map(() => fc.option(fc.constantFrom(...VALUES), { nil: null, freq: 5 }))), quantity: usageQuantity }), { maxLength: 30 }),
       extra: fc.array(fc.integer({ min: 0, max: 3000 }), { minLength: 30, maxLength: 30 }),
     }),
   )
@@ -73,7 +76,8 @@ function oracle(scenario: Scenario, rows: Array<{ values: Record<string, string 
   return new Map(
     [...groups].map(([key, group]) => {
       const unit = group.price?.pricingModel === 'per_unit' ? new Decimal(group.price.unitPrice!) : null;
-      const amount = group.price === null ? new Decimal(0) : unit ? unit.times(group.quantity).toDecimalPlaces(2, Decimal.ROUND_HALF_UP) : new Decimal(priceItem(group.price, group.quantity, 'USD').amount);
+      // A per-unit price gives units below zero back; tiers price usage below zero as none.
+      const amount = group.price === null ? new Decimal(0) : unit ? unit.times(group.quantity).toDecimalPlaces(2, Decimal.ROUND_HALF_UP) : new Decimal(priceItem(group.price, Math.max(group.quantity, 0), 'USD').amount);
       return [key, { ...group, amount }];
     }),
   );
@@ -204,6 +208,38 @@ describe('prices per dimension value', () => {
       ['Tokens — project beta', '201', '2.01', { project: 'beta' }],
     ]);
     expect(rated.flatMap((one) => one.charges)).toEqual([expect.objectContaining({ quantity: '301', amount: '3.01', dimensionsKey: '{}' })]);
+  });
+
+  it('when the split values\' usage adds up to nothing or to less, then the lines share what the entry rates (equally, or in proportion) instead of failing', () => {
+    const item: RatedItem = {
+      id: 'tok', name: 'Tokens', meterId: 'mtr', effectiveFrom: null, effectiveTo: null, pricingModel: 'per_unit', unitPrice: '0.5', presentationGroupBy: ['direction'],
+      dimensionalPrices: [{ match: { model: 'large' }, pricingModel: 'graduated', tiers: [{ upTo: '10', unitPrice: '1' }, { upTo: null, unitPrice: '0.5' }] }],
+    };
+    const combinations = [
+      { values: { model: 'small', direction: 'input' }, value: '5' },
+      { values: { model: 'small', direction: 'output' }, value: '-5' },
+      { values: { model: 'large', direction: 'input' }, value: '-50' },
+      { values: { model: 'large', direction: 'output' }, value: '30' },
+    ];
+    const rated = rateDimensionalUsage({ currency: 'USD', items: [item] }, window, { groupBy: ['model', 'direction'], aggregation: 'sum', combinations }, noLedger);
+    // The large model's -20 rates as no usage on its tiers; the other usage adds up to 0 units at 0.5.
+    expect(rated.map((one) => [one.line.title, one.line.quantity, amountOf(one.line).toFixed(2)])).toEqual([
+      ['Tokens — model large, direction input', '-50', '0.00'],
+      ['Tokens — model large, direction output', '30', '0.00'],
+      ['Tokens — other usage, direction input', '5', '0.00'],
+      ['Tokens — other usage, direction output', '-5', '0.00'],
+    ]);
+    expect(rated.flatMap((one) => one.charges).map((charge) => [charge.dimensionsKey, charge.quantity, charge.amount])).toEqual([
+      ['{"model":"large"}', '-20', '0.00'],
+      ['{}', '0', '0.00'],
+    ]);
+    // Below zero on the item's own per-unit price: the units are given back, shared in proportion.
+    const credit = rateDimensionalUsage({ currency: 'USD', items: [item] }, window, { groupBy: ['model', 'direction'], aggregation: 'sum', combinations: [combinations[0]!, { ...combinations[1]!, value: '-8' }] }, noLedger);
+    expect(credit.map((one) => [one.line.quantity, amountOf(one.line).toFixed(2)])).toEqual([
+      ['5', '2.50'],
+      ['-8', '-4.00'],
+    ]);
+    expect(credit.flatMap((one) => one.charges).map((charge) => [charge.quantity, charge.amount])).toEqual([['-3', '-1.50']]);
   });
 
   it('when a max meter is rated, then an entry takes the greatest of its combinations', () => {

@@ -111,6 +111,20 @@ describe('priceItem properties', () => {
     }));
   });
 
+  it('when usage adds up to less than nothing, then a per-unit price gives the units back and every other model rates it as no usage', () => {
+    fc.assert(fc.property(tiersArb, price, fc.integer({ min: 1, max: 500 }), fc.integer({ min: -50_000, max: -1 }), (tiers, unitPrice, packageSize, q) => {
+      expect(priceItem({ pricingModel: 'per_unit', unitPrice }, q, 'USD').amount).toBe(new Decimal(unitPrice).times(q).toDecimalPlaces(2, Decimal.ROUND_HALF_UP).toFixed(2));
+      for (const item of [
+        { pricingModel: 'graduated' as const, tiers },
+        { pricingModel: 'volume' as const, tiers },
+        { pricingModel: 'package' as const, unitPrice, packageSize },
+        { pricingModel: 'flat' as const, unitPrice },
+      ]) {
+        expect(priceItem(item, q, 'USD')).toEqual(priceItem(item, 0, 'USD'));
+      }
+    }));
+  });
+
   it('when any item is priced, then the amount is never negative and has the currency\'s decimals', () => {
     fc.assert(fc.property(tiersArb, quantity, fc.constantFrom('USD', 'JPY', 'KWD'), (tiers, q, currency) => {
       for (const model of ['graduated', 'volume'] as const) {

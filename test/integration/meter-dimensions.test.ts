@@ -184,6 +184,47 @@ describe('a meter of AI tokens by model and direction', () => {
     expect(day.data.rows).toEqual([{ windowStart: '2026-03-28T23:00:00.000Z', windowEnd: '2026-03-29T22:00:00.000Z', groups: {}, value: '3' }]);
   });
 
+  it('when hour and day windows cross a clock change, then each starts where the local clock first reads its start, from totals, rollups and raw events alike', async () => {
+    const own = `clocks_${randomUUID().slice(0, 8)}`;
+    const meter = (await api.http().post('/meters').set(admin()).send({ name: own, metric: own, aggregation: 'sum', groupBy: ['model'] }).expect(201)).body.data.id as string;
+    const at = (timestamp: string, value: number) => ({ CustomerEntityId: customers[0]!.entityId, metric: own, value, timestamp, metadata: { model: 'small' } });
+    const events = [
+      // Berlin, 25 October: 03:00 summer time goes back to 02:00 at 01:00Z, so 02:00 is read twice.
+      at('2026-10-24T23:30:00Z', 1), at('2026-10-25T00:10:00Z', 2), at('2026-10-25T01:10:00Z', 4), at('2026-10-25T02:10:00Z', 8),
+      // Chatham, 27 September: 02:45 goes forward to 03:45 at 14:00Z, so the local hour 03 lasts a quarter.
+      at('2026-09-26T13:20:00Z', 16), at('2026-09-26T14:05:00Z', 32), at('2026-09-26T14:20:00Z', 64),
+      // Havana, 1 November: 01:00 goes back to 00:00 at 05:00Z, so the day starts at 04:00Z and midnight is read twice.
+      at('2026-10-31T12:00:00Z', 128), at('2026-11-01T04:30:00Z', 256), at('2026-11-01T12:00:00Z', 512),
+    ];
+    expect((await api.http().post('/events/batch').set(system()).send({ events }).expect(200)).body.data.summary).toMatchObject({ success: events.length });
+    const read = async (params: string) => {
+      const body = (await api.http().get(`/meters/${meter}/query?${params}`).set(system()).expect(200)).body;
+      return (body.data.rows as Row[]).map((row) => [row.windowStart, row.windowEnd, row.value]);
+    };
+    const whole = { customer: '', own: `&customerId=${customers[0]!.customerId}`, grouped: '&groupBy=model' };
+    for (const scope of Object.values(whole)) {
+      expect(await read(`from=2026-10-24T23:00:00Z&to=2026-10-25T03:00:00Z&windowSize=hour&timezone=Europe/Berlin${scope}`)).toEqual([
+        ['2026-10-24T23:00:00.000Z', '2026-10-25T00:00:00.000Z', '1'],
+        ['2026-10-25T00:00:00.000Z', '2026-10-25T02:00:00.000Z', '6'],
+        ['2026-10-25T02:00:00.000Z', '2026-10-25T03:00:00.000Z', '8'],
+      ]);
+      expect(await read(`from=2026-09-26T12:15:00Z&to=2026-09-26T15:15:00Z&windowSize=hour&timezone=Pacific/Chatham${scope}`)).toEqual([
+        ['2026-09-26T13:15:00.000Z', '2026-09-26T14:00:00.000Z', '16'],
+        ['2026-09-26T14:00:00.000Z', '2026-09-26T14:15:00.000Z', '32'],
+        ['2026-09-26T14:15:00.000Z', '2026-09-26T15:15:00.000Z', '64'],
+      ]);
+      expect(await read(`from=2026-10-31T04:00:00Z&to=2026-11-02T05:00:00Z&windowSize=day&timezone=America/Havana${scope}`)).toEqual([
+        ['2026-10-31T04:00:00.000Z', '2026-11-01T04:00:00.000Z', '128'],
+        ['2026-11-01T04:00:00.000Z', '2026-11-02T05:00:00.000Z', '768'],
+      ]);
+    }
+    // A start off the quarter hours is read from raw events: the same windows, the events after it.
+    expect(await read('from=2026-10-24T23:40:00Z&to=2026-10-25T03:00:00Z&windowSize=hour&timezone=Europe/Berlin')).toEqual([
+      ['2026-10-25T00:00:00.000Z', '2026-10-25T02:00:00.000Z', '6'],
+      ['2026-10-25T02:00:00.000Z', '2026-10-25T03:00:00.000Z', '8'],
+    ]);
+  });
+
   it('when pages are read, then they hold the rows in order without overlap', async () => {
     const whole = await query(`${RANGE}&groupBy=model,direction&timezone=UTC&limit=1000`);
     const paged = await allRows(`${RANGE}&groupBy=model,direction&timezone=UTC`);

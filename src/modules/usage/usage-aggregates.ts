@@ -303,6 +303,24 @@ export const ISO_TEXT = (column: string) =>
 export const isoText = (text: string) => (/^-?\d+$/.test(text) ? new Date(Number(text)).toISOString() : text);
 
 /**
+ * The first instant at which the clock of `timeZone` reads the local timestamp `local` (an SQL expression)
+ * or later: where a local hour, day or month of the zone starts, and so where the one before it ends.
+ * `local AT TIME ZONE` is that instant but around a clock change: a local time the clock skips has no
+ * instant of its own, and one it reads twice has two, of which Postgres may take the later. Either shows
+ * as a quarter hour before that instant whose clock already reads `local` or later; then the quarter hours
+ * of the three hours before are searched for the first that does (every zone's offsets and their changes
+ * fall on quarter hours since 1973, and no change moves a clock by three hours).
+ */
+export function firstInstantAt(db: Knex, local: string, timeZone: string): Knex.Raw {
+  return db.raw(
+    `CASE WHEN ((${local}) AT TIME ZONE ? - interval '15 minutes') AT TIME ZONE ? < (${local}) THEN (${local}) AT TIME ZONE ?
+     ELSE (SELECT min(q) FROM generate_series((${local}) AT TIME ZONE ? - interval '3 hours', (${local}) AT TIME ZONE ?, interval '15 minutes') AS q
+           WHERE q AT TIME ZONE ? >= (${local})) END`,
+    [timeZone, timeZone, timeZone, timeZone, timeZone, timeZone],
+  );
+}
+
+/**
  * The same aggregation, per window of a time zone and per group of dimensions, one page of rows at a time
  * with the count of all. A window is the zone's local hour, day or month (`date_trunc` on the local time),
  * its ends the instants where that local period starts and ends, so a day across a clock change lasts 23
@@ -325,13 +343,23 @@ export async function aggregateUsageWindows(db: Knex, query: UsageWindowQuery): 
       ...groupColumns,
       db.raw('? as value', [source.aggregate]),
     );
-  const windowed = db
+  const order = (table: string) => [`${table}.local_start`, ...names.map(() => `${table}.?? asc nulls last`)].join(', ');
+  // The page first, then the ends of its windows, for its rows alone. The LIMIT of the second step keeps
+  // it a subquery of its own, so that each end is worked out once per row rather than once per use below.
+  const page = db
     .from(grouped.as('g'))
+    .select('g.*', db.raw('count(*) over () as total'))
+    .orderByRaw(order('g'), names)
+    .limit(query.limit)
+    .offset(query.offset);
+  const windowed = db
+    .from(page.as('p'))
     .select(
-      'g.*',
-      db.raw('g.local_start at time zone ? as window_from', [query.timeZone]),
-      db.raw(`(g.local_start + interval '1 ${query.windowSize}') at time zone ? as window_to`, [query.timeZone]),
-    );
+      'p.*',
+      db.raw('? as window_from', [firstInstantAt(db, 'p.local_start', query.timeZone)]),
+      db.raw('? as window_to', [firstInstantAt(db, `p.local_start + interval '1 ${query.windowSize}'`, query.timeZone)]),
+    )
+    .limit(query.limit);
   const rows = await db
     .from(windowed.as('w'))
     .select<Array<{ window_start: string; window_end: string; value: string | null; total: string } & Record<string, string | null>>>(
@@ -339,11 +367,9 @@ export async function aggregateUsageWindows(db: Knex, query: UsageWindowQuery): 
       db.raw(`${ISO_TEXT('w.window_to')} as window_end`),
       ...names.map((name) => `w.${name}`),
       'w.value',
-      db.raw('count(*) over () as total'),
+      'w.total',
     )
-    .orderByRaw(['w.local_start', ...names.map(() => 'w.?? asc nulls last')].join(', '), names)
-    .limit(query.limit)
-    .offset(query.offset);
+    .orderByRaw(order('w'), names);
   const total = rows[0] ? Number(rows[0].total) : query.offset > 0 ? await countWindows(db, grouped) : 0;
   return {
     rows: rows.map((row) => ({ windowStart: isoText(row.window_start), windowEnd: isoText(row.window_end), groups: names.map((name) => row[name] ?? null), value: row.value })),
@@ -370,13 +396,19 @@ async function windowsFromTotals(db: Knex, query: UsageWindowQuery): Promise<{ r
   // quarter less its rank within the period is constant along a run) are a window's segments.
   const segments = await db.raw<{ rows: Array<{ local_start: string; from: Date; to: Date; window_start: Date; window_end: Date }> }>(
     `SELECT local_start::text, min(q) AS "from", max(q) + interval '15 minutes' AS "to",
-            local_start AT TIME ZONE ? AS window_start, (local_start + interval '1 ${query.windowSize}') AT TIME ZONE ? AS window_end
+            ? AS window_start, ? AS window_end
      FROM (
        SELECT q, local_start, q - (row_number() OVER (PARTITION BY local_start ORDER BY q)) * interval '15 minutes' AS island
        FROM (SELECT q, date_trunc('${query.windowSize}', q AT TIME ZONE ?) AS local_start FROM generate_series(?::timestamptz, ?::timestamptz - interval '15 minutes', interval '15 minutes') AS q) AS quarters
      ) AS runs
      GROUP BY local_start, island ORDER BY local_start, "from"`,
-    [query.timeZone, query.timeZone, query.timeZone, member.from.toISOString(), member.to.toISOString()],
+    [
+      firstInstantAt(db, 'local_start', query.timeZone),
+      firstInstantAt(db, `local_start + interval '1 ${query.windowSize}'`, query.timeZone),
+      query.timeZone,
+      member.from.toISOString(),
+      member.to.toISOString(),
+    ],
   );
   const windows: Array<{ windowStart: string; windowEnd: string }> = [];
   const indexOf = new Map<string, number>();

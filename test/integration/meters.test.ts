@@ -128,5 +128,11 @@ describe('meter management', () => {
     const other = await createTenant(api, 'meters-other');
     await api.http().get(`/meters/${meter}`).set(bearer(other.systemToken)).expect(404);
     await api.http().get(`/meters/${meter}/usage`).set(bearer(other.systemToken)).expect(404);
+    // Nor are its customer entities found through a meter of its own.
+    const theirs = await api.http().post('/meters').set(bearer(other.adminToken)).send({ name: `theirs-${randomUUID()}`, metric, aggregation: 'sum' }).expect(201);
+    for (const unknown of [entityA, 'ent_unknown']) {
+      const res = await api.http().get(`/meters/${theirs.body.data.id}/usage`).query({ customerEntityId: unknown }).set(bearer(other.systemToken)).expect(404);
+      expect(res.body.errors).toEqual([expect.objectContaining({ message: 'Entity not found' })]);
+    }
   });
 });

@@ -173,6 +173,10 @@ export function createMeterService(db: Knex, uses: MeterUses, startBackfill?: St
 
     async usage(organisationId: string, id: string, query: MeterUsageQuery) {
       const meter = await findRow(organisationId, id);
+      // An entity deleted since still has its usage to read; one the organisation never had is not found.
+      if (query.customerEntityId !== undefined && !(await entitiesIn(db).customersOfEntities(organisationId, [query.customerEntityId])).has(query.customerEntityId)) {
+        throw AppError.notFound('Entity');
+      }
       const window = { key: 'window', customerEntityId: query.customerEntityId ?? null, from: query.from ? new Date(query.from) : null, to: query.to ? new Date(query.to) : null };
       const usage = { organisationId, metric: meter.metric, spec: specOf(meter), members: [window] };
       const [total] = await aggregateUsage(db, usage);

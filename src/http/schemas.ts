@@ -175,11 +175,13 @@ export function decimal(column: DecimalColumn) {
     multipleOf: Number(`1e-${scale}`),
   };
   const stringForm = { type: 'string', maxLength: DECIMAL_TEXT_MAX, pattern };
+  const notDecimal = `must be a decimal number with at most ${integerDigits} digits before the point and ${scale} after it`;
   return z
-    .union([z.number(), z.string()])
+    // Neither a number nor text (true, null, an array) is told what is wanted; a missing one keeps zod's word.
+    .union([z.number(), z.string()], { error: (issue) => (issue.input === undefined ? undefined : notDecimal) })
     .transform((input, ctx) => {
       if (typeof input === 'string' && (input.length > DECIMAL_TEXT_MAX || !textForm.test(input))) {
-        ctx.addIssue({ code: 'custom', message: `must be a decimal number with at most ${integerDigits} digits before the point and ${scale} after it` });
+        ctx.addIssue({ code: 'custom', message: notDecimal });
         return z.NEVER;
       }
       const value = new Decimal(input);

@@ -30,6 +30,9 @@ describe('decimal(NUMERIC(24,6))', () => {
     [1e18, 'must have at most 18 digits before the decimal point'],
     ['1e3', 'must be a decimal number with at most 18 digits before the point and 6 after it'],
     ['', 'must be a decimal number with at most 18 digits before the point and 6 after it'],
+    [true, 'must be a decimal number with at most 18 digits before the point and 6 after it'],
+    [null, 'must be a decimal number with at most 18 digits before the point and 6 after it'],
+    [[1], 'must be a decimal number with at most 18 digits before the point and 6 after it'],
   ])('when given %p, then it is refused: %s', (input, message) => {
     expect(issues(column, input)).toEqual([{ path: '', message }]);
   });

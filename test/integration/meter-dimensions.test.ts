@@ -584,3 +584,59 @@ describe('a plan item priced per model and direction', () => {
     expect(noMeter.body.errors[0].path).toBe('body.items.0.meterId');
   });
 });
+
+describe('usage that adds up to nothing or less', () => {
+  it('when the values a line is split by add up to nothing, and an entry to less, then the upcoming invoice and the run bill them without failing', async () => {
+    const own = `net_${randomUUID().slice(0, 8)}`;
+    const meter = (await api.http().post('/meters').set(admin()).send({ name: own, metric: own, aggregation: 'sum', groupBy: ['model', 'direction'] }).expect(201)).body.data.id as string;
+    const plan = await api
+      .http()
+      .post('/billing/plans')
+      .set(admin())
+      .send({
+        name: own,
+        currency: 'USD',
+        billingPeriod: 'monthly',
+        items: [
+          {
+            name: 'Tokens',
+            meterId: meter,
+            pricingModel: 'per_unit',
+            unitPrice: '0.0007',
+            presentationGroupBy: ['direction'],
+            dimensionalPrices: [{ match: { model: 'large' }, pricingModel: 'graduated', tiers: [{ upTo: '10', unitPrice: '1' }, { upTo: null, unitPrice: '0.5' }] }],
+          },
+        ],
+      })
+      .expect(201);
+    const customer = await api.http().post('/customers').set(system()).send({ name: `Net ${own}`, currency: 'USD' }).expect(201);
+    const entity = await api.http().post('/entities').set(system()).send({ type: 'customer', name: 'Entity', customerId: customer.body.data.id }).expect(201);
+    const contract = await api.http().post('/contracts').set(system()).send({ customerId: customer.body.data.id, currency: 'USD', startDate: '2026-11-01', plans: [{ planId: plan.body.data.id }] }).expect(201);
+    await api.http().post(`/contracts/${contract.body.data.id}/activate`).set(system()).send({}).expect(200);
+    const event = (value: number, model: string, direction: string) => ({ CustomerEntityId: entity.body.data.id, metric: own, value, timestamp: '2026-11-03T09:00:00Z', metadata: { model, direction } });
+    const events = [event(5, 'small', 'input'), event(-5, 'small', 'output'), event(-50, 'large', 'input'), event(30, 'large', 'output')];
+    expect((await api.http().post('/events/batch').set(system()).send({ events }).expect(200)).body.data.summary).toMatchObject({ success: 4 });
+
+    // The large model's -20 rates as no usage on its tiers; the other usage adds up to 0 units at 0.0007.
+    const lines = (items: Array<{ title: string; quantity: string; price: string }>) => items.map((line) => [line.title, line.quantity, line.price]);
+    const expected = [
+      ['Tokens — model large, direction input', '-50', '0'],
+      ['Tokens — model large, direction output', '30', '0'],
+      ['Tokens — other usage, direction input', '5', '0.0007'],
+      ['Tokens — other usage, direction output', '-5', '0.0007'],
+    ];
+    const upcoming = await api.http().get(`/contracts/${contract.body.data.id}/upcoming-invoice?date=2026-12-01`).set(system()).expect(200);
+    expect(lines(upcoming.body.data.invoices[0].items)).toEqual(expected);
+    const started = await api.http().post('/invoice-runs').set(system()).send({ billingDate: '2026-12-01', contractIds: [contract.body.data.id] }).expect(201);
+    let run = started.body.data;
+    while (run.status === 'running') {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      run = (await api.http().get(`/invoice-runs/${run.id}`).set(system()).expect(200)).body.data;
+    }
+    expect(run).toMatchObject({ status: 'completed', failures: [] });
+    const [invoice] = (await api.http().get('/invoices').query({ invoiceRunId: run.id }).set(system()).expect(200)).body.data.items;
+    const billed = (await api.http().get(`/invoices/${invoice.id}`).set(system()).expect(200)).body.data;
+    expect(lines(billed.items)).toEqual(expected);
+    expect(billed).toMatchObject({ subtotal: '0.00', total: '0.00' });
+  });
+});

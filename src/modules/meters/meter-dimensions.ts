@@ -81,6 +81,8 @@ export function groupsOf(asked: string | string[] | undefined, dimensions: reado
 export function meterQueryParams(query: unknown): Record<string, string[]> {
   const filters: Record<string, string[]> = {};
   for (const [name, value] of Object.entries((query ?? {}) as Record<string, unknown>)) {
+    // A filter names its dimension: a bare one would narrow nothing while it seems to.
+    if (name === 'filter') throw AppError.validation('must name a dimension: filter[model]=a,b or filter.model=a,b', 'query.filter');
     const dimension = /^filter\.(.+)$/.exec(name)?.[1] ?? /^filter\[(.+)\]$/.exec(name)?.[1];
     if (dimension === undefined) continue;
     const values = typeof value === 'string' || (Array.isArray(value) && value.every((part) => typeof part === 'string')) ? listOf(value as string | string[]) : null;

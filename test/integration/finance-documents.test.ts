@@ -194,6 +194,12 @@ describe('payments and credits', () => {
     expect(printed).toContain(`${issuedOn}  Credit note ${note.body.data.number}  -240.00`);
     expect(printed).toContain('10/11/2026  Payment, bank transfer, ref BACS-1  -500.00');
     expect(printed).toContain('Amount due GBP  460.00');
+
+    // Marked paid, it records what the credit note and the part payment leave: 460.00, not 960.00.
+    await api.http().post(`/invoices/${invoice.id}/mark-paid`).set(system()).send({ paidDate: '2026-11-20' }).expect(200);
+    const payments = (await api.http().get('/payments').query({ invoiceId: invoice.id }).set(system()).expect(200)).body.data.items as Array<{ amount: string; method: string | null }>;
+    expect(payments.map((payment) => [payment.method, payment.amount]).sort()).toEqual([['bank_transfer', '500.00'], ['invoice', '460.00']]);
+    expect(lines(await pdfOf(`/invoices/${invoice.id}/pdf`))).toContain('Amount due GBP  0.00');
   });
 
   it('when an invoice is paid and then credited with a refund, then the payment, the credit note and the refund are listed and nothing is due', async () => {

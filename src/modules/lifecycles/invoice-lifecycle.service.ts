@@ -251,14 +251,18 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer; 
     unsend: undo((step, transition) => step.setStatus({ status: transition.from_state, clear: 'sent_at' })),
 
     /**
-     * Records the payment of what the invoice leaves owing (its total less the credit notes that lowered
-     * it), keyed so that it is made once per transition; nothing is recorded when nothing is owed.
+     * Records the payment of what the invoice leaves owing (its total less the customer's credit, the credit
+     * notes that lowered it and the payments already recorded against it in its currency, part payments),
+     * keyed so that it is made once per transition; nothing is recorded when nothing is owed.
      */
     pay: once<PayInput, void>(
       async (step, input) => {
         const { invoice } = step;
         if (!invoice.customer_id || invoice.total === null) throw AppError.conflict('Invoice has no customer or total to pay');
-        const owed = new Decimal(invoice.total).minus(invoice.credits_applied).minus(invoice.credited_due);
+        const paidBefore = (await step.payments.listOfInvoice(invoice.organisation_id, invoice.id))
+          .filter((payment) => payment.credit_note_id === null && payment.currency === invoice.currency)
+          .reduce((sum, payment) => sum.plus(payment.amount), new Decimal(0));
+        const owed = new Decimal(invoice.total).minus(invoice.credits_applied).minus(invoice.credited_due).minus(paidBefore);
         // A date is the paid day, paid at its start; a date-time is the instant, paid on its day. Both in the
         // customer's zone, else the organisation's.
         const zone = await zoneOf(step.trx, invoice.organisation_id, await customerZone(step.trx, invoice.organisation_id, invoice.customer_id));

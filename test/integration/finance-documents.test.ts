@@ -197,9 +197,18 @@ describe('payments and credits', () => {
 
     // Marked paid, it records what the credit note and the part payment leave: 460.00, not 960.00.
     await api.http().post(`/invoices/${invoice.id}/mark-paid`).set(system()).send({ paidDate: '2026-11-20' }).expect(200);
-    const payments = (await api.http().get('/payments').query({ invoiceId: invoice.id }).set(system()).expect(200)).body.data.items as Array<{ amount: string; method: string | null }>;
+    const payments = (await api.http().get('/payments').query({ invoiceId: invoice.id }).set(system()).expect(200)).body.data.items as Array<{ id: string; amount: string; method: string | null }>;
     expect(payments.map((payment) => [payment.method, payment.amount]).sort()).toEqual([['bank_transfer', '500.00'], ['invoice', '460.00']]);
     expect(lines(await pdfOf(`/invoices/${invoice.id}/pdf`))).toContain('Amount due GBP  0.00');
+
+    // That payment is the invoice's: its reference may be added, but its amount and its day change, or it
+    // goes, only by undoing the step that recorded it.
+    const marked = payments.find((payment) => payment.method === 'invoice')!;
+    await api.http().put(`/payments/${marked.id}`).set(system()).send({ reference: 'BACS-2' }).expect(200);
+    for (const refused of [api.http().put(`/payments/${marked.id}`).set(system()).send({ amount: '1.00' }), api.http().delete(`/payments/${marked.id}`).set(system())]) {
+      const res = await refused;
+      expect([res.status, res.body.errors[0].message]).toEqual([409, expect.stringContaining(`marking invoice ${invoice.id} paid`)]);
+    }
   });
 
   it('when an invoice is paid and then credited with a refund, then the payment, the credit note and the refund are listed and nothing is due', async () => {

@@ -65,6 +65,16 @@ async function assertNotCollected(db: Knex, row: PaymentRow): Promise<void> {
   if (attempt) throw AppError.conflict(`this payment was collected through ${attempt.provider} (${attempt.provider_payment_id}); refund it with a credit note instead`);
 }
 
+/**
+ * The payment that marking an invoice paid recorded is the invoice's: its amount and day go, or change,
+ * by undoing that step, so that a paid invoice never keeps its status over a payment edited or removed.
+ */
+function assertNotMarkedPaid(row: PaymentRow, change: { amount?: unknown; paidAt?: unknown } | 'delete'): void {
+  if (row.idempotency_scope !== 'system' || !row.invoice_id || !row.idempotency_key?.startsWith(`invoice:${row.invoice_id}:`)) return;
+  if (change !== 'delete' && change.amount === undefined && change.paidAt === undefined) return;
+  throw AppError.conflict(`this payment was recorded by marking invoice ${row.invoice_id} paid; undo that step instead (POST /fsm/invoice/${row.invoice_id}/undo)`);
+}
+
 /** More decimals than the currency carries is a mistake to report, not a rounding to hide. */
 function assertFitsCurrency(amount: string, currency: string): void {
   if (!hasAtMostMinorUnits(amount, currency)) {
@@ -157,6 +167,7 @@ export function createPaymentService(db: Knex) {
       const current = await found(organisationId, id);
       assertNotRefund(current);
       await assertNotCollected(db, current);
+      assertNotMarkedPaid(current, input);
       if (input.amount !== undefined) assertFitsCurrency(input.amount, current.currency);
       const row = await payments.update(organisationId, id, {
         amount: input.amount,
@@ -171,6 +182,7 @@ export function createPaymentService(db: Knex) {
       const current = await found(organisationId, id);
       assertNotRefund(current);
       await assertNotCollected(db, current);
+      assertNotMarkedPaid(current, 'delete');
       if (!(await payments.softDelete(organisationId, id))) throw AppError.notFound('Payment');
     },
   };

@@ -343,6 +343,17 @@ describe('payments', () => {
     expect(res.status).toBe(404);
   });
 
+  it("when a payment of an invoice is in another currency, or from another customer, then 400 names the field", async () => {
+    const customerId = await createCustomer(tenant);
+    const invoiceId = newId('inv');
+    await api.db('invoices').insert({ id: invoiceId, organisation_id: tenant.organisationId, customer_id: customerId, currency: 'EUR', date: '2026-11-01' });
+    const inUsd = await as(tenant).post('/payments', { customerId, invoiceId, amount: 10, currency: 'USD', paidAt }).expect(400);
+    expect(inUsd.body.errors).toEqual([expect.objectContaining({ path: 'body.currency', message: "must be the invoice's currency, EUR" })]);
+    const fromAnother = await as(tenant).post('/payments', { customerId: await createCustomer(tenant), invoiceId, amount: 10, currency: 'EUR', paidAt }).expect(400);
+    expect(fromAnother.body.errors).toEqual([expect.objectContaining({ path: 'body.invoiceId', message: "is another customer's invoice" })]);
+    await as(tenant).post('/payments', { customerId, invoiceId, amount: 10, currency: 'EUR', paidAt }).expect(201);
+  });
+
   it('when a payment is created, then 201 with the amount at the currency\'s minor unit, and it reads back', async () => {
     const customerId = await createCustomer(tenant);
     const invoiceId = await invoiceOf(tenant);

@@ -129,7 +129,12 @@ export function createPaymentService(db: Knex) {
         const row = await db.transaction(async (trx) => {
           // The customer stays locked until commit, so deleting it cannot miss the payment made here.
           if (!(await customersIn(trx).lockLive(organisationId, input.customerId))) throw AppError.notFound('Customer');
-          if (input.invoiceId) orNotFound(await invoicesIn(trx).findRow(organisationId, input.invoiceId), 'Invoice');
+          if (input.invoiceId) {
+            // A payment of an invoice is in its currency and from its customer: it counts against what it owes.
+            const invoice = orNotFound(await invoicesIn(trx).findRow(organisationId, input.invoiceId), 'Invoice');
+            if (invoice.currency !== input.currency) throw AppError.validation(`must be the invoice's currency, ${invoice.currency}`, 'body.currency');
+            if (invoice.customer_id !== null && invoice.customer_id !== input.customerId) throw AppError.validation("is another customer's invoice", 'body.invoiceId');
+          }
           const inserted = await createPaymentRepository(trx).insert(organisationId, {
             customerId: input.customerId,
             invoiceId: input.invoiceId ?? null,

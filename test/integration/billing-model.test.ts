@@ -978,6 +978,11 @@ async function play(h: History): Promise<void> {
    */
   /** The invoices a note by amount credited. */
   const amountNotesOn = new Set<string>();
+  /**
+   * The invoices a plan change's credit stood on at some time, undone since or not: a note issued beside it
+   * rounded its tax with the change's credit counted, and a later note settles that minor unit per tax line.
+   */
+  const changeCreditedOn = new Set<string>();
   const creditByAmount = async (invoice: Invoice, quarters: number) => {
     const notesGross = sumMinor((await db('credit_notes').where({ invoice_id: invoice.id }).whereNot({ status: 'voided' }).pluck('total')).map((total: string) => toMinor(total, model.minor)));
     const left = leftToCredit(model, invoice, notesGross);
@@ -1349,7 +1354,7 @@ async function play(h: History): Promise<void> {
         const ownTaxes = taxesOn(model, line.planItemId);
         // A plan change's credit, or an earlier note by amount (which splits its gross into net and tax with
         // rounding of its own), may leave a minor unit of tax per tax line for this note to settle.
-        const changesOnInvoice = amountNotesOn.has(invoice.id) || model.changes.some((change) => change.credits.some((c) => c.invoiceId === invoice.id && c.amount > 0n));
+        const changesOnInvoice = amountNotesOn.has(invoice.id) || changeCreditedOn.has(invoice.id) || model.changes.some((change) => change.credits.some((c) => c.invoiceId === invoice.id && c.amount > 0n));
         count(ownTaxes.length > 0 ? 'credit note: of a taxed line' : model.taxes.length > 0 ? 'credit note: of an untaxed line on a taxed invoice' : 'credit note: no taxes');
         const off = noteTax - expectedTax < 0n ? expectedTax - noteTax : noteTax - expectedTax;
         if (ownTaxes.length === 0 ? noteTax !== 0n : off > (changesOnInvoice ? BigInt(ownTaxes.length) : 0n)) {
@@ -1427,6 +1432,7 @@ async function play(h: History): Promise<void> {
       model.contractPlans.push(added);
       contract.contractPlanIds.push(added.id);
       model.changes.push({ id: change.id, from: cp, to: added, day, settledBy: null, credits });
+      for (const credit of credits) if (credit.amount > 0n) changeCreditedOn.add(credit.invoiceId);
     } else if (s.kind === 'undo') {
       // The latest change that stands, or the one before it (if there is one).
       const latest = model.changes.at(-1);
@@ -1672,6 +1678,26 @@ const FOUND: Array<[string, History]> = [
         { kind: 'credit', invoice: 2, line: 0, quarters: 4, byAmount: true },
       ],
     },
+  ],
+  [
+    // A credit note of part of February's fee while a plan change's credit for March's fee stood on the same
+    // invoice rounded its tax (19.6 % on all) with that credit counted; the change is undone and a second
+    // note of as much settles the minor unit: 30406 and 30404 JPY, together the rate on both, rounded once.
+    'when a credit note was issued beside a plan change that is undone since, then the next note settles the tax rounding',
+    {
+      currency: 'JPY', anchor: 'calendar', kind: 'monthly', start: 20089, end: null, fee: 620512, arrears: false, unitPrice: '0.01', other: { kind: 'monthly', fee: 1, arrears: false, unitPrice: '0.01' }, taxes: [{ rate: '19.6', on: 'all' }],
+      steps: [
+        { kind: 'run', advance: 13, raise: false },
+        { kind: 'run', advance: 49, raise: true },
+        { kind: 'change', offset: 1, raiseFirst: false },
+        { kind: 'credit', invoice: 0, line: 0, quarters: 1, byAmount: false },
+        { kind: 'undo', earlier: false },
+        { kind: 'credit', invoice: 0, line: 0, quarters: 1, byAmount: false },
+        { kind: 'run', advance: 0, raise: false },
+        { kind: 'removeItem', which: 0, offset: 0 },
+        { kind: 'run', advance: 0, raise: false },
+      ],
+    } as History,
   ],
 ];
 

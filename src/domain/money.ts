@@ -54,8 +54,9 @@ export function hasAtMostMinorUnits(amount: number | string | Decimal, currency:
 }
 
 /**
- * `amount` shared over `weights` (each ≥ 0, their sum > 0) in the currency's minor units, by largest
- * remainder: the shares add up to `amount` exactly, and none is above its exact proportion by a whole unit.
+ * `amount` (≥ 0) shared over `weights` (their sum not zero; a weight below zero, usage that nets below
+ * nothing, takes a share below zero) in the currency's minor units, by largest remainder: the shares add up
+ * to `amount` exactly, and none is above its exact proportion by a whole unit.
  */
 export function allocate(amount: Decimal, weights: readonly Decimal[], currency: string): Decimal[] {
   const unit = new Decimal(10).pow(-currencyMinorUnits(currency));

@@ -17,7 +17,7 @@ import { getOrganisationSettings, zoneOf } from '../organisation-settings';
 import { creditNotesIn, type CreditNoteSettlement } from '../credit-notes';
 import { planChangesIn } from '../contracts';
 import { creditsIn } from '../credits';
-import { paymentsIn } from '../payments';
+import { markPaidPaymentKey, paymentsIn } from '../payments';
 import { syncInvoiceRevenue } from '../revenue';
 import { invoiceSettlements } from '../settlements';
 import { loadInvoiceDocument, invoiceMailVariables, mailWithPdf, computeInvoiceTotals, lifecycleSnapshot, type LifecycleSnapshot, invoicesIn, type InvoiceAccess, type InvoiceRow, type InvoiceStatusChange, type TransitionRow } from '../invoices';
@@ -284,7 +284,7 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer; 
           paidAt,
           method: 'invoice',
           reference: null,
-          idempotency: { scope: 'system', key: `invoice:${invoice.id}:${input.seq}`, fingerprint: null },
+          idempotency: { scope: 'system', key: markPaidPaymentKey(invoice.id, input.seq), fingerprint: null },
         });
         await step.complete('pay', { paid_date: paidDate, stamp: 'paid_at' }, { paymentId: payment.id });
       },

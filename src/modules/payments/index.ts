@@ -3,7 +3,7 @@ import { createGatewayRepository, type AttemptRow, type GatewayRefundRow } from 
 import { createPaymentRepository } from './payments.repository';
 
 export { paymentSchema } from './payments.schemas';
-export { createPaymentService } from './payments.service';
+export { createPaymentService, markPaidPaymentKey } from './payments.service';
 export type { PaymentService } from './payments.service';
 export { createCollectionService } from './collection.service';
 export type { CollectionService, CollectionStep } from './collection.service';

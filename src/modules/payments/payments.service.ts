@@ -65,12 +65,17 @@ async function assertNotCollected(db: Knex, row: PaymentRow): Promise<void> {
   if (attempt) throw AppError.conflict(`this payment was collected through ${attempt.provider} (${attempt.provider_payment_id}); refund it with a credit note instead`);
 }
 
+/** The key of the payment that marking an invoice paid records: one per transition of the invoice. */
+export const markPaidPaymentKey = (invoiceId: string, seq: number): string => `invoice:${invoiceId}:${seq}`;
+const MARK_PAID_KEY = /^invoice:(.+):(\d+)$/;
+
 /**
  * The payment that marking an invoice paid recorded is the invoice's: its amount and day go, or change,
  * by undoing that step, so that a paid invoice never keeps its status over a payment edited or removed.
  */
 function assertNotMarkedPaid(row: PaymentRow, change: { amount?: unknown; paidAt?: unknown } | 'delete'): void {
-  if (row.idempotency_scope !== 'system' || !row.invoice_id || !row.idempotency_key?.startsWith(`invoice:${row.invoice_id}:`)) return;
+  const key = row.idempotency_scope === 'system' ? MARK_PAID_KEY.exec(row.idempotency_key ?? '') : null;
+  if (!key || key[1] !== row.invoice_id) return;
   if (change !== 'delete' && change.amount === undefined && change.paidAt === undefined) return;
   throw AppError.conflict(`this payment was recorded by marking invoice ${row.invoice_id} paid; undo that step instead (POST /fsm/invoice/${row.invoice_id}/undo)`);
 }

@@ -402,6 +402,58 @@ describe('customer credit', () => {
     await api.http().post(`/invoices/${created.body.data.id}/credit-notes`).set(auth).send({ reason: 'Back to the balance', amount: '10' }).expect(201);
   });
 
+  it('when an invoice is raised with a total below zero, then it owes nothing and what is below zero is the customer’s credit, taken back while the invoice does not stand', async () => {
+    const own = await createTenant(api, 'credits-below-zero');
+    const auth = bearer(own.systemToken);
+    const billing = await createBillingFixture(api, own);
+    const balance = async () => (await api.http().get(`/customers/${billing.customerId}/credits`).set(auth).expect(200)).body.data.balances;
+    const goodwill = await api
+      .http()
+      .post('/invoices')
+      .set(auth)
+      .send(invoiceBody(billing.contractPlanId, [{ title: 'Goodwill', quantity: 1, price: -40.5 }]))
+      .expect(201);
+    const id = goodwill.body.data.id as string;
+    const raised = await api.http().post(`/invoices/${id}/raise`).set(auth).send({}).expect(200);
+    expect(raised.body.data).toMatchObject({ status: 'raised', total: '-40.50', creditsApplied: '0.00', creditedToBalance: '40.50', amountDue: '0.00' });
+    expect(await balance()).toEqual([{ currency: 'USD', balance: '40.50' }]);
+    const entry = (await api.http().get(`/customers/${billing.customerId}/credits`).set(auth).expect(200)).body.data.ledger.items[0];
+    expect(entry).toMatchObject({ kind: 'adjustment', amount: '40.50', invoiceId: id });
+    // Nothing to collect, and marking it paid records no payment.
+    const ageing = await api.http().get('/collections').set(auth).expect(200);
+    expect(ageing.body.data.currencies).toEqual([]);
+    // Its document shows where the money went.
+    const pdf = pdfText((await api.http().get(`/invoices/${id}/pdf`).set(auth).buffer(true).parse(binary).expect(200)).body as Buffer);
+    expect(pdf).toMatch(/Added to your credit balance\s+40\.50/);
+    expect(pdf).toMatch(/Amount due USD\s+0\.00/);
+
+    // Undoing the raise takes the credit back; raised again, it gives it again.
+    const undone = await api.http().post(`/fsm/invoice/${id}/undo`).set(auth).send({}).expect(200);
+    expect(undone.body.data).toMatchObject({ status: 'draft', creditedToBalance: '0.00', amountDue: null });
+    expect(await balance()).toEqual([{ currency: 'USD', balance: '0.00' }]);
+    await api.http().post(`/invoices/${id}/raise`).set(auth).send({}).expect(200);
+    expect(await balance()).toEqual([{ currency: 'USD', balance: '40.50' }]);
+
+    // Cancelled, the credit goes; restored, it comes back.
+    const cancelled = await api.http().put(`/invoices/${id}`).set(auth).send({ status: 'cancelled' }).expect(200);
+    expect(cancelled.body.data).toMatchObject({ status: 'cancelled', creditedToBalance: '0.00' });
+    expect(await balance()).toEqual([{ currency: 'USD', balance: '0.00' }]);
+    const restored = await api.http().post(`/fsm/invoice/${id}/undo`).set(auth).send({}).expect(200);
+    expect(restored.body.data).toMatchObject({ status: 'raised', creditedToBalance: '40.50', amountDue: '0.00' });
+    expect(await balance()).toEqual([{ currency: 'USD', balance: '40.50' }]);
+
+    // The next invoice takes that credit; the goodwill invoice can then no longer be cancelled.
+    const next = await api.http().post('/invoices').set(auth).send(invoiceBody(billing.contractPlanId)).expect(201);
+    const nextRaised = await api.http().post(`/invoices/${next.body.data.id}/raise`).set(auth).send({}).expect(200);
+    expect(nextRaised.body.data).toMatchObject({ total: '100.00', creditsApplied: '40.50', amountDue: '59.50' });
+    const refused = await api.http().put(`/invoices/${id}`).set(auth).send({ status: 'cancelled' });
+    expect(refused.status).toBe(409);
+    expect(refused.body.errors[0].message).toMatch(/credit balance is 0\.00/);
+    expect((await api.http().get(`/invoices/${id}`).set(auth).expect(200)).body.data).toMatchObject({ status: 'raised', creditedToBalance: '40.50' });
+    await api.http().post(`/invoices/${id}/mark-paid`).set(auth).send({ paidDate: '2026-11-30' }).expect(200);
+    expect(await api.db('payments').where({ invoice_id: id }).whereNull('deleted_at')).toEqual([]);
+  });
+
   it('when credit is granted and bought, then the ledger keeps a running balance in each currency', async () => {
     const own = await createTenant(api, 'credits');
     const customer = await api.http().post('/customers').set(bearer(own.systemToken)).send({ name: 'Prepaid Co', currency: 'EUR' }).expect(201);

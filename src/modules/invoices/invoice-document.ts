@@ -45,11 +45,11 @@ function paymentLabel(payment: InvoiceSettlements['payments'][number]): string {
 }
 
 /**
- * The payments and credits section: the customer's credit, then credit notes and payments by date, each
- * signed as it changes what is due; the amount due is what is left of the total, never below nothing,
- * and nothing once the invoice is paid. Only raised, sent and paid invoices that anything settles have one.
+ * The payments and credits section: the customer's credit (taken, or given by a total below zero), then
+ * credit notes and payments by date, each signed as it changes what is due; the amount due is what is left
+ * of the total, never below nothing, and nothing once the invoice is paid. Only raised, sent and paid invoices that anything settles have one.
  */
-function settledSection(invoice: { status: string; total: string | null; creditsApplied: string }, settlements: InvoiceSettlements): InvoiceDocument['settled'] {
+function settledSection(invoice: { status: string; total: string | null; creditsApplied: string; creditedToBalance: string }, settlements: InvoiceSettlements): InvoiceDocument['settled'] {
   if (!['raised', 'sent', 'paid'].includes(invoice.status) || invoice.total === null) return undefined;
   const dated: Array<{ date: string; label: string; amount: Decimal }> = [];
   for (const note of settlements.creditNotes) {
@@ -62,6 +62,7 @@ function settledSection(invoice: { status: string; total: string | null; credits
   dated.sort((a, b) => (a.date < b.date ? -1 : a.date > b.date ? 1 : 0));
   const lines = [
     ...(new Decimal(invoice.creditsApplied).greaterThan(0) ? [{ date: null, label: 'Customer credit applied', amount: new Decimal(invoice.creditsApplied).negated() }] : []),
+    ...(new Decimal(invoice.creditedToBalance).greaterThan(0) ? [{ date: null, label: 'Added to your credit balance', amount: new Decimal(invoice.creditedToBalance) }] : []),
     ...dated,
   ];
   if (lines.length === 0) return undefined;

@@ -35,6 +35,8 @@ export interface InvoiceRow {
   credits_applied: string;
   /** Issued credit notes that lowered what the unpaid invoice owed. */
   credited_due: string;
+  /** What a total below zero put on the customer's credit balance when the invoice was raised. */
+  credited_to_balance: string;
   paid_date: Date | null;
   /** The invoice date plus the payment terms, fixed when the invoice is raised; null while a draft. */
   due_date: Date | null;
@@ -95,11 +97,15 @@ export function toInvoiceItem(row: InvoiceItemRow, currency: string) {
   };
 }
 
-/** What a raised or sent invoice leaves owing; nothing once paid; none while a draft or cancelled. */
-export function amountDue(row: Pick<InvoiceRow, 'status' | 'total' | 'credits_applied' | 'credited_due'>): string | null {
+/**
+ * What a raised or sent invoice leaves owing: its total (what a total below zero put on the credit balance
+ * brings it to zero) less the customer's credit and the credit notes that lowered it; nothing once paid;
+ * none while a draft or cancelled.
+ */
+export function amountDue(row: Pick<InvoiceRow, 'status' | 'total' | 'credits_applied' | 'credited_due' | 'credited_to_balance'>): string | null {
   if (row.status === 'paid') return '0';
   if ((row.status !== 'raised' && row.status !== 'sent') || row.total === null) return null;
-  return new Decimal(row.total).minus(row.credits_applied).minus(row.credited_due).toFixed();
+  return new Decimal(row.total).plus(row.credited_to_balance).minus(row.credits_applied).minus(row.credited_due).toFixed();
 }
 
 /**
@@ -124,6 +130,7 @@ export function toInvoice(row: InvoiceRow, items: InvoiceItemRow[], draft?: Draf
     fxRate: figures ? figures.fxRate && formatExact(figures.fxRate) : row.fx_rate === null ? null : formatExact(row.fx_rate),
     baseTotal: figures ? figures.baseTotal : money(row.base_total, row.base_currency),
     creditsApplied: formatAmount(row.credits_applied, row.currency),
+    creditedToBalance: formatAmount(row.credited_to_balance, row.currency),
     amountDue: money(amountDue(row), row.currency),
     paidDate: day(row.paid_date),
     dueDate: day(row.due_date),
@@ -215,7 +222,18 @@ export interface TransitionRow {
   step: InvoiceStep;
   from_state: InvoiceState;
   to_state: InvoiceState;
-  data: { paymentId?: string; reversedPaymentId?: string; creditsApplied?: string; creditsReturned?: string; creditsReturnedEntryId?: string };
+  data: {
+    paymentId?: string;
+    reversedPaymentId?: string;
+    creditsApplied?: string;
+    creditsReturned?: string;
+    creditsReturnedEntryId?: string;
+    /** Raise: what the total below zero put on the balance, and the entry that did. */
+    creditedToBalance?: string;
+    creditedToBalanceEntryId?: string;
+    /** Cancel: that credit taken back from the balance. */
+    creditTakenBack?: string;
+  };
   undone_at: Date | null;
 }
 
@@ -473,6 +491,11 @@ export function createInvoiceRepository(db: Knex) {
       await db('invoices').where({ id }).update({ credits_applied: amount, updated_at: db.fn.now() });
     },
 
+    /** What the invoice's total below zero put on the customer's credit balance (0 when it is taken back). */
+    async setCreditedToBalance(id: string, amount: string): Promise<void> {
+      await db('invoices').where({ id }).update({ credited_to_balance: amount, updated_at: db.fn.now() });
+    },
+
     /** A credit note lowered (or, voided, stopped lowering) what the unpaid invoice owes. */
     async addCreditedDue(id: string, delta: string): Promise<void> {
       await db('invoices')
@@ -547,7 +570,7 @@ export function createInvoiceRepository(db: Knex) {
         .where({ organisation_id: organisationId, ...(customerId ? { customer_id: customerId } : {}) })
         .whereNull('deleted_at')
         .whereIn('status', OWED)
-        .whereRaw('total - credits_applied - credited_due > 0')
+        .whereRaw('total + credited_to_balance - credits_applied - credited_due > 0')
         .groupBy('currency', 'bucket')
         .orderBy(['currency', 'bucket'])
         .select<AgeingRow[]>(
@@ -555,7 +578,7 @@ export function createInvoiceRepository(db: Knex) {
           db.raw(
             `CASE WHEN due_date IS NULL OR ${overdueDays} <= 0 THEN 'current' WHEN ${overdueDays} <= 30 THEN '1-30' WHEN ${overdueDays} <= 60 THEN '31-60' WHEN ${overdueDays} <= 90 THEN '61-90' ELSE '90+' END AS bucket`,
           ),
-          db.raw('sum(total - credits_applied - credited_due)::text AS amount'),
+          db.raw('sum(total + credited_to_balance - credits_applied - credited_due)::text AS amount'),
           db.raw('count(*)::int AS invoices'),
         );
     },

@@ -122,7 +122,10 @@ export const invoiceSchema = z.object({
   fxRate: z.string().nullable(),
   baseTotal: z.string().nullable(),
   creditsApplied: z.string().describe("the customer's credit balance consumed when the invoice was raised; returned if the raise is undone or the invoice cancelled"),
-  amountDue: z.string().nullable().describe('raised or sent: total less creditsApplied less the credit notes that lowered it; paid: 0; draft or cancelled: null'),
+  creditedToBalance: z
+    .string()
+    .describe("raised with a total below zero: that amount, put on the customer's credit balance when it was raised (so it owes nothing); taken back if the raise is undone or the invoice cancelled; otherwise 0"),
+  amountDue: z.string().nullable().describe('raised or sent: total plus creditedToBalance less creditsApplied less the credit notes that lowered it; paid: 0; draft or cancelled: null'),
   paidDate: z.string().nullable(),
   dueDate: z.string().nullable().describe('the invoice date plus the payment terms (the customer\'s, else the organisation\'s), set when raised'),
   comments: z.string().nullable(),

@@ -177,6 +177,47 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer; 
     return taken;
   }
 
+  /**
+   * A total below zero owes nothing: what is below zero goes to the customer's credit balance (an
+   * `adjustment` entry, a lot of its own that never expires). An invoice without a customer has no balance
+   * to take it: 409. Returns the amount and the entry, or nothing when the total is zero or more.
+   */
+  async function creditBelowZero({ trx, invoices, invoice }: Step, total: string, reason: string): Promise<{ creditedToBalance: string; creditedToBalanceEntryId: string } | undefined> {
+    const below = new Decimal(total).negated();
+    if (below.lessThanOrEqualTo(0)) return undefined;
+    if (!invoice.customer_id) throw AppError.conflict(`the invoice's total is ${total} ${invoice.currency}, below zero, and it has no customer whose credit balance could take it; give it a customer, or credit through a credit note`);
+    const entry = await creditsIn(trx).append({ organisationId: invoice.organisation_id, customerId: invoice.customer_id, currency: invoice.currency, kind: 'adjustment', amount: below.toFixed(), reason, invoiceId: invoice.id });
+    await invoices.setCreditedToBalance(invoice.id, below.toFixed());
+    return { creditedToBalance: below.toFixed(), creditedToBalanceEntryId: entry.id };
+  }
+
+  /**
+   * Takes back from the balance what the invoice's total below zero put there (409 when the customer has
+   * spent it meanwhile), from the lot it went to first. Returns the amount, if there was any.
+   */
+  async function takeBackBelowZero({ trx, invoices, invoice }: Step, entryId: string | undefined, reason: string): Promise<string | undefined> {
+    const amount = new Decimal(invoice.credited_to_balance);
+    if (!invoice.customer_id || amount.lessThanOrEqualTo(0)) return undefined;
+    await creditsIn(trx).append({
+      organisationId: invoice.organisation_id,
+      customerId: invoice.customer_id,
+      currency: invoice.currency,
+      kind: 'adjustment',
+      amount: amount.negated().toFixed(),
+      reason,
+      invoiceId: invoice.id,
+      ...(entryId ? { reverses: { entryId } } : {}),
+    });
+    await invoices.setCreditedToBalance(invoice.id, '0');
+    return amount.toFixed();
+  }
+
+  /** The entry by which the standing raise put the invoice's total below zero on the balance, if it did. */
+  async function belowZeroEntryOf({ invoices, invoice }: Step): Promise<string | undefined> {
+    const raises = (await invoices.transitions(invoice.id)).filter((transition) => transition.step === 'raise' && !transition.undone_at);
+    return raises.at(-1)?.data.creditedToBalanceEntryId;
+  }
+
   /** Gives credit an invoice consumed back to the customer's balance, to the lots it came from (keeping their expiry). */
   async function returnCredits({ trx, invoices, invoice }: Step, amount: string | undefined, reason: string): Promise<string | undefined> {
     if (!invoice.customer_id || amount === undefined || new Decimal(amount).lessThanOrEqualTo(0)) return undefined;
@@ -213,7 +254,8 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer; 
         const numbering = await numberOf(step);
         const totals = await computeInvoiceTotals(step.trx, step.invoice);
         const creditsApplied = await consumeCredits(step, totals.total, `invoice ${numbering.number}`);
-        await step.complete('raise', { ...numbering, stamp: 'raised_at', totals, due_in_days: await paymentTermsOf(step) }, { creditsApplied });
+        const credited = await creditBelowZero(step, totals.total, `invoice ${numbering.number}: total below zero`);
+        await step.complete('raise', { ...numbering, stamp: 'raised_at', totals, due_in_days: await paymentTermsOf(step) }, { creditsApplied, ...credited });
         return { number: numbering.number };
       },
       (invoice) => ({ number: invoice.number! }),
@@ -222,6 +264,7 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer; 
       await assertNoCreditNotes(step, 'undo its raise');
       await assertNoPlanChangeCredits(step, 'undo its raise');
       await returnCredits(step, transition.data.creditsApplied, `raise of invoice ${step.invoice.number} undone`);
+      await takeBackBelowZero(step, transition.data.creditedToBalanceEntryId, `raise of invoice ${step.invoice.number} undone`);
       await step.setStatus({ status: transition.from_state, clear: 'raised_at', due_in_days: null });
     }),
 
@@ -262,7 +305,7 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer; 
         const paidBefore = (await step.payments.listOfInvoice(invoice.organisation_id, invoice.id))
           .filter((payment) => payment.credit_note_id === null && payment.currency === invoice.currency)
           .reduce((sum, payment) => sum.plus(payment.amount), new Decimal(0));
-        const owed = new Decimal(invoice.total).minus(invoice.credits_applied).minus(invoice.credited_due).minus(paidBefore);
+        const owed = new Decimal(invoice.total).plus(invoice.credited_to_balance).minus(invoice.credits_applied).minus(invoice.credited_due).minus(paidBefore);
         // A date is the paid day, paid at its start; a date-time is the instant, paid on its day. Both in the
         // customer's zone, else the organisation's.
         const zone = await zoneOf(step.trx, invoice.organisation_id, await customerZone(step.trx, invoice.organisation_id, invoice.customer_id));
@@ -308,8 +351,13 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer; 
         if (payment) await step.payments.setDeleted(payment.id, true);
         const creditsReturned = invoice.credits_applied;
         const creditsReturnedEntryId = await returnCredits(step, creditsReturned, `invoice ${invoice.number} cancelled`);
+        const creditTakenBack = await takeBackBelowZero(step, await belowZeroEntryOf(step), `invoice ${invoice.number} cancelled`);
         const comments = input.comments !== undefined ? { comments: input.comments } : {};
-        await step.complete('cancel', { stamp: 'cancelled_at', ...comments }, { ...(payment ? { reversedPaymentId: payment.id } : {}), creditsReturned, ...(creditsReturnedEntryId ? { creditsReturnedEntryId } : {}) });
+        await step.complete(
+          'cancel',
+          { stamp: 'cancelled_at', ...comments },
+          { ...(payment ? { reversedPaymentId: payment.id } : {}), creditsReturned, ...(creditsReturnedEntryId ? { creditsReturnedEntryId } : {}), ...(creditTakenBack ? { creditTakenBack } : {}) },
+        );
       },
       () => undefined,
     ),
@@ -335,6 +383,20 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer; 
           ...(transition.data.creditsReturnedEntryId ? { reverses: { entryId: transition.data.creditsReturnedEntryId } } : {}),
         });
         await step.invoices.setCreditsApplied(invoiceId, returned);
+      }
+      // What its total below zero put on the balance goes there again.
+      const takenBack = transition.data.creditTakenBack;
+      if (step.invoice.customer_id && takenBack !== undefined) {
+        await creditsIn(step.trx).append({
+          organisationId: step.invoice.organisation_id,
+          customerId: step.invoice.customer_id,
+          currency: step.invoice.currency,
+          kind: 'adjustment',
+          amount: takenBack,
+          reason: `invoice ${step.invoice.number} restored: total below zero`,
+          invoiceId: step.invoice.id,
+        });
+        await step.invoices.setCreditedToBalance(step.invoice.id, takenBack);
       }
       await step.setStatus({ status: transition.from_state, clear: 'cancelled_at' });
     }),

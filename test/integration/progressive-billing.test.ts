@@ -110,6 +110,11 @@ describe('progressive billing', () => {
     // What current-usage calls the difference is now nothing: the progressive invoice charged it.
     const after = (await api.http().get(`/contracts/${contract.contractId}/current-usage`).set(system()).expect(200)).body.data;
     expect(after).toMatchObject({ total: '125.00', charged: '125.00', due: '0.00' });
+    // It bills the usage as rated when the threshold was crossed: recomputing it from the plan is refused.
+    const sync = await api.http().post(`/invoices/${first!.id}/sync-items`).set(system());
+    expect(sync.status).toBe(409);
+    expect(sync.body.errors[0].message).toMatch(/progressive billing/);
+    expect(preTax((await invoicesOf(contract))[0]!).toFixed(2)).toBe(cost(500).toFixed(2));
 
     await ingest(contract, [1000, 700]); // 2200 calls: 550.00, crosses 500
     await settled(contract);

@@ -68,11 +68,16 @@ export function createInvoiceItemService(db: Knex, repriceDraft: DraftRepricer) 
      * date and within its days, as if it had charged nothing: the same periods and proration a run gives,
      * and only what no other document charged (usage billed by a later invoice is not billed again). Its charges in the
      * ledger are replaced. Lines added by hand, discounts and plan-change credits are kept as they are.
+   * A progressive billing draft is not synced (409).
      */
     async syncFromPlan(organisationId: string, invoiceId: string): Promise<Invoice> {
       await db.transaction(async (trx) => {
         const found = orNotFound(await createInvoiceRepository(trx).findRow(organisationId, invoiceId), 'Invoice');
         if (!found.contract_plan_id || !found.contract_id) throw AppError.conflict('The invoice has no contract plan to sync from');
+        // Its usage is what the check rated when a threshold was crossed: rated again on its date, it would bill none of it.
+        if (found.data?.progressiveBilling) {
+          throw AppError.conflict('The invoice bills the usage that crossed a progressive billing threshold, as rated then; it is not recomputed from the plan (the period’s own invoice bills the rest)');
+        }
         // The contract's row lock first, as runs and plan changes take it: the ledger changes under it.
         await contractsIn(trx).lockMany(organisationId, [found.contract_id]);
         const invoice = orNotFound(await createInvoiceRepository(trx).lock(organisationId, invoiceId), 'Invoice');

@@ -249,8 +249,10 @@ export function feesDue(terms: RatingTerms, ledger: ChargeLedger, billingDate: s
       const first = charges[0]!.from;
       const lastDay = charges[charges.length - 1]!.to;
       const prorated = oneTime || count === periodDays ? '' : ` (${count} of ${periodDays} days)`;
+      // An item of several units (10 seats) shows them, at the price per unit that gives the amount exactly.
+      const figures = item.quantity == null ? { quantity: '1', price: amount.toFixed(minor) } : lineFigures(toDecimal(item.quantity), amount, terms.currency);
       due.push({
-        line: { planItemId: item.id, title: item.name, description: `${first} to ${lastDay}${prorated}`, quantity: '1', price: amount.toFixed(minor), fromDate: first, toDate: lastDay },
+        line: { planItemId: item.id, title: item.name, description: `${first} to ${lastDay}${prorated}`, quantity: figures.quantity, price: figures.price, fromDate: first, toDate: lastDay },
         charges,
       });
     }

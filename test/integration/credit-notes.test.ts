@@ -278,6 +278,15 @@ describe('credit notes of discounted and partly taxed invoices', () => {
     expect(read.body.data.amountDue).toBe('0.00');
   });
 
+  it('when a fee of 10 seats at 10.00 is billed, then its line shows 10 × 10, and 4 of the seats can be credited by quantity: 40.00 with their 20 % VAT', async () => {
+    const { contractId } = await taxedContract([{ name: 'Seats', pricingModel: 'flat', unitPrice: '10', quantity: '10' }], ['Seats']);
+    const invoice = await raisedByRun(contractId, '2026-07-01');
+    expect(invoice.items.map((item) => [item.title, item.quantity, item.price, item.amount])).toEqual([['Seats', '10', '10', '100.00']]);
+    const note = await credit(invoice.id, { reason: 'Four seats unused', items: [{ invoiceItemId: invoice.items[0]!.id, quantity: 4 }] });
+    expect(note.status).toBe(201);
+    expect(figures(note.body.data)).toEqual([['Seats 4 40.00'], '40.00', '8.00', '48.00']);
+  });
+
   it('when VAT applies to the platform fee only, then crediting the support fee credits no tax, the platform fee its own 20 %, and an amount what is left of each', async () => {
     const { contractId, planItemIds } = await taxedContract(
       [

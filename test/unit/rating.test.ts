@@ -41,6 +41,16 @@ describe('the rating engine by hand', () => {
     expect(usageWindows(plan, '2026-10-16')).toEqual([]);
   });
 
+  it('when the seat fee is for 7 seats, then its lines show the 7 at the price per seat that gives each amount exactly, prorated or whole', () => {
+    const seven = monthly('2026-10-16', { items: [{ ...seat, unitPrice: '10', quantity: '7' }] });
+    const first = feesDue(seven, noLedger, '2026-10-16');
+    // 70.00 × 16/31 = 36.13, which 7 × 5.1614285714 gives when rounded half-up to the cent.
+    expect(first.map((charge) => [charge.line.quantity, charge.line.price, charge.charges[0]!.amount])).toEqual([['7', '5.1614285714', '36.13']]);
+    expect(new Decimal('7').times('5.1614285714').toDecimalPlaces(2, Decimal.ROUND_HALF_UP).toFixed(2)).toBe('36.13');
+    const november = feesDue(seven, ledgerOf(first.flatMap((charge) => charge.charges)), '2026-11-01');
+    expect(november.map((charge) => [charge.line.quantity, charge.line.price])).toEqual([['7', '10']]);
+  });
+
   it('when 1 November comes with October charged, then November is charged in full and October usage is rated over the days used', () => {
     const october = feesDue(plan, noLedger, '2026-10-16').flatMap((charge) => charge.charges);
     const due = feesDue(plan, ledgerOf(october), '2026-11-01');

@@ -50,9 +50,25 @@ export function zodToAppError(error: ZodError, location: string, input?: unknown
   return AppError.invalid(zodProblems(error, input).map(({ path, message }) => ({ path: [location, ...path].join('.'), message })));
 }
 
+/**
+ * The JSON parser takes objects and arrays only: a body of valid JSON that is neither (`null`, `42`,
+ * `"text"`) is a body of the wrong type, not malformed JSON.
+ */
+function jsonScalar(body: unknown): AppError | undefined {
+  if (typeof body !== 'string') return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch {
+    return undefined;
+  }
+  const received = value === null ? 'null' : typeof value;
+  return AppError.invalid([{ path: 'body', message: `Request body must be a JSON object, not ${received}` }]);
+}
+
 /** Errors raised by express's body parsers, by their `type`. */
-const BODY_PARSER_ERRORS: Record<string, () => AppError> = {
-  'entity.parse.failed': () => new AppError('validation', 'Malformed JSON', [{ code: ERROR_CODES.validation, path: 'body', message: 'Request body is not valid JSON' }]),
+const BODY_PARSER_ERRORS: Record<string, (error: { body?: unknown }) => AppError> = {
+  'entity.parse.failed': (error) => (jsonScalar(error.body) ?? new AppError('validation', 'Malformed JSON', [{ code: ERROR_CODES.validation, path: 'body', message: 'Request body is not valid JSON' }])),
   'entity.too.large': () => new AppError('payload_too_large', 'Payload too large', [{ code: ERROR_CODES.payload_too_large, message: 'Request body exceeds the size limit' }]),
   'charset.unsupported': () => new AppError('validation', 'Unsupported encoding', [{ code: ERROR_CODES.validation, path: 'body', message: 'Unsupported body encoding' }]),
   'encoding.unsupported': () =>
@@ -81,8 +97,8 @@ function toAppError(error: unknown): AppError | undefined {
   if (error instanceof AppError) return error;
   if (error instanceof ZodError) return zodToAppError(error, 'body');
   const bodyParserType = (error as { type?: unknown } | null)?.type;
-  if (typeof bodyParserType === 'string' && Object.hasOwn(BODY_PARSER_ERRORS, bodyParserType)) return BODY_PARSER_ERRORS[bodyParserType]!();
-  if ((error as { status?: unknown } | null)?.status === 413) return BODY_PARSER_ERRORS['entity.too.large']!();
+  if (typeof bodyParserType === 'string' && Object.hasOwn(BODY_PARSER_ERRORS, bodyParserType)) return BODY_PARSER_ERRORS[bodyParserType]!(error as { body?: unknown });
+  if ((error as { status?: unknown } | null)?.status === 413) return BODY_PARSER_ERRORS['entity.too.large']!({});
   if (isDatabaseUnavailable(error) || isTemporalUnavailable(error)) return dependencyDown(isTemporalUnavailable(error) ? 'temporal' : 'postgres');
   return clientError(error) ?? deterministicDatabaseError(error) ?? fromApplicationFailure(error);
 }

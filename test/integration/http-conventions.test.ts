@@ -22,7 +22,12 @@ describe('envelopes', () => {
   it('when the JSON is malformed, then 400 in the error envelope', async () => {
     const res = await api.http().post('/auth/system-login').set('Content-Type', 'application/json').send('{"clientKey": ');
     expect(res.status).toBe(400);
-    expect(res.body).toMatchObject({ status: 'error', errors: [{ code: 1001, path: 'body' }] });
+    expect(res.body).toMatchObject({ status: 'error', message: 'Malformed JSON', errors: [{ code: 1001, path: 'body', message: 'Request body is not valid JSON' }] });
+    // Valid JSON that is not an object is a body of the wrong type, and says so.
+    for (const [body, received] of [['null', 'null'], ['42', 'number'], ['"text"', 'string'], ['true', 'boolean']]) {
+      const scalar = await api.http().post('/auth/system-login').set('Content-Type', 'application/json').send(body!);
+      expect([scalar.status, scalar.body.errors]).toEqual([400, [{ code: 1001, path: 'body', message: `Request body must be a JSON object, not ${received}` }]]);
+    }
   });
 
   it('when a query parameter is invalid, then 400 with the path of the parameter', async () => {

@@ -239,6 +239,9 @@ describe('a meter of AI tokens by model and direction', () => {
     expect(unknown.errors[0].path).toBe('query.groupBy');
     expect((await query(`${RANGE}&filter.region=eu`, 400)).errors[0].path).toBe('query.filter.region');
     expect((await query(`${RANGE}&filter=small`, 400)).errors[0]).toMatchObject({ path: 'query.filter', message: 'must name a dimension: filter[model]=a,b or filter.model=a,b' });
+    for (const odd of ['filter[region][x]=eu', 'filter[]=eu', 'filter.=eu', 'filter[region=eu']) {
+      expect((await query(`${RANGE}&${odd}`, 400)).errors[0]).toMatchObject({ path: 'query.filter', message: 'must name one dimension: filter[model]=a,b or filter.model=a,b' });
+    }
     expect((await query('from=2026-01-01T00:00:00Z&to=2026-03-01T00:00:00Z&windowSize=hour', 400)).errors[0].path).toBe('query.to');
     expect((await query(`${RANGE}&timezone=Mars/Olympus`, 400)).errors[0].path).toBe('query.timezone');
     await query(`${RANGE}&customerId=cus_${randomUUID()}`, 404);

@@ -83,8 +83,10 @@ export function meterQueryParams(query: unknown): Record<string, string[]> {
   for (const [name, value] of Object.entries((query ?? {}) as Record<string, unknown>)) {
     // A filter names its dimension: a bare one would narrow nothing while it seems to.
     if (name === 'filter') throw AppError.validation('must name a dimension: filter[model]=a,b or filter.model=a,b', 'query.filter');
-    const dimension = /^filter\.(.+)$/.exec(name)?.[1] ?? /^filter\[(.+)\]$/.exec(name)?.[1];
-    if (dimension === undefined) continue;
+    if (!name.startsWith('filter.') && !name.startsWith('filter[')) continue;
+    // One dimension, in one pair of brackets or after one dot (a dotted path such as filter.a.b names a.b).
+    const dimension = /^filter\.([^[\]]+)$/.exec(name)?.[1] ?? /^filter\[([^[\]]+)\]$/.exec(name)?.[1];
+    if (dimension === undefined) throw AppError.validation('must name one dimension: filter[model]=a,b or filter.model=a,b', 'query.filter');
     const values = typeof value === 'string' || (Array.isArray(value) && value.every((part) => typeof part === 'string')) ? listOf(value as string | string[]) : null;
     if (values === null || values.length === 0) throw AppError.validation('must list values, comma-separated', `query.filter.${dimension.slice(0, 100)}`);
     filters[dimension] = [...(filters[dimension] ?? []), ...values];

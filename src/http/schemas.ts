@@ -99,6 +99,36 @@ const CURRENT_ZONE_NAMES = [
   'Pacific/Pohnpei', 'Etc/UTC',
 ];
 
+/**
+ * The database's other names: links kept for old names (`US/Pacific`, `Asia/Istanbul`), the fixed
+ * offsets (`Etc/GMT-14`) and the POSIX-style zones (`EST5EDT`). The runtime lists only canonical zones, but
+ * accepts these, and Postgres knows them all.
+ */
+const LINKED_ZONE_NAMES = [
+  'Africa/Timbuktu', 'America/Argentina/ComodRivadavia', 'America/Atka', 'America/Ensenada', 'America/Fort_Wayne',
+  'America/Knox_IN', 'America/Montreal', 'America/Nipigon', 'America/Pangnirtung', 'America/Porto_Acre',
+  'America/Rainy_River', 'America/Rosario', 'America/Santa_Isabel', 'America/Shiprock', 'America/Thunder_Bay',
+  'America/Virgin', 'America/Yellowknife', 'Antarctica/South_Pole', 'Asia/Ashkhabad', 'Asia/Choibalsan',
+  'Asia/Chongqing', 'Asia/Chungking', 'Asia/Dacca', 'Asia/Harbin', 'Asia/Istanbul', 'Asia/Kashgar', 'Asia/Macao',
+  'Asia/Tel_Aviv', 'Asia/Thimbu', 'Asia/Ujung_Pandang', 'Asia/Ulan_Bator', 'Atlantic/Jan_Mayen', 'Australia/ACT',
+  'Australia/Canberra', 'Australia/Currie', 'Australia/LHI', 'Australia/NSW', 'Australia/North',
+  'Australia/Queensland', 'Australia/South', 'Australia/Tasmania', 'Australia/Victoria', 'Australia/West',
+  'Australia/Yancowinna', 'Brazil/Acre', 'Brazil/DeNoronha', 'Brazil/East', 'Brazil/West', 'CET', 'CST6CDT',
+  'Canada/Atlantic', 'Canada/Central', 'Canada/Eastern', 'Canada/Mountain', 'Canada/Newfoundland', 'Canada/Pacific',
+  'Canada/Saskatchewan', 'Canada/Yukon', 'Chile/Continental', 'Chile/EasterIsland', 'Cuba', 'EET', 'EST', 'EST5EDT',
+  'Egypt', 'Eire', 'Etc/GMT', 'Etc/GMT+0', 'Etc/GMT+1', 'Etc/GMT+10', 'Etc/GMT+11', 'Etc/GMT+12', 'Etc/GMT+2',
+  'Etc/GMT+3', 'Etc/GMT+4', 'Etc/GMT+5', 'Etc/GMT+6', 'Etc/GMT+7', 'Etc/GMT+8', 'Etc/GMT+9', 'Etc/GMT-0',
+  'Etc/GMT-1', 'Etc/GMT-10', 'Etc/GMT-11', 'Etc/GMT-12', 'Etc/GMT-13', 'Etc/GMT-14', 'Etc/GMT-2', 'Etc/GMT-3',
+  'Etc/GMT-4', 'Etc/GMT-5', 'Etc/GMT-6', 'Etc/GMT-7', 'Etc/GMT-8', 'Etc/GMT-9', 'Etc/GMT0', 'Etc/Greenwich',
+  'Etc/UCT', 'Etc/Universal', 'Etc/Zulu', 'Europe/Belfast', 'Europe/Nicosia', 'Europe/Tiraspol', 'Europe/Uzhgorod',
+  'Europe/Zaporozhye', 'GB', 'GB-Eire', 'GMT', 'GMT+0', 'GMT-0', 'GMT0', 'Greenwich', 'HST', 'Hongkong', 'Iceland',
+  'Iran', 'Israel', 'Jamaica', 'Japan', 'Kwajalein', 'Libya', 'MET', 'MST', 'MST7MDT', 'Mexico/BajaNorte',
+  'Mexico/BajaSur', 'Mexico/General', 'NZ', 'NZ-CHAT', 'Navajo', 'PRC', 'PST8PDT', 'Pacific/Johnston',
+  'Pacific/Samoa', 'Pacific/Yap', 'Poland', 'Portugal', 'ROC', 'ROK', 'Singapore', 'Turkey', 'UCT', 'US/Alaska',
+  'US/Aleutian', 'US/Arizona', 'US/Central', 'US/East-Indiana', 'US/Eastern', 'US/Hawaii', 'US/Indiana-Starke',
+  'US/Michigan', 'US/Mountain', 'US/Pacific', 'US/Samoa', 'Universal', 'W-SU', 'WET', 'Zulu',
+];
+
 function runtimeKnows(zone: string): boolean {
   try {
     new Intl.DateTimeFormat('en', { timeZone: zone });
@@ -109,10 +139,10 @@ function runtimeKnows(zone: string): boolean {
 }
 
 /**
- * Zones as the time-zone database names them, in its earlier and its current names: what organisations,
- * customers, schedules and usage queries take.
+ * Zones as the time-zone database names them, in its earlier and its current names and its links: what
+ * organisations, customers, schedules and usage queries take.
  */
-export const ianaTimeZone = z.enum([...new Set(['UTC', ...Intl.supportedValuesOf('timeZone'), ...CURRENT_ZONE_NAMES.filter(runtimeKnows)])], { error: 'must be an IANA time zone' });
+export const ianaTimeZone = z.enum([...new Set(['UTC', ...Intl.supportedValuesOf('timeZone'), ...CURRENT_ZONE_NAMES.filter(runtimeKnows), ...LINKED_ZONE_NAMES.filter(runtimeKnows)])], { error: 'must be an IANA time zone' });
 
 export interface DecimalColumn {
   /** NUMERIC(precision, scale) of the column the value is stored in. */

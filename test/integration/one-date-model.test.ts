@@ -146,8 +146,8 @@ describe('one date model', () => {
     expect(res.body.errors).toEqual([expect.objectContaining({ code: 1001, path: 'body.timezone' })]);
   });
 
-  it("when a zone is named by its current IANA name or its earlier one (Asia/Kolkata, Asia/Calcutta), then it is taken, and every zone the API takes is one Postgres reads days in", async () => {
-    for (const timezone of ['Asia/Kolkata', 'Asia/Calcutta', 'Europe/Kyiv', 'Etc/UTC']) {
+  it("when a zone is named by its current IANA name, its earlier one or a link (Asia/Kolkata, Asia/Calcutta, US/Pacific, Etc/GMT-14), then it is taken, and every zone the API takes is one Postgres reads days in", async () => {
+    for (const timezone of ['Asia/Kolkata', 'Asia/Calcutta', 'Europe/Kyiv', 'Etc/UTC', 'US/Pacific', 'EST5EDT', 'Etc/GMT-14']) {
       const res = await api.http().post('/customers').set(system()).send({ name: `Zoned ${timezone}`, timezone }).expect(201);
       expect(res.body.data.timezone).toBe(timezone);
     }

@@ -418,7 +418,8 @@ export const hasDimensionalPrices = (item: DimensionalTerms) => (item.dimensiona
  * keeps each entry's charge by its dimensions, so that usage arriving later is charged per entry as the
  * difference with what was charged for it, as `rateUsage` does for a whole item. A first charge is split
  * by `presentationGroupBy` into lines per value, amounts shared in proportion to quantity; a later
- * difference is one line per entry.
+ * difference is one line per entry, naming the window, as is the first charge of an entry whose window was
+ * charged before.
  */
 export function rateDimensionalUsage(terms: Pick<RatingTerms, 'currency' | 'items'>, window: UsageWindow, usage: DimensionalUsage, ledger: ChargeLedger): RatedCharge[] {
   const item = terms.items.find((candidate) => candidate.id === window.planItemId);
@@ -450,6 +451,8 @@ export function rateDimensionalUsage(terms: Pick<RatingTerms, 'currency' | 'item
     const parts = [isDefault ? 'other usage' : '', describeValues(values, usage.groupBy)].filter((part) => part !== '');
     return parts.length > 0 ? `${item.name} — ${parts.join(', ')}` : item.name;
   };
+  // Usage of an entry first charged after its window was (a value that came late) is late usage too.
+  const windowCharged = charged.size > 0;
   const rated: RatedCharge[] = [];
   for (const entry of entries) {
     const rate = (quantity: Decimal) => (entry.price ? priceItem(entry.price, quantity.toFixed(), currency) : null);
@@ -466,8 +469,9 @@ export function rateDimensionalUsage(terms: Pick<RatingTerms, 'currency' | 'item
         const figures = lineFigures(quantity, share, currency, perUnit ?? (price ? undefined : new Decimal(0)));
         return { quantity: figures.quantity, price: figures.price, description: figures.exact ? description : `${description} (${quantity.toFixed()} units)` };
       };
-      if (entry.parts.length === 0) {
-        rated.push({ line: { ...base, title, ...lineOf(entry.quantity, amount, how), dimensions }, charges: [charge(entry.quantity, amount)] });
+      if (entry.parts.length === 0 || windowCharged) {
+        const named = windowCharged ? `${title}: usage of ${window.from} to ${window.to}` : title;
+        rated.push({ line: { ...base, title: named, ...lineOf(entry.quantity, amount, how), dimensions }, charges: [charge(entry.quantity, amount)] });
         continue;
       }
       const shares = shareByQuantity(amount, entry.parts.map((part) => part.quantity), currency);

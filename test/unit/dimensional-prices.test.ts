@@ -210,6 +210,34 @@ describe('prices per dimension value', () => {
     expect(rated.flatMap((one) => one.charges)).toEqual([expect.objectContaining({ quantity: '301', amount: '3.01', dimensionsKey: '{}' })]);
   });
 
+  it('when usage of a value no line charged arrives after its window was charged, then its first line is late usage: one line naming the window, not split', () => {
+    const item: RatedItem = {
+      id: 'tok',
+      name: 'Tokens',
+      meterId: 'mtr',
+      effectiveFrom: null,
+      effectiveTo: null,
+      dimensionalPrices: [
+        { match: { model: 'a' }, pricingModel: 'per_unit', unitPrice: '0.01' },
+        { match: { model: 'b' }, pricingModel: 'per_unit', unitPrice: '0.02' },
+      ],
+      presentationGroupBy: ['project'],
+    };
+    const meter = { groupBy: ['model', 'project'], aggregation: 'sum' };
+    const first = rateDimensionalUsage({ currency: 'USD', items: [item] }, window, { ...meter, combinations: [{ values: { model: 'a', project: 'alpha' }, value: '100' }] }, noLedger);
+    expect(first.map((one) => one.line.title)).toEqual(['Tokens — model a, project alpha']);
+    const combinations = [
+      { values: { model: 'a', project: 'alpha' }, value: '100' },
+      { values: { model: 'b', project: 'alpha' }, value: '50' },
+      { values: { model: 'b', project: 'beta' }, value: '25' },
+    ];
+    const late = rateDimensionalUsage({ currency: 'USD', items: [item] }, window, { ...meter, combinations }, ledgerOf(first.flatMap((one) => one.charges)));
+    expect(late.map((one) => [one.line.title, one.line.quantity, amountOf(one.line).toFixed(2), one.line.dimensions])).toEqual([
+      ['Tokens — model b: usage of 2026-10-01 to 2026-10-31', '75', '1.50', { model: 'b' }],
+    ]);
+    expect(late.flatMap((one) => one.charges)).toEqual([expect.objectContaining({ quantity: '75', amount: '1.50', dimensionsKey: dimensionsKey({ model: 'b' }) })]);
+  });
+
   it('when the split values\' usage adds up to nothing or to less, then the lines share what the entry rates (equally, or in proportion) instead of failing', () => {
     const item: RatedItem = {
       id: 'tok', name: 'Tokens', meterId: 'mtr', effectiveFrom: null, effectiveTo: null, pricingModel: 'per_unit', unitPrice: '0.5', presentationGroupBy: ['direction'],

@@ -104,7 +104,14 @@ function money(value: string, currency: string, path: string): Decimal {
   return amount;
 }
 
-export function planCreditNote(invoice: CreditableInvoice, credited: CreditedSoFar, request: CreditRequest): CreditNotePlan {
+/**
+ * Usage lines whose window was given back in part since (a later correction of its usage): the lines of
+ * one window (its price entry's, split by presentation values or not) and what the window still holds
+ * (`usage-held.ts`). Together they are credited no more than that.
+ */
+export type UsageWindowLimits = ReadonlyArray<{ itemIds: readonly string[]; left: string }>;
+
+export function planCreditNote(invoice: CreditableInvoice, credited: CreditedSoFar, request: CreditRequest, windows: UsageWindowLimits = []): CreditNotePlan {
   const { currency } = invoice;
   const format = (value: Decimal) => value.toFixed(currencyMinorUnits(currency));
   const subtotal = toDecimal(invoice.subtotal);
@@ -114,7 +121,12 @@ export function planCreditNote(invoice: CreditableInvoice, credited: CreditedSoF
   const grossBefore = toDecimal(credited.total);
   const taxBefore = grossBefore.minus(netBefore);
   const creditable = creditableAmounts(invoice);
-  const leftOn = (itemId: string) => creditable.get(itemId)!.minus(toDecimal(credited.byItem.get(itemId) ?? '0'));
+  const windowOf = new Map(windows.flatMap((window) => window.itemIds.map((itemId) => [itemId, window] as const)));
+  const leftOn = (itemId: string) => {
+    const left = creditable.get(itemId)!.minus(toDecimal(credited.byItem.get(itemId) ?? '0'));
+    const window = windowOf.get(itemId);
+    return window ? min(left, max(toDecimal(window.left), zero)) : left;
+  };
   const leftInTotal = total.minus(grossBefore);
 
   let lines: CreditNoteLine[];
@@ -133,6 +145,9 @@ export function planCreditNote(invoice: CreditableInvoice, credited: CreditedSoF
     tax = gross.minus(net);
     const open = invoice.items.map((item) => ({ item, left: max(leftOn(item.id), zero) })).filter(({ left }) => left.greaterThan(0));
     if (net.greaterThan(0) && open.length === 0) throw AppError.conflict('every item of the invoice is credited already');
+    // Usage whose window a later correction gave back in part holds less than its line: the rest cannot take it.
+    const openInAll = open.reduce((sum, { left }) => sum.plus(left), zero);
+    if (net.greaterThan(openInAll)) throw AppError.conflict(`the credit of ${format(gross)} ${currency} exceeds what is left to credit on the invoice's items: ${format(openInAll)} ${currency} before tax`);
     const shares = net.greaterThan(0) ? allocate(net, open.map(({ left }) => left), currency) : [];
     lines = open
       .map(({ item }, i) => ({ invoiceItemId: item.id, title: item.title, quantity: null, amount: format(shares[i] ?? zero) }))
@@ -174,6 +189,13 @@ export function planCreditNote(invoice: CreditableInvoice, credited: CreditedSoF
     // on an invoice whose tax is below nothing (a plan change's credit gave back more tax than its lines owed).
     tax = max(min(taxOn(invoice, after).minus(taxBefore), taxTotal.minus(taxBefore)), zero);
     if (net.plus(tax).greaterThan(leftInTotal)) throw AppError.conflict(`the credit of ${format(net.plus(tax))} ${currency} exceeds what is left to credit on the invoice: ${format(max(leftInTotal, zero))} ${currency}`);
+  }
+  for (const window of windows) {
+    const inWindow = lines.filter((line) => window.itemIds.includes(line.invoiceItemId));
+    const asked = inWindow.reduce((sum, line) => sum.plus(line.amount), zero);
+    if (inWindow.length > 1 && asked.greaterThan(window.left)) {
+      throw AppError.conflict(`items ${inWindow.map((line) => `"${line.title}"`).join(', ')}: ${format(asked)} ${currency} exceeds what is left to credit on their usage window, ${format(max(toDecimal(window.left), zero))} ${currency}`);
+    }
   }
   if (net.plus(tax).lessThanOrEqualTo(0)) throw AppError.validation('the credit note credits nothing', 'body');
   return { lines, subtotal: format(net), taxTotal: format(tax), total: format(net.plus(tax)) };

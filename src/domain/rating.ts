@@ -84,6 +84,11 @@ export interface UsageCharged {
   amount: string;
   /** An item with prices per dimension value: the price entry charged (`dimensionsKey`); else absent or null. */
   dimensionsKey?: string | null;
+  /**
+   * What it still holds for the customer: its amount less its share of the discounts and less what credit
+   * notes gave back of its line (`usage-held.ts`). Absent: the ledger does not say, and nothing is capped.
+   */
+  held?: string;
 }
 
 export interface ChargeLedger {
@@ -355,10 +360,36 @@ export function milestoneCharge(item: PricedPlanItem, currency: string, mileston
 }
 
 /**
+ * A correction that gives back more than the window's charges still hold (credit notes gave some of it back,
+ * a coupon took its share) gives back what they hold, no more: `amount` capped, or null when it is not
+ * capped. Null too when the ledger does not say what they hold.
+ */
+function cappedGiveBack(charged: readonly UsageCharged[], amount: Decimal): Decimal | null {
+  if (!amount.isNegative() || charged.some((usage) => usage.held === undefined)) return null;
+  const held = Decimal.max(
+    charged.reduce((sum, usage) => sum.plus(usage.held!), new Decimal(0)),
+    0,
+  );
+  return amount.negated().greaterThan(held) ? held.negated() : null;
+}
+
+/**
+ * The line and charge of a capped give-back: `1 ×` what is given back; the charge states no units, so that
+ * the window is rated by amounts from then on (its units no longer say what was paid for). Nothing when
+ * the window holds nothing, unless it grew and its whole span is to be charged once.
+ */
+function cappedLine(line: Omit<RatedLine, 'quantity' | 'price'>, charge: (quantity: Decimal | null, amount: Decimal) => Charge, capped: Decimal, currency: string, grown: boolean): RatedCharge | null {
+  if (capped.isZero() && !grown) return null;
+  const description = `${line.description}; credit notes and discounts gave back the rest, so ${formatAmount(capped.negated(), currency)} is what is left to give`;
+  return { line: { ...line, description, quantity: '1', price: formatAmount(capped, currency) }, charges: [charge(capped.isZero() ? new Decimal(0) : null, capped)] };
+}
+
+/**
  * What a usage window owes now that its usage totals `total`: the whole window rated, the first time; after
  * that, the difference with what the ledger charged for it (usage that arrived late, or was corrected),
  * as its own line naming the window. A per-unit item charges the units not yet charged; any other the
- * difference of the rated amounts. Nothing when nothing changed.
+ * difference of the rated amounts. Nothing when nothing changed. A difference that gives back more than
+ * the window's charges still hold gives back what they hold (`cappedGiveBack`).
  */
 export function rateUsage(terms: Pick<RatingTerms, 'currency' | 'items'>, window: UsageWindow, total: Decimal, ledger: ChargeLedger): RatedCharge | null {
   const item = terms.items.find((candidate) => candidate.id === window.planItemId);
@@ -383,16 +414,20 @@ export function rateUsage(terms: Pick<RatingTerms, 'currency' | 'items'>, window
     const units = total.minus(chargedQuantity);
     if (units.isZero() && !grown) return null;
     const price = toDecimal(item.unitPrice!);
-    return {
-      line: { ...base, ...late, description: `${units.toFixed()} units after ${chargedQuantity.toFixed()} billed before (${total.toFixed()} in all) × ${price.toFixed()}`, quantity: units.toFixed(), price: price.toFixed() },
-      charges: [charge(units, roundToMinor(units.times(price), currency))],
-    };
+    const description = `${units.toFixed()} units after ${chargedQuantity.toFixed()} billed before (${total.toFixed()} in all) × ${price.toFixed()}`;
+    const amount = roundToMinor(units.times(price), currency);
+    const capped = cappedGiveBack(charged, amount);
+    if (capped) return cappedLine({ ...base, ...late, description }, charge, capped, currency, grown);
+    return { line: { ...base, ...late, description, quantity: units.toFixed(), price: price.toFixed() }, charges: [charge(units, amount)] };
   }
   const rated = toDecimal(priceItem(item, total.toFixed(), currency).amount);
   const difference = rated.minus(chargedAmount);
   if (difference.isZero() && !grown) return null;
+  const description = `${total.toFixed()} in all rates ${formatAmount(rated, currency)}; ${formatAmount(chargedAmount, currency)} billed before`;
+  const capped = cappedGiveBack(charged, difference);
+  if (capped) return cappedLine({ ...base, ...late, description }, charge, capped, currency, grown);
   return {
-    line: { ...base, ...late, description: `${total.toFixed()} in all rates ${formatAmount(rated, currency)}; ${formatAmount(chargedAmount, currency)} billed before`, quantity: '1', price: formatAmount(difference, currency) },
+    line: { ...base, ...late, description, quantity: '1', price: formatAmount(difference, currency) },
     charges: [charge(chargedQuantity === null ? null : total.minus(chargedQuantity), difference)],
   };
 }
@@ -491,19 +526,27 @@ export function rateDimensionalUsage(terms: Pick<RatingTerms, 'currency' | 'item
     if (perUnit !== undefined && chargedQuantity !== null) {
       const units = entry.quantity.minus(chargedQuantity);
       if (units.isZero() && !grown) continue;
-      rated.push({
-        line: { ...base, ...late, description: `${units.toFixed()} units after ${chargedQuantity.toFixed()} billed before (${entry.quantity.toFixed()} in all) × ${perUnit.toFixed()}`, quantity: units.toFixed(), price: perUnit.toFixed() },
-        charges: [charge(units, roundToMinor(units.times(perUnit), currency))],
-      });
+      const description = `${units.toFixed()} units after ${chargedQuantity.toFixed()} billed before (${entry.quantity.toFixed()} in all) × ${perUnit.toFixed()}`;
+      const amount = roundToMinor(units.times(perUnit), currency);
+      const capped = cappedGiveBack(before, amount);
+      const line = capped ? cappedLine({ ...base, ...late, description }, charge, capped, currency, grown) : { line: { ...base, ...late, description, quantity: units.toFixed(), price: perUnit.toFixed() }, charges: [charge(units, amount)] };
+      if (line) rated.push(line);
       continue;
     }
     const total = toDecimal(rate(entry.quantity)?.amount ?? 0);
     const difference = total.minus(chargedAmount);
     const units = chargedQuantity === null ? null : entry.quantity.minus(chargedQuantity);
     if (difference.isZero() && (units === null || units.isZero()) && !grown) continue;
+    const description = `${entry.quantity.toFixed()} in all rates ${formatAmount(total, currency)}; ${formatAmount(chargedAmount, currency)} billed before`;
+    const capped = cappedGiveBack(before, difference);
+    if (capped) {
+      const line = cappedLine({ ...base, ...late, description }, charge, capped, currency, grown);
+      if (line) rated.push(line);
+      continue;
+    }
     const figures = units === null ? { quantity: '1', price: formatAmount(difference, currency) } : lineFigures(units, difference, currency, entry.price ? undefined : new Decimal(0));
     rated.push({
-      line: { ...base, ...late, description: `${entry.quantity.toFixed()} in all rates ${formatAmount(total, currency)}; ${formatAmount(chargedAmount, currency)} billed before`, quantity: figures.quantity, price: figures.price },
+      line: { ...base, ...late, description, quantity: figures.quantity, price: figures.price },
       charges: [charge(units, difference)],
     });
   }

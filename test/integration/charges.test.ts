@@ -171,6 +171,43 @@ describe('how a charge is computed', () => {
     await api.http().get(`/usage/evt_${randomUUID()}/versions`).set(system()).expect(404);
   });
 
+  it('when usage a credit note gave back in part is deleted, then the correction gives back only the rest; and a line whose usage was corrected down is credited no more than its window holds', async () => {
+    const contract = await contractFrom('2026-10-01');
+    await calls(contract, '2026-10-05', 100);
+    await calls(contract, '2026-11-03', 80);
+    await run(contract, '2026-10-01');
+    const raise = async (invoice: Invoice) => (await api.http().post(`/invoices/${invoice.id}/raise`).set(system()).send({}).expect(200)).body.data as Invoice;
+    const usageLine = (invoice: Invoice, from: string) => invoice.items.find((line) => line.title === 'API calls' && line.fromDate === from)! as Line & { id: string };
+    const november = await raise((await run(contract, '2026-11-01'))!);
+    const october = usageLine(november, '2026-10-01');
+    await api.http().post(`/invoices/${november.id}/credit-notes`).set(system()).send({ reason: 'Disputed calls', items: [{ invoiceItemId: october.id, amount: '30' }] }).expect(201);
+    const december = await raise((await run(contract, '2026-12-01'))!);
+    const novemberCalls = usageLine(december, '2026-11-01');
+    expect([novemberCalls.quantity, novemberCalls.price]).toEqual(['80', '0.5']);
+
+    const listed = await api.http().get('/usage').query({ metric: contract.metric }).set(system()).expect(200);
+    const byDay = new Map(listed.body.data.items.map((event: { id: string; timestamp: string }) => [event.timestamp.slice(0, 10), event.id]));
+    await api.http().delete(`/usage/${byDay.get('2026-10-05')}`).set(system()).expect(200);
+    await api.http().put(`/usage/${byDay.get('2026-11-03')}`).set(system()).send({ value: 20 }).expect(200);
+    const january = await run(contract, '2027-01-01');
+    // October charged 50.00 and the note gave 30.00 back: 20.00 is left to give. November gives back its 60 calls.
+    expect(linesOf(january).filter(([title]) => String(title).includes('usage of'))).toEqual([
+      ['API calls: usage of 2026-10-01 to 2026-10-31', '2026-10-01', '2026-10-31', '1', '-20'],
+      ['API calls: usage of 2026-11-01 to 2026-11-30', '2026-11-01', '2026-11-30', '-60', '0.5'],
+    ]);
+    // November's line charged 40.00, of which the correction gave 30.00 back: 10.00 is left to credit on it.
+    const over = await api.http().post(`/invoices/${december.id}/credit-notes`).set(system()).send({ reason: 'Disputed calls', items: [{ invoiceItemId: novemberCalls.id, amount: '10.01' }] });
+    expect([over.status, over.body.errors?.[0]?.message]).toEqual([409, expect.stringContaining('exceeds what is left to credit on it, 10.00 USD')]);
+    // Nor by an amount of the whole invoice: its 140.00 has 110.00 left to credit, the seat fee and those 10.00.
+    const byAmount = await api.http().post(`/invoices/${december.id}/credit-notes`).set(system()).send({ reason: 'Everything', amount: '120' });
+    expect([byAmount.status, byAmount.body.errors?.[0]?.message]).toEqual([409, expect.stringContaining("what is left to credit on the invoice's items: 110.00 USD")]);
+    await api.http().post(`/invoices/${december.id}/credit-notes`).set(system()).send({ reason: 'Disputed calls', items: [{ invoiceItemId: novemberCalls.id, amount: '10' }] }).expect(201);
+    // Both windows hold nothing now: deleting the rest of November gives nothing back.
+    await api.http().delete(`/usage/${byDay.get('2026-11-03')}`).set(system()).expect(200);
+    const february = await run(contract, '2027-02-01');
+    expect(linesOf(february).filter(([title]) => String(title).includes('usage of'))).toEqual([]);
+  });
+
   it("when a run's lines each round down, then its total is the sum of the rounded lines, as the raised invoice's subtotal", async () => {
     const tag = randomUUID().slice(0, 8);
     const customer = await api.http().post('/customers').set(system()).send({ name: `Rounding ${tag}`, currency: 'USD' }).expect(201);

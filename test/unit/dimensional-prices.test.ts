@@ -217,6 +217,7 @@ describe('prices per dimension value', () => {
       meterId: 'mtr',
       effectiveFrom: null,
       effectiveTo: null,
+      ...({ pricingModel: null } as unknown as PricedPlanItem),
       dimensionalPrices: [
         { match: { model: 'a' }, pricingModel: 'per_unit', unitPrice: '0.01' },
         { match: { model: 'b' }, pricingModel: 'per_unit', unitPrice: '0.02' },

@@ -3,6 +3,7 @@ import { bulkInsert } from '../../db/bulk';
 import { calendarDay } from '../../db/dates';
 import { newId } from '../../db/ids';
 import type { Charge, ChargeLedger } from '../../domain/rating';
+import { heldByCharge, type NotedLine } from '../../domain/usage-held';
 import { paginate, type Page, type PageQuery } from '../../http/paging';
 
 /** A charge as the ledger keeps it: what a line of an invoice charged for a plan item's days or usage window. */
@@ -82,11 +83,24 @@ const toCharge = (row: Row): ChargeRow => ({
   dimensionsKey: row.dimensions_key,
 });
 
-/** The ledger of one contract plan, as the rating engine reads it. */
-export function ledgerOf(charges: readonly ChargeRow[]): ChargeLedger {
+/**
+ * The ledger of one contract plan, as the rating engine reads it: each usage charge with what it still holds
+ * (less its discount share and what `noted`, the credit notes on its invoices' lines, gave back).
+ */
+export function ledgerOf(charges: readonly ChargeRow[], noted: readonly NotedLine[] = []): ChargeLedger {
+  const usage = charges.filter((charge) => charge.kind === 'usage');
+  const held = heldByCharge(usage, noted);
   return {
     fees: charges.filter((charge) => charge.kind === 'fee').map((charge) => ({ planItemId: charge.planItemId, from: charge.from, to: charge.to, amount: charge.amount })),
-    usage: charges.filter((charge) => charge.kind === 'usage').map((charge) => ({ planItemId: charge.planItemId, from: charge.from, to: charge.to, quantity: charge.quantity, amount: charge.amount, ...(charge.dimensionsKey === null ? {} : { dimensionsKey: charge.dimensionsKey }) })),
+    usage: usage.map((charge, i) => ({
+      planItemId: charge.planItemId,
+      from: charge.from,
+      to: charge.to,
+      quantity: charge.quantity,
+      amount: charge.amount,
+      held: held[i]!.toFixed(),
+      ...(charge.dimensionsKey === null ? {} : { dimensionsKey: charge.dimensionsKey }),
+    })),
   };
 }
 

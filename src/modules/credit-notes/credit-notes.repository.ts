@@ -147,6 +147,17 @@ export function createCreditNoteRepository(db: Knex) {
       return { subtotal: sumAmounts(rows.map((row) => row.subtotal)).toFixed(), total: sumAmounts(rows.map((row) => row.total)).toFixed(), byItem };
     },
 
+    /** Net credited per invoice item of the invoices by their credit notes that count (not voided). */
+    async creditedItemsOf(invoiceIds: readonly string[]): Promise<Array<{ invoice_id: string; invoice_item_id: string; amount: string }>> {
+      if (invoiceIds.length === 0) return [];
+      return db('credit_note_items as i')
+        .join('credit_notes as n', 'n.id', 'i.credit_note_id')
+        .whereRaw('n.invoice_id = ANY(?)', [[...invoiceIds]])
+        .whereNot('n.status', 'voided')
+        .groupBy('n.invoice_id', 'i.invoice_item_id')
+        .select('n.invoice_id', 'i.invoice_item_id', db.raw('sum(i.amount)::text AS amount'));
+    },
+
     /** Net credited per invoice item by issued credit notes: what revenue no longer recognises. */
     async issuedNetByItem(invoiceId: string): Promise<Map<string, string>> {
       const rows = await db('credit_note_items as i')

@@ -6,10 +6,11 @@ import type { Page, PageQuery } from '../../http/paging';
 import type { WorkflowServiceDeps } from '../../temporal/client';
 import { issueCreditNoteUpdate, undoCreditNoteUpdate, voidCreditNoteUpdate } from '../../../workflows/credit-note.types';
 import { creditNoteWorkflowId, searchAttributes } from '../../../workflows/ids';
+import { contractsIn } from '../contracts';
 import { customerToday } from '../customers';
 import { documentPdf, invoicesIn } from '../invoices';
 import { loadCreditNoteDocument } from './credit-note-document';
-import { creditableOf, creditedOf } from './credited';
+import { creditableOf, creditedOf, usageWindowLimitsOf } from './credited';
 import { createCreditNoteRepository, type CreditNoteFilter, type CreditNoteRow } from './credit-notes.repository';
 import type { CreateCreditNoteBody, CreditNote } from './credit-notes.schemas';
 import { toCreditNote } from './credit-note-view';
@@ -62,11 +63,15 @@ export function createCreditNoteService(deps: WorkflowServiceDeps) {
       if (earlier && earlier.invoice_id !== invoiceId) throw AppError.conflict('This Idempotency-Key already created a credit note of another invoice; use a new key for a new request');
       const draft = earlier ?? (await db.transaction(async (trx) => {
         const invoices = invoicesIn(trx);
+        // The contract's row lock first, as runs take it (then the invoice's): what a usage window still
+        // holds cannot change under the note.
+        const contractId = (await invoices.findRow(organisationId, invoiceId))?.contract_id;
+        if (contractId) await contractsIn(trx).lockMany(organisationId, [contractId]);
         const invoice = orNotFound(await invoices.lock(organisationId, invoiceId), 'Invoice');
         assertCreditable(invoice.status, body.refund ?? false);
         if (!invoice.customer_id) throw AppError.conflict('the invoice has no customer to credit');
         const credited = await creditedOf(trx, invoice);
-        const plan = planCreditNote(await creditableOf(trx, invoice), credited, 'amount' in body ? { amount: body.amount } : { lines: body.items });
+        const plan = planCreditNote(await creditableOf(trx, invoice), credited, 'amount' in body ? { amount: body.amount } : { lines: body.items }, await usageWindowLimitsOf(trx, invoice));
         // On an unpaid invoice a credit note lowers what is owed: what the customer's credit paid is not owed.
         const room = toDecimal(invoice.total ?? '0').minus(invoice.credits_applied).minus(credited.total);
         if (invoice.status !== 'paid' && toDecimal(plan.total).greaterThan(room)) {

@@ -1,6 +1,9 @@
 import type { Knex } from 'knex';
 import { calendarDay } from '../../db/dates';
 import { taxOn, type CreditableInvoice, type CreditedSoFar } from '../../domain/credit-notes';
+import type { UsageWindowLimits } from '../../domain/credit-notes';
+import { chargeOfLine, heldByCharge, heldInWindow, windowOf, type NotedLine } from '../../domain/usage-held';
+import { chargesIn } from '../charges';
 import { sumAmounts, toDecimal } from '../../domain/money';
 import { contractTaxesOf, planChangesIn } from '../contracts';
 import { invoicesIn, type InvoiceRow } from '../invoices';
@@ -75,4 +78,62 @@ export async function creditedOf(trx: Knex, invoice: InvoiceFacts): Promise<Cred
   const net = sumAmounts([...byChanges.values()]);
   const gross = net.plus(taxOn(await creditableOf(trx, invoice), byChanges));
   return { subtotal: net.plus(byNotes.subtotal).toFixed(), total: gross.plus(byNotes.total).toFixed(), byItem };
+}
+
+/**
+ * What credit notes that count (not voided) credited of the invoices' lines, each with its plan item, days
+ * and dimension values: what the rating engine needs to know what a usage window still holds.
+ */
+export async function notedLinesOf(trx: Knex, invoiceIds: readonly string[]): Promise<NotedLine[]> {
+  const credited = await createCreditNoteRepository(trx).creditedItemsOf(invoiceIds);
+  if (credited.length === 0) return [];
+  const items = new Map((await invoicesIn(trx).itemsByIds(credited.map((row) => row.invoice_item_id))).map((item) => [item.id, item]));
+  return credited.flatMap((row) => {
+    const item = items.get(row.invoice_item_id);
+    if (!item) return [];
+    return [
+      {
+        invoiceId: row.invoice_id,
+        planItemId: item.plan_item_id,
+        from: item.from_date ? calendarDay(item.from_date) : null,
+        to: item.to_date ? calendarDay(item.to_date) : null,
+        dimensions: item.dimensions ?? null,
+        amount: row.amount,
+      },
+    ];
+  });
+}
+
+/**
+ * The invoice's usage lines whose window was given back in part since it was charged (a later correction
+ * of its usage, a credit note on another line of it): per window, its lines and what it still holds, for
+ * `planCreditNote`. Windows that hold at least what their lines may be credited are left out. Read under
+ * the contract's row lock, which runs take to charge the windows again.
+ */
+export async function usageWindowLimitsOf(trx: Knex, invoice: Pick<InvoiceRow, 'id' | 'contract_plan_id'>): Promise<UsageWindowLimits> {
+  if (!invoice.contract_plan_id) return [];
+  const charges = (await chargesIn(trx).of([invoice.contract_plan_id])).filter((charge) => charge.kind === 'usage');
+  if (!charges.some((charge) => charge.invoiceId === invoice.id)) return [];
+  const held = heldByCharge(charges, await notedLinesOf(trx, [...new Set(charges.map((charge) => charge.invoiceId))]));
+  const windows = new Map<number, { itemIds: string[]; left: string }>();
+  for (const item of await invoicesIn(trx).items(invoice.id)) {
+    const line: NotedLine = {
+      invoiceId: invoice.id,
+      planItemId: item.plan_item_id,
+      from: item.from_date ? calendarDay(item.from_date) : null,
+      to: item.to_date ? calendarDay(item.to_date) : null,
+      dimensions: item.dimensions ?? null,
+      amount: '0',
+    };
+    const index = chargeOfLine(charges, line);
+    if (index < 0) continue;
+    const window = windowOf(charges, index);
+    // A window charged by this invoice alone holds what its lines do: their own limits say as much.
+    if (window.length === 1) continue;
+    const key = Math.min(...window);
+    const entry = windows.get(key) ?? { itemIds: [], left: heldInWindow(held, window).toFixed() };
+    entry.itemIds.push(item.id);
+    windows.set(key, entry);
+  }
+  return [...windows.values()];
 }

@@ -5,6 +5,7 @@ import type { ChargeLedger, RatedItem, RatingTerms } from '../../domain/rating';
 import { plansIn } from '../billing-plans';
 import { chargesIn, ledgerOf } from '../charges';
 import { contractsIn, type Contract } from '../contracts';
+import { notedLinesOf } from '../credit-notes';
 import { entitiesIn } from '../customers';
 import { getOrganisationSettings } from '../organisation-settings';
 
@@ -37,15 +38,15 @@ export async function ratingContextOf(trx: Knex, organisationId: string, contrac
   const planIds = [...new Set(contractPlans.map((plan) => plan.planId))];
   const plans = new Map((await plansIn(trx).findMany(organisationId, planIds)).map((plan) => [plan.id, plan]));
   const periodVersions = await plansIn(trx).periodsOf(planIds);
-  const ledgers = groupBy(
-    (await chargesIn(trx).of(contractPlans.map((plan) => plan.id))).filter((charge) => charge.invoiceId !== options.withoutInvoiceId),
-    (charge) => charge.contractPlanId,
-    (charge) => charge,
-  );
+  const charges = (await chargesIn(trx).of(contractPlans.map((plan) => plan.id))).filter((charge) => charge.invoiceId !== options.withoutInvoiceId);
+  const ledgers = groupBy(charges, (charge) => charge.contractPlanId, (charge) => charge);
+  // What credit notes gave back of the usage lines: a correction gives back no more than a window still holds.
+  const usageInvoiceIds = [...new Set(charges.filter((charge) => charge.kind === 'usage').map((charge) => charge.invoiceId))];
+  const noted = groupBy(await notedLinesOf(trx, usageInvoiceIds), (line) => line.invoiceId, (line) => line);
   const settings = await getOrganisationSettings(trx, organisationId);
   // An item with milestones on a contract plan is billed by its milestones there, never by a run as well.
   const byMilestones = new Set((await contractsIn(trx).milestoneItemsOf(contractPlans.map((plan) => plan.id))).map((row) => `${row.contract_plan_id} ${row.plan_item_id}`));
-  return { suspensions, entities, plans, periodVersions, ledgers, settings, byMilestones };
+  return { suspensions, entities, plans, periodVersions, ledgers, noted, settings, byMilestones };
 }
 
 export type RatingContext = Awaited<ReturnType<typeof ratingContextOf>>;
@@ -55,6 +56,16 @@ export interface RatedContractPlan {
   terms: RatingTerms;
   ledger: ChargeLedger;
   entityIds: readonly string[];
+}
+
+/** The contract plan's ledger, with what credit notes gave back of its invoices' lines. */
+function ledgerOfPlan(context: RatingContext, contractPlanId: string): ChargeLedger {
+  const charges = context.ledgers.get(contractPlanId) ?? [];
+  const invoiceIds = new Set(charges.map((charge) => charge.invoiceId));
+  return ledgerOf(
+    charges,
+    [...invoiceIds].flatMap((invoiceId) => context.noted.get(invoiceId) ?? []),
+  );
 }
 
 /** A contract plan's terms, ledger and entities from the context; null when its billing plan is gone. */
@@ -72,7 +83,7 @@ export function ratedContractPlan(context: RatingContext, contract: Contract, co
       items: (billingPlan.items as unknown as RatedItem[]).filter((item) => !context.byMilestones.has(`${contractPlan.id} ${item.id}`)),
       suspensions: context.suspensions.get(contract.id) ?? [],
     },
-    ledger: ledgerOf(context.ledgers.get(contractPlan.id) ?? []),
+    ledger: ledgerOfPlan(context, contractPlan.id),
     entityIds: contractPlan.customerEntityIds ?? context.entities.get(contract.customerId) ?? [],
   };
 }

@@ -611,6 +611,12 @@ export function createInvoiceRepository(db: Knex) {
       return db('invoice_items').where({ invoice_id: invoiceId, ...(onlyItemId ? { id: onlyItemId } : {}) }).orderBy(itemOrder);
     },
 
+    /** The items among `ids`, of any invoice. */
+    async itemsByIds(ids: readonly string[]): Promise<InvoiceItemRow[]> {
+      if (ids.length === 0) return [];
+      return db('invoice_items').whereRaw('id = ANY(?)', [[...ids]]);
+    },
+
     async listItems(organisationId: string, invoiceId: string): Promise<InvoiceItemRow[]> {
       return db('invoice_items').where({ organisation_id: organisationId, invoice_id: invoiceId }).orderBy(itemOrder);
     },

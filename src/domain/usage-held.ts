@@ -18,7 +18,8 @@ export interface LedgerUsageCharge {
   /** The price entry it charged (an item priced per dimension value); null otherwise. */
   dimensionsKey: string | null;
   amount: string;
-  discount: string;
+  /** Its share of the coupon discounts; absent where the ledger predates discount shares (none then). */
+  discount?: string;
 }
 
 /** What credit notes (not voided) credited of one invoice line, with the line's plan item, days and values. */
@@ -57,7 +58,7 @@ export function chargeOfLine(charges: readonly LedgerUsageCharge[], line: NotedL
 
 /** Per charge (by index): its amount less its discount share and less what notes gave back of its lines. */
 export function heldByCharge(charges: readonly LedgerUsageCharge[], noted: readonly NotedLine[]): Decimal[] {
-  const held = charges.map((charge) => toDecimal(charge.amount).minus(charge.discount));
+  const held = charges.map((charge) => toDecimal(charge.amount).minus(charge.discount ?? 0));
   for (const line of noted) {
     const index = chargeOfLine(charges, line);
     if (index >= 0) held[index] = held[index]!.minus(line.amount);

@@ -1,10 +1,9 @@
 import type { Knex } from 'knex';
 import { calendarDay } from '../../db/dates';
-import { taxOn, type CreditableInvoice, type CreditedSoFar } from '../../domain/credit-notes';
-import type { UsageWindowLimits } from '../../domain/credit-notes';
+import { taxOn, type CreditableInvoice, type CreditedSoFar, type UsageWindowLimits } from '../../domain/credit-notes';
+import { sumAmounts, toDecimal } from '../../domain/money';
 import { chargeOfLine, heldByCharge, heldInWindow, windowOf, type NotedLine } from '../../domain/usage-held';
 import { chargesIn } from '../charges';
-import { sumAmounts, toDecimal } from '../../domain/money';
 import { contractTaxesOf, planChangesIn } from '../contracts';
 import { invoicesIn, type InvoiceRow } from '../invoices';
 import { createCreditNoteRepository } from './credit-notes.repository';

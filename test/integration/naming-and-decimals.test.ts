@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
-import { createBillingFixture, invoiceBody, type BillingFixture } from './support/billing-fixtures';
+import { createBillingFixture, createMeteredContract, invoiceBody, type BillingFixture } from './support/billing-fixtures';
 import { createCustomerEntity, usageEvent } from './support/fixtures';
 
 let api: TestApi;
@@ -57,6 +57,10 @@ describe('names', () => {
     const collections = await api.http().get('/collections').set(system()).expect(200);
     expect(collections.body.data.asOfDate).toMatch(/^\d{4}-\d{2}-\d{2}$/);
     expect(collections.body.data.asOf).toBe(collections.body.data.asOfDate);
+    const contract = await createMeteredContract(api, tenant, { label: 'Names', startDate: '2026-01-01', items: (meterId) => [{ name: 'Calls', pricingModel: 'per_unit', unitPrice: '1', meterId }] });
+    const usage = (await api.http().get(`/contracts/${contract.contractId}/current-usage`).set(system()).expect(200)).body.data;
+    expect(Date.parse(usage.calculatedAt)).toBeGreaterThan(Date.now() - 60_000);
+    expect(usage.asOf).toBe(usage.calculatedAt);
 
     const created = await api.http().post('/webhooks/endpoints').set(admin()).send({ url: 'https://hooks.example.com/billing', eventTypes: ['invoice.raised'] }).expect(201);
     const rotated = await api.http().post(`/webhooks/endpoints/${created.body.data.id}/rotate-secret`).set(admin()).send({}).expect(200);
@@ -81,6 +85,9 @@ describe('names', () => {
     const collections = dataOf('/collections', 'get', '200');
     expect(collections.asOf!.deprecated).toBe(true);
     expect(collections.asOfDate!.deprecated).toBeUndefined();
+    const usage = dataOf('/contracts/{id}/current-usage', 'get', '200');
+    expect(usage.asOf!.deprecated).toBe(true);
+    expect(usage.calculatedAt!.deprecated).toBeUndefined();
     const endpoint = dataOf('/webhooks/endpoints/{id}', 'get', '200');
     expect(endpoint.secretRotatedUntil!.deprecated).toBe(true);
     expect(endpoint.secretRotationEndsAt!.deprecated).toBeUndefined();

@@ -5,6 +5,7 @@ import { calendarDay } from '../../db/dates';
 import { addDays } from '../../domain/billing-periods';
 import { AppError, orNotFound } from '../../domain/errors';
 import { formatAmount, formatExact } from '../../domain/money';
+import { sendingFormerNames } from '../../http/former-names';
 import type { Page, PageQuery } from '../../http/paging';
 import type { WorkflowServiceDeps } from '../../temporal/client';
 import type { InvoiceRunInput } from '../../../workflows/invoice-run.types';
@@ -13,7 +14,7 @@ import { dayIn } from '../../domain/zoned-days';
 import { contractsIn } from '../contracts';
 import { organisationToday } from '../organisation-settings';
 import { createInvoiceRunRepository, type InvoiceRunRepository, type InvoiceRunRow } from './invoice-runs.repository';
-import type { InvoiceRun } from './invoice-runs.schemas';
+import { CURRENT_USAGE_RENAMES, type InvoiceRun } from './invoice-runs.schemas';
 import type { InvoiceRunService } from './invoice-runs.service';
 import { periodToDateUsage, type PeriodToDateUsage } from './period-usage';
 
@@ -204,11 +205,11 @@ export function createInvoiceRunControlService(deps: WorkflowServiceDeps & { inv
     },
 
     /** The contract's usage charges of its billing period that holds `date`, through now; nothing is stored. */
-    async currentUsage(organisationId: string, contractId: string, asked?: string): Promise<PeriodToDateUsage> {
+    async currentUsage(organisationId: string, contractId: string, asked?: string): Promise<PeriodToDateUsage & { asOf: string }> {
       const horizon = await horizonOf(deps.db, organisationId);
       const date = asked ?? horizon.today;
       assertWithinHorizon(date, horizon, 'query.date');
-      return periodToDateUsage(deps.db, organisationId, contractId, new Date(), date);
+      return sendingFormerNames(await periodToDateUsage(deps.db, organisationId, contractId, new Date(), date), CURRENT_USAGE_RENAMES);
     },
 
     /** What a run on `date` would create for the contract, computed as a dry run would; nothing is stored. */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { pageQuery } from '../../http/paging';
+import { withFormerNames } from '../../http/former-names';
 import { isoDate, reference } from '../../http/schemas';
 import { invoiceReferenceFields } from '../invoices';
 
@@ -76,11 +77,14 @@ export const currentUsageQuery = z.object({ date: isoDate.optional().describe("a
 
 const amount = z.string().describe('a decimal amount in the currency, before tax');
 
-export const currentUsageSchema = z.object({
+/** Fields of the current usage answer renamed to the naming rules (an instant ends in `At`): former name → name. */
+export const CURRENT_USAGE_RENAMES = { asOf: 'calculatedAt' } as const;
+
+export const currentUsageSchema = withFormerNames(z.object({
   contractId: z.string(),
   currency: z.string().describe("the contract's currency: every amount is in it"),
   date: z.string().describe('the day whose billing period is shown'),
-  asOf: z.string().describe('usage counts up to this instant (events ingested by then)'),
+  calculatedAt: z.string().describe('the instant the usage was rated at: it counts the events ingested by then'),
   total: amount.describe("the period's usage charges so far, every contract plan together"),
   charged: amount.describe('what earlier documents already charged for those usage windows'),
   due: amount.describe('what an invoice made now would bill for them (the difference with what was charged)'),
@@ -104,6 +108,6 @@ export const currentUsageSchema = z.object({
       due: amount.describe('what an invoice made now would bill for them'),
     }),
   ),
-});
+}), CURRENT_USAGE_RENAMES);
 
 export type InvoiceRun = z.output<typeof runSchema>;

@@ -42,7 +42,8 @@ export interface PeriodToDateUsage {
   contractId: string;
   currency: string;
   date: string;
-  asOf: string;
+  /** The instant the usage was rated at: it counts the events ingested by then. */
+  calculatedAt: string;
   total: string;
   charged: string;
   due: string;
@@ -139,5 +140,5 @@ export async function periodToDateUsage(db: Knex, organisationId: string, contra
   const day = date ?? (await organisationToday(db, organisationId, undefined, at));
   const plans = (await ratePeriodToDate(db, organisationId, contract, day, at)).map(({ toInvoice: _toInvoice, ...plan }) => plan);
   const sum = (field: 'total' | 'charged' | 'due') => formatAmount(sumAmounts(plans.map((plan) => plan[field])), contract.currency);
-  return { contractId, currency: contract.currency, date: day, asOf: at.toISOString(), total: sum('total'), charged: sum('charged'), due: sum('due'), plans };
+  return { contractId, currency: contract.currency, date: day, calculatedAt: at.toISOString(), total: sum('total'), charged: sum('charged'), due: sum('due'), plans };
 }

@@ -177,7 +177,7 @@ function runStack(): void {
         supervisor.requestStop(0);
         return;
       }
-      // One Ctrl-C can arrive more than once: `timeout` re-sends it to its process group, and tsx relays it.
+      // One Ctrl-C can arrive more than once: `timeout` re-sends it to its process group, and npm relays it.
       if (Date.now() - firstSignalAt < REPEATED_SIGNAL_MS) return;
       logger.warn({ signal }, 'forced exit');
       process.exit(130);

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { Decimal } from '../../src/domain/money';
 import { priceItem } from '../../src/domain/pricing';
-import { rateUsage, type Charge, type ChargeLedger, type RatedItem, type UsageCharged, type UsageWindow } from '../../src/domain/rating';
+import { rateDimensionalUsage, rateUsage, type Charge, type ChargeLedger, type RatedItem, type UsageCharged, type UsageWindow } from '../../src/domain/rating';
 import { chargeOfLine, heldByCharge, heldInWindow, windowOf, type LedgerUsageCharge, type NotedLine } from '../../src/domain/usage-held';
 
 const window: UsageWindow = { planItemId: 'api', meterId: 'mtr', period: { from: '2026-10-01', to: '2026-10-31' }, from: '2026-10-01', to: '2026-10-31' };
@@ -42,6 +42,33 @@ describe('what a usage window holds', () => {
     expect(rateUsage({ currency: 'USD', items: [perUnit] }, window, new Decimal(0), ledgerOf(halved))!.charges).toEqual([expect.objectContaining({ amount: '-25.00' })]);
     // Within what it holds, a correction is the plain difference.
     expect(rateUsage({ currency: 'USD', items: [perUnit] }, window, new Decimal(60), ledgerOf(halved))!.charges).toEqual([expect.objectContaining({ quantity: '-40', amount: '-20.00' })]);
+  });
+
+  it('when an item priced per dimension value is corrected down, then each price entry gives back no more than its own charges hold', () => {
+    const tokens: RatedItem = {
+      ...perUnit,
+      id: 'api',
+      pricingModel: null as unknown as 'per_unit',
+      unitPrice: null,
+      dimensionalPrices: [
+        { match: { model: 'a' }, pricingModel: 'per_unit', unitPrice: '1' },
+        { match: { model: 'b' }, pricingModel: 'volume', tiers: [{ upTo: null, unitPrice: '2' }] },
+      ],
+    };
+    const meter = { groupBy: ['model'], aggregation: 'sum' };
+    const first = rateDimensionalUsage({ currency: 'USD', items: [tokens] }, window, { ...meter, combinations: [{ values: { model: 'a' }, value: '10' }, { values: { model: 'b' }, value: '10' }] }, { fees: [], usage: [] });
+    expect(first.flatMap((one) => one.charges.map((charge) => [charge.dimensionsKey, charge.amount]))).toEqual([
+      ['{"model":"a"}', '10.00'],
+      ['{"model":"b"}', '20.00'],
+    ]);
+    // A note gave back 8.00 of model a's line and 5.00 of model b's; then all usage is deleted.
+    const noted = (key: string) => (key === '{"model":"a"}' ? new Decimal(8) : new Decimal(5));
+    const ledger: ChargeLedger = { fees: [], usage: first.flatMap((one) => one.charges).map((charge) => ({ ...charge, held: new Decimal(charge.amount).minus(noted(charge.dimensionsKey!)).toFixed() })) };
+    const back = rateDimensionalUsage({ currency: 'USD', items: [tokens] }, window, { ...meter, combinations: [] }, ledger);
+    expect(back.map((one) => [one.line.title, one.line.quantity, one.line.price, one.charges[0]!.quantity, one.charges[0]!.amount])).toEqual([
+      ['API calls — model a: usage of 2026-10-01 to 2026-10-31', '1', '-2.00', null, '-2.00'],
+      ['API calls — model b: usage of 2026-10-01 to 2026-10-31', '1', '-15.00', null, '-15.00'],
+    ]);
   });
 
   it('when a note names a line, then it counts against the charge its own invoice made for the same item, days and price entry (the most values of the line\'s)', () => {

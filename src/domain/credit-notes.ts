@@ -168,6 +168,7 @@ export function planCreditNote(invoice: CreditableInvoice, credited: CreditedSoF
         if (units.lessThanOrEqualTo(0)) throw AppError.validation('must be greater than 0', `${path}.quantity`);
         if (units.greaterThan(toDecimal(item.quantity))) throw AppError.validation(`is more than the item's quantity, ${toDecimal(item.quantity).toFixed()}`, `${path}.quantity`);
         amount = roundToMinor(units.times(item.price), currency);
+        if (amount.isZero()) throw AppError.validation(`credits nothing: ${units.toFixed()} × ${toDecimal(item.price).toFixed()} rounds to 0 ${currency}`, `${path}.quantity`);
         // What those units paid: their price less their share of the item's discounts.
         const discount = toDecimal(item.amount).minus(creditable.get(item.id)!);
         if (discount.greaterThan(0)) amount = amount.minus(roundToMinor(amount.times(discount).dividedBy(item.amount), currency));

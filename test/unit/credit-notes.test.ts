@@ -234,6 +234,14 @@ describe('credit note plans', () => {
     expect(() => planCreditNote(invoice, { subtotal: '0', total: '0', byItem: new Map() }, { lines: [{ invoiceItemId: 'itm_a', quantity: '4' }] })).toThrow(expect.objectContaining({ kind: 'validation' }));
   });
 
+  it('when a quantity is too small to come to a minor unit at the item price, then 400 says it rounds to nothing', () => {
+    const yen: CreditableInvoice = { currency: 'JPY', subtotal: '3', taxTotal: '0', total: '3', items: [{ ...line('itm_calls', 10, '0.3'), amount: '3' }], taxes: [] };
+    expect(() => planCreditNote(yen, { subtotal: '0', total: '0', byItem: new Map() }, { lines: [{ invoiceItemId: 'itm_calls', quantity: '1' }] })).toThrow(
+      expect.objectContaining({ kind: 'validation', items: [expect.objectContaining({ path: 'body.items.0.quantity', message: 'credits nothing: 1 × 0.3 rounds to 0 JPY' })] }),
+    );
+    expect(planCreditNote(yen, { subtotal: '0', total: '0', byItem: new Map() }, { lines: [{ invoiceItemId: 'itm_calls', quantity: '5' }] })).toMatchObject({ total: '2' });
+  });
+
   it('when an amount has more decimals than the currency, names another invoice\'s item or repeats an item, then 400 naming the field', () => {
     const invoice = invoiceOf([1_000], 0);
     const none = { subtotal: '0', total: '0', byItem: new Map<string, string>() };

@@ -56,9 +56,13 @@ export function chargeOfLine(charges: readonly LedgerUsageCharge[], line: NotedL
   return best;
 }
 
-/** Per charge (by index): its amount less its discount share and less what notes gave back of its lines. */
-export function heldByCharge(charges: readonly LedgerUsageCharge[], noted: readonly NotedLine[]): Decimal[] {
-  const held = charges.map((charge) => toDecimal(charge.amount).minus(charge.discount ?? 0));
+/**
+ * Per charge (by index): its amount less its discount share and less what notes gave back of its lines.
+ * A charge of a cancelled invoice holds nothing: the customer does not owe what it charged, nor was given
+ * what it gave back (its charges stay in the ledger, so that its usage is not charged again).
+ */
+export function heldByCharge(charges: readonly LedgerUsageCharge[], noted: readonly NotedLine[], cancelled: ReadonlySet<string> = new Set()): Decimal[] {
+  const held = charges.map((charge) => (cancelled.has(charge.invoiceId) ? new Decimal(0) : toDecimal(charge.amount).minus(charge.discount ?? 0)));
   for (const line of noted) {
     const index = chargeOfLine(charges, line);
     if (index >= 0) held[index] = held[index]!.minus(line.amount);

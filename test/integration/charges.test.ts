@@ -208,6 +208,33 @@ describe('how a charge is computed', () => {
     expect(linesOf(february).filter(([title]) => String(title).includes('usage of'))).toEqual([]);
   });
 
+  it('when the invoice that charged a window is cancelled, then usage deleted from it gives nothing back; and a correction cancelled gave nothing back, so a note may credit it', async () => {
+    const raise = async (invoice: Invoice) => (await api.http().post(`/invoices/${invoice.id}/raise`).set(system()).send({}).expect(200)).body.data as Invoice;
+    const cancel = (invoice: Invoice) => api.http().put(`/invoices/${invoice.id}`).set(system()).send({ status: 'cancelled' }).expect(200);
+    const eventsOf = async (contract: Contract) => (await api.http().get('/usage').query({ metric: contract.metric }).set(system()).expect(200)).body.data.items as Array<{ id: string }>;
+    const lateLines = (invoice: Invoice | undefined) => linesOf(invoice).filter(([title]) => String(title).includes('usage of'));
+
+    // October's 100 calls charged on an invoice that was cancelled: the customer owes nothing for them.
+    const cancelled = await contractFrom('2026-10-01');
+    await calls(cancelled, '2026-10-05', 100);
+    await run(cancelled, '2026-10-01');
+    await cancel(await raise((await run(cancelled, '2026-11-01'))!));
+    await api.http().delete(`/usage/${(await eventsOf(cancelled))[0]!.id}`).set(system()).expect(200);
+    expect(lateLines(await run(cancelled, '2026-12-01'))).toEqual([]);
+
+    // The correction of 60 deleted calls is cancelled before it goes out: the window still holds 50.00.
+    const corrected = await contractFrom('2026-10-01');
+    await calls(corrected, '2026-10-05', 100);
+    await run(corrected, '2026-10-01');
+    const november = await raise((await run(corrected, '2026-11-01'))!);
+    await api.http().put(`/usage/${(await eventsOf(corrected))[0]!.id}`).set(system()).send({ value: 40 }).expect(200);
+    const december = (await run(corrected, '2026-12-01'))!;
+    expect(lateLines(december)).toEqual([['API calls: usage of 2026-10-01 to 2026-10-31', '2026-10-01', '2026-10-31', '-60', '0.5']]);
+    await cancel(december);
+    const october = november.items.find((line) => line.title === 'API calls')! as Line & { id: string };
+    await api.http().post(`/invoices/${november.id}/credit-notes`).set(system()).send({ reason: 'Calls corrected', items: [{ invoiceItemId: october.id, amount: '50' }] }).expect(201);
+  });
+
   it("when a run's lines each round down, then its total is the sum of the rounded lines, as the raised invoice's subtotal", async () => {
     const tag = randomUUID().slice(0, 8);
     const customer = await api.http().post('/customers').set(system()).send({ name: `Rounding ${tag}`, currency: 'USD' }).expect(201);

@@ -88,6 +88,8 @@ describe('what a usage window holds', () => {
     expect(held.map((amount) => amount.toFixed(2))).toEqual(['10.00', '28.00', '-15.00', '7.00']);
     expect(windowOf(charges, 1)).toEqual([1, 2]);
     expect(heldInWindow(held, windowOf(charges, 1)).toFixed(2)).toBe('13.00');
+    // A cancelled invoice's charges hold nothing, whether they charged or gave back.
+    expect(heldByCharge(charges, [], new Set(['inv_2'])).map((amount) => amount.toFixed(2))).toEqual(['10.00', '36.00', '0.00', '7.00']);
   });
 });
 

@@ -85,11 +85,12 @@ const toCharge = (row: Row): ChargeRow => ({
 
 /**
  * The ledger of one contract plan, as the rating engine reads it: each usage charge with what it still holds
- * (less its discount share and what `noted`, the credit notes on its invoices' lines, gave back).
+ * (less its discount share and what `noted`, the credit notes on its invoices' lines, gave back; nothing on
+ * a `cancelled` invoice).
  */
-export function ledgerOf(charges: readonly ChargeRow[], noted: readonly NotedLine[] = []): ChargeLedger {
+export function ledgerOf(charges: readonly ChargeRow[], noted: readonly NotedLine[] = [], cancelled: ReadonlySet<string> = new Set()): ChargeLedger {
   const usage = charges.filter((charge) => charge.kind === 'usage');
-  const held = heldByCharge(usage, noted);
+  const held = heldByCharge(usage, noted, cancelled);
   return {
     fees: charges.filter((charge) => charge.kind === 'fee').map((charge) => ({ planItemId: charge.planItemId, from: charge.from, to: charge.to, amount: charge.amount })),
     usage: usage.map((charge, i) => ({

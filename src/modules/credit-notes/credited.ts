@@ -113,7 +113,8 @@ export async function usageWindowLimitsOf(trx: Knex, invoice: Pick<InvoiceRow, '
   if (!invoice.contract_plan_id) return [];
   const charges = (await chargesIn(trx).of([invoice.contract_plan_id])).filter((charge) => charge.kind === 'usage');
   if (!charges.some((charge) => charge.invoiceId === invoice.id)) return [];
-  const held = heldByCharge(charges, await notedLinesOf(trx, [...new Set(charges.map((charge) => charge.invoiceId))]));
+  const invoiceIds = [...new Set(charges.map((charge) => charge.invoiceId))];
+  const held = heldByCharge(charges, await notedLinesOf(trx, invoiceIds), await invoicesIn(trx).cancelledAmong(invoiceIds));
   const windows = new Map<number, { itemIds: string[]; left: string }>();
   for (const item of await invoicesIn(trx).items(invoice.id)) {
     const line: NotedLine = {

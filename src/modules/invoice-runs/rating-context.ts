@@ -6,6 +6,7 @@ import { plansIn } from '../billing-plans';
 import { chargesIn, ledgerOf } from '../charges';
 import { contractsIn, type Contract } from '../contracts';
 import { notedLinesOf } from '../credit-notes';
+import { invoicesIn } from '../invoices';
 import { entitiesIn } from '../customers';
 import { getOrganisationSettings } from '../organisation-settings';
 
@@ -43,10 +44,11 @@ export async function ratingContextOf(trx: Knex, organisationId: string, contrac
   // What credit notes gave back of the usage lines: a correction gives back no more than a window still holds.
   const usageInvoiceIds = [...new Set(charges.filter((charge) => charge.kind === 'usage').map((charge) => charge.invoiceId))];
   const noted = groupBy(await notedLinesOf(trx, usageInvoiceIds), (line) => line.invoiceId, (line) => line);
+  const cancelled = await invoicesIn(trx).cancelledAmong(usageInvoiceIds);
   const settings = await getOrganisationSettings(trx, organisationId);
   // An item with milestones on a contract plan is billed by its milestones there, never by a run as well.
   const byMilestones = new Set((await contractsIn(trx).milestoneItemsOf(contractPlans.map((plan) => plan.id))).map((row) => `${row.contract_plan_id} ${row.plan_item_id}`));
-  return { suspensions, entities, plans, periodVersions, ledgers, noted, settings, byMilestones };
+  return { suspensions, entities, plans, periodVersions, ledgers, noted, cancelled, settings, byMilestones };
 }
 
 export type RatingContext = Awaited<ReturnType<typeof ratingContextOf>>;
@@ -65,6 +67,7 @@ function ledgerOfPlan(context: RatingContext, contractPlanId: string): ChargeLed
   return ledgerOf(
     charges,
     [...invoiceIds].flatMap((invoiceId) => context.noted.get(invoiceId) ?? []),
+    context.cancelled,
   );
 }
 

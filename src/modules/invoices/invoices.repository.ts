@@ -611,6 +611,13 @@ export function createInvoiceRepository(db: Knex) {
       return db('invoice_items').where({ invoice_id: invoiceId, ...(onlyItemId ? { id: onlyItemId } : {}) }).orderBy(itemOrder);
     },
 
+    /** The invoices among `ids` that were cancelled: what their charges charged, the customer does not owe. */
+    async cancelledAmong(ids: readonly string[]): Promise<Set<string>> {
+      if (ids.length === 0) return new Set();
+      const rows = await db('invoices').whereRaw('id = ANY(?)', [[...ids]]).where({ status: 'cancelled' }).select<Array<{ id: string }>>('id');
+      return new Set(rows.map((row) => row.id));
+    },
+
     /** The items among `ids`, of any invoice. */
     async itemsByIds(ids: readonly string[]): Promise<InvoiceItemRow[]> {
       if (ids.length === 0) return [];

@@ -208,7 +208,7 @@ describe('how a charge is computed', () => {
     expect(linesOf(february).filter(([title]) => String(title).includes('usage of'))).toEqual([]);
   });
 
-  it('when the invoice that charged a window is cancelled, then usage deleted from it gives nothing back; and a correction cancelled gave nothing back, so a note may credit it', async () => {
+  it('when the invoice that charged a window is cancelled, then usage deleted from it gives nothing back; and a correction cancelled gave nothing back, so a note may credit it, after which the correction cannot be restored', async () => {
     const raise = async (invoice: Invoice) => (await api.http().post(`/invoices/${invoice.id}/raise`).set(system()).send({}).expect(200)).body.data as Invoice;
     const cancel = (invoice: Invoice) => api.http().put(`/invoices/${invoice.id}`).set(system()).send({ status: 'cancelled' }).expect(200);
     const eventsOf = async (contract: Contract) => (await api.http().get('/usage').query({ metric: contract.metric }).set(system()).expect(200)).body.data.items as Array<{ id: string }>;
@@ -233,6 +233,10 @@ describe('how a charge is computed', () => {
     await cancel(december);
     const october = november.items.find((line) => line.title === 'API calls')! as Line & { id: string };
     await api.http().post(`/invoices/${november.id}/credit-notes`).set(system()).send({ reason: 'Calls corrected', items: [{ invoiceItemId: october.id, amount: '50' }] }).expect(201);
+    // The note gave the window back: the cancelled correction cannot come back and give it back again.
+    const restored = await api.http().post(`/fsm/invoice/${december.id}/undo`).set(system()).send({});
+    expect([restored.status, restored.body.errors?.[0]?.message]).toEqual([409, expect.stringContaining('its correction of the usage of 2026-10-01 to 2026-10-31 gives back 30.00 USD, more than that usage holds now (0.00)')]);
+    expect((await api.http().get(`/invoices/${december.id}`).set(system()).expect(200)).body.data.status).toBe('cancelled');
   });
 
   it("when a run's lines each round down, then its total is the sum of the rounded lines, as the raised invoice's subtotal", async () => {

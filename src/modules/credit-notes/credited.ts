@@ -137,3 +137,27 @@ export async function usageWindowLimitsOf(trx: Knex, invoice: Pick<InvoiceRow, '
   }
   return [...windows.values()];
 }
+
+/**
+ * A cancelled invoice's corrections that give usage back, were it restored, beyond what their windows hold
+ * without it (a credit note gave the usage back since): the first such window, or nothing. Its charges
+ * that charge usage need no such check: what they charge again, the next run gives back if the usage is
+ * gone.
+ */
+export async function correctionBeyondHeld(trx: Knex, invoice: Pick<InvoiceRow, 'id' | 'contract_plan_id'>): Promise<{ from: string; to: string; givesBack: string; holds: string } | undefined> {
+  if (!invoice.contract_plan_id) return undefined;
+  const charges = (await chargesIn(trx).of([invoice.contract_plan_id])).filter((charge) => charge.kind === 'usage');
+  const corrections = charges.flatMap((charge, index) => (charge.invoiceId === invoice.id && toDecimal(charge.amount).isNegative() ? [index] : []));
+  if (corrections.length === 0) return undefined;
+  const invoiceIds = [...new Set(charges.map((charge) => charge.invoiceId))];
+  const cancelled = await invoicesIn(trx).cancelledAmong(invoiceIds);
+  cancelled.add(invoice.id);
+  const held = heldByCharge(charges, await notedLinesOf(trx, invoiceIds), cancelled);
+  for (const index of corrections) {
+    const window = windowOf(charges, index);
+    const givesBack = window.filter((i) => corrections.includes(i)).reduce((sum, i) => sum.minus(charges[i]!.amount), toDecimal(0));
+    const holds = heldInWindow(held, window);
+    if (givesBack.greaterThan(holds)) return { from: charges[index]!.from, to: charges[index]!.to, givesBack: givesBack.toFixed(), holds: holds.toFixed() };
+  }
+  return undefined;
+}

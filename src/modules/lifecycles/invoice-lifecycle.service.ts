@@ -4,7 +4,7 @@ import type { Knex } from 'knex';
 import { calendarDay } from '../../db/dates';
 import { AppError, orNotFound } from '../../domain/errors';
 import { formatInvoiceNumber } from '../../domain/invoice-number';
-import { Decimal } from '../../domain/money';
+import { Decimal, formatAmount } from '../../domain/money';
 import { targetOf, type InvoiceStep } from '../../domain/invoice-state';
 import type { Mailer } from '../../mail/mailer';
 import type { TemplateRenderer } from '../../mail/templating';
@@ -14,7 +14,7 @@ import { customersIn, customerZone } from '../customers';
 import { dayIn, startOfDayIn } from '../../domain/zoned-days';
 import { renderTemplateOfKind } from '../email-templates';
 import { getOrganisationSettings, zoneOf } from '../organisation-settings';
-import { creditNotesIn, type CreditNoteSettlement } from '../credit-notes';
+import { correctionBeyondHeld, creditNotesIn, type CreditNoteSettlement } from '../credit-notes';
 import { planChangesIn } from '../contracts';
 import { creditsIn } from '../credits';
 import { markPaidPaymentKey, paymentsIn } from '../payments';
@@ -366,6 +366,13 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer; 
       const since = step.invoice.contract_plan_id ? await planChangesIn(step.trx).standingFrom(step.invoice.contract_plan_id) : [];
       const overlapping = since.find((change) => calendarDay(change.effective_date) <= calendarDay(step.invoice.to_date ?? step.invoice.date));
       if (overlapping) throw AppError.conflict(`plan change ${overlapping.id} took the plan over from ${calendarDay(overlapping.effective_date)}: the invoice's fees cannot come back`);
+      // Nor may its corrections give usage back that a credit note gave back while it was cancelled.
+      const beyond = await correctionBeyondHeld(step.trx, step.invoice);
+      if (beyond) {
+        throw AppError.conflict(
+          `its correction of the usage of ${beyond.from} to ${beyond.to} gives back ${formatAmount(beyond.givesBack, step.invoice.currency)} ${step.invoice.currency}, more than that usage holds now (${formatAmount(beyond.holds, step.invoice.currency)}): a credit note gave it back since; void that note first`,
+        );
+      }
       if (transition.data.reversedPaymentId) await step.payments.setDeleted(transition.data.reversedPaymentId, false);
       // The credit it gave back is taken again, all of it (409 if the customer has spent it meanwhile).
       const returned = transition.data.creditsReturned;

@@ -32,7 +32,7 @@ export interface NotedLine {
   amount: string;
 }
 
-/** Whether the line's values include every value of the entry's key (`{}` is in every line). */
+/** How many values of the entry's key the line carries when it carries them all (`{}`: 0, in every line); null when it does not. */
 function within(key: string, dimensions: DimensionValues | null): number | null {
   const entry = JSON.parse(key) as DimensionValues;
   const keys = Object.keys(entry);

@@ -42,6 +42,16 @@ describe('create', () => {
     expect(description.searchAttributes.ContractId).toEqual([fixture.contractId]);
   });
 
+  it("when invoices are listed by contract, then only that contract's come back", async () => {
+    const mine = await createInvoice();
+    const other = await createBillingFixture(api, tenant);
+    const theirs = await api.http().post('/invoices').set(auth()).send(invoiceBody(other.contractPlanId)).expect(201);
+    const listed = async (contractId: string) => (await api.http().get('/invoices').query({ contractId, limit: 100 }).set(auth()).expect(200)).body.data.items.map((invoice: { id: string }) => invoice.id);
+    expect(await listed(fixture.contractId)).toContain(mine.id);
+    expect(await listed(fixture.contractId)).not.toContain(theirs.body.data.id);
+    expect(await listed(other.contractId)).toEqual([theirs.body.data.id]);
+  });
+
   it("when the contract plan is another organisation's, then 404", async () => {
     const other = await createTenant(api, 'invoices-other');
     const res = await api.http().post('/invoices').set(bearer(other.systemToken)).send(invoiceBody(fixture.contractPlanId));

@@ -188,6 +188,7 @@ export interface NewInvoice {
 export interface InvoiceFilter {
   status?: InvoiceState;
   customerId?: string;
+  contractId?: string;
   contractPlanId?: string;
   invoiceRunId?: string;
   /** Only invoices that are (`is: true`) or are not overdue on the calendar day `on`. */
@@ -458,6 +459,7 @@ export function createInvoiceRepository(db: Knex) {
       const query = db('invoices').where({ organisation_id: organisationId }).whereNull('deleted_at').select('*');
       if (filter.status) query.where('status', filter.status);
       if (filter.customerId) query.where('customer_id', filter.customerId);
+      if (filter.contractId) query.where('contract_id', filter.contractId);
       if (filter.contractPlanId) query.where('contract_plan_id', filter.contractPlanId);
       if (filter.invoiceRunId) query.where('invoice_run_id', filter.invoiceRunId);
       if (filter.from) query.where('date', '>=', filter.from);

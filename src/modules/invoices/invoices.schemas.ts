@@ -70,6 +70,7 @@ export const invoiceListQuery = ordered(
     pageQuery.extend({
     status: z.enum(['draft', 'raised', 'sent', 'paid', 'cancelled']).optional(),
     customerId: reference().optional(),
+    contractId: reference().optional().describe("only the invoices of this contract, every contract plan's"),
     contractPlanId: reference().optional(),
     invoiceRunId: reference().optional().describe('only the invoices this invoice run made'),
     overdue: z

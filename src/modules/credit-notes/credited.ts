@@ -5,7 +5,7 @@ import { sumAmounts, toDecimal } from '../../domain/money';
 import { chargeOfLine, heldByCharge, heldInWindow, windowOf, type NotedLine } from '../../domain/usage-held';
 import { chargesIn } from '../charges';
 import { contractTaxesOf, planChangesIn } from '../contracts';
-import { invoicesIn, type InvoiceRow } from '../invoices';
+import { invoicesIn, type InvoiceItemRow, type InvoiceRow } from '../invoices';
 import { createCreditNoteRepository } from './credit-notes.repository';
 
 /** A tax line as the raise records it in the invoice's data. */
@@ -89,18 +89,32 @@ export async function notedLinesOf(trx: Knex, invoiceIds: readonly string[]): Pr
   const items = new Map((await invoicesIn(trx).itemsByIds(credited.map((row) => row.invoice_item_id))).map((item) => [item.id, item]));
   return credited.flatMap((row) => {
     const item = items.get(row.invoice_item_id);
-    if (!item) return [];
-    return [
-      {
-        invoiceId: row.invoice_id,
-        planItemId: item.plan_item_id,
-        from: item.from_date ? calendarDay(item.from_date) : null,
-        to: item.to_date ? calendarDay(item.to_date) : null,
-        dimensions: item.dimensions ?? null,
-        amount: row.amount,
-      },
-    ];
+    return item ? [notedLine(row.invoice_id, item, row.amount)] : [];
   });
+}
+
+/** An invoice line as `usage-held` matches it to its charge, with what notes credited of it. */
+function notedLine(invoiceId: string, item: InvoiceItemRow, amount: string): NotedLine {
+  return {
+    invoiceId,
+    planItemId: item.plan_item_id,
+    from: item.from_date ? calendarDay(item.from_date) : null,
+    to: item.to_date ? calendarDay(item.to_date) : null,
+    dimensions: item.dimensions ?? null,
+    amount,
+  };
+}
+
+/**
+ * The usage charges of a contract plan and what each still holds for the customer (its credit notes and
+ * the cancelled invoices read; `alsoCancelled` counted as cancelled too).
+ */
+async function usageHoldings(trx: Knex, contractPlanId: string, alsoCancelled?: string) {
+  const charges = (await chargesIn(trx).of([contractPlanId])).filter((charge) => charge.kind === 'usage');
+  const invoiceIds = [...new Set(charges.map((charge) => charge.invoiceId))];
+  const cancelled = await invoicesIn(trx).cancelledAmong(invoiceIds);
+  if (alsoCancelled) cancelled.add(alsoCancelled);
+  return { charges, held: heldByCharge(charges, await notedLinesOf(trx, invoiceIds), cancelled) };
 }
 
 /**
@@ -111,21 +125,11 @@ export async function notedLinesOf(trx: Knex, invoiceIds: readonly string[]): Pr
  */
 export async function usageWindowLimitsOf(trx: Knex, invoice: Pick<InvoiceRow, 'id' | 'contract_plan_id'>): Promise<UsageWindowLimits> {
   if (!invoice.contract_plan_id) return [];
-  const charges = (await chargesIn(trx).of([invoice.contract_plan_id])).filter((charge) => charge.kind === 'usage');
+  const { charges, held } = await usageHoldings(trx, invoice.contract_plan_id);
   if (!charges.some((charge) => charge.invoiceId === invoice.id)) return [];
-  const invoiceIds = [...new Set(charges.map((charge) => charge.invoiceId))];
-  const held = heldByCharge(charges, await notedLinesOf(trx, invoiceIds), await invoicesIn(trx).cancelledAmong(invoiceIds));
   const windows = new Map<number, { itemIds: string[]; left: string }>();
   for (const item of await invoicesIn(trx).items(invoice.id)) {
-    const line: NotedLine = {
-      invoiceId: invoice.id,
-      planItemId: item.plan_item_id,
-      from: item.from_date ? calendarDay(item.from_date) : null,
-      to: item.to_date ? calendarDay(item.to_date) : null,
-      dimensions: item.dimensions ?? null,
-      amount: '0',
-    };
-    const index = chargeOfLine(charges, line);
+    const index = chargeOfLine(charges, notedLine(invoice.id, item, '0'));
     if (index < 0) continue;
     const window = windowOf(charges, index);
     // A window charged by this invoice alone holds what its lines do: their own limits say as much.
@@ -146,13 +150,9 @@ export async function usageWindowLimitsOf(trx: Knex, invoice: Pick<InvoiceRow, '
  */
 export async function correctionBeyondHeld(trx: Knex, invoice: Pick<InvoiceRow, 'id' | 'contract_plan_id'>): Promise<{ from: string; to: string; givesBack: string; holds: string } | undefined> {
   if (!invoice.contract_plan_id) return undefined;
-  const charges = (await chargesIn(trx).of([invoice.contract_plan_id])).filter((charge) => charge.kind === 'usage');
+  const { charges, held } = await usageHoldings(trx, invoice.contract_plan_id, invoice.id);
   const corrections = charges.flatMap((charge, index) => (charge.invoiceId === invoice.id && toDecimal(charge.amount).isNegative() ? [index] : []));
   if (corrections.length === 0) return undefined;
-  const invoiceIds = [...new Set(charges.map((charge) => charge.invoiceId))];
-  const cancelled = await invoicesIn(trx).cancelledAmong(invoiceIds);
-  cancelled.add(invoice.id);
-  const held = heldByCharge(charges, await notedLinesOf(trx, invoiceIds), cancelled);
   for (const index of corrections) {
     const window = windowOf(charges, index);
     const givesBack = window.filter((i) => corrections.includes(i)).reduce((sum, i) => sum.minus(charges[i]!.amount), toDecimal(0));

@@ -12,7 +12,7 @@ export { lifecycleSnapshot } from './invoice-snapshot';
 export type { LifecycleSnapshot } from './invoice-snapshot';
 export { computeInvoiceTotals } from './invoice-totals';
 export { AGEING_BUCKETS, amountDue } from './invoices.repository';
-export type { AgeingBucket, Invoice, InvoiceRow, InvoiceStatusChange, NewInvoice, NewInvoiceItem, TransitionRow } from './invoices.repository';
+export type { AgeingBucket, Invoice, InvoiceItemRow, InvoiceRow, InvoiceStatusChange, NewInvoice, NewInvoiceItem, TransitionRow } from './invoices.repository';
 export { invoiceReferenceFields, invoiceSchema } from './invoices.schemas';
 export { createInvoiceService } from './invoices.service';
 export type { InvoiceService } from './invoices.service';

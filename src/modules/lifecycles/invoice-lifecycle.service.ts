@@ -393,18 +393,7 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer; 
       }
       // What its total below zero put on the balance goes there again.
       const takenBack = transition.data.creditTakenBack;
-      if (step.invoice.customer_id && takenBack !== undefined) {
-        await creditsIn(step.trx).append({
-          organisationId: step.invoice.organisation_id,
-          customerId: step.invoice.customer_id,
-          currency: step.invoice.currency,
-          kind: 'adjustment',
-          amount: takenBack,
-          reason: `invoice ${step.invoice.number} restored: total below zero`,
-          invoiceId: step.invoice.id,
-        });
-        await step.invoices.setCreditedToBalance(step.invoice.id, takenBack);
-      }
+      if (takenBack !== undefined) await creditBelowZero(step, new Decimal(takenBack).negated().toFixed(), `invoice ${step.invoice.number} restored: total below zero`);
       await step.setStatus({ status: transition.from_state, clear: 'cancelled_at' });
     }),
   };

@@ -239,6 +239,37 @@ describe('how a charge is computed', () => {
     expect((await api.http().get(`/invoices/${december.id}`).set(system()).expect(200)).body.data.status).toBe('cancelled');
   });
 
+  it("when an invoice of a contract is cancelled or its cancellation undone, then the step waits for the contract's row lock, as runs and credit notes do", async () => {
+    const contract = await contractFrom('2026-10-01');
+    await calls(contract, '2026-10-05', 100);
+    const invoice = (await run(contract, '2026-11-01'))!;
+    await api.http().post(`/invoices/${invoice.id}/raise`).set(system()).send({}).expect(200);
+    const statusOf = async () => (await api.db('invoices').where({ id: invoice.id }).first('status')).status as string;
+
+    /** `step` runs while another transaction holds the contract's row: it waits, then ends once that commits. */
+    const waitsForContract = async (step: () => Promise<{ status: number }>, before: string, after: string) => {
+      const blocker = await api.db.transaction();
+      await blocker('contracts').where({ id: contract.contractId }).forUpdate().first();
+      const answer = step();
+      const deadline = Date.now() + 30_000;
+      for (;;) {
+        const waiting = await api.db.raw("SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query ILIKE '%from \"contracts\"%'");
+        if (waiting.rows[0].n > 0) break;
+        if (Date.now() > deadline) {
+          await blocker.rollback();
+          throw new Error(`the step ended as ${await statusOf()} without waiting for the contract's lock`);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      expect(await statusOf()).toBe(before);
+      await blocker.commit();
+      expect((await answer).status).toBe(200);
+      expect(await statusOf()).toBe(after);
+    };
+    await waitsForContract(() => api.http().put(`/invoices/${invoice.id}`).set(system()).send({ status: 'cancelled' }).then((res) => res), 'raised', 'cancelled');
+    await waitsForContract(() => api.http().post(`/fsm/invoice/${invoice.id}/undo`).set(system()).send({}).then((res) => res), 'cancelled', 'raised');
+  });
+
   it("when a run's lines each round down, then its total is the sum of the rounded lines, as the raised invoice's subtotal", async () => {
     const tag = randomUUID().slice(0, 8);
     const customer = await api.http().post('/customers').set(system()).send({ name: `Rounding ${tag}`, currency: 'USD' }).expect(201);

@@ -15,7 +15,7 @@ import { dayIn, startOfDayIn } from '../../domain/zoned-days';
 import { renderTemplateOfKind } from '../email-templates';
 import { getOrganisationSettings, zoneOf } from '../organisation-settings';
 import { correctionBeyondHeld, creditNotesIn, type CreditNoteSettlement } from '../credit-notes';
-import { planChangesIn } from '../contracts';
+import { contractsIn, planChangesIn } from '../contracts';
 import { creditsIn } from '../credits';
 import { markPaidPaymentKey, paymentsIn } from '../payments';
 import { syncInvoiceRevenue } from '../revenue';
@@ -52,6 +52,11 @@ async function assertNoPlanChangeCredits(step: { trx: Knex; invoice: InvoiceRow;
   if (holding) throw AppError.conflict(`the invoice credits plan change ${holding.plan_change_id}; you cannot ${what}`);
 }
 
+/** `contractFirst`: take the invoice's contract's row lock before the invoice's. */
+interface StepOptions {
+  contractFirst?: boolean;
+}
+
 type Step = ReturnType<typeof repositoriesOf> & {
   trx: Knex;
   invoice: InvoiceRow;
@@ -78,10 +83,18 @@ async function emitInvoiceEvent(trx: Knex, invoice: InvoiceRow, type: DomainEven
 export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer; templates: TemplateRenderer }) {
   const { db, mailer, templates } = deps;
 
-  /** Locks the invoice and hands `work` the step, with the transition already recorded for it, if any. */
-  function inStep<R>(input: StepInput, work: (step: Step, done: TransitionRow | undefined) => Promise<R>): Promise<R> {
+  /**
+   * Locks the invoice and hands `work` the step, with the transition already recorded for it, if any. A
+   * step that changes what the contract's usage windows hold (a cancellation and its undo) takes the
+   * contract's row lock first, in the order runs and credit notes take them, so that neither passes it.
+   */
+  function inStep<R>(input: StepInput, work: (step: Step, done: TransitionRow | undefined) => Promise<R>, options: StepOptions = {}): Promise<R> {
     return db.transaction(async (trx) => {
       const repositories = repositoriesOf(trx);
+      if (options.contractFirst) {
+        const contractId = (await repositories.invoices.findRow(input.organisationId, input.invoiceId))?.contract_id;
+        if (contractId) await contractsIn(trx).lockMany(input.organisationId, [contractId]);
+      }
       const invoice = orNotFound(await repositories.invoices.lock(input.organisationId, input.invoiceId), 'Invoice');
       const setStatus = async (change: InvoiceStatusChange) => {
         await repositories.invoices.setStatus(invoice.id, change);
@@ -112,24 +125,32 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer; 
 
   /** A step that runs once: a retry gets `replay` of the invoice instead. */
   const once =
-    <I extends StepInput, R>(work: (step: Step, input: I) => Promise<R>, replay: (invoice: InvoiceRow) => R) =>
+    <I extends StepInput, R>(work: (step: Step, input: I) => Promise<R>, replay: (invoice: InvoiceRow) => R, options: StepOptions = {}) =>
     (input: I): Promise<R> =>
-      inStep(input, async (step, done) => {
-        if (done) return replay(step.invoice);
-        assertFrom(step.invoice, input);
-        return work(step, input);
-      });
+      inStep(
+        input,
+        async (step, done) => {
+          if (done) return replay(step.invoice);
+          assertFrom(step.invoice, input);
+          return work(step, input);
+        },
+        options,
+      );
 
   /** The undo of a step: runs only if the step committed and was not undone yet. */
   const undo =
-    (work: (step: Step, transition: TransitionRow) => Promise<void>) =>
+    (work: (step: Step, transition: TransitionRow) => Promise<void>, options: StepOptions = {}) =>
     (input: StepInput): Promise<void> =>
-      inStep(input, async (step, done) => {
-        if (!done || done.undone_at) return;
-        await work(step, done);
-        await step.invoices.markTransitionUndone(input.invoiceId, input.seq);
-        await emitInvoiceEvent(step.trx, step.invoice, 'invoice.transition_undone');
-      });
+      inStep(
+        input,
+        async (step, done) => {
+          if (!done || done.undone_at) return;
+          await work(step, done);
+          await step.invoices.markTransitionUndone(input.invoiceId, input.seq);
+          await emitInvoiceEvent(step.trx, step.invoice, 'invoice.transition_undone');
+        },
+        options,
+      );
 
   /** The invoice's number: kept from an earlier raise, else the next of the gapless series. */
   async function numberOf({ trx, invoices, invoice }: Step): Promise<{ number: string; number_sequence: number }> {
@@ -360,6 +381,7 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer; 
         );
       },
       () => undefined,
+      { contractFirst: true },
     ),
     uncancel: undo(async (step, transition) => {
       // A plan change made while it was cancelled left its fees out: restored, they would charge days the new plan bills.
@@ -395,7 +417,7 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer; 
       const takenBack = transition.data.creditTakenBack;
       if (takenBack !== undefined) await creditBelowZero(step, new Decimal(takenBack).negated().toFixed(), `invoice ${step.invoice.number} restored: total below zero`);
       await step.setStatus({ status: transition.from_state, clear: 'cancelled_at' });
-    }),
+    }, { contractFirst: true }),
   };
 }
 

@@ -171,6 +171,18 @@ export const RAISES_INVOICES: RouteDocumentation = { errors: { 422: `An invoice 
 /** A route that may raise and send an invoice: a template that fails or a missing FX rate answers 422. */
 export const RAISES_AND_SENDS_INVOICES: RouteDocumentation = { errors: { 422: `${ERROR_STATUSES[422]}; or ${FX_RATE_MISSING}` } };
 
+/**
+ * The query parameters a route takes, as its document lists them: the names of its query schema and
+ * those it reads itself; a `deepObject` one (`filter`) is taken as `filter[key]` or `filter.key`.
+ */
+export function queryParameterNames(route: Route): { names: Set<string>; deep: string[] } {
+  const extra = documentation.get(route)?.queryParameters ?? [];
+  return {
+    names: new Set([...objectProperties(route.query).map(([name]) => name), ...extra.map((parameter) => parameter.name)]),
+    deep: extra.filter((parameter) => parameter.style === 'deepObject').map((parameter) => parameter.name),
+  };
+}
+
 /** Adds to the document what a route's definition cannot say; returns the route. */
 export function documented(route: Route, extra: RouteDocumentation): Route {
   documentation.set(route, extra);

@@ -6,6 +6,7 @@ import { JSON_TYPES, requireBodyType } from './body-guards';
 import { checkIdempotencyKey, idempotentRoute } from './idempotency';
 import { sendError, sendSuccess } from './envelope';
 import { check } from './check';
+import { queryParameterNames } from './openapi';
 import { roleAllows } from './permissions';
 import type { SessionVersions } from './sessions';
 import { acceptedAnswer, expressPath, isAccepted, type AuthContext, type Route } from './route';
@@ -78,6 +79,24 @@ export function subjectRateLimit(limit: number, store: Store | undefined): Reque
   });
 }
 
+/** What the error item of a query parameter the route does not take says. */
+export const UNKNOWN_QUERY_PARAMETER = 'is not a query parameter this request takes';
+
+/**
+ * A check that refuses the query parameters a route does not take, each by its path (`query.sort`), with
+ * the names it does take: a misspelt filter or page size would otherwise be ignored, and the answer would
+ * look right while it is not what was asked.
+ */
+function queryNamesCheck(route: Route): (req: Request) => void {
+  const { names, deep } = queryParameterNames(route);
+  const takes = names.size === 0 ? 'it takes none' : `it takes ${[...names].sort().join(', ')}`;
+  const known = (key: string) => names.has(key) || deep.some((name) => key.startsWith(`${name}[`) || key.startsWith(`${name}.`));
+  return (req) => {
+    const unknown = Object.keys((req.query ?? {}) as Record<string, unknown>).filter((key) => !known(key));
+    if (unknown.length > 0) throw AppError.invalid(unknown.map((key) => ({ path: `query.${key.slice(0, 100)}`, message: `${UNKNOWN_QUERY_PARAMETER}; ${takes}` })));
+  };
+}
+
 function parsePart(route: Route, req: Request, part: 'params' | 'query' | 'body'): unknown {
   const schema = route[part];
   if (!schema) return undefined;
@@ -102,8 +121,10 @@ function assertDocumented(route: Route, data: unknown, schema = route.response):
 }
 
 function handle(route: Route, validateResponses: boolean): RequestHandler {
+  const checkQueryNames = queryNamesCheck(route);
   return async (req: Request, res: Response, next: NextFunction) => {
     try {
+      checkQueryNames(req);
       const params = parsePart(route, req, 'params');
       const query = parsePart(route, req, 'query');
       const body = parsePart(route, req, 'body');

@@ -56,6 +56,33 @@ describe('unknown properties', () => {
   });
 });
 
+describe('unknown query parameters', () => {
+  it('when a list is asked with a misspelt filter, then 400 names query.contractid and the parameters the route takes, where a right one answers', async () => {
+    const res = await api.http().get('/invoices').query({ contractid: 'con_x', limit: 5 }).set(system());
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toEqual([{ code: 1001, path: 'query.contractid', message: expect.stringMatching(/^is not a query parameter this request takes; it takes .*\bcontractId\b.*\blimit\b/) }]);
+    await api.http().get('/invoices').query({ contractId: 'con_x', limit: 5 }).set(system()).expect(200);
+  });
+
+  it('when any operation of the document is sent a query parameter it does not list, then it answers 400 naming it by its path', async () => {
+    const document = (await api.http().get('/openapi.json').expect(200)).body as { paths: Record<string, Record<string, unknown>> };
+    const admin = bearer(tenant.adminToken);
+    const wrong: unknown[] = [];
+    let checked = 0;
+    for (const [route, operations] of Object.entries(document.paths)) {
+      for (const method of Object.keys(operations)) {
+        const url = route.replace(/\{(\w+)\}/g, 'id_strict');
+        const res = await api.http()[method as 'post' | 'put' | 'get' | 'delete'](url).query({ sortBy: 'name' }).set(admin);
+        const item = (res.body.errors ?? []).find((one: { path?: string }) => one.path === 'query.sortBy');
+        if (res.status !== 400 || !item) wrong.push({ operation: `${method.toUpperCase()} ${route}`, status: res.status, errors: res.body.errors });
+        checked += 1;
+      }
+    }
+    expect(wrong).toEqual([]);
+    expect(checked).toBeGreaterThanOrEqual(100);
+  });
+});
+
 describe('one validator per value', () => {
   it('when a usage value is written with an exponent ("1e3"), then POST /events and POST /usage refuse it by its path, and in a batch that event alone fails with the same reason', async () => {
     for (const route of ['/events', '/usage']) {

@@ -149,6 +149,7 @@ describe('the collection\'s steps, over Postgres and the fake', () => {
       actionUrl: null,
       failure: null,
       refundedMinor: 0,
+      customer: stripeCustomerId,
       metadata: late.metadata,
       created: late.created,
     });

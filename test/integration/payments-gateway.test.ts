@@ -132,6 +132,12 @@ describe('collection through Stripe', () => {
     const recorded = await api.db('payment_gateway_events').where({ organisation_id: tenant.organisationId }).pluck('event_id');
     expect(recorded).toContain(event.id);
     expect(recorded).not.toContain(`evt_forged_${invoiceId}`);
+
+    // Well signed but not an event: 400 at the body, not a 500.
+    for (const malformed of [{ id: `evt_nodata_${invoiceId}`, type: 'payment_intent.succeeded' }, { ...event, id: `evt_nodata2_${invoiceId}`, data: null }]) {
+      const res = await deliverWebhook(malformed);
+      expect([res.status, res.body.errors?.[0]?.path]).toEqual([400, 'body']);
+    }
   });
 
   // With no days between attempts they follow each other about a second apart, so which one meets the new
@@ -166,26 +172,66 @@ describe('collection through Stripe', () => {
       const fixture = await linkedCustomer('4242424242424242');
       const invoiceId = await raisedInvoice(fixture, 42);
       const method = (await stripe.customers.retrieve(fixture.stripeCustomerId)) as Stripe.Customer;
-      const intent = await stripe.paymentIntents.create({
-        amount: 4200,
-        currency: 'usd',
-        customer: fixture.stripeCustomerId,
-        payment_method: method.invoice_settings.default_payment_method as string,
-        confirm: true,
-        off_session: true,
-        metadata: { organisation_id: tenant.organisationId, invoice_id: invoiceId },
-      });
+      /** A payment taken at the gateway alone, on the customer's card, naming the invoice. */
+      const paidAtGateway = (amount: number) =>
+        stripe.paymentIntents.create({
+          amount,
+          currency: 'usd',
+          customer: fixture.stripeCustomerId,
+          payment_method: method.invoice_settings.default_payment_method as string,
+          confirm: true,
+          off_session: true,
+          metadata: { organisation_id: tenant.organisationId, invoice_id: invoiceId },
+        });
+      // A payment naming the invoice for less than it owes is not the invoice's: it pays nothing and is left to reconciliation.
+      const part = await paidAtGateway(100);
+      expect((await deliverWebhook(paymentIntentEvent(`evt_part_${invoiceId}`, 'payment_intent.succeeded', part))).status).toBe(200);
+      expect(await attemptsOf(invoiceId)).toEqual([]);
+      expect(await invoiceStatus(invoiceId)).toBe('raised');
+      const intent = await paidAtGateway(4200);
       expect(intent.status).toBe('succeeded');
 
       const report = await api.http().get('/payment-providers/stripe/reconciliation?days=1&refresh=true').set(admin()).expect(200);
       expect(report.body.data.differences).toContainEqual({ kind: 'missing_here', providerPaymentId: intent.id, attemptId: null, invoiceId, gateway: { status: 'succeeded', amount: '42.00', currency: 'USD' }, ours: null });
 
-      expect((await deliverWebhook(paymentIntentEvent(`evt_unrecorded_${invoiceId}`, 'payment_intent.succeeded', intent))).status).toBe(200);
+      // Its whole amount still owed: recorded once, however many deliveries race.
+      const deliveries = await Promise.all(Array.from({ length: 6 }, (_, i) => deliverWebhook(paymentIntentEvent(`evt_unrecorded_${i}_${invoiceId}`, 'payment_intent.succeeded', intent))));
+      expect(deliveries.map((delivery) => delivery.status)).toEqual([200, 200, 200, 200, 200, 200]);
       await waitFor(async () => ((await invoiceStatus(invoiceId)) === 'paid' ? true : undefined), 60_000);
       const attempts = await attemptsOf(invoiceId);
       expect(attempts.map((attempt) => [attempt.attempt, attempt.status, attempt.providerPaymentId])).toEqual([[1, 'succeeded', intent.id]]);
+      const payments = (await api.http().get(`/payments?invoiceId=${invoiceId}`).set(system()).expect(200)).body.data.items as Array<{ amount: string }>;
+      expect(payments.map((payment) => payment.amount)).toEqual(['42.00']);
       const after = await api.http().get('/payment-providers/stripe/reconciliation?days=1&refresh=true').set(admin()).expect(200);
       expect(after.body.data.differences.filter((difference: { providerPaymentId: string }) => difference.providerPaymentId === intent.id)).toEqual([]);
+      expect(after.body.data.differences).toContainEqual(expect.objectContaining({ kind: 'missing_here', providerPaymentId: part.id, invoiceId }));
+    } finally {
+      await api.http().put('/payment-providers/stripe').set(admin()).send({ secretKey: SECRET_KEY, webhookSecret: WEBHOOK_SECRET }).expect(200);
+    }
+  });
+
+  it('when part of an invoice is paid by bank transfer before it is sent, then the gateway charges the rest only, and refunds at most what it took', async () => {
+    await api.http().put('/payment-providers/stripe').set(admin()).send({ secretKey: SECRET_KEY, webhookSecret: WEBHOOK_SECRET, collectOn: 'sent' }).expect(200);
+    try {
+      const fixture = await linkedCustomer('4242424242424242');
+      const invoiceId = await raisedInvoice(fixture, 100);
+      await api.http().post('/payments').set(system()).send({ customerId: fixture.customerId, invoiceId, amount: '30', currency: 'USD', paidAt: '2026-11-20T10:00:00Z', method: 'bank_transfer' }).expect(201);
+      await api.http().post(`/invoices/${invoiceId}/send`).set(system()).send({}).expect(200);
+      await waitFor(async () => ((await invoiceStatus(invoiceId)) === 'paid' ? true : undefined), 60_000);
+      expect((await chargesAtGateway(invoiceId)).map((intent) => [intent.amount, intent.status])).toEqual([[7000, 'succeeded']]);
+      const payments = (await api.http().get(`/payments?invoiceId=${invoiceId}`).set(system()).expect(200)).body.data.items as Array<{ amount: string; method: string }>;
+      expect(payments.map((payment) => [payment.amount, payment.method]).sort()).toEqual([
+        ['30.00', 'bank_transfer'],
+        ['70.00', 'stripe'],
+      ]);
+
+      // The gateway pays a refund back from its 70.00: a note of all 100.00 is refused before it is asked.
+      const whole = await api.http().post(`/invoices/${invoiceId}/credit-notes`).set(system()).send({ reason: 'Everything', amount: '100', refund: true });
+      expect([whole.status, whole.body.errors?.[0]?.message]).toEqual([409, expect.stringContaining('holds 70.00 USD of what it collected')]);
+      const [intent] = await chargesAtGateway(invoiceId);
+      expect((await stripe.refunds.list({ payment_intent: intent!.id })).data).toEqual([]);
+      await api.http().post(`/invoices/${invoiceId}/credit-notes`).set(system()).send({ reason: 'The card part', amount: '70', refund: true }).expect(201);
+      await waitFor(async () => ((await attemptsOf(invoiceId))[0]!.refundedAmount === '70.00' ? true : undefined), 60_000);
     } finally {
       await api.http().put('/payment-providers/stripe').set(admin()).send({ secretKey: SECRET_KEY, webhookSecret: WEBHOOK_SECRET }).expect(200);
     }

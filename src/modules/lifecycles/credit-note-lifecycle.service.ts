@@ -104,6 +104,13 @@ export function createCreditNoteLifecycleService(deps: { db: Knex; mailer: Maile
       if (toDecimal(note.total).greaterThan(refundable)) {
         throw AppError.conflict(`the invoice's payments less its refunds come to ${formatAmount(refundable, note.currency)} ${note.currency}, less than this refund of ${formatAmount(note.total, note.currency)}: credit the rest to the customer's balance (refund: false)`);
       }
+      // A gateway pays the whole refund back, from what it took: never more than it still holds of that.
+      const gateway = note.refund_payment_id ? undefined : await payments.gatewayRefundable(invoice.id);
+      if (gateway && toDecimal(note.total).greaterThan(gateway.amount)) {
+        throw AppError.conflict(
+          `the refund goes back through ${gateway.provider}, which holds ${formatAmount(gateway.amount, gateway.currency)} ${gateway.currency} of what it collected for the invoice, less than this refund of ${formatAmount(note.total, note.currency)}: refund at most that, and credit the rest to the customer's balance (refund: false)`,
+        );
+      }
       if (note.refund_payment_id) {
         await payments.setDeleted(note.refund_payment_id, false);
         return { settlement: 'refund', refund_payment_id: note.refund_payment_id };

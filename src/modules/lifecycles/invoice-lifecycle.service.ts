@@ -323,9 +323,7 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer; 
       async (step, input) => {
         const { invoice } = step;
         if (!invoice.customer_id || invoice.total === null) throw AppError.conflict('Invoice has no customer or total to pay');
-        const paidBefore = (await step.payments.listOfInvoice(invoice.organisation_id, invoice.id))
-          .filter((payment) => payment.credit_note_id === null && payment.currency === invoice.currency)
-          .reduce((sum, payment) => sum.plus(payment.amount), new Decimal(0));
+        const paidBefore = await step.payments.paidTowards(invoice.organisation_id, invoice.id, invoice.currency);
         const owed = new Decimal(invoice.total).plus(invoice.credited_to_balance).minus(invoice.credits_applied).minus(invoice.credited_due).minus(paidBefore);
         // A date is the paid day, paid at its start; a date-time is the instant, paid on its day. Both in the
         // customer's zone, else the organisation's.

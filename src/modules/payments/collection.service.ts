@@ -7,6 +7,7 @@ import { amountDue, invoicesIn } from '../invoices';
 import { creditNotesIn } from '../credit-notes';
 import { gatewayAccounts, type GatewayDeps } from './gateway-accounts';
 import { createGatewayRepository, FINAL_STATUSES, type AttemptRow, type AttemptStatus, type GatewayRepository } from './gateway.repository';
+import { createPaymentRepository } from './payments.repository';
 
 export type { CollectionStep };
 import { GatewayRefusal, type GatewayPayment } from './providers/provider';
@@ -65,6 +66,16 @@ export const chargeIdempotencyKey = (attempt: Pick<AttemptRow, 'invoice_id' | 'a
 /** How far before an attempt's creation a lookup of its charge at the gateway reaches (clocks differ). */
 const LOOKUP_MARGIN_SECONDS = 600;
 
+/**
+ * What a gateway may still charge for an invoice: its amount due less the payments recorded against it in
+ * its currency (a bank transfer of part of it, say). Null when the invoice has no total.
+ */
+async function stillOwed(db: Knex, invoice: Parameters<typeof amountDue>[0] & { organisation_id: string; id: string; currency: string }): Promise<string | null> {
+  const due = amountDue(invoice);
+  if (due === null) return null;
+  return new Decimal(due).minus(await createPaymentRepository(db).paidTowards(invoice.organisation_id, invoice.id, invoice.currency)).toFixed();
+}
+
 export function createCollectionService(deps: GatewayDeps) {
   const { db } = deps;
   const accounts = gatewayAccounts(deps);
@@ -98,11 +109,23 @@ export function createCollectionService(deps: GatewayDeps) {
     });
   }
 
-  /** The attempt of a payment taken at the gateway for one of our invoices without a record here. */
+  /**
+   * The attempt of a payment taken at the gateway for one of our invoices without a record here: only a
+   * payment that could be the invoice's own, from the customer's account at the gateway, in the invoice's
+   * currency and for exactly what it still owes. Any other is left for reconciliation to show
+   * (`missing_here`) and for an operator to record by hand; it never marks the invoice paid.
+   */
   async function rebuilt(trx: Knex, repository: GatewayRepository, organisationId: string, payment: GatewayPayment): Promise<AttemptRow | undefined> {
     if (payment.metadata.organisation_id !== organisationId || !payment.metadata.invoice_id) return undefined;
     const invoice = await invoicesIn(trx).lock(organisationId, payment.metadata.invoice_id);
     if (!invoice?.customer_id) return undefined;
+    // A delivery racing this one recorded it while this one waited for the invoice.
+    const recorded = await repository.findAttemptOfGatewayPayment(organisationId, 'stripe', payment.id, true);
+    if (recorded) return recorded;
+    const link = await repository.findLink(organisationId, invoice.customer_id);
+    if (!link || payment.customer !== link.provider_customer_id || payment.currency !== invoice.currency) return undefined;
+    const owed = await stillOwed(trx, invoice);
+    if (owed === null || !new Decimal(fromMinorUnits(payment.amountMinor, payment.currency)).equals(owed)) return undefined;
     const latest = await repository.latestAttempt(invoice.id, true);
     return repository.insertAttempt({
       organisation_id: organisationId,
@@ -159,7 +182,7 @@ export function createCollectionService(deps: GatewayDeps) {
         if (latest?.status === 'pending') return { next: 'charge', attemptId: latest.id };
         if (latest?.status === 'processing' || latest?.status === 'requires_action') return { next: 'await-gateway', attemptId: latest.id };
         // Paid by other means, cancelled or back to a draft: nothing more to collect.
-        const due = amountDue(invoice);
+        const due = await stillOwed(trx, invoice);
         if (due === null || invoice.status === 'paid') return { next: 'done', reason: `the invoice is ${invoice.status}` };
         if (new Decimal(due).lessThanOrEqualTo(0)) return { next: 'done', reason: 'nothing is owed' };
         if (!(await repository.findLink(organisationId, invoice.customer_id))) return { next: 'done', reason: 'the customer has no payment provider' };
@@ -208,7 +231,7 @@ export function createCollectionService(deps: GatewayDeps) {
         // Not charged yet: only while the invoice still owes at least the attempt's amount (it may have been
         // paid by other means or cancelled while a charge waited for the gateway).
         const invoice = await invoicesIn(db).findRow(attempt.organisation_id, attempt.invoice_id);
-        const due = invoice ? amountDue(invoice) : null;
+        const due = invoice ? await stillOwed(db, invoice) : null;
         if (!invoice || invoice.status === 'paid' || due === null || new Decimal(due).lessThan(attempt.amount)) {
           return closeAttempt(attempt, 'invoice_not_owed', `the invoice is ${invoice?.status ?? 'gone'} and owes ${due ?? 'nothing'}: the attempt was not charged`);
         }

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { newId } from '../../db/ids';
+import { Decimal } from '../../domain/money';
 import { paginate, type Page, type PageQuery } from '../../http/paging';
 
 export type ProviderName = 'stripe';
@@ -210,6 +211,24 @@ export function createGatewayRepository(db: Knex) {
     /** The succeeded attempt whose payment paid the invoice, if a gateway collected it. */
     async collectedAttemptOfInvoice(invoiceId: string): Promise<AttemptRow | undefined> {
       return db<AttemptRow>('payment_attempts').where({ invoice_id: invoiceId }).whereIn('status', ['succeeded', 'refunded']).whereNotNull('payment_id').first();
+    },
+
+    /**
+     * What a refund through the gateway that collected the invoice can still pay back: what it took, less
+     * what it says it refunded (at its dashboard too), less the refunds recorded here that it has not paid
+     * yet. Undefined when no gateway collected the invoice.
+     */
+    async gatewayRefundable(invoiceId: string): Promise<{ provider: string; amount: string; currency: string } | undefined> {
+      const attempt = await db<AttemptRow>('payment_attempts').where({ invoice_id: invoiceId }).whereIn('status', ['succeeded', 'refunded']).whereNotNull('payment_id').first();
+      if (!attempt) return undefined;
+      const [recorded] = await db('payments')
+        .where({ invoice_id: invoiceId })
+        .whereNull('deleted_at')
+        .whereNotNull('credit_note_id')
+        .select<Array<{ amount: string | null }>>(db.raw('(-sum(amount))::text AS amount'));
+      const [paidBack] = await db('payment_gateway_refunds').where({ attempt_id: attempt.id, status: 'succeeded' }).select<Array<{ amount: string | null }>>(db.raw('sum(amount)::text AS amount'));
+      const left = new Decimal(attempt.amount).minus(attempt.refunded_amount).plus(paidBack?.amount ?? '0').minus(recorded?.amount ?? '0');
+      return { provider: attempt.provider, amount: Decimal.max(left, 0).toFixed(), currency: attempt.currency };
     },
 
     /** The credit note's refund through the gateway, recorded once (a repeat finds the first). */

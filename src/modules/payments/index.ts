@@ -14,13 +14,15 @@ export type { StripeEndpoint } from './providers/stripe';
 export { ensureReconciliationSchedule } from './reconciliation-schedule';
 
 /** What other modules may do with these rows, inside the transaction (unit of work) they pass. */
-export type PaymentAccess = Pick<ReturnType<typeof createPaymentRepository>, 'findById' | 'findOfInvoice' | 'insert' | 'listOfInvoice' | 'refundable' | 'setDeleted'> & {
+export type PaymentAccess = Pick<ReturnType<typeof createPaymentRepository>, 'findById' | 'findOfInvoice' | 'insert' | 'listOfInvoice' | 'paidTowards' | 'refundable' | 'setDeleted'> & {
   /** A gateway's payment attempt of the organisation, locked until the transaction ends. */
   collectedAttempt(organisationId: string, attemptId: string): Promise<AttemptRow | undefined>;
   /** Records that `paymentId` is the payment the attempt's gateway payment made. */
   linkAttemptPayment(attemptId: string, paymentId: string): Promise<void>;
   /** The gateway attempt a payment records, if a gateway collected it: such a payment goes back only by a refund. */
   gatewayAttemptOf(paymentId: string): Promise<AttemptRow | undefined>;
+  /** What a refund through the gateway that collected the invoice can still pay back; undefined when none did. */
+  gatewayRefundable(invoiceId: string): Promise<{ provider: string; amount: string; currency: string } | undefined>;
   /** The credit note's refund through a gateway, if one was asked: money sent back is not taken back by a void. */
   gatewayRefundOf(creditNoteId: string): Promise<GatewayRefundRow | undefined>;
 };
@@ -33,11 +35,13 @@ export const paymentsIn = (db: Knex): PaymentAccess => {
     findOfInvoice: payments.findOfInvoice,
     insert: payments.insert,
     listOfInvoice: payments.listOfInvoice,
+    paidTowards: payments.paidTowards,
     refundable: payments.refundable,
     setDeleted: payments.setDeleted,
     collectedAttempt: (organisationId, attemptId) => gateway.findAttempt(organisationId, attemptId, true),
     linkAttemptPayment: gateway.setAttemptPayment,
     gatewayAttemptOf: gateway.findAttemptOfPayment,
     gatewayRefundOf: gateway.findRefundOfCreditNote,
+    gatewayRefundable: gateway.gatewayRefundable,
   };
 };

@@ -5,7 +5,7 @@ import { invoicesIn } from '../invoices';
 import { toPaymentAttempt, type CollectionService, type PaymentAttempt } from './collection.service';
 import { gatewayAccounts, type GatewayDeps } from './gateway-accounts';
 import { createGatewayRepository, DUNNING_ONE_PER_SCOPE, type CollectOn, type DunningCampaignRow, type ProviderAccountRow, type ReconciliationRow } from './gateway.repository';
-import { GatewayRefusal, type PaymentMethodSummary } from './providers/provider';
+import { GatewayRefusal, GatewayUnavailable, type PaymentMethodSummary } from './providers/provider';
 import { isUniqueViolation } from '../../db/knex';
 import { Decimal, formatAmount, fromMinorUnits } from '../../domain/money';
 
@@ -87,9 +87,11 @@ function campaignConflict(error: unknown): never {
 }
 
 /** A gateway answer the caller can act on: a refused request is the caller's to fix (409), the rest a dependency down (503). */
+/** A gateway's refusal is a 409, its silence a 503; anything else is ours, for the error handler to judge. */
 function gatewayFailure(error: unknown): never {
   if (error instanceof GatewayRefusal) throw AppError.conflict(`the payment provider refused: ${error.message}`);
-  throw AppError.unavailable(`the payment provider did not answer: ${error instanceof Error ? error.message : String(error)}`);
+  if (error instanceof GatewayUnavailable) throw AppError.unavailable(`the payment provider did not answer: ${error.message}`);
+  throw error;
 }
 
 export interface PaymentGatewayDeps extends GatewayDeps {
@@ -194,7 +196,7 @@ export function createPaymentGatewayService(deps: PaymentGatewayDeps) {
       try {
         event = provider.verifyWebhook(rawBody, signature, deps.secrets.open(account.webhook_secret));
       } catch (error) {
-        if (error instanceof GatewayRefusal) throw AppError.validation(error.message, 'header.stripe-signature');
+        if (error instanceof GatewayRefusal) throw AppError.validation(error.message, error.code === 'malformed_event' ? 'body' : 'header.stripe-signature');
         throw error;
       }
       // An event handled once is not handled again; one whose handling failed was never marked, so the
@@ -202,7 +204,7 @@ export function createPaymentGatewayService(deps: PaymentGatewayDeps) {
       // two deliveries racing both handle it, and the second is told it was a duplicate.
       if (await repository.eventSeen(organisationId, 'stripe', event.id)) return { received: true, duplicate: true };
       try {
-        const paymentId = event.payment?.id ?? event.paymentId;
+        const { paymentId } = event;
         if (paymentId && (event.type.startsWith('payment_intent.') || event.type === 'charge.refunded')) {
           // The gateway's current view, not the event's: events may arrive out of order.
           const payment = await provider.retrievePayment(paymentId);

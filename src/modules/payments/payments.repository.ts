@@ -114,6 +114,15 @@ export function createPaymentRepository(db: Knex) {
       return amount.startsWith('-') ? '0' : amount;
     },
 
+    /**
+     * What the invoice's live payments in its currency came to, its refunds left out: what is no longer
+     * owed of its amount due, for mark-paid and for a gateway's charge alike.
+     */
+    async paidTowards(organisationId: string, invoiceId: string, currency: string): Promise<string> {
+      const [row] = await live(organisationId).where({ invoice_id: invoiceId, currency }).whereNull('credit_note_id').select<Array<{ amount: string | null }>>(db.raw('sum(amount)::text AS amount'));
+      return row?.amount ?? '0';
+    },
+
     /** The invoice's live payments and refunds, oldest first: what its document lists. */
     async listOfInvoice(organisationId: string, invoiceId: string): Promise<PaymentRow[]> {
       return live(organisationId).where({ invoice_id: invoiceId }).orderBy([{ column: 'paid_at' }, { column: 'id' }]);

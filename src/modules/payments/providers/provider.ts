@@ -17,6 +17,8 @@ export interface GatewayPayment {
   failure: { code: string; message: string } | null;
   /** Minor units refunded so far. */
   refundedMinor: number;
+  /** The gateway's customer it charged, when it names one. */
+  customer: string | null;
   /** Ours, as sent with the charge: the organisation, invoice and attempt it pays. */
   metadata: Record<string, string>;
   /** Epoch seconds. */
@@ -48,9 +50,10 @@ export interface GatewayRefund {
 export interface GatewayEvent {
   id: string;
   type: string;
-  /** The payment it is about, as the event carries it (a payment's events), else null. */
-  payment: GatewayPayment | null;
-  /** The id of the payment it is about (a refund's event names it without carrying it), else null. */
+  /**
+   * The id of the payment it is about (a payment's events carry it, a refund's name it), else null. Only
+   * the id: what the payment is now is read back from the gateway, since events arrive out of order.
+   */
   paymentId: string | null;
 }
 
@@ -65,6 +68,14 @@ export class GatewayRefusal extends Error {
   ) {
     super(message);
     this.name = 'GatewayRefusal';
+  }
+}
+
+/** The gateway did not answer, or answered that it could not serve the request now (timeouts, 429, 5xx): worth retrying. */
+export class GatewayUnavailable extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'GatewayUnavailable';
   }
 }
 

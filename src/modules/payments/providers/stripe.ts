@@ -1,5 +1,5 @@
 import Stripe from 'stripe';
-import { GatewayRefusal, type ChargeRequest, type GatewayEvent, type GatewayPayment, type GatewayPaymentStatus, type GatewayRefund, type PaymentProvider } from './provider';
+import { GatewayRefusal, GatewayUnavailable, type ChargeRequest, type GatewayEvent, type GatewayPayment, type GatewayPaymentStatus, type GatewayRefund, type PaymentProvider } from './provider';
 
 /** Where the adapter reaches Stripe: its own API by default, a local stand-in (STRIPE_API_BASE) in development. */
 export interface StripeEndpoint {
@@ -18,6 +18,9 @@ const CURRENCIES_COUNTED_OTHERWISE = new Set(['ISK', 'UGX', 'BHD', 'JOD', 'KWD',
 function assertCountedAlike(currency: string): void {
   if (CURRENCIES_COUNTED_OTHERWISE.has(currency.toUpperCase())) throw new GatewayRefusal(`Stripe counts ${currency} amounts otherwise than ISO 4217: not collected through Stripe`, 'currency_unsupported');
 }
+
+/** How many times a call to Stripe is tried at once (one and two retries). */
+const STRIPE_TRIES = 3;
 
 /** How many pages of 100 a scan of recent payments reads at most. */
 const SCAN_PAGES = 10;
@@ -54,6 +57,7 @@ function toPayment(intent: Stripe.PaymentIntent, refundedMinor = 0): GatewayPaym
     actionUrl: intent.status === 'requires_action' ? actionUrlOf(intent) : null,
     failure: failure ? { code: failure.decline_code ?? failure.code ?? 'payment_failed', message: failure.message ?? 'The payment failed' } : null,
     refundedMinor,
+    customer: typeof intent.customer === 'string' ? intent.customer : (intent.customer?.id ?? null),
     metadata: { ...(intent.metadata ?? {}) },
     created: intent.created,
   };
@@ -72,6 +76,7 @@ function translated(error: unknown): unknown {
   if (error instanceof Stripe.errors.StripeInvalidRequestError && error.statusCode !== undefined && error.statusCode < 500 && error.statusCode !== 429 && error.statusCode !== 409) {
     return new GatewayRefusal(`Stripe refused the request: ${error.message}`, error.code ?? (error.statusCode === 404 ? 'resource_missing' : 'invalid_request'));
   }
+  if (error instanceof Stripe.errors.StripeError) return new GatewayUnavailable(error.message);
   return error;
 }
 
@@ -90,10 +95,11 @@ export function stripeProvider(secretKey: string, endpoint: StripeEndpoint): Pay
     host: base.hostname,
     port: base.port || (base.protocol === 'http:' ? 80 : 443),
     protocol: base.protocol === 'http:' ? 'http' : 'https',
-    timeout: endpoint.timeoutMs,
     // A dropped connection or a 409/429/5xx is tried twice more at once, each POST under one idempotency key;
-    // beyond that, retries are the workflow's (bounded, with backoff).
-    maxNetworkRetries: 2,
+    // beyond that, retries are the workflow's (bounded, with backoff). `timeoutMs` bounds a call with its
+    // retries: each try has a third of it, so that a request waiting on Stripe answers within it.
+    timeout: Math.floor(endpoint.timeoutMs / STRIPE_TRIES),
+    maxNetworkRetries: STRIPE_TRIES - 1,
     telemetry: false,
   });
 
@@ -210,13 +216,16 @@ export function stripeProvider(secretKey: string, endpoint: StripeEndpoint): Pay
       } catch (error) {
         throw new GatewayRefusal(`the webhook's signature does not match: ${(error as Error).message}`, 'signature');
       }
-      const object = event.data.object as { object?: string };
-      if (object.object === 'payment_intent') return { id: event.id, type: event.type, payment: toPayment(object as Stripe.PaymentIntent), paymentId: (object as Stripe.PaymentIntent).id };
-      if (object.object === 'charge') {
-        const intent = (object as Stripe.Charge).payment_intent;
-        return { id: event.id, type: event.type, payment: null, paymentId: typeof intent === 'string' ? intent : (intent?.id ?? null) };
+      // Signed is not well formed: an event is read no further than the fields it must have.
+      const shaped = event as unknown as { id?: unknown; type?: unknown; data?: { object?: unknown } };
+      if (typeof shaped.id !== 'string' || typeof shaped.type !== 'string' || typeof shaped.data?.object !== 'object' || shaped.data.object === null) {
+        throw new GatewayRefusal('the webhook is not a Stripe event: it needs an id, a type and data.object', 'malformed_event');
       }
-      return { id: event.id, type: event.type, payment: null, paymentId: null };
+      const object = shaped.data.object as { object?: unknown; id?: unknown; payment_intent?: unknown };
+      const idOf = (value: unknown) => (typeof value === 'string' ? value : typeof value === 'object' && value !== null && typeof (value as { id?: unknown }).id === 'string' ? (value as { id: string }).id : null);
+      if (object.object === 'payment_intent') return { id: shaped.id, type: shaped.type, paymentId: idOf(object.id) };
+      if (object.object === 'charge') return { id: shaped.id, type: shaped.type, paymentId: idOf(object.payment_intent) };
+      return { id: shaped.id, type: shaped.type, paymentId: null };
     },
   };
   return provider;

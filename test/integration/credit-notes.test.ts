@@ -121,6 +121,21 @@ describe('credit notes', () => {
     await api.http().post(`/credit-notes/${res.body.data.id}/void`).set(admin()).send({}).expect(409);
   });
 
+  it('when credit notes race a mark-paid, then whatever wins, the payment and the notes that lower what is owed add up to the total', async () => {
+    for (let round = 0; round < 4; round += 1) {
+      const raised = await invoice('raised');
+      const answers = await Promise.all([
+        ...Array.from({ length: 4 }, (_, i) => credit(raised.id, { reason: `Race ${round}.${i}`, amount: '50' })),
+        api.http().post(`/invoices/${raised.id}/mark-paid`).set(system()).send({ paidDate: '2026-11-21' }),
+      ]);
+      expect(answers.map((res) => res.status).filter((status) => status !== 201 && status !== 409 && status !== 200)).toEqual([]);
+      expect((await api.http().get(`/invoices/${raised.id}`).set(system()).expect(200)).body.data.status).toBe('paid');
+      const paid = (await payments(raised.id)).filter((row) => row.credit_note_id === null).reduce((sum, row) => sum + Number(row.amount), 0);
+      const lowered = await api.db('credit_notes').where({ invoice_id: raised.id, status: 'issued', settlement: 'reduces_due' }).sum({ total: 'total' }).first<{ total: string | null }>();
+      expect([round, paid + Number(lowered?.total ?? 0)]).toEqual([round, 180]);
+    }
+  });
+
   it('when 50 credit notes of 4.00 are asked for at once on an invoice of 180.00, then 45 are issued with consecutive numbers and the rest refused', async () => {
     const raised = await invoice('raised');
     // Each client retries a 503 (fifty requests can outwait the database pool on two cores) with its

@@ -190,6 +190,9 @@ export function decimal(column: DecimalColumn) {
   }
   const pattern = decimalPattern(column, integerDigits);
   const textForm = new RegExp(pattern);
+  // A number of the right form but the wrong sign (-10, 0) is told its sign, not the form it already has.
+  const signedForm = new RegExp(decimalPattern({ ...column, sign: undefined, max: undefined }, integerDigits));
+  const signProblem = sign === 'positive' ? 'must be greater than 0' : 'must not be negative';
   const limit = 10 ** integerDigits;
   const problem = (value: Decimal): string | undefined => {
     if (sign === 'positive' && !value.gt(0)) return 'must be greater than 0';
@@ -211,7 +214,9 @@ export function decimal(column: DecimalColumn) {
     .union([z.number(), z.string()], { error: (issue) => (issue.input === undefined ? undefined : notDecimal) })
     .transform((input, ctx) => {
       if (typeof input === 'string' && (input.length > DECIMAL_TEXT_MAX || !textForm.test(input))) {
-        ctx.addIssue({ code: 'custom', message: notDecimal });
+        const signed = sign !== undefined && input.length <= DECIMAL_TEXT_MAX && signedForm.test(input) ? new Decimal(input) : undefined;
+        const wrongSign = signed !== undefined && (sign === 'positive' ? signed.lte(0) : signed.isNeg() && !signed.isZero());
+        ctx.addIssue({ code: 'custom', message: wrongSign ? signProblem : notDecimal });
         return z.NEVER;
       }
       const value = new Decimal(input);

@@ -95,6 +95,18 @@ describe('names', () => {
 });
 
 describe('decimals', () => {
+  it('when the lines of a draft would add up to more than an invoice total can hold, then the draft or the line is refused at its path, and nothing is left that its raise would refuse', async () => {
+    const huge = { title: 'Huge', quantity: '999999999999.999999', price: '99999999.999999' };
+    const body = invoiceBody(usd.contractPlanId, [huge, huge] as unknown as Array<{ title: string; quantity: number; price: number }>);
+    const refused = await api.http().post('/invoices').set(system()).send(body);
+    expect([refused.status, refused.body.errors?.[0]?.path, refused.body.errors?.[0]?.message]).toEqual([400, 'body.invoiceItems', expect.stringContaining("the invoice's subtotal would be 199999999999997999800.00")]);
+    const one = await draft(usd, '2026-11-01', huge);
+    const more = await api.http().post(`/invoices/${one.id}/items`).set(system()).send(huge);
+    expect([more.status, more.body.errors?.[0]?.path]).toEqual([400, 'body']);
+    await api.http().post(`/invoices/${one.id}/raise`).set(system()).send({}).expect(200);
+  });
+
+
   it('when usage values are stored with trailing zeros, then events and meter readings answer them exact and canonical', async () => {
     const metric = `calls_${randomUUID().slice(0, 8)}`;
     const { entityId } = await createCustomerEntity(api, tenant);

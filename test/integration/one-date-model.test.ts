@@ -155,3 +155,28 @@ describe('one date model', () => {
     expect(ianaTimeZone.options.filter((zone) => !known.has(zone))).toEqual([]);
   });
 });
+
+describe('the ends of the calendar', () => {
+  /** A draft of the plain fixture dated `date`, its period and its line's from `fromDate` to `toDate`. */
+  const draftOf = (date: string, fromDate: string, toDate: string) => {
+    const body = invoiceBody(plain.contractPlanId);
+    const invoiceItems = body.invoiceItems.map((item) => ({ ...item, fromDate, toDate }));
+    return api.http().post('/invoices').set(system()).send({ ...body, invoiceData: { date, fromDate, toDate }, invoiceItems }).expect(201);
+  };
+
+  it('when a day before the year 1000 is stored (an invoice of 0500-06-01, an FX rate of 0099-01-01), then it comes back as written, four digits for the year', async () => {
+    const created = await draftOf('0500-06-01', '0500-06-01', '0500-06-30');
+    expect([created.body.data.date, created.body.data.fromDate, created.body.data.toDate]).toEqual(['0500-06-01', '0500-06-01', '0500-06-30']);
+    const read = await api.http().get(`/invoices/${created.body.data.id}`).set(system()).expect(200);
+    expect(read.body.data.items[0]).toMatchObject({ fromDate: '0500-06-01', toDate: '0500-06-30' });
+    const rate = await api.http().post('/fx-rates').set(bearer(tenant.adminToken)).send({ fromCurrency: 'NZD', toCurrency: 'USD', rate: '0.5', effectiveDate: '0099-01-01' }).expect(201);
+    expect(rate.body.data.effectiveDate).toBe('0099-01-01');
+  });
+
+  it('when an invoice dated 9999-12-31 is raised with payment terms, then 409 says its due date would fall after the last day the API writes, and it stays a draft', async () => {
+    const created = await draftOf('9999-12-31', '9999-12-01', '9999-12-31');
+    const raised = await api.http().post(`/invoices/${created.body.data.id}/raise`).set(system()).send({});
+    expect([raised.status, raised.body.errors?.[0]?.message]).toEqual([409, expect.stringContaining('would fall after 9999-12-31')]);
+    expect((await api.http().get(`/invoices/${created.body.data.id}`).set(system()).expect(200)).body.data.status).toBe('draft');
+  });
+});

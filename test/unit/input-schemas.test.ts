@@ -48,6 +48,11 @@ describe('decimal(NUMERIC(24,6))', () => {
     expect(issues(percentage, 100.000001)).toEqual([{ path: '', message: 'must be at most 100' }]);
     expect(issues(percentage, '100.5')).not.toEqual([]);
     expect(issues(percentage, -1)).toEqual([{ path: '', message: 'must not be negative' }]);
+    // Text of the right form but the wrong sign is told its sign, as a number is.
+    expect(issues(positive, '-10')).toEqual([{ path: '', message: 'must be greater than 0' }]);
+    expect(issues(positive, '0')).toEqual([{ path: '', message: 'must be greater than 0' }]);
+    expect(issues(percentage, '-0.5')).toEqual([{ path: '', message: 'must not be negative' }]);
+    expect(issues(positive, '-1e3')).toEqual([{ path: '', message: 'must be a decimal number with at most 20 digits before the point and 4 after it' }]);
   });
 
   it('when the document describes it, then the string pattern and the number bounds say what the check accepts', () => {

@@ -3,6 +3,7 @@ import { newId } from '../../db/ids';
 import { invertRate } from '../../domain/fx';
 import { formatExact } from '../../domain/money';
 import { paginate, type Page, type PageQuery } from '../../http/paging';
+import { calendarDay } from '../../db/dates';
 
 export const FX_RATE_PAIR_DATE_UNIQUE = 'fx_rates_pair_date_unique';
 
@@ -54,11 +55,6 @@ export interface EffectiveRate {
   effectiveDate: string | null;
 }
 
-/** The driver parses a DATE as local midnight, so the local getters give back the stored calendar day. */
-function calendarDay(value: Date): string {
-  const pad = (n: number) => String(n).padStart(2, '0');
-  return `${value.getFullYear()}-${pad(value.getMonth() + 1)}-${pad(value.getDate())}`;
-}
 
 /** Drops the NUMERIC scale's trailing zeros: `0.920000000000` → `0.92`. */
 export function normaliseRate(rate: string): string {

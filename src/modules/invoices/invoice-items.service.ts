@@ -6,6 +6,7 @@ import { discountLinesOf, discountsKept } from '../../domain/rating-coupons';
 import { plansIn } from '../billing-plans';
 import { chargesIn } from '../charges';
 import { contractsIn } from '../contracts';
+import { assertInvoiceFits } from './invoice-pricing';
 import { createInvoiceRepository, toInvoiceItem, type Invoice, type InvoiceRow, type NewInvoiceItem } from './invoices.repository';
 
 const DRAFT_ONLY = 'Items can change only while the invoice is a draft';
@@ -49,6 +50,8 @@ export function createInvoiceItemService(db: Knex, repriceDraft: DraftRepricer) 
       return locked(organisationId, invoiceId, 'Invoice', async (trx, invoice) => {
         assertDraft(invoice);
         await assertPlanItemsKnown(trx, organisationId, [item]);
+        const lines = [...(await createInvoiceRepository(trx).items(invoiceId)), { quantity: item.quantity, price: item.price, plan_item_id: item.planItemId ?? null }];
+        await assertInvoiceFits(trx, invoice.contract_id, invoice.currency, lines, 'body');
         return toInvoiceItem(await createInvoiceRepository(trx).insertItem(organisationId, invoiceId, item), invoice.currency);
       });
     },

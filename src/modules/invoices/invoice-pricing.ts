@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { calendarDay } from '../../db/dates';
+import { AppError } from '../../domain/errors';
 import { convert } from '../../domain/fx';
 import { Decimal, formatAmount, roundToMinor, sumAmounts } from '../../domain/money';
 import { contractTaxesOfMany, type ContractTax } from '../contracts';
@@ -37,6 +38,24 @@ export function priceInvoice(lines: readonly PricedLine[], taxes: readonly Contr
   });
   const taxTotal = sumAmounts(taxed.map((tax) => tax.amount));
   return { amounts, subtotal, taxes: taxed, taxTotal, total: subtotal.plus(taxTotal) };
+}
+
+/** An invoice's subtotal and total are NUMERIC(24,4): at most 20 digits before the point. */
+export const INVOICE_AMOUNT_LIMIT = new Decimal(10).pow(20);
+
+/**
+ * Refuses lines whose invoice could never be raised: each line fits its column, but their sum, or the sum
+ * with the contract's taxes, may not fit the invoice's. Checked when a draft is made or its lines change,
+ * by the path of the lines, so that no draft is left that its raise would refuse.
+ */
+export async function assertInvoiceFits(db: Knex, contractId: string | null, currency: string, lines: readonly PricedLine[], path: string): Promise<void> {
+  const taxes = contractId ? ((await contractTaxesOfMany(db, [contractId])).get(contractId) ?? []) : [];
+  const priced = priceInvoice(lines, taxes, currency);
+  for (const [name, value] of [['subtotal', priced.subtotal], ['total', priced.total]] as const) {
+    if (value.abs().gte(INVOICE_AMOUNT_LIMIT)) {
+      throw AppError.validation(`the invoice's ${name} would be ${formatAmount(value, currency)}, more than an invoice can hold (at most 20 digits before the point)`, path);
+    }
+  }
 }
 
 /** Units of the base currency for one unit of `currency` on `date`; undefined when no rate is effective. */

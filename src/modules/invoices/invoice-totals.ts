@@ -2,12 +2,12 @@ import type { Knex } from 'knex';
 import { calendarDay } from '../../db/dates';
 import { AppError } from '../../domain/errors';
 import { convert } from '../../domain/fx';
-import { formatAmount } from '../../domain/money';
+import { Decimal, formatAmount } from '../../domain/money';
 import { chargeTax } from '../../domain/rating';
 import { chargesIn } from '../charges';
 import { contractTaxesOf } from '../contracts';
 import { getOrganisationSettings } from '../organisation-settings';
-import { baseRateOf, priceInvoice } from './invoice-pricing';
+import { baseRateOf, INVOICE_AMOUNT_LIMIT, priceInvoice } from './invoice-pricing';
 import { createInvoiceRepository, type InvoiceRow, type InvoiceTotals } from './invoices.repository';
 
 /**
@@ -30,6 +30,10 @@ export async function computeInvoiceTotals(trx: Knex, invoice: Pick<InvoiceRow, 
   const date = calendarDay(invoice.date);
   const rate = await baseRateOf(trx, invoice.organisation_id, invoice.currency, baseCurrency, date);
   if (rate === undefined) throw AppError.missingFxRate(invoice.currency, baseCurrency, date);
+  // Lines are checked as they are added; taxes or a rate set since may still take a total past its column.
+  for (const [name, value, currency] of [['total', total, invoice.currency], [`total in ${baseCurrency}`, convert(total, rate, baseCurrency), baseCurrency]] as const) {
+    if (new Decimal(value).abs().gte(INVOICE_AMOUNT_LIMIT)) throw AppError.conflict(`its ${name} would be ${formatAmount(value, currency)}, more than an invoice can hold (at most 20 digits before the point)`);
+  }
   return {
     subtotal: formatAmount(priced.subtotal, invoice.currency),
     tax_total: formatAmount(taxTotal, invoice.currency),

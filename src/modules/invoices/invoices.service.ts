@@ -12,6 +12,7 @@ import { customerToday } from '../customers';
 import { organisationToday } from '../organisation-settings';
 import { loadInvoiceDocument, type SettlementReader } from './invoice-document';
 import { assertPlanItemsKnown } from './invoice-items.service';
+import { assertInvoiceFits } from './invoice-pricing';
 import { lifecycleSnapshot } from './invoice-snapshot';
 import { documentPdf } from './invoice-mail';
 import { createInvoiceRepository, type Invoice, type InvoiceFilter, type InvoiceRow, type NewInvoice } from './invoices.repository';
@@ -83,6 +84,7 @@ export function createInvoiceService(deps: WorkflowServiceDeps, resolveContractP
     async create(organisationId: string, input: Omit<NewInvoice, 'organisationId' | 'customerId' | 'contractId' | 'currency'>): Promise<Invoice> {
       const plan = orNotFound(await resolveContractPlan(deps.db, organisationId, input.contractPlanId), 'Contract plan');
       await assertPlanItemsKnown(deps.db, organisationId, input.items);
+      await assertInvoiceFits(deps.db, plan.contractId, plan.currency, input.items.map((item) => ({ quantity: item.quantity, price: item.price, plan_item_id: item.planItemId ?? null })), 'body.invoiceItems');
       const row = await invoices.create({ ...input, organisationId, ...plan });
       try {
         await deps.temporal.bounded(() => workflows.start('invoiceLifecycleWorkflow', startOperation(row).options));

@@ -2,6 +2,7 @@ import { domainEvent, type DomainEventType } from '../../domain/events';
 import { recordEvent } from '../../events/outbox';
 import type { Knex } from 'knex';
 import { calendarDay } from '../../db/dates';
+import { addDays } from '../../domain/billing-periods';
 import { AppError, orNotFound } from '../../domain/errors';
 import { formatInvoiceNumber } from '../../domain/invoice-number';
 import { Decimal, formatAmount } from '../../domain/money';
@@ -253,6 +254,16 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer; 
     return customer?.payment_terms_days ?? (await getOrganisationSettings(trx, invoice.organisation_id)).payment_terms_days;
   }
 
+  /** The payment terms that date the invoice's due date, which must fall within the years the API writes. */
+  async function dueInDaysOf(step: Step): Promise<number> {
+    const terms = await paymentTermsOf(step);
+    const date = calendarDay(step.invoice.date);
+    if (date > addDays('9999-12-31', -terms)) {
+      throw AppError.conflict(`its due date, ${terms} days after its date ${date}, would fall after 9999-12-31, the last day the API writes: date the invoice earlier`);
+    }
+    return terms;
+  }
+
   /** Invoices go to every contact in the customer's contact groups. */
   async function recipientsOf(organisationId: string, invoiceId: string): Promise<string[]> {
     const invoice = await invoicesIn(db).findRow(organisationId, invoiceId);
@@ -276,7 +287,7 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer; 
         const totals = await computeInvoiceTotals(step.trx, step.invoice);
         const creditsApplied = await consumeCredits(step, totals.total, `invoice ${numbering.number}`);
         const credited = await creditBelowZero(step, totals.total, `invoice ${numbering.number}: total below zero`);
-        await step.complete('raise', { ...numbering, stamp: 'raised_at', totals, due_in_days: await paymentTermsOf(step) }, { creditsApplied, ...credited });
+        await step.complete('raise', { ...numbering, stamp: 'raised_at', totals, due_in_days: await dueInDaysOf(step) }, { creditsApplied, ...credited });
         return { number: numbering.number };
       },
       (invoice) => ({ number: invoice.number! }),

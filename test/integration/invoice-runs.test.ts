@@ -170,6 +170,9 @@ describe('invoice runs', () => {
     expect(upcoming.body.data.invoices).toEqual([expect.objectContaining({ contractPlanId: example.contractPlanId, currency: 'USD', total: '520.00', fromDate: '2026-10-16', toDate: '2026-11-30' })]);
     // The 100 calls as the API shows every quantity and price: exact, without trailing zeros.
     expect(upcoming.body.data.invoices[0].items).toContainEqual(expect.objectContaining({ title: 'API calls', quantity: '100', price: '0.5' }));
+    // The dry run shows the same lines, written the same way.
+    const shown = (lines: Array<Record<string, unknown>>) => lines.map(({ title, quantity, price, fromDate, toDate }) => ({ title, quantity, price, fromDate, toDate }));
+    expect(shown((dry.invoices as Array<{ items: Array<Record<string, unknown>> }>)[0]!.items)).toEqual(shown(upcoming.body.data.invoices[0].items));
   });
 
   it('when one contract cannot be billed, then it fails alone with its reason, and retry bills it once the cause is mended', async () => {

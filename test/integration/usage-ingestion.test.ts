@@ -50,6 +50,9 @@ describe('POST /events/batch', () => {
     expect(res.body.data.summary).toEqual({ success: 2, failed: 1, total: 3, duplicates: 0 });
     expect(res.body.data.failedRecords).toEqual([{ index: 1, error: 'customer entity not found', code: 2002, statusCode: 404 }]);
     expect(await storedCount(tenant.organisationId, prefix)).toBe(2);
+    // Sent alone, it is a 404 like any other: what it is about in the message, no path.
+    const single = await api.http().post('/events').set(bearer(tenant.systemToken)).send(usageEvent('ent_does_not_exist'));
+    expect([single.status, single.body.errors]).toEqual([404, [{ code: 2002, message: 'customer entity not found' }]]);
   });
 
   it('when an event has an unparsable timestamp, then it fails with 400 and the string "27" (rule 2)', async () => {

@@ -13,7 +13,7 @@ import { invoiceRunWorkflowId, searchAttributes } from '../../../workflows/ids';
 import { dayIn } from '../../domain/zoned-days';
 import { contractsIn } from '../contracts';
 import { organisationToday } from '../organisation-settings';
-import { createInvoiceRunRepository, type InvoiceRunRepository, type InvoiceRunRow } from './invoice-runs.repository';
+import { createInvoiceRunRepository, type InvoiceRunRepository, type InvoiceRunRow, type RunInvoice } from './invoice-runs.repository';
 import { CURRENT_USAGE_RENAMES, type InvoiceRun } from './invoice-runs.schemas';
 import type { InvoiceRunService } from './invoice-runs.service';
 import { periodToDateUsage, type PeriodToDateUsage } from './period-usage';
@@ -43,7 +43,11 @@ async function toRun(runs: InvoiceRunRepository, row: InvoiceRunRow): Promise<In
   const summary = await runs.summary(row.id);
   const failures = summary.failed > 0 ? await runs.failures(row.id) : [];
   // A run's own invoices are paged at GET /invoices?invoiceRunId=; only a dry run's exist nowhere else.
-  const invoices = row.dry_run ? (await runs.contractOutcomes(row.id)).flatMap((outcome) => outcome.invoices.map((invoice) => ({ contractId: outcome.contract_id, ...invoice }))) : [];
+  // Its lines as the upcoming invoice shows them: quantities and prices exact, without trailing zeros.
+  const lines = (items: RunInvoice['items']) => items?.map((item) => ({ ...item, quantity: formatExact(item.quantity), price: formatExact(item.price) }));
+  const invoices = row.dry_run
+    ? (await runs.contractOutcomes(row.id)).flatMap((outcome) => outcome.invoices.map(({ items, ...invoice }) => ({ contractId: outcome.contract_id, ...invoice, ...(items ? { items: lines(items) } : {}) })))
+    : [];
   return {
     id: row.id,
     status: row.status,

@@ -29,7 +29,8 @@ export interface RunInvoice {
   contractPlanId: string;
   currency: string;
   total: string;
-  items?: unknown[];
+  /** A dry run's lines, as planned (the planned line's other fields too). */
+  items?: Array<{ title: string; quantity: string; price: string; fromDate: string; toDate: string; planItemId?: string; description?: string; dimensions?: Record<string, string | null> }>;
 }
 
 export interface RunContractRow {

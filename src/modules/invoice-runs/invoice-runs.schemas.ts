@@ -32,7 +32,7 @@ const runInvoiceSchema = z.object({
   contractPlanId: z.string(),
   currency: z.string(),
   total: z.string().describe('the sum of the lines, before tax'),
-  items: z.array(z.unknown()).optional().describe('a dry run: the lines the invoice would have'),
+  items: z.array(plannedLineSchema).optional().describe('a dry run: the lines the invoice would have'),
 });
 
 export const runSchema = z.object({

@@ -255,8 +255,9 @@ export function createUsageService(deps: WorkflowServiceDeps, metersOf: RollupMe
       const { result } = outcome;
       const failure = result.failedRecords[0];
       if (failure) {
-        const kind = failure.statusCode === 404 ? 'not_found' : 'validation';
-        throw new AppError(kind, failure.error, [{ code: failure.code, path: 'body', message: failure.error }]);
+        // A 404 names what it is about in its message, without a path, as every 404 does.
+        if (failure.statusCode === 404) throw new AppError('not_found', failure.error, [{ code: failure.code, message: failure.error }]);
+        throw new AppError('validation', failure.error, [{ code: failure.code, path: 'body', message: failure.error }]);
       }
       return result;
     },

@@ -34,8 +34,27 @@ export interface Problem {
  * had: zod alone would say "Invalid input". `input` is what was parsed; without it, a missing value is told
  * by zod's own wording.
  */
+type UnionIssue = { code: 'invalid_union'; path: PropertyKey[]; errors?: Array<Array<ZodError['issues'][number]>> };
+
+/**
+ * What a union of objects that took none of its options says: the option the value came nearest to (the
+ * fewest properties it does not take, then the fewest problems), by its own paths, rather than "Invalid
+ * input" at the union. A union of plain values (a number or a numeric string) keeps its own message.
+ */
+function nearestOption(issue: UnionIssue): Array<ZodError['issues'][number]> | undefined {
+  const options = (issue.errors ?? []).filter((list) => list.length > 0);
+  if (!options.some((list) => list.some((one) => one.path.length > 0 || one.code === 'unrecognized_keys'))) return undefined;
+  const unknownKeys = (list: Array<ZodError['issues'][number]>) => list.reduce((n, one) => n + (one.code === 'unrecognized_keys' ? one.keys.length : 0), 0);
+  const nearest = [...options].sort((a, b) => unknownKeys(a) - unknownKeys(b) || a.length - b.length)[0]!;
+  return nearest.map((one) => ({ ...one, path: [...issue.path, ...one.path] }));
+}
+
 export function zodProblems(error: ZodError, input?: unknown): Problem[] {
-  return error.issues.flatMap((issue) => {
+  return error.issues.flatMap((issue): Problem[] => {
+    if (issue.code === 'invalid_union') {
+      const nearest = nearestOption(issue as UnionIssue);
+      if (nearest) return zodProblems({ issues: nearest } as ZodError, input);
+    }
     const path = issue.path.map(String);
     // A strict object's unknown keys, each by its own path, as the router names those of any other object.
     if (issue.code === 'unrecognized_keys') return issue.keys.map((key) => ({ path: [...path, key], message: UNKNOWN_PROPERTY }));

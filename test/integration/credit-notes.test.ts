@@ -217,6 +217,15 @@ describe('credit notes', () => {
     const decimals = await credit(raised.id, { reason: 'Odd', amount: '1.001' });
     expect(decimals.status).toBe(400);
     expect(decimals.body.errors[0].path).toBe('body.amount');
+    // A body that takes one of two forms is told what is wrong with the form it came nearest to, by its path.
+    for (const [body, path, message] of [
+      [{ reason: 'Negative', amount: '-10' }, 'body.amount', 'must be greater than 0'],
+      [{ reason: 'Zero', items: [{ invoiceItemId: raised.items[0]!.id, amount: '0' }] }, 'body.items.0.amount', 'must be greater than 0'],
+      [{ reason: 'Neither' }, 'body.items', 'is required'],
+    ] as const) {
+      const res = await credit(raised.id, body);
+      expect([res.status, res.body.errors]).toEqual([400, [{ code: 1001, path, message }]]);
+    }
     await credit(raised.id, { reason: 'Refund of an unpaid invoice', amount: '1', refund: true }).expect(409);
     expect(await api.db('credit_notes').whereIn('invoice_id', [draft.body.data.id, raised.id]).count({ n: '*' }).first()).toEqual({ n: '0' });
     const list = await api.http().get('/credit-notes').set(system()).query({ invoiceId: raised.id }).expect(200);

@@ -210,6 +210,21 @@ describe('collection through Stripe', () => {
     }
   });
 
+  it('when a manual mark-paid of a linked customer\'s invoice is undone, then the invoice owes again and the gateway collects it', async () => {
+    // Marked paid before the customer was linked: nothing was collected.
+    const fixture = await createBillingFixture(api, tenant);
+    const created = await api.http().post('/invoices').set(system()).send(invoiceBody(fixture.contractPlanId, [{ title: 'Platform fee', quantity: 1, price: 64 }])).expect(201);
+    const invoiceId = created.body.data.id as string;
+    await api.http().post(`/invoices/${invoiceId}/mark-paid`).set(system()).send({ paidDate: '2026-11-20' }).expect(200);
+    const linked = await api.http().post(`/customers/${fixture.customerId}/payment-provider`).set(system()).send({ provider: 'stripe' }).expect(201);
+    await useCard(stripe, linked.body.data.providerCustomerId as string, '4242424242424242');
+    expect(await chargesAtGateway(invoiceId)).toEqual([]);
+    const undone = await api.http().post(`/fsm/invoice/${invoiceId}/undo`).set(admin()).send({});
+    expect([undone.status, undone.body.data?.status]).toEqual([200, expect.stringMatching(/^(raised|sent)$/)]);
+    await waitFor(async () => ((await invoiceStatus(invoiceId)) === 'paid' ? true : undefined), 60_000);
+    expect((await chargesAtGateway(invoiceId)).map((intent) => [intent.amount, intent.status])).toEqual([[6400, 'succeeded']]);
+  });
+
   it('when part of an invoice is paid by bank transfer before it is sent, then the gateway charges the rest only, and refunds at most what it took', async () => {
     await api.http().put('/payment-providers/stripe').set(admin()).send({ secretKey: SECRET_KEY, webhookSecret: WEBHOOK_SECRET, collectOn: 'sent' }).expect(200);
     try {

@@ -345,6 +345,14 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer; 
           await payCollected(step, input.collectedAttemptId, paidDate, paidAt);
           return;
         }
+        // A gateway's charge under way or taken pays the invoice itself: a payment recorded by hand beside it
+        // would have the customer pay twice.
+        const collecting = await step.payments.collectingAttempt(invoice.id);
+        if (collecting) {
+          throw AppError.conflict(
+            `${collecting.provider} is collecting the invoice (attempt ${collecting.attempt}, ${collecting.status === 'processing' ? 'processing' : 'taken, being recorded'}): it is paid when that settles; mark it paid by hand only if the attempt fails`,
+          );
+        }
         if (owed.lessThanOrEqualTo(0)) {
           await step.complete('pay', { paid_date: paidDate, stamp: 'paid_at' }, {});
           return;

@@ -88,25 +88,28 @@ export function createCollectionService(deps: GatewayDeps) {
    * but whose metadata names one of our invoices is recorded as that invoice's next attempt.
    */
   async function record(organisationId: string, payment: GatewayPayment): Promise<AttemptRow | undefined> {
-    return db.transaction(async (trx) => {
-      const repository = createGatewayRepository(trx);
-      const attempt =
-        (await repository.findAttemptOfGatewayPayment(organisationId, 'stripe', payment.id, true)) ??
-        (payment.metadata.attempt_id ? await repository.findAttempt(organisationId, payment.metadata.attempt_id, true) : undefined) ??
-        (await rebuilt(trx, repository, organisationId, payment));
-      if (!attempt) return undefined;
-      const moves = !FINAL_STATUSES.includes(attempt.status) || (attempt.status === 'failed' && payment.status === 'succeeded');
-      if (!moves || (attempt.status === payment.status && attempt.provider_payment_id === payment.id)) return attempt;
-      const updated = await repository.recordOutcome(attempt.id, {
-        status: payment.status,
-        providerPaymentId: payment.id,
-        actionUrl: payment.actionUrl,
-        failureCode: payment.failure?.code ?? null,
-        failureMessage: payment.failure?.message ?? null,
-      });
-      if (payment.status === 'failed') await recordEvent(trx, organisationId, domainEvent('payment.failed', toPaymentAttempt(updated)));
-      return updated;
+    return db.transaction((trx) => recordIn(trx, organisationId, payment));
+  }
+
+  /** `record`, inside the caller's transaction. */
+  async function recordIn(trx: Knex, organisationId: string, payment: GatewayPayment): Promise<AttemptRow | undefined> {
+    const repository = createGatewayRepository(trx);
+    const attempt =
+      (await repository.findAttemptOfGatewayPayment(organisationId, 'stripe', payment.id, true)) ??
+      (payment.metadata.attempt_id ? await repository.findAttempt(organisationId, payment.metadata.attempt_id, true) : undefined) ??
+      (await rebuilt(trx, repository, organisationId, payment));
+    if (!attempt) return undefined;
+    const moves = !FINAL_STATUSES.includes(attempt.status) || (attempt.status === 'failed' && payment.status === 'succeeded');
+    if (!moves || (attempt.status === payment.status && attempt.provider_payment_id === payment.id)) return attempt;
+    const updated = await repository.recordOutcome(attempt.id, {
+      status: payment.status,
+      providerPaymentId: payment.id,
+      actionUrl: payment.actionUrl,
+      failureCode: payment.failure?.code ?? null,
+      failureMessage: payment.failure?.message ?? null,
     });
+    if (payment.status === 'failed') await recordEvent(trx, organisationId, domainEvent('payment.failed', toPaymentAttempt(updated)));
+    return updated;
   }
 
   /**
@@ -229,13 +232,14 @@ export function createCollectionService(deps: GatewayDeps) {
         const found = await provider.findPayment({ attempt_id: attempt.id }, Math.floor(attempt.created_at.getTime() / 1000) - LOOKUP_MARGIN_SECONDS);
         if (found) return (await record(attempt.organisation_id, found))?.status ?? 'pending';
         // Not charged yet: only while the invoice still owes at least the attempt's amount (it may have been
-        // paid by other means or cancelled while a charge waited for the gateway).
-        const invoice = await invoicesIn(db).findRow(attempt.organisation_id, attempt.invoice_id);
-        const due = invoice ? await stillOwed(db, invoice) : null;
-        if (!invoice || invoice.status === 'paid' || due === null || new Decimal(due).lessThan(attempt.amount)) {
-          return closeAttempt(attempt, 'invoice_not_owed', `the invoice is ${invoice?.status ?? 'gone'} and owes ${due ?? 'nothing'}: the attempt was not charged`);
-        }
-        const payment = await provider.charge({
+        // paid by other means or cancelled while a charge waited for the gateway). The invoice stays locked
+        // until the gateway's answer is recorded, so that a mark-paid by hand waits for it, then finds the
+        // gateway collecting (409), and never records a second payment beside the charge.
+        const payment = await db.transaction(async (trx): Promise<{ closed: string } | { recorded: AttemptRow | undefined }> => {
+          const invoice = await invoicesIn(trx).lock(attempt.organisation_id, attempt.invoice_id);
+          const due = invoice ? await stillOwed(trx, invoice) : null;
+          if (!invoice || invoice.status === 'paid' || due === null || new Decimal(due).lessThan(attempt.amount)) return { closed: `the invoice is ${invoice?.status ?? 'gone'} and owes ${due ?? 'nothing'}: the attempt was not charged` };
+          const charged = await provider.charge({
             providerCustomerId: link.provider_customer_id,
             amountMinor: toMinorUnits(attempt.amount, attempt.currency),
             currency: attempt.currency,
@@ -243,7 +247,10 @@ export function createCollectionService(deps: GatewayDeps) {
             metadata,
             description: `Invoice ${attempt.invoice_id}, attempt ${attempt.attempt}`,
           });
-        return (await record(attempt.organisation_id, payment))?.status ?? 'pending';
+          return { recorded: await recordIn(trx, attempt.organisation_id, charged) };
+        });
+        if ('closed' in payment) return closeAttempt(attempt, 'invoice_not_owed', payment.closed);
+        return payment.recorded?.status ?? 'pending';
       } catch (error) {
         if (error instanceof GatewayRefusal) return failAttempt(attempt, error.code, error.message);
         throw error;

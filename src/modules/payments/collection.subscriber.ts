@@ -42,12 +42,14 @@ interface CreditNoteEventData {
 interface InvoiceEventData {
   id: string;
   customerId?: string | null;
+  status?: string;
 }
 
 /**
  * Collection as a subscriber of the domain events: an invoice raised (or sent, as the organisation's
  * gateway setting says) for a customer linked to the organisation's gateway gets its collection workflow;
- * an invoice with attempts that is paid, cancelled or undone nudges it, so that a dunning wait ends at once.
+ * an invoice with attempts that is paid, cancelled or undone nudges it, so that a dunning wait ends at once;
+ * an undo that leaves a linked customer's invoice raised (or sent) where collection begins starts it too.
  * Found set-based, one statement per relay batch; safe to repeat, as the workflow decides from Postgres.
  */
 export function collectionSubscriber(deps: { temporal: TemporalHandle }): EventSubscriber {
@@ -56,18 +58,28 @@ export function collectionSubscriber(deps: { temporal: TemporalHandle }): EventS
     handle: async (trx: Knex.Transaction, events: readonly OutboxEvent[]) => {
       const interesting = events.filter((event) => ['invoice.raised', 'invoice.sent', 'invoice.paid', 'invoice.cancelled', 'invoice.transition_undone'].includes(event.type));
       if (interesting.length === 0) return;
-      const rows = interesting.map((event) => ({ organisationId: event.organisation_id, type: event.type, invoiceId: (event.payload.data as InvoiceEventData).id, customerId: (event.payload.data as InvoiceEventData).customerId ?? null }));
+      const rows = interesting.map((event) => {
+        const data = event.payload.data as InvoiceEventData;
+        return { organisationId: event.organisation_id, type: event.type, invoiceId: data.id, customerId: data.customerId ?? null, status: data.status ?? null };
+      });
       const { rows: due } = await trx.raw<{ rows: Array<{ organisation_id: string; invoice_id: string }> }>(
         `SELECT DISTINCT e.organisation_id, e.invoice_id
-           FROM jsonb_to_recordset(?::jsonb) AS e(organisation_id text, type text, invoice_id text, customer_id text)
+           FROM jsonb_to_recordset(?::jsonb) AS e(organisation_id text, type text, invoice_id text, customer_id text, status text)
           WHERE (e.type IN ('invoice.raised', 'invoice.sent')
                  AND EXISTS (SELECT 1 FROM payment_provider_accounts a
                               WHERE a.organisation_id = e.organisation_id AND 'invoice.' || a.collect_on = e.type)
                  AND EXISTS (SELECT 1 FROM customer_payment_providers l
                               WHERE l.organisation_id = e.organisation_id AND l.customer_id = e.customer_id))
+             -- An undo that leaves it owing where collection would have begun (a manual mark-paid undone).
+             OR (e.type = 'invoice.transition_undone'
+                 AND EXISTS (SELECT 1 FROM payment_provider_accounts a
+                              WHERE a.organisation_id = e.organisation_id
+                                AND (e.status = 'sent' OR (e.status = 'raised' AND a.collect_on = 'raised')))
+                 AND EXISTS (SELECT 1 FROM customer_payment_providers l
+                              WHERE l.organisation_id = e.organisation_id AND l.customer_id = e.customer_id))
              OR (e.type IN ('invoice.paid', 'invoice.cancelled', 'invoice.transition_undone')
                  AND EXISTS (SELECT 1 FROM payment_attempts p WHERE p.invoice_id = e.invoice_id))`,
-        [JSON.stringify(rows.map((row) => ({ organisation_id: row.organisationId, type: row.type, invoice_id: row.invoiceId, customer_id: row.customerId })))],
+        [JSON.stringify(rows.map((row) => ({ organisation_id: row.organisationId, type: row.type, invoice_id: row.invoiceId, customer_id: row.customerId, status: row.status })))],
       );
       for (const row of due) await nudgeCollection(deps.temporal, row.organisation_id, row.invoice_id);
     },

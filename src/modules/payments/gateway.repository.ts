@@ -141,6 +141,15 @@ export function createGatewayRepository(db: Knex) {
       return db<AttemptRow>('payment_attempts').where({ invoice_id: invoiceId, status: 'succeeded' }).whereNull('payment_id').orderBy('attempt').first();
     },
 
+    /** A gateway's payment of the invoice that is under way or taken but not yet recorded: it will pay the invoice. */
+    async collecting(invoiceId: string): Promise<AttemptRow | undefined> {
+      return db<AttemptRow>('payment_attempts')
+        .where({ invoice_id: invoiceId })
+        .andWhere((where) => where.where({ status: 'processing' }).orWhere((taken) => taken.where({ status: 'succeeded' }).whereNull('payment_id')))
+        .orderBy('attempt')
+        .first();
+    },
+
     /** Whether a gateway's payment already pays (or paid, before a refund) the invoice. */
     async anyCollected(invoiceId: string): Promise<boolean> {
       return (await db('payment_attempts').where({ invoice_id: invoiceId }).whereIn('status', ['succeeded', 'refunded']).whereNotNull('payment_id').first('id')) !== undefined;

@@ -21,6 +21,8 @@ export type PaymentAccess = Pick<ReturnType<typeof createPaymentRepository>, 'fi
   linkAttemptPayment(attemptId: string, paymentId: string): Promise<void>;
   /** The gateway attempt a payment records, if a gateway collected it: such a payment goes back only by a refund. */
   gatewayAttemptOf(paymentId: string): Promise<AttemptRow | undefined>;
+  /** A gateway's payment of the invoice under way (`processing`) or taken and not yet recorded: it will pay the invoice. */
+  collectingAttempt(invoiceId: string): Promise<AttemptRow | undefined>;
   /** What a refund through the gateway that collected the invoice can still pay back; undefined when none did. */
   gatewayRefundable(invoiceId: string): Promise<{ provider: string; amount: string; currency: string } | undefined>;
   /** The credit note's refund through a gateway, if one was asked: money sent back is not taken back by a void. */
@@ -43,5 +45,6 @@ export const paymentsIn = (db: Knex): PaymentAccess => {
     gatewayAttemptOf: gateway.findAttemptOfPayment,
     gatewayRefundOf: gateway.findRefundOfCreditNote,
     gatewayRefundable: gateway.gatewayRefundable,
+    collectingAttempt: gateway.collecting,
   };
 };

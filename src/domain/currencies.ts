@@ -8,9 +8,16 @@ export interface Currency {
   minorUnits: number;
 }
 
+/**
+ * Codes ISO 4217 lists without a minor unit ("N.A."), which the data package gives as 0 digits: precious
+ * metals, bond market units, the SDR, the Sucre, the ADB unit, the testing code and "no currency". None is
+ * money an invoice can be in.
+ */
+const NOT_MONEY = new Set(['XAG', 'XAU', 'XBA', 'XBB', 'XBC', 'XBD', 'XDR', 'XPD', 'XPT', 'XSU', 'XTS', 'XUA', 'XXX']);
+
 // ISO 4217 from a maintained data package; funds and metals without a minor unit ("N.A.") are left out.
 const CURRENCIES: readonly Currency[] = currencyCodes.data
-  .filter((entry) => Number.isInteger(entry.digits))
+  .filter((entry) => Number.isInteger(entry.digits) && !NOT_MONEY.has(entry.code))
   .map((entry) => ({ code: entry.code, name: entry.currency, numericCode: entry.number, minorUnits: entry.digits }))
   .sort((a, b) => a.code.localeCompare(b.code));
 

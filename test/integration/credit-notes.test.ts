@@ -73,6 +73,12 @@ describe('credit notes', () => {
     expect(listed.body.data.items.find((payment: { creditNoteId: string | null }) => payment.creditNoteId === res.body.data.id)).toMatchObject({ amount: '-24.00', method: 'refund' });
     // A refund changes with its credit note, not by hand.
     await api.http().delete(`/payments/${res.body.data.refundPaymentId}`).set(system()).expect(409);
+    // Voided, the note names no refund payment (its payment is deleted); undone, it names it again.
+    const voided = await api.http().post(`/credit-notes/${res.body.data.id}/void`).set(admin()).send({}).expect(200);
+    expect(voided.body.data).toMatchObject({ status: 'voided', refundPaymentId: null });
+    await api.http().get(`/payments/${res.body.data.refundPaymentId}`).set(system()).expect(404);
+    const restored = await api.http().post(`/credit-notes/${res.body.data.id}/undo`).set(admin()).send({}).expect(200);
+    expect(restored.body.data).toMatchObject({ status: 'issued', refundPaymentId: res.body.data.refundPaymentId });
 
     // Its PDF, laid out as the invoice, and the e-mail that takes it to the customer's contacts.
     const pdf = await api.http().get(`/credit-notes/${res.body.data.id}/pdf`).set(system()).buffer(true).parse(binary).expect(200);

@@ -97,15 +97,28 @@ it('when a card is declined, then payment.failed is announced, dunning tries aga
 });
 
 describe('the collection\'s steps, over Postgres and the fake', () => {
-  async function raisedFor(cardNumber: string, price: number) {
+  async function raisedFor(cardNumber: string, price: number, currency = 'USD') {
     const system = bearer(tenant.systemToken);
-    const fixture = await createBillingFixture(api, tenant);
+    const fixture = await createBillingFixture(api, tenant, currency);
     const linked = await api.http().post(`/customers/${fixture.customerId}/payment-provider`).set(system).send({ provider: 'stripe' }).expect(201);
     await useCard(stripe, linked.body.data.providerCustomerId, cardNumber);
     const created = await api.http().post('/invoices').set(system).send(invoiceBody(fixture.contractPlanId, [{ title: 'Platform fee', quantity: 1, price }])).expect(201);
     await api.http().post(`/invoices/${created.body.data.id}/raise`).set(system).send({}).expect(200);
     return { invoiceId: created.body.data.id as string, stripeCustomerId: linked.body.data.providerCustomerId as string };
   }
+
+  it('when the gateway does not take the invoice\'s currency, then the attempt fails once and the dunning campaign does not try again', async () => {
+    const { collection } = createServices(serviceDepsFrom(api.config, api.db));
+    await api.http().post('/fx-rates').set(bearer(tenant.adminToken)).send({ fromCurrency: 'KWD', toCurrency: 'USD', rate: '3.25', effectiveDate: '2026-01-01' }).expect(201);
+    const { invoiceId } = await raisedFor('4242424242424242', 12.5, 'KWD');
+    const step = (await collection.nextStep({ organisationId: tenant.organisationId, invoiceId })) as { next: 'charge'; attemptId: string };
+    expect(step.next).toBe('charge');
+    expect(await collection.charge({ organisationId: tenant.organisationId, attemptId: step.attemptId })).toBe('failed');
+    expect(await collection.nextStep({ organisationId: tenant.organisationId, invoiceId, retryAfterAttempt: 1 })).toEqual({ next: 'done', reason: 'the gateway does not collect KWD' });
+    // A campaign's amounts have their currency's decimals, as every amount does.
+    const odd = await api.http().post('/dunning-campaigns').set(bearer(tenant.adminToken)).send({ name: 'Odd', customerId: 'cus_none', maxAttempts: 2, daysBetweenAttempts: 1, minimumAmountDue: { JPY: '1.5' } });
+    expect([odd.status, odd.body.errors?.[0]?.path]).toEqual([400, 'body.minimumAmountDue.JPY']);
+  });
 
   it('when the invoice is paid by other means while its attempt waits to be charged, then the attempt is closed and nothing is charged', async () => {
     const { collection } = createServices(serviceDepsFrom(api.config, api.db));

@@ -114,6 +114,9 @@ describe('text and codes', () => {
   it('when a currency is not an ISO 4217 code in upper case, then it is refused', () => {
     expect(isoCurrency.parse('EUR')).toBe('EUR');
     for (const code of ['eur', 'XYZ', 'EURO', '']) expect(issues(isoCurrency, code)).toHaveLength(1);
+    // Codes without a minor unit in ISO 4217 are not money: "no currency", testing, gold.
+    for (const code of ['XXX', 'XTS', 'XAU']) expect([code, issues(isoCurrency, code)]).toEqual([code, [expect.anything()]]);
+    for (const code of ['XAF', 'XOF', 'XCD', 'XPF']) expect([code, issues(isoCurrency, code)]).toEqual([code, []]);
   });
 
   it('when a name is blank or too long as sent, then it is refused; length counts characters, not UTF-16 units', () => {

@@ -20,7 +20,8 @@ export function toCreditNote(row: CreditNoteWithItems): CreditNote {
     total: money(row.total),
     refund: row.refund,
     settlement: row.settlement,
-    refundPaymentId: row.refund_payment_id,
+    // The refund's payment counts only while the note is issued: a void or an undo deletes it.
+    refundPaymentId: row.status === 'issued' ? row.refund_payment_id : null,
     items: row.items.map((item) => ({ invoiceItemId: item.invoice_item_id, title: item.title, quantity: formatExactOrNull(item.quantity), amount: money(item.amount) })),
     issuedAt: row.issued_at?.toISOString() ?? null,
     voidedAt: row.voided_at?.toISOString() ?? null,

@@ -54,7 +54,7 @@ export const creditNoteSchema = z.object({
     .enum(['reduces_due', 'refund', 'balance'])
     .nullable()
     .describe('what issuing did with the total: lowered what is owed on the unpaid invoice, paid it back, or added it to the credit balance'),
-  refundPaymentId: z.string().nullable(),
+  refundPaymentId: z.string().nullable().describe('the negative payment of a refund, while the note is issued'),
   items: z.array(z.object({ invoiceItemId: z.string(), title: z.string(), quantity: z.string().nullable(), amount: z.string() })),
   issuedAt: z.string().nullable(),
   voidedAt: z.string().nullable(),

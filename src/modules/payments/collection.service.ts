@@ -190,6 +190,8 @@ export function createCollectionService(deps: GatewayDeps) {
         if (new Decimal(due).lessThanOrEqualTo(0)) return { next: 'done', reason: 'nothing is owed' };
         if (!(await repository.findLink(organisationId, invoice.customer_id))) return { next: 'done', reason: 'the customer has no payment provider' };
         if (!(await repository.findAccount(organisationId, 'stripe'))) return { next: 'done', reason: 'the organisation has no payment provider' };
+        // The gateway does not take the invoice's currency: no retry will change that.
+        if (latest?.status === 'failed' && latest.failure_code === 'currency_unsupported') return { next: 'done', reason: `the gateway does not collect ${invoice.currency}` };
         if (latest) {
           // A failure: tried again as the customer's dunning campaign, else the organisation's, says.
           const campaign = await repository.campaignFor(organisationId, invoice.customer_id);

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { currencyMinorUnits } from '../../domain/currencies';
+import { Decimal } from '../../domain/money';
 import { pageQuery } from '../../http/paging';
 import { atLeastOne, decimal, isoCurrency, reference, text, timestamps } from '../../http/schemas';
 
@@ -53,7 +55,7 @@ export const paymentAttemptSchema = z.object({
   currency: z.string(),
   status: z.enum(['pending', 'processing', 'requires_action', 'succeeded', 'failed', 'refunded']),
   providerPaymentId: z.string().nullable().describe("The gateway's payment (a Stripe PaymentIntent id)"),
-  actionUrl: z.string().nullable().describe('requires_action: what the customer must do, as the gateway says it'),
+  actionUrl: z.string().nullable().describe("requires_action: the page where the customer completes the payment, when the gateway gives one (null when the action is for the gateway's own SDK)"),
   failure: z.object({ code: z.string(), message: z.string() }).nullable(),
   paymentId: z.string().nullable().describe('The payment recorded on the invoice when the attempt succeeded'),
   refundedAmount: z.string(),
@@ -63,7 +65,14 @@ export const paymentAttemptSchema = z.object({
 
 const minimumAmountDue = z
   .partialRecord(isoCurrency, decimal({ precision: 24, scale: 4, sign: 'nonNegative' }))
-  .describe('Per currency: an invoice owing less is not tried again after a failure');
+  .superRefine((amounts, ctx) => {
+    // As every amount: no more decimals than its currency's minor unit.
+    for (const [currency, amount] of Object.entries(amounts)) {
+      const places = currencyMinorUnits(currency);
+      if (amount !== undefined && new Decimal(amount).decimalPlaces() > places) ctx.addIssue({ code: 'custom', path: [currency], message: `must have at most ${places} decimal places in ${currency}` });
+    }
+  })
+  .describe("Per currency: an invoice owing less is not tried again after a failure; no more decimals than the currency's minor unit");
 
 export const createDunningCampaignBody = z.object({
   name: text(200),

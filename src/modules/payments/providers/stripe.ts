@@ -41,10 +41,9 @@ function statusOf(intent: Stripe.PaymentIntent): GatewayPaymentStatus {
   }
 }
 
+/** The page the customer completes the payment on, when Stripe gives one; an action for Stripe's own SDK (`use_stripe_sdk`) has none. */
 function actionUrlOf(intent: Stripe.PaymentIntent): string | null {
-  const action = intent.next_action;
-  if (!action) return null;
-  return action.redirect_to_url?.url ?? action.type ?? null;
+  return intent.next_action?.redirect_to_url?.url ?? null;
 }
 
 function toPayment(intent: Stripe.PaymentIntent, refundedMinor = 0): GatewayPayment {

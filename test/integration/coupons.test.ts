@@ -140,7 +140,11 @@ describe('coupons', () => {
 
   it('when a coupon is over its redemptions, expired, in another currency or applied twice, then 409; a SystemUser cannot create one', async () => {
     await api.http().post('/coupons').set(admin()).send({ code: 'ONLYONE', percentOff: 5, duration: 'forever', maxRedemptions: 1 }).expect(201);
-    await api.http().post('/coupons').set(admin()).send({ code: 'OLD', percentOff: 5, duration: 'forever', expiresAt: '2020-01-01T00:00:00Z' }).expect(201);
+    // Born expired is a mistake (400); a coupon expires by having its expiry moved to the past.
+    const bornExpired = await api.http().post('/coupons').set(admin()).send({ code: 'OLD', percentOff: 5, duration: 'forever', expiresAt: '2020-01-01T00:00:00Z' });
+    expect([bornExpired.status, bornExpired.body.errors?.[0]?.path]).toEqual([400, 'body.expiresAt']);
+    const old = await api.http().post('/coupons').set(admin()).send({ code: 'OLD', percentOff: 5, duration: 'forever', expiresAt: '2099-01-01T00:00:00Z' }).expect(201);
+    await api.http().put(`/coupons/${old.body.data.id}`).set(admin()).send({ expiresAt: '2020-01-01T00:00:00Z' }).expect(200);
     await api.http().post('/coupons').set(admin()).send({ code: 'DOLLARS', amountOff: 5, currency: 'USD', duration: 'forever' }).expect(201);
     const { contractId } = await contractFrom('2026-07-01');
     const other = await contractFrom('2026-07-01');

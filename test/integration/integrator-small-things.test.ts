@@ -241,6 +241,10 @@ describe('4. the base currency is set at bootstrap, and a missing rate says how 
     const other = bootstrap('--org', org, '--email', email, '--password', 'a long password', '--base-currency', 'GBP');
     expect(other.status).toBe(1);
     expect(other.stderr).toContain(`${org} already exists with base currency EUR; change it with PUT /organisation/settings`);
+    // Nor does it change the admin's password: another one is refused, not silently ignored.
+    const otherPassword = bootstrap('--org', org, '--email', email, '--password', 'another long password', '--base-currency', 'EUR');
+    expect(otherPassword.status).toBe(1);
+    expect(otherPassword.stderr).toContain(`${email} is already an admin of ${org}, with another password`);
   });
 
   it.each([['eur'], ['XXY'], ['']])('when --base-currency is %p, then bootstrap refuses it, naming the option, and creates nothing', async (code) => {

@@ -5,7 +5,7 @@ export { createAccessTokens } from './access-tokens';
 export type { AccessTokenIssuer } from './access-tokens';
 export { createAppService } from './apps.service';
 export { createAuthService, createSessionVersions } from './auth.service';
-export { hashSecret } from './secrets';
+export { hashSecret, verifySecret } from './secrets';
 
 /** What other modules may do with these rows, inside the transaction (unit of work) they pass. */
 export type UserAccess = Pick<ReturnType<typeof createUserRepository>, 'createAdmin' | 'findByEmail'>;

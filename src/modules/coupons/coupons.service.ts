@@ -49,6 +49,8 @@ export function createCouponService(db: Knex) {
       if (input.amountOff !== undefined && !hasAtMostMinorUnits(input.amountOff, input.currency!)) {
         throw AppError.validation(`${input.currency} amounts carry at most ${currencyMinorUnits(input.currency!)} decimal places`, 'body.amountOff');
       }
+      // A coupon born expired could never be applied: that is a mistake, not a coupon.
+      if (input.expiresAt && new Date(input.expiresAt).getTime() <= Date.now()) throw AppError.validation('must be in the future: a coupon that has already expired can never be applied', 'body.expiresAt');
       try {
         return toCoupon(
           await coupons.insert(organisationId, {

@@ -1,12 +1,13 @@
 import type { Knex } from 'knex';
 import { AppError } from '../../domain/errors';
-import { hashSecret, usersIn } from '../auth';
+import { hashSecret, usersIn, verifySecret } from '../auth';
 import { createOrganisationSettingsService, getOrganisationSettings } from '../organisation-settings';
 import { createOrganisationRepository } from './organisations.repository';
 
 /**
  * Creates, or finds, an organisation and its first admin. Running it twice with the same arguments
- * answers the same ids; an existing admin's password is left as it is. `baseCurrency` (ISO 4217, checked
+ * answers the same ids; an existing admin given another password is refused (bootstrap sets no password
+ * but the first). Another e-mail address makes another admin of the same organisation. `baseCurrency` (ISO 4217, checked
  * by the caller) is the new organisation's base currency, in which every invoice's total is also kept; an
  * existing organisation with another base currency is refused (its settings change it).
  */
@@ -30,6 +31,10 @@ export async function bootstrapOrganisation(
     const existing = await users.findByEmail(input.email, trx);
     if (existing && existing.organisation_id !== organisation.id) {
       throw AppError.conflict(`${input.email} is already an admin of another organisation`);
+    }
+    // Bootstrap changes no password: a run with another one would seem to have set it.
+    if (existing && !(await verifySecret(input.password, existing.password_hash))) {
+      throw AppError.conflict(`${input.email} is already an admin of ${input.organisationName}, with another password; bootstrap does not change passwords: log in with the current one`);
     }
     const admin = existing ?? (await users.createAdmin(trx, { organisationId: organisation.id, email: input.email, passwordHash }));
     return { organisationId: organisation.id, adminUserId: admin.id, baseCurrency };

@@ -29,11 +29,6 @@ export interface Problem {
   message: string;
 }
 
-/**
- * One problem per issue, by its path. A property that is missing says so, whatever type it should have
- * had: zod alone would say "Invalid input". `input` is what was parsed; without it, a missing value is told
- * by zod's own wording.
- */
 type UnionIssue = { code: 'invalid_union'; path: PropertyKey[]; errors?: Array<Array<ZodError['issues'][number]>> };
 
 /**
@@ -49,6 +44,11 @@ function nearestOption(issue: UnionIssue): Array<ZodError['issues'][number]> | u
   return nearest.map((one) => ({ ...one, path: [...issue.path, ...one.path] }));
 }
 
+/**
+ * One problem per issue, by its path. A property that is missing says so, whatever type it should have
+ * had: zod alone would say "Invalid input". `input` is what was parsed; without it, a missing value is told
+ * by zod's own wording.
+ */
 export function zodProblems(error: ZodError, input?: unknown): Problem[] {
   return error.issues.flatMap((issue): Problem[] => {
     if (issue.code === 'invalid_union') {

@@ -247,7 +247,7 @@ describe('a meter of AI tokens by model and direction', () => {
     await query(`${RANGE}&customerId=cus_${randomUUID()}`, 404);
   });
 
-  it('when the meter is billed through an invoice run, then only the filtered events are billed, and its filters can no longer change', async () => {
+  it('when the meter is billed through an invoice run, then only the filtered events are billed, and its filters, dimensions, metric and aggregation can no longer change', async () => {
     const change = { filters: [{ key: 'direction', operator: 'exists' }] };
     const before = await api.http().put(`/meters/${meterId}`).set(admin()).send({ groupBy: ['model', 'direction'] }).expect(200);
     expect(before.body.data.groupBy).toEqual(['model', 'direction']);
@@ -276,6 +276,11 @@ describe('a meter of AI tokens by model and direction', () => {
     const refused = await api.http().put(`/meters/${meterId}`).set(admin()).send(change);
     expect(refused.status).toBe(409);
     expect((await api.http().put(`/meters/${meterId}`).set(admin()).send({ groupBy: ['model'] })).status).toBe(409);
+    // Nor what it counts or how it folds it: the next run would give back what was billed.
+    for (const other of [{ metric: `${metric}_2` }, { aggregation: 'count' }]) {
+      const res = await api.http().put(`/meters/${meterId}`).set(admin()).send(other);
+      expect([res.status, res.body.errors?.[0]?.message]).toEqual([409, expect.stringContaining('its metric, aggregation, filters and groupBy can no longer change')]);
+    }
     await api.http().put(`/meters/${meterId}`).set(admin()).send({ name: `${metric} renamed` }).expect(200);
   });
 });

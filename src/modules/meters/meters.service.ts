@@ -116,10 +116,13 @@ export function createMeterService(db: Knex, uses: MeterUses, startBackfill?: St
           const next = { name: changes.name, metric: changes.metric, aggregation: changes.aggregation, unique_field: changes.uniqueField, group_by: changes.groupBy, filters: changes.filters };
           const regroups = changes.groupBy !== undefined && !sameJson(changes.groupBy, current.group_by);
           const refilters = changes.filters !== undefined && !sameJson(changes.filters.map(filterOf), current.filters.map(filterOf));
-          // Which events a billed meter counted, and how its usage splits, stay as billed. Rating locks the
-          // meter for share while it charges, so no charge lands between this check and the change.
-          if ((regroups || refilters) && (await uses.billed(trx, organisationId, id))) {
-            throw AppError.conflict('The meter has been billed: its filters and groupBy can no longer change; create a new meter instead');
+          // Which events a billed meter counted, how it aggregates them and how its usage splits stay as
+          // billed: runs rate every charged window again, so a change would correct invoices already out.
+          // Rating locks the meter for share while it charges, so no charge lands between this check and the change.
+          const remetrics = changes.metric !== undefined && changes.metric !== current.metric;
+          const reaggregates = changes.aggregation !== undefined && changes.aggregation !== current.aggregation;
+          if ((regroups || refilters || remetrics || reaggregates) && (await uses.billed(trx, organisationId, id))) {
+            throw AppError.conflict('The meter has been billed: its metric, aggregation, filters and groupBy can no longer change; create a new meter instead');
           }
           if ((next.aggregation ?? current.aggregation) === 'unique_count' && !(next.unique_field === undefined ? current.unique_field : next.unique_field)) {
             throw AppError.validation('uniqueField is required for unique_count', 'body.uniqueField');

@@ -301,6 +301,21 @@ describe('how a charge is computed', () => {
     expect(raised.body.data.subtotal).toBe('0.00');
   });
 
+  it("when a draft's charged line or coupon discount is deleted, then 409: the ledger bills each day once, and the coupon counts its period served", async () => {
+    const contract = await contractFrom('2026-10-01');
+    const code = `DEL${randomUUID().slice(0, 6).toUpperCase()}`;
+    await api.http().post('/coupons').set(admin()).send({ code, percentOff: '10', duration: 'once' }).expect(201);
+    await api.http().post(`/contracts/${contract.contractId}/coupons`).set(system()).send({ code }).expect(201);
+    const october = (await run(contract, '2026-10-01'))!;
+    const lineIds = new Map((october.items as Array<Line & { id: string }>).map((line) => [line.title, line.id]));
+    const remove = (title: string) => api.http().delete(`/invoices/${october.id}/items/${lineIds.get(title)}`).set(system());
+    const fee = await remove('Seat fee');
+    expect([fee.status, fee.body.errors?.[0]?.message]).toEqual([409, expect.stringContaining('from 2026-10-01 to 2026-10-31, which is billed once')]);
+    const discount = await remove(`Coupon ${code}`);
+    expect([discount.status, discount.body.errors?.[0]?.message]).toEqual([409, expect.stringContaining('counts this period as served')]);
+    expect(linesOf((await api.http().get(`/invoices/${october.id}`).set(system()).expect(200)).body.data)).toHaveLength(2);
+  });
+
   it('when two coupons stack on one fee, then together they take off at most what it charged: the invoice never goes below zero', async () => {
     const contract = await contractFrom('2026-10-01');
     const tag = randomUUID().slice(0, 6).toUpperCase();

@@ -127,6 +127,24 @@ describe('credit notes', () => {
     await api.http().post(`/credit-notes/${res.body.data.id}/void`).set(admin()).send({}).expect(409);
   });
 
+  it('when part of an unpaid invoice is paid by a recorded payment, then credit notes may lower only what is left, and the invoice can neither be cancelled nor unraised under the payment', async () => {
+    const raised = await invoice('raised');
+    const paid = await api.http().post('/payments').set(system()).send({ customerId: fixture.customerId, invoiceId: raised.id, amount: '100', currency: 'USD', paidAt: '2026-11-20T10:00:00Z', method: 'bank_transfer' }).expect(201);
+    const whole = await credit(raised.id, { reason: 'All of it', amount: '180' });
+    expect([whole.status, whole.body.errors?.[0]?.message]).toEqual([409, expect.stringContaining("the invoice owes 80.00 USD, less than this credit note's 180.00: the rest was paid with the customer's credit or payments recorded against it")]);
+    await credit(raised.id, { reason: 'What is left', amount: '80' }).expect(201);
+    const cancelled = await api.http().put(`/invoices/${raised.id}`).set(admin()).send({ status: 'cancelled' });
+    expect(cancelled.status).toBe(409);
+    await api.http().post(`/credit-notes/${(await api.http().get('/credit-notes').set(system()).query({ invoiceId: raised.id }).expect(200)).body.data.items[0].id}/void`).set(admin()).send({}).expect(200);
+    const unraised = await api.http().post(`/fsm/invoice/${raised.id}/undo`).set(admin()).send({});
+    expect([unraised.status, unraised.body.errors?.[0]?.message]).toEqual([409, expect.stringContaining(`payment ${paid.body.data.id} is recorded against the invoice; you cannot undo its raise`)]);
+    const stillCancelled = await api.http().put(`/invoices/${raised.id}`).set(admin()).send({ status: 'cancelled' });
+    expect([stillCancelled.status, stillCancelled.body.errors?.[0]?.message]).toEqual([409, expect.stringContaining(`payment ${paid.body.data.id} is recorded against the invoice; you cannot cancel it`)]);
+    // Once the payment is deleted (it was recorded in error, say), the invoice may be cancelled.
+    await api.http().delete(`/payments/${paid.body.data.id}`).set(system()).expect(200);
+    await api.http().put(`/invoices/${raised.id}`).set(admin()).send({ status: 'cancelled' }).expect(200);
+  });
+
   it('when credit notes race a mark-paid, then whatever wins, the payment and the notes that lower what is owed add up to the total', async () => {
     for (let round = 0; round < 4; round += 1) {
       const raised = await invoice('raised');

@@ -62,6 +62,13 @@ export function createInvoiceItemService(db: Knex, repriceDraft: DraftRepricer) 
         const found = orNotFound(await items.findItem(organisationId, itemId, invoiceId), 'Invoice item');
         assertDraft(invoice, 'Items can be deleted only while the invoice is a draft');
         if (found.plan_change_id) throw AppError.conflict(`the item credits plan change ${found.plan_change_id}: removed, the customer would lose that credit`);
+        // The contract's ledger bills each day once: a line it charged, deleted, would never be billed; a
+        // coupon's discount, deleted, would still count as served.
+        if (found.coupon_id) throw AppError.conflict(`the item is coupon ${found.coupon_id}'s discount, and the coupon counts this period as served: removed, the customer would lose it; cancel the invoice instead`);
+        const charged = found.plan_item_id && found.from_date && found.to_date ? (await chargesIn(trx).ofInvoice(invoiceId)).find((charge) => charge.planItemId === found.plan_item_id && charge.from <= calendarDay(found.to_date!) && charge.to >= calendarDay(found.from_date!)) : undefined;
+        if (charged) {
+          throw AppError.conflict(`the item is what the contract's ledger charged for its plan item from ${charged.from} to ${charged.to}, which is billed once: removed, those days would never be billed; change the contract or its plan and sync the draft (POST /invoices/{id}/sync-items), or cancel the invoice`);
+        }
         await items.deleteItem(itemId);
       });
     },

@@ -9,7 +9,7 @@ import { loadCreditNoteDocument, creditableOf, creditedOf, creditNotesIn, type C
 import { assertCreditable, creditableAmounts } from '../../domain/credit-notes';
 import { AppError, orNotFound } from '../../domain/errors';
 import { formatInvoiceNumber } from '../../domain/invoice-number';
-import { formatAmount, toDecimal } from '../../domain/money';
+import { Decimal, formatAmount, toDecimal } from '../../domain/money';
 import { creditsIn } from '../credits';
 import { customerToday } from '../customers';
 import { getOrganisationSettings } from '../organisation-settings';
@@ -93,8 +93,8 @@ export function createCreditNoteLifecycleService(deps: { db: Knex; mailer: Maile
   /** Gives the credited amount to the customer: owed less, paid back, or added to the credit balance. */
   async function settle({ trx, note, invoice }: Step): Promise<Pick<CreditNoteChange, 'settlement' | 'refund_payment_id'>> {
     if (invoice.status !== 'paid') {
-      const due = toDecimal(amountDue(invoice) ?? '0');
-      if (toDecimal(note.total).greaterThan(due)) throw AppError.conflict(`the invoice owes ${formatAmount(due, invoice.currency)} ${invoice.currency}, less than this credit note's ${formatAmount(note.total, note.currency)}: the rest was paid with the customer's credit; mark the invoice paid, then credit it`);
+      const due = toDecimal(amountDue(invoice) ?? '0').minus(await paymentsIn(trx).paidTowards(invoice.organisation_id, invoice.id, invoice.currency));
+      if (toDecimal(note.total).greaterThan(due)) throw AppError.conflict(`the invoice owes ${formatAmount(Decimal.max(due, 0), invoice.currency)} ${invoice.currency}, less than this credit note's ${formatAmount(note.total, note.currency)}: the rest was paid with the customer's credit or payments recorded against it; mark the invoice paid, then credit it`);
       await invoicesIn(trx).addCreditedDue(invoice.id, note.total);
       return { settlement: 'reduces_due', refund_payment_id: null };
     }

@@ -185,6 +185,19 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer; 
     await step.complete('pay', { paid_date: paidDate, stamp: 'paid_at' }, { paymentId: payment.id, collectedAttemptId: attempt.id });
   }
 
+  /**
+   * A payment recorded against the invoice (`POST /payments`: a bank transfer, part of it or all) is the
+   * customer's money: the invoice cannot stop counting under it. `except`: the payment the step itself
+   * reverses (a mark-paid's, by cancelling the paid invoice).
+   */
+  async function assertNoRecordedPayments(step: Step, what: string, except?: string): Promise<void> {
+    const recorded = (await step.payments.listOfInvoice(step.invoice.organisation_id, step.invoice.id)).filter((payment) => payment.credit_note_id === null && payment.id !== except);
+    if (recorded.length > 0) {
+      const [first] = recorded;
+      throw AppError.conflict(`${recorded.length === 1 ? `payment ${first!.id} is` : `${recorded.length} payments (${recorded.map((payment) => payment.id).join(', ')}) are`} recorded against the invoice; you cannot ${what}: delete ${recorded.length === 1 ? 'it' : 'them'} first (DELETE /payments/{id}), or credit the invoice`);
+    }
+  }
+
   /** Money a gateway took goes back through a refund (a credit note with `refund: true`), never by undoing its record. */
   async function assertNotCollected(step: Step, paymentId: string, what: string): Promise<void> {
     const attempt = await step.payments.gatewayAttemptOf(paymentId);
@@ -295,6 +308,7 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer; 
     unraise: undo(async (step, transition) => {
       await assertNoCreditNotes(step, 'undo its raise');
       await assertNoPlanChangeCredits(step, 'undo its raise');
+      await assertNoRecordedPayments(step, 'undo its raise');
       await returnCredits(step, transition.data.creditsApplied, `raise of invoice ${step.invoice.number} undone`);
       await takeBackBelowZero(step, transition.data.creditedToBalanceEntryId, `raise of invoice ${step.invoice.number} undone`);
       await step.setStatus({ status: transition.from_state, clear: 'raised_at', due_in_days: null });
@@ -386,6 +400,7 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer; 
         await assertNoPlanChangeCredits(step, 'cancel it', true);
         const payment = invoice.status === 'paid' ? await step.payments.findOfInvoice(invoice.organisation_id, invoice.id) : undefined;
         if (payment) await assertNotCollected(step, payment.id, 'cancel it');
+        await assertNoRecordedPayments(step, 'cancel it', payment?.id);
         if (payment) await step.payments.setDeleted(payment.id, true);
         const creditsReturned = invoice.credits_applied;
         const creditsReturnedEntryId = await returnCredits(step, creditsReturned, `invoice ${invoice.number} cancelled`);

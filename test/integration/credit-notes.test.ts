@@ -133,6 +133,7 @@ describe('credit notes', () => {
     const whole = await credit(raised.id, { reason: 'All of it', amount: '180' });
     expect([whole.status, whole.body.errors?.[0]?.message]).toEqual([409, expect.stringContaining("the invoice owes 80.00 USD, less than this credit note's 180.00: the rest was paid with the customer's credit or payments recorded against it")]);
     await credit(raised.id, { reason: 'What is left', amount: '80' }).expect(201);
+    // With the note counting, cancelling is refused for the note; voided, for the payment alone.
     const cancelled = await api.http().put(`/invoices/${raised.id}`).set(admin()).send({ status: 'cancelled' });
     expect(cancelled.status).toBe(409);
     await api.http().post(`/credit-notes/${(await api.http().get('/credit-notes').set(system()).query({ invoiceId: raised.id }).expect(200)).body.data.items[0].id}/void`).set(admin()).send({}).expect(200);

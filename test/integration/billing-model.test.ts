@@ -1604,6 +1604,32 @@ const FOUND: Array<[string, History]> = [
     },
   ],
   [
+    // A billing-period change on the second day cut the first quarter: its fee is billed as two lines of
+    // one period (the first day, then the rest). A plan change from that second day once matched no line
+    // for the period's two runs together, and so neither waited for the draft nor credited the raised one.
+    'when a billing-period change cut a quarter into two lines of one invoice, then a plan change waits for the draft, and credits the line of the days it gives up once raised',
+    {
+      currency: 'JPY',
+      anchor: 'calendar',
+      kind: 'quarterly',
+      start: JANUARY_2025,
+      end: null,
+      fee: 1_000,
+      arrears: false,
+      unitPrice: '0.01',
+      other: { kind: 'monthly', fee: 1, arrears: false, unitPrice: '0.01' },
+      taxes: [],
+      steps: [
+        { kind: 'removeItem', which: 1, offset: 0 },
+        { kind: 'period', to: 'quarterly', offset: 1 },
+        run(1),
+        { kind: 'change', offset: 0, raiseFirst: false },
+        { kind: 'change', offset: 0, raiseFirst: true },
+        run(40),
+      ],
+    },
+  ],
+  [
     // The old plan's taxed fee given back by a change makes the next invoice's tax negative (-1 JPY); a
     // quarter of the new, untaxed fee was then credited with that -1 of tax: nothing, and refused.
     'when a plan change gave back more tax than the next invoice owes, then a note of its untaxed fee credits the fee with no tax',

@@ -91,11 +91,9 @@ async function billedFeeLines(trx: Trx, organisationId: string, contract: Contra
   for (const period of periods) {
     const invoice = invoices.get(period.invoiceId);
     if (!invoice || invoice.status === 'cancelled') continue;
-    // The line of the runs the ledger charged: a period cut by a billing-period change can hold another
-    // line of the same item (its days under the earlier version), which charged other days.
-    const first = period.runs.reduce((day, run) => (run.from < day ? run.from : day), period.runs[0]!.from);
-    const last = period.runs.reduce((day, run) => (run.to > day ? run.to : day), period.runs[0]!.to);
-    const line = invoice.items.find(
+    // Each line with the runs the ledger charged within its days: a period cut by a billing-period change
+    // can hold another line of the same item (its days under the earlier version), which charged other days.
+    const candidates = invoice.items.filter(
       (item) =>
         item.planItemId === period.planItemId &&
         item.couponId === null &&
@@ -103,29 +101,30 @@ async function billedFeeLines(trx: Trx, organisationId: string, contract: Contra
         item.fromDate !== null &&
         item.toDate !== null &&
         item.fromDate >= period.from &&
-        item.toDate <= period.to &&
-        item.fromDate <= first &&
-        last <= item.toDate,
+        item.toDate <= period.to,
     );
-    // Only lines with days from the change on (through the plan's current last day) have anything to credit.
-    if (!line || line.toDate! < days.from || (days.to !== null && line.fromDate! > days.to)) continue;
-    if (invoice.status === 'draft') throw AppError.conflict(`invoice ${invoice.id} billed the plan's fee for days the change gives up and is still a draft: raise it first`);
-    if (!credited.has(invoice.id)) {
-      credited.set(invoice.id, await creditedByItem(trx, { id: invoice.id, contract_id: contract.id }));
+    for (const line of candidates) {
+      const runs = period.runs.filter((run) => line.fromDate! <= run.from && run.to <= line.toDate!);
+      // Only lines with days from the change on (through the plan's current last day) have anything to credit.
+      if (runs.length === 0 || line.toDate! < days.from || (days.to !== null && line.fromDate! > days.to)) continue;
+      if (invoice.status === 'draft') throw AppError.conflict(`invoice ${invoice.id} billed the plan's fee for days the change gives up and is still a draft: raise it first`);
+      if (!credited.has(invoice.id)) {
+        credited.set(invoice.id, await creditedByItem(trx, { id: invoice.id, contract_id: contract.id }));
+      }
+      const charged = roundToMinor(toDecimal(line.quantity).times(line.price), contract.currency);
+      const paidShare = paidShareOf(invoice, line);
+      lines.push({
+        planItemId: period.planItemId,
+        title: line.title,
+        invoiceId: invoice.id,
+        invoiceItemId: line.id,
+        period: { from: period.from, to: period.to },
+        charged: runs,
+        fullAmount: fullFee(items.get(period.planItemId)!, contract.currency).toFixed(),
+        creditable: Decimal.max(0, charged.minus(credited.get(invoice.id)!.get(line.id) ?? '0')).toFixed(),
+        ...(paidShare === undefined ? {} : { paidShare }),
+      });
     }
-    const charged = roundToMinor(toDecimal(line.quantity).times(line.price), contract.currency);
-    const paidShare = paidShareOf(invoice, line);
-    lines.push({
-      planItemId: period.planItemId,
-      title: line.title,
-      invoiceId: invoice.id,
-      invoiceItemId: line.id,
-      period: { from: period.from, to: period.to },
-      charged: period.runs,
-      fullAmount: fullFee(items.get(period.planItemId)!, contract.currency).toFixed(),
-      creditable: Decimal.max(0, charged.minus(credited.get(invoice.id)!.get(line.id) ?? '0')).toFixed(),
-      ...(paidShare === undefined ? {} : { paidShare }),
-    });
   }
   return lines;
 }

@@ -102,6 +102,8 @@ export const DUNNING_ONE_PER_SCOPE = 'dunning_campaigns_one_per_scope';
 
 export function createGatewayRepository(db: Knex) {
   const campaigns = (organisationId: string) => db<DunningCampaignRow>('dunning_campaigns').where({ organisation_id: organisationId }).whereNull('deleted_at');
+  /** The invoice's attempts whose money a gateway took and a payment records (refunded later or not). */
+  const collected = (invoiceId: string) => db<AttemptRow>('payment_attempts').where({ invoice_id: invoiceId }).whereIn('status', ['succeeded', 'refunded']).whereNotNull('payment_id');
 
   return {
     async saveAccount(row: Omit<ProviderAccountRow, 'created_at' | 'updated_at'>): Promise<ProviderAccountRow> {
@@ -152,7 +154,7 @@ export function createGatewayRepository(db: Knex) {
 
     /** Whether a gateway's payment already pays (or paid, before a refund) the invoice. */
     async anyCollected(invoiceId: string): Promise<boolean> {
-      return (await db('payment_attempts').where({ invoice_id: invoiceId }).whereIn('status', ['succeeded', 'refunded']).whereNotNull('payment_id').first('id')) !== undefined;
+      return (await collected(invoiceId).first('id')) !== undefined;
     },
 
     async insertAttempt(row: Pick<AttemptRow, 'organisation_id' | 'invoice_id' | 'customer_id' | 'attempt' | 'provider' | 'amount' | 'currency'> & Partial<Pick<AttemptRow, 'status' | 'provider_payment_id' | 'completed_at'>>): Promise<AttemptRow> {
@@ -219,7 +221,7 @@ export function createGatewayRepository(db: Knex) {
 
     /** The succeeded attempt whose payment paid the invoice, if a gateway collected it. */
     async collectedAttemptOfInvoice(invoiceId: string): Promise<AttemptRow | undefined> {
-      return db<AttemptRow>('payment_attempts').where({ invoice_id: invoiceId }).whereIn('status', ['succeeded', 'refunded']).whereNotNull('payment_id').first();
+      return collected(invoiceId).first();
     },
 
     /**
@@ -228,7 +230,7 @@ export function createGatewayRepository(db: Knex) {
      * yet. Undefined when no gateway collected the invoice.
      */
     async gatewayRefundable(invoiceId: string): Promise<{ provider: string; amount: string; currency: string } | undefined> {
-      const attempt = await db<AttemptRow>('payment_attempts').where({ invoice_id: invoiceId }).whereIn('status', ['succeeded', 'refunded']).whereNotNull('payment_id').first();
+      const attempt = await collected(invoiceId).first();
       if (!attempt) return undefined;
       const [recorded] = await db('payments')
         .where({ invoice_id: invoiceId })

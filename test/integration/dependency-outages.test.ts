@@ -137,7 +137,7 @@ describe('while the worker is down', () => {
     if (!stack.worker()) await stack.startWorker();
   });
 
-  it('when a batch is submitted, then 202 with its batch id within seconds, and the batch completes once a worker is back', async () => {
+  it('when a batch, or one event, is submitted, then 202 with its batch id within seconds, and it completes once a worker is back; a retry of the event with its key is the same batch', async () => {
     await stack.killWorker();
     const prefix = randomUUID();
     const body = { events: Array.from({ length: 30 }, (_, i) => usageEvent(entityId, { eventId: `${prefix}-${i}` })) };
@@ -149,6 +149,15 @@ describe('while the worker is down', () => {
     expect(res.body.data).toMatchObject({ status: 'processing', total: 30 });
     const batchId = res.body.data.id as string;
 
+    // One event without an eventId: a 503 would invite a retry that counts it twice; the 202 names its batch,
+    // and the retry with the same key (a 202 is not a final answer, so it runs again) finds that batch.
+    const key = randomUUID();
+    const single = usageEvent(entityId, { metadata: { outage: prefix } });
+    const one = await api.http().post('/events').set(auth()).set('Idempotency-Key', key).send(single);
+    expect([one.status, one.body.data]).toEqual([202, expect.objectContaining({ status: 'processing', total: 1 })]);
+    const again = await api.http().post('/events').set(auth()).set('Idempotency-Key', key).send(single);
+    expect([again.status, again.body.data.id]).toEqual([202, one.body.data.id]);
+
     await stack.startWorker();
     const done = await waitFor(async () => {
       const read = await api.http().get(`/events/batches/${batchId}`).set(auth());
@@ -156,6 +165,9 @@ describe('while the worker is down', () => {
     }, 120_000);
     expect(done.summary).toEqual({ success: 30, failed: 0, total: 30, duplicates: 0 });
     expect(await eventsOf(prefix)).toBe(30);
+    await waitFor(async () => ((await api.http().get(`/events/batches/${one.body.data.id}`).set(auth())).body.data.status === 'completed' ? true : undefined), 120_000);
+    const stored = await api.db('usage_events').where({ organisation_id: tenant.organisationId }).whereRaw("metadata->>'outage' = ?", [prefix]).count({ n: '*' });
+    expect(Number(stored[0]!.n)).toBe(1);
   });
 
   it('when the ingestion workflow holding a batch that waits for a worker is terminated from the Temporal UI, then reading the batch marks it failed with the reason, not processing forever', async () => {

@@ -123,6 +123,27 @@ describe('meter management', () => {
     expect((await usage(meter, { customerEntityId: entityB })).value).toBe('2');
   });
 
+  it('when usage posted to a meter holds an event that is not an object, then that event fails alone; the Idempotency-Key names the batch for good', async () => {
+    const meter = await createMeter('count');
+    const key = randomUUID();
+    const post = () =>
+      api
+        .http()
+        .post(`/meters/${meter}/usage`)
+        .set(bearer(tenant.systemToken))
+        .set('Idempotency-Key', key)
+        .send({ events: [{ CustomerEntityId: entityB, value: 1, timestamp: '2026-11-06T00:00:00Z' }, 42] });
+    const first = await post();
+    expect(first.status).toBe(200);
+    expect(first.body.data.summary).toEqual({ success: 1, failed: 1, total: 2, duplicates: 0 });
+    expect(first.body.data.failedRecords).toEqual([expect.objectContaining({ index: 1, code: '27', statusCode: 400 })]);
+    // Past the replay store's 24 hours, the key still finds its batch: the event is not counted again.
+    await api.db('idempotency_keys').where({ organisation_id: tenant.organisationId }).delete();
+    const again = await post();
+    expect(again.body.data.batchId).toBe(first.body.data.batchId);
+    expect(Number((await api.db('usage_events').where({ batch_id: first.body.data.batchId }).count({ n: '*' }))[0]!.n)).toBe(1);
+  });
+
   it("when another organisation asks for a meter, then 404", async () => {
     const meter = await createMeter('sum');
     const other = await createTenant(api, 'meters-other');

@@ -194,6 +194,24 @@ describe('POST /events/batch', () => {
     expect(second.body.data).toEqual(first.body.data);
     expect(Number((await api.db('usage_events').where({ batch_id: first.body.data.batchId }).count({ n: '*' }))[0]!.n)).toBe(1);
   });
+
+  it('when an Idempotency-Key is sent again with other events, on another route or after the replay store forgot it, then 409 and none of them is stored', async () => {
+    const key = randomUUID();
+    const prefix = randomUUID();
+    const events = [usageEvent(entityId, { eventId: `${prefix}-a` })];
+    const first = await api.http().post('/events/batch').set(bearer(tenant.systemToken)).set('Idempotency-Key', key).send({ events }).expect(200);
+    const others = [usageEvent(entityId, { eventId: `${prefix}-b` }), usageEvent(entityId, { eventId: `${prefix}-c` })];
+
+    const elsewhere = await api.http().post('/usage/bulk').set(bearer(tenant.systemToken)).set('Idempotency-Key', key).send({ events: others });
+    expect([elsewhere.status, elsewhere.body.errors]).toEqual([409, [{ code: 1003, path: 'headers.idempotency-key', message: `names batch ${first.body.data.batchId}, whose events differ` }]]);
+    // The replay store keeps a key 24 hours; the batch keeps it for good.
+    await api.db('idempotency_keys').where({ organisation_id: tenant.organisationId }).delete();
+    await api.http().post('/events/batch').set(bearer(tenant.systemToken)).set('Idempotency-Key', key).send({ events: others }).expect(409);
+    expect(await storedCount(tenant.organisationId, prefix)).toBe(1);
+    // The same events under the key, on either route, are still the first batch.
+    const same = await api.http().post('/usage/bulk').set(bearer(tenant.systemToken)).set('Idempotency-Key', key).send({ events }).expect(200);
+    expect(same.body.data).toEqual(first.body.data);
+  });
 });
 
 describe('GET /events/{id}', () => {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { pageOf, pageQuery } from '../../http/paging';
 import { documented } from '../../http/openapi';
 import { defineRoute, requires, type Route } from '../../http/route';
-import { atLeastOne, byInstant, ianaTimeZone, idParam, isoDateTime, jsonObject, ordered, reference, text, timestamps } from '../../http/schemas';
+import { atLeastOne, byInstant, ianaTimeZone, idParam, isoDateTime, ordered, reference, text, timestamps } from '../../http/schemas';
 import type { AppDeps } from '../../deps';
 import { batchRecordSchema, batchResultSchema } from '../usage';
 import { filtersSchema, groupBySchema, MAX_QUERY_ROWS, meterQueryParams } from './meter-dimensions';
@@ -202,15 +202,17 @@ export function meterRoutes(deps: AppDeps): Route[] {
       tag: 'Meters',
       access: requires('MeterService:createUsageByMeter'),
       params: idParam,
-      body: z.object({ events: z.array(jsonObject).min(1).describe('Usage events without their metric, each judged on its own (see failedRecords); at most 10,000 (413 above)') }),
+      body: z.object({ events: z.array(z.unknown()).min(1).describe('Usage events without their metric, each judged on its own (see failedRecords); at most 10,000 (413 above)') }),
       response: batchResultSchema,
       accepted: batchRecordSchema,
       itemsJudgedAlone: 'events',
-      handler: async ({ params, body, auth, accepted }) => {
+      handler: async ({ params, body, auth, req, accepted }) => {
         const metric = await meters.metricOf(auth.organisationId, params.id);
+        // An event that is not an object is passed on as it is, to fail alone as the batch routes fail it.
         const outcome = await usage.ingest(
           auth.organisationId,
-          body.events.map((event) => ({ ...event, metric })),
+          body.events.map((event) => (typeof event === 'object' && event !== null && !Array.isArray(event) ? { ...event, metric } : event)),
+          req.header('Idempotency-Key'),
         );
         return outcome.state === 'done' ? outcome.result : accepted(outcome.batch);
       },

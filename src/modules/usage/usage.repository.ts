@@ -14,6 +14,8 @@ export interface UsageBatchRow {
   id: string;
   organisation_id: string;
   idempotency_key: string | null;
+  /** SHA-256 of the events' JSON, kept with an idempotency key (null before 2026-12-07). */
+  events_fingerprint: string | null;
   status: UsageBatchStatus;
   error: string | null;
   total: number;
@@ -137,15 +139,23 @@ export function createUsageRepository(db: Knex) {
   return {
     /**
      * The claim check: the raw batch is stored, split into chunks, before any workflow starts. With an
-     * idempotency key, a second call finds the first batch instead.
+     * idempotency key, a second call finds the first batch instead (its caller compares the fingerprints).
      */
-    async createBatch(organisationId: string, events: unknown[], idempotencyKey?: string): Promise<UsageBatchRow> {
+    async createBatch(organisationId: string, events: unknown[], key?: { idempotencyKey: string; fingerprint: string }): Promise<UsageBatchRow> {
       const id = newId('ubt');
       const chunkCount = Math.ceil(events.length / CHUNK_SIZE);
+      const idempotencyKey = key?.idempotencyKey;
       try {
         return await db.transaction(async (trx) => {
           const [batch] = await trx<UsageBatchRow>('usage_batches')
-            .insert({ id, organisation_id: organisationId, idempotency_key: idempotencyKey ?? null, total: events.length, chunk_count: chunkCount })
+            .insert({
+              id,
+              organisation_id: organisationId,
+              idempotency_key: idempotencyKey ?? null,
+              events_fingerprint: key?.fingerprint ?? null,
+              total: events.length,
+              chunk_count: chunkCount,
+            })
             .returning('*');
           const chunks = Array.from({ length: chunkCount }, (_, chunkIndex) => ({
             batch_id: id,
@@ -164,10 +174,6 @@ export function createUsageRepository(db: Knex) {
         }
         throw error;
       }
-    },
-
-    async findBatchByIdempotencyKey(organisationId: string, idempotencyKey: string): Promise<UsageBatchRow | undefined> {
-      return db<UsageBatchRow>('usage_batches').where({ organisation_id: organisationId, idempotency_key: idempotencyKey }).first();
     },
 
     /** The organisation a batch is of, by its id alone (the workflow's steps carry only the id). */

@@ -57,8 +57,12 @@ export function usageRoutes(deps: AppDeps): Route[] {
       access: requires('EventService:createEvent'),
       body: usageEventInput,
       response: batchResultSchema,
+      accepted: batchRecordSchema,
       successStatus: 201,
-      handler: async ({ body, auth }) => service.ingestOne(auth.organisationId, body),
+      handler: async ({ body, auth, req, accepted }) => {
+        const outcome = await service.ingestOne(auth.organisationId, body, req.header('Idempotency-Key'));
+        return outcome.state === 'done' ? outcome.result : accepted(outcome.batch);
+      },
     }),
     defineRoute({
       method: 'get',
@@ -78,8 +82,12 @@ export function usageRoutes(deps: AppDeps): Route[] {
       access: requires('UsageService:createUsage'),
       body: usageEventInput,
       response: batchResultSchema,
+      accepted: batchRecordSchema,
       successStatus: 201,
-      handler: async ({ body, auth }) => service.ingestOne(auth.organisationId, body),
+      handler: async ({ body, auth, req, accepted }) => {
+        const outcome = await service.ingestOne(auth.organisationId, body, req.header('Idempotency-Key'));
+        return outcome.state === 'done' ? outcome.result : accepted(outcome.batch);
+      },
     }),
     batchRoute({
       path: '/usage/bulk',

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { setTimeout as pause } from 'node:timers/promises';
 import type { Knex } from 'knex';
 import { AppError, ERROR_CODES, orNotFound } from '../../domain/errors';
@@ -221,7 +222,16 @@ export function createUsageService(deps: WorkflowServiceDeps, metersOf: RollupMe
       }
       // The wait runs from the request's arrival, so that storing the claim check counts against it too.
       const started = Date.now();
-      const batch = await usage.createBatch(organisationId, events.map(storableEvent), idempotencyKey);
+      const storable = events.map(storableEvent);
+      const key = idempotencyKey === undefined ? undefined : { idempotencyKey, fingerprint: fingerprintOf(storable) };
+      const batch = await usage.createBatch(organisationId, storable, key);
+      if (key && batch.events_fingerprint !== null && batch.events_fingerprint !== key.fingerprint) {
+        // The key's batch may be of another route or older than the keys of every other route (24 hours):
+        // a key names one batch for good, so other events under it are refused rather than answered for.
+        throw new AppError('conflict', 'This Idempotency-Key was already used for a batch of other events; use a new key for a new batch', [
+          { code: ERROR_CODES.conflict, path: 'headers.idempotency-key', message: `names batch ${batch.id}, whose events differ` },
+        ]);
+      }
       const stored = usage.summaryOf(batch);
       if (stored) return { state: 'done', result: { batchId: batch.id, summary: stored, ...(await usage.perEventOutcomes(batch.id)) } };
       if (batch.status === 'abandoned') await usage.reviveBatch(batch.id);
@@ -248,10 +258,13 @@ export function createUsageService(deps: WorkflowServiceDeps, metersOf: RollupMe
       return { state: 'done', result: { batchId: batch.id, summary, ...perEvent } };
     },
 
-    /** A single event: its failure, if any, is the response's error. */
-    async ingestOne(organisationId: string, event: unknown): Promise<BatchResult> {
-      const outcome = await this.ingest(organisationId, [event]);
-      if (outcome.state === 'pending') throw temporalUnavailable();
+    /**
+     * A single event: its failure, if any, is the response's error. Taken but not yet written (a worker
+     * restarting): the batch record, answered 202 as a batch's is, since the event will still be counted.
+     */
+    async ingestOne(organisationId: string, event: unknown, idempotencyKey?: string): Promise<IngestOutcome> {
+      const outcome = await this.ingest(organisationId, [event], idempotencyKey);
+      if (outcome.state === 'pending') return outcome;
       const { result } = outcome;
       const failure = result.failedRecords[0];
       if (failure) {
@@ -259,7 +272,7 @@ export function createUsageService(deps: WorkflowServiceDeps, metersOf: RollupMe
         if (failure.statusCode === 404) throw new AppError('not_found', failure.error, [{ code: failure.code, message: failure.error }]);
         throw new AppError('validation', failure.error, [{ code: failure.code, path: 'body', message: failure.error }]);
       }
-      return result;
+      return outcome;
     },
 
     async batch(organisationId: string, id: string): Promise<BatchRecord> {
@@ -307,3 +320,8 @@ export function createUsageService(deps: WorkflowServiceDeps, metersOf: RollupMe
 }
 
 export type UsageService = ReturnType<typeof createUsageService>;
+
+/** What tells one batch's events from another's under the same Idempotency-Key: SHA-256 of their JSON. */
+function fingerprintOf(events: unknown[]): string {
+  return createHash('sha256').update(JSON.stringify(events)).digest('hex');
+}

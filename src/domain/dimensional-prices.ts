@@ -5,7 +5,8 @@
  * combination of values into the entry that prices it, and prices each entry's total.
  *
  * - An entry matches a combination when every key of its `match` has that value there (a combination
- *   without a value at a key matches no entry naming it). The entry matching the most keys wins.
+ *   without a value at a key matches no entry naming it). The entry matching the most keys wins. A value
+ *   past 400 bytes is grouped by its digest (./dimension-value.ts), which is what a match then names.
  * - Two entries could tie when they name as many keys and no key on which they name different values:
  *   some combination would match both equally. A plan that has such a pair is refused when saved.
  * - Only additive usage folds: `sum` and `count` add, `max` takes the greatest. `latest` and

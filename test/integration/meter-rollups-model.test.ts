@@ -43,8 +43,11 @@ const FILTERS: Filter[] = [
 
 const decimal = (cents: number) => `${cents < 0 ? '-' : ''}${Math.floor(Math.abs(cents) / 100)}.${String(Math.abs(cents) % 100).padStart(2, '0')}`;
 
+/** A value past the 400 bytes a rollup keeps as text (250 characters of 2 bytes): kept as its digest. */
+const LONG = 'ü'.repeat(250);
+
 const metadataArb = fc.record(
-  { k1: fc.constantFrom<string | number>('a', 'b', 5, 7.5), k2: fc.record({ x: fc.constantFrom('p', 'q') }, { requiredKeys: [] }) },
+  { k1: fc.constantFrom<string | number>('a', 'b', 5, 7.5, LONG), k2: fc.record({ x: fc.constantFrom('p', 'q') }, { requiredKeys: [] }) },
   { requiredKeys: [] },
 );
 
@@ -78,7 +81,7 @@ const queryArb = (start: number) =>
       zone: fc.constantFrom(...ZONES),
       dimensions: fc.shuffledSubarray(KEYS),
       byCustomer: fc.boolean(),
-      narrow: fc.option(fc.record({ key: fc.constantFrom(...KEYS), values: fc.subarray(['a', 'b', '5', '7.5', 'p', 'q'], { minLength: 1 }) }), { nil: undefined }),
+      narrow: fc.option(fc.record({ key: fc.constantFrom(...KEYS), values: fc.subarray(['a', 'b', '5', '7.5', 'p', 'q', LONG], { minLength: 1 }) }), { nil: undefined }),
       split: fc.constantFrom('all', 'customer', 'entity'),
       limit: fc.integer({ min: 1, max: 50 }),
       page: fc.integer({ min: 0, max: 2 }),

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
 import { createCustomerEntity, usageEvent } from './support/fixtures';
 
@@ -142,6 +142,32 @@ describe('meter management', () => {
     const again = await post();
     expect(again.body.data.batchId).toBe(first.body.data.batchId);
     expect(Number((await api.db('usage_events').where({ batch_id: first.body.data.batchId }).count({ n: '*' }))[0]!.n)).toBe(1);
+  });
+
+  it('when dimension values are longer than a rollup keeps as text, then their events are counted under their digests, and a filter naming such a value finds them', async () => {
+    const own = `long_${randomUUID().slice(0, 8)}`;
+    const dimensions = ['model', 'a', 'b', 'c', 'd'];
+    const meter = await api.http().post('/meters').set(bearer(tenant.adminToken)).send({ name: own, metric: own, aggregation: 'sum', groupBy: dimensions }).expect(201);
+    // Five values of 3,000 to 4,000 bytes: far past the 2,704 bytes Postgres allows an index entry.
+    const huge = randomUUID().repeat(112);
+    const wide = '€'.repeat(1000);
+    const named = '€'.repeat(255);
+    const digestOf = (text: string) => `sha256:${createHash('sha256').update(text, 'utf8').digest('hex')}`;
+    const event = (model: string, value: string) => ({ CustomerEntityId: entityB, metric: own, value, timestamp: '2026-11-03T10:00:00Z', metadata: { model, a: wide, b: wide, c: wide, d: wide } });
+    const res = await api
+      .http()
+      .post('/events/batch')
+      .set(bearer(tenant.systemToken))
+      .send({ events: [event(huge, '1.5'), event(huge, '2'), event('short', '4'), event(named, '8')] });
+    expect([res.status, res.body.data.summary]).toEqual([200, { success: 4, failed: 0, total: 4, duplicates: 0 }]);
+
+    const rows = async (extra: string) => {
+      const read = await api.http().get(`/meters/${meter.body.data.id}/query?from=2026-11-01T00:00:00Z&to=2026-12-01T00:00:00Z&windowSize=month&groupBy=model&groupBy=a&timezone=UTC${extra}`).set(bearer(tenant.systemToken));
+      expect(read.status).toBe(200);
+      return (read.body.data.rows as Array<{ groups: Record<string, string>; value: string }>).map((row) => [row.groups.model, row.groups.a, row.value]);
+    };
+    expect(new Set(await rows(''))).toEqual(new Set([[digestOf(huge), digestOf(wide), '3.5'], ['short', digestOf(wide), '4'], [digestOf(named), digestOf(wide), '8']]));
+    expect(await rows(`&filter.model=${encodeURIComponent(named)}`)).toEqual([[digestOf(named), digestOf(wide), '8']]);
   });
 
   it("when another organisation asks for a meter, then 404", async () => {

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { pageQuery } from '../../http/paging';
 import { atLeastOne, decimal, isoCurrency, isoDate, reference, text, timestamps } from '../../http/schemas';
 import { MAX_DIMENSIONS, metadataKey } from '../meters';
+import { DIGEST_PREFIX, DIMENSION_VALUE_MAX_BYTES, keptAsText } from '../../domain/dimension-value';
 
 /** billing_plan_items.unit_price is NUMERIC(24,10); quantity and package_size NUMERIC(24,6). Tiers follow the same columns. */
 const unitPrice = decimal({ precision: 24, scale: 10, sign: 'nonNegative' });
@@ -25,8 +26,14 @@ const priceFields = {
 /** Most price entries an item has. */
 export const MAX_DIMENSIONAL_PRICES = 100;
 
-/** A value a dimension must have: compared as text with the event's metadata value, as meter filters are. */
-const dimensionValue = text(255);
+/**
+ * A value a dimension must have: compared as text with the event's metadata value, as meter filters are.
+ * Usage of a value past 400 bytes of UTF-8 is grouped by its digest (`sha256:` and 64 hex digits), which a
+ * match names instead of such a value.
+ */
+const dimensionValue = text(255).refine(keptAsText, {
+  message: `must be at most ${DIMENSION_VALUE_MAX_BYTES} bytes of UTF-8; usage of a longer value is grouped as ${DIGEST_PREFIX} and the hex SHA-256 of its text, which a match names instead`,
+});
 
 export const dimensionMatch = z
   .record(metadataKey, dimensionValue)

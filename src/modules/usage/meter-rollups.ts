@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { dimensionValueSql } from './dimension-value';
 import type { Aggregation, InsertAlongside } from './usage.repository';
 import { applyFilters, pathOf, type MetadataFilter } from './usage-aggregates';
 import { BUCKET_MINUTES, BUCKET_MS, bucketOf } from './rollup-buckets';
@@ -40,10 +41,12 @@ export async function lockRollups(trx: Knex, organisationId: string, mode: 'shar
 /** The bucket an instant falls in: `date_bin` on 2000-01-01 UTC, SQL's twin of `bucketOf`. */
 const BUCKET_SQL = `date_bin('${BUCKET_MINUTES} minutes', usage_events."timestamp", timestamptz '2000-01-01 00:00:00+00')`;
 
-/** The group values of an event, as the text[] the rollup key holds. */
+/** The group values of an event, as the text[] the rollup key holds: each a `dimensionValue`. */
 function groupValuesOf(db: Knex, groupBy: readonly string[]): Knex.Raw {
   if (groupBy.length === 0) return db.raw("'{}'::text[]");
-  return db.raw(`ARRAY[${groupBy.map(() => '(usage_events.metadata #>> ?::text[])').join(', ')}]::text[]`, groupBy.map((key) => pathOf(key)));
+  const value = dimensionValueSql('(usage_events.metadata #>> ?::text[])');
+  const uses = value.split('?').length - 1;
+  return db.raw(`ARRAY[${groupBy.map(() => value).join(', ')}]::text[]`, groupBy.flatMap((key) => Array.from({ length: uses }, () => pathOf(key))));
 }
 
 const COLUMNS = 'meter_id, organisation_id, customer_entity_id, bucket_start, group_values, sum, count, max, latest_value, latest_timestamp, latest_created_at, latest_id';

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { dimensionValue, dimensionValueSql } from './dimension-value';
 import type { Aggregation } from './usage.repository';
 import { onBucketEdge } from './rollup-buckets';
 import { NO_DIMENSION, readTotals } from './rollup-totals';
@@ -121,6 +122,14 @@ export const pathOf = (key: string): string[] => key.split('.');
 /** The metadata value at a dotted key, as text: `metadata #>> '{a,b}'`, the path a parameter. */
 const valueAt = (db: Knex, key: string) => db.raw('(usage_events.metadata #>> ?::text[])', [pathOf(key)]);
 
+/** The dimension value at a dotted key (`dimensionValue` of the text there), as the rollups key it. */
+const DIMENSION_AT = dimensionValueSql('(usage_events.metadata #>> ?::text[])');
+const dimensionAt = (db: Knex, key: string) => db.raw(DIMENSION_AT, Array.from({ length: DIMENSION_AT.split('?').length - 1 }, () => pathOf(key)));
+
+/** A query's narrowing to dimension values, each value as rollups and groups hold it. */
+const narrowingOf = (query: UsageQuery | UsageWindowQuery): Array<[string, string[]]> =>
+  Object.entries('narrowing' in query ? query.narrowing ?? {} : {}).map(([key, values]) => [key, values.map(dimensionValue)]);
+
 /** The spec's filters, each a parameterised condition on the event's metadata. */
 export function applyFilters(db: Knex, query: Knex.QueryBuilder, filters: readonly MetadataFilter[]): void {
   for (const filter of filters) {
@@ -157,15 +166,16 @@ interface Source {
 }
 
 function rawSource(db: Knex, query: UsageQuery | UsageWindowQuery): Source {
-  const narrowing = 'narrowing' in query ? query.narrowing ?? {} : {};
+  const narrowing = narrowingOf(query);
   return {
     table: 'usage_events',
     time: 'usage_events."timestamp"',
-    valueAt: (key) => valueAt(db, key),
+    valueAt: (key) => dimensionAt(db, key),
     aggregate: aggregateExpression(db, query.spec),
     restrict: (events) => {
       events.where({ 'usage_events.organisation_id': query.organisationId, 'usage_events.metric': query.metric });
-      applyFilters(db, events, [...query.spec.filters, ...Object.entries(narrowing).map(([key, values]) => ({ key, operator: 'in' as const, values: [...values] }))]);
+      applyFilters(db, events, query.spec.filters);
+      for (const [key, values] of narrowing) events.whereRaw('? = any(?::text[])', [dimensionAt(db, key), values]);
     },
   };
 }
@@ -187,7 +197,7 @@ function rollupExpression(db: Knex, spec: AggregationSpec): Knex.Raw {
 }
 
 function rollupSource(db: Knex, query: UsageQuery | UsageWindowQuery, rollups: MeterRollups): Source {
-  const narrowing = 'narrowing' in query ? query.narrowing ?? {} : {};
+  const narrowing = narrowingOf(query);
   const position = (key: string) => rollups.groupBy.indexOf(key) + 1;
   return {
     table: 'meter_rollups',
@@ -196,7 +206,7 @@ function rollupSource(db: Knex, query: UsageQuery | UsageWindowQuery, rollups: M
     aggregate: rollupExpression(db, query.spec),
     restrict: (rows) => {
       rows.where('meter_rollups.meter_id', rollups.meterId);
-      for (const [key, values] of Object.entries(narrowing)) rows.whereRaw(`meter_rollups.group_values[${position(key)}] = any(?::text[])`, [[...values]]);
+      for (const [key, values] of narrowing) rows.whereRaw(`meter_rollups.group_values[${position(key)}] = any(?::text[])`, [values]);
     },
   };
 }
@@ -422,7 +432,7 @@ async function windowsFromTotals(db: Knex, query: UsageWindowQuery): Promise<{ r
     meterId: rollups.meterId,
     aggregation: query.spec.aggregation,
     dimension: key === undefined ? NO_DIMENSION : rollups.groupBy.indexOf(key),
-    narrowing: key === undefined ? null : query.narrowing?.[key] ?? null,
+    narrowing: key === undefined ? null : query.narrowing?.[key]?.map(dimensionValue) ?? null,
     segments: segments.rows.map((row) => ({ window: indexOf.get(row.local_start)!, from: row.from, to: row.to })),
     limit: query.limit,
     offset: query.offset,

@@ -1,4 +1,4 @@
-import { allHandlersFinished, proxyActivities, proxyLocalActivities, type ActivityOptions, type ApplicationFailure, type LocalActivityOptions } from '@temporalio/workflow';
+import { allHandlersFinished, ApplicationFailure, proxyActivities, proxyLocalActivities, type ActivityOptions, type LocalActivityOptions } from '@temporalio/workflow';
 import type { Duration } from '@temporalio/common';
 import { Mutex } from 'async-mutex';
 import { AppError, BUSINESS_FAILURE_TYPES, fromApplicationFailure, toApplicationFailure } from '../src/domain/errors';
@@ -20,12 +20,21 @@ export function idle(lock: Mutex): boolean {
   return !lock.isLocked() && allHandlersFinished();
 }
 
-/** Why an activity (or child) failed, in words: a business failure's messages, or the root cause's. */
+/** What tenants read for a fault that is not a business failure: its text may be SQL, addresses, a stack. */
+export const INTERNAL_FAILURE = 'an internal error stopped this work; operators find its cause in the history of its workflow';
+
+/**
+ * Why an activity (or child) failed, in words a tenant may read (a batch's or a backfill's `error`): a
+ * business failure's messages; Temporal's own words for a timeout, a cancellation or a termination; for any
+ * other fault (an error the code did not expect, such as a database's, whose message holds the statement)
+ * only that it happened, since its cause stays in the workflow's history for operators.
+ */
 export function failureReason(error: unknown): string {
   const known = fromApplicationFailure(error);
   if (known) return known.items.map((item) => item.message).join('; ');
   let root = error;
   while (root instanceof Error && root.cause instanceof Error) root = root.cause;
+  if (root instanceof ApplicationFailure) return INTERNAL_FAILURE;
   return root instanceof Error ? root.message : String(root);
 }
 

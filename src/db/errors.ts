@@ -2,16 +2,22 @@ import { AppError } from '../domain/errors';
 
 /**
  * Postgres errors that say the statement itself is wrong for the data, so running it again cannot help:
- * SQLSTATE class 22 (data exception: a value too large for its column, a bad date, a NUL byte) and class
- * 23 (integrity violation: a duplicate key, a missing referenced row). Anything else (a lost connection,
- * a serialization failure, a deadlock) may pass on a retry and is left as it is.
+ * SQLSTATE class 22 (data exception: a value too large for its column, a bad date, a NUL byte), class
+ * 23 (integrity violation: a duplicate key, a missing referenced row) and class 54 (a limit of the
+ * program: an index entry past 2,704 bytes, too many arguments). Anything else (a lost connection, a
+ * serialization failure, a deadlock) may pass on a retry and is left as it is.
  */
 export function deterministicDatabaseError(error: unknown): AppError | undefined {
   const sqlState = (error as { code?: unknown } | null)?.code;
   if (typeof sqlState !== 'string' || !/^[0-9A-Z]{5}$/.test(sqlState)) return undefined;
-  if (sqlState.startsWith('22')) return AppError.validation('A value does not fit what the database can store');
-  // A reference to a row that does not exist: the same answer as any unknown id.
-  if (sqlState === '23503') return AppError.notFound('A referenced record');
+  if (sqlState.startsWith('22') || sqlState.startsWith('54')) return AppError.validation('A value does not fit what the database can store');
+  if (sqlState === '23503') {
+    // A delete of a row others still reference (a plan a plan change names): the row is there, and in use.
+    const detail = (error as { detail?: unknown }).detail;
+    if (typeof detail === 'string' && detail.includes('is still referenced')) return AppError.conflict('Other records still refer to this one');
+    // A reference to a row that does not exist: the same answer as any unknown id.
+    return AppError.notFound('A referenced record');
+  }
   if (sqlState.startsWith('23')) return AppError.conflict('The change conflicts with data already stored');
   return undefined;
 }

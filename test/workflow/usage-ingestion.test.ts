@@ -1,7 +1,8 @@
 import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
 import { AppError, fromApplicationFailure, toApplicationFailure } from '../../src/domain/errors';
 import { waitFor } from '../support/wait';
-import { usageIngestionWorkflowId } from '../../workflows/shared';
+import { INTERNAL_FAILURE, usageIngestionWorkflowId } from '../../workflows/shared';
 import { submitBatchSignal, submittedBatchQuery, type SubmittedBatch, type UsageGroupActivities, type UsageGroupInput } from '../../workflows/usage-ingestion.types';
 import { nextGroup } from '../../workflows/usage-ingestion.workflow';
 import { devServerEnvironment, useWorkflowEnvironment } from './support/environment';
@@ -149,6 +150,18 @@ describe('usage ingestion workflow (group commit)', () => {
     expect(refusal).toBeInstanceOf(WorkflowUpdateFailedError);
     expect(fromApplicationFailure(refusal)).toMatchObject({ kind: 'conflict', message: 'abandoned' });
     expect(keptAnswer).toEqual(answerOf(9));
+  });
+
+  it("when a group gives up on a fault that is not a business failure, then its batches' reason says so without the fault's text, which may hold SQL", async () => {
+    const { organisationId, batch } = organisation();
+    fakes.behave('ingestUsageGroup', async () => {
+      throw ApplicationFailure.create({ message: 'insert into "meter_rollups" ("meter_id") values ($1) - index row size 4112 exceeds btree version 4 maximum 2704', type: 'error', nonRetryable: true });
+    });
+    const first = batch(2);
+
+    await submitBatch(environment(), organisationId, first).catch((error: unknown) => error);
+
+    expect(fakes.callsOf('failUsageBatches').map((call) => call.input)).toEqual([{ batchIds: [first.batchId], error: INTERNAL_FAILURE }]);
   });
 
   it('when a group gives up, then each of its batches is marked failed with the reason and each Update fails', async () => {

@@ -38,6 +38,8 @@ describe('objects', () => {
     expect(res.body.data.relations).toEqual([{ field: 'customerId', object: 'customers' }]);
     expect(res.body.data.jsonSchema.properties).toHaveProperty('identifier');
     await api.http().get('/objects/schema/passwords').set(system()).expect(404);
+    // Names every object map has by inheritance are no object of ours either.
+    for (const inherited of ['constructor', '__proto__', 'toString']) await api.http().get(`/objects/schema/${inherited}`).set(system()).expect(404);
   });
 
   it('when objects are queried with filters, sort and paging, then only matching rows of the organisation come back', async () => {

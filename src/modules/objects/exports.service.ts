@@ -2,7 +2,7 @@ import { newId } from '../../db/ids';
 import type { WorkflowServiceDeps } from '../../temporal/client';
 import { exportWorkflowId, searchAttributes } from '../../../workflows/ids';
 import { jobsIn, toJob, type Job } from '../jobs';
-import { OBJECTS } from './object-registry';
+import { objectNamed } from './object-registry';
 import type { ObjectQuery } from './object-sql';
 import { createObjectRepository } from './objects.repository';
 
@@ -14,7 +14,7 @@ export function createExportService(deps: WorkflowServiceDeps) {
   return {
     async start(organisationId: string, createdBy: string, body: { object: string; filter: NonNullable<ObjectQuery['filter']>; format: 'csv' }): Promise<Job> {
       // Validate the query now, so a bad field answers 400 instead of failing the job later.
-      objects.check(OBJECTS[body.object]!, organisationId, body);
+      objects.check(objectNamed(body.object)!, organisationId, body);
       const jobId = newId('job');
       const workflowId = exportWorkflowId(jobId);
       const job = await jobs.create({ id: jobId, organisationId, type: 'export', params: body, workflowId, createdBy });

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { AppError } from '../../domain/errors';
 import type { FileStorage, PartUpload, UploadCheckpoint } from '../../storage/file-storage';
 import { exportKey, jobsIn } from '../jobs';
-import { OBJECTS, toObjectRecord } from './object-registry';
+import { objectNamed, toObjectRecord } from './object-registry';
 import type { ExportInput, ExportProgress } from '../../../workflows/export.types';
 import { createObjectRepository } from './objects.repository';
 
@@ -41,7 +41,7 @@ export function createObjectExportService(deps: { db: Knex; exports: FileStorage
      * after its last row, so the file holds every row exactly once whichever worker finishes it.
      */
     async exportObjects(input: ExportInput, progress: { resumeFrom?: ExportCheckpoint; onProgress: (details: ExportCheckpoint) => void }): Promise<{ rows: number; bytes: number }> {
-      const descriptor = OBJECTS[input.object];
+      const descriptor = objectNamed(input.object);
       if (!descriptor) throw new AppError('validation', `unknown object ${input.object}`);
       const columns = Object.keys(descriptor.fields);
       const idColumn = descriptor.fields.id!.column;

@@ -99,6 +99,11 @@ export const OBJECTS: Record<string, ObjectDescriptor> = {
   },
 };
 
+/** The object of that name, or undefined: own names only, never `constructor` or `__proto__` of the map. */
+export function objectNamed(name: string): ObjectDescriptor | undefined {
+  return Object.hasOwn(OBJECTS, name) ? OBJECTS[name] : undefined;
+}
+
 export const objectName = z.enum(Object.keys(OBJECTS) as [string, ...string[]]);
 
 /** A row as the objects API shows it: the whitelisted fields, dates as ISO strings, decimals as strings. */

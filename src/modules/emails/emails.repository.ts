@@ -64,6 +64,11 @@ export function createEmailRepository(db: Knex) {
       await db('emails').where({ id, status: 'queued' }).update({ status: 'failed', error, updated_at: touch() });
     },
 
+    /** Failed after its last attempt: the fault an attempt noted stays, `fallback` where none did. */
+    async markGivenUp(id: string, fallback: string): Promise<void> {
+      await db('emails').where({ id, status: 'queued' }).update({ status: 'failed', error: db.raw('coalesce(error, ?)', [fallback]), updated_at: touch() });
+    },
+
     /** A message whose workflow could not be started: there is nothing left that would send it. */
     async delete(organisationId: string, id: string): Promise<void> {
       await emails(organisationId).where({ id }).delete();

@@ -33,12 +33,26 @@ export function toEmail(row: EmailRow): Email {
   };
 }
 
-/** An error's message as the `error` column keeps it: bounded, and storable text. */
-function describe(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
+/**
+ * What the `error` column (which tenants read) keeps of a delivery fault: the mail server's own reply when it
+ * gave one (`550 Mailbox unavailable`), else only that it could not be reached, with the fault's code. The
+ * fault's message names the operator's network (`connect ECONNREFUSED 10.0.3.7:587`): that stays in the
+ * activity's failure, which operators read in the Temporal UI.
+ */
+export function deliveryError(error: unknown): string {
+  const { responseCode, code } = (error ?? {}) as { responseCode?: unknown; code?: unknown };
+  if (typeof responseCode === 'number' && error instanceof Error) return storable(error.message);
+  return typeof code === 'string' && /^[A-Z][A-Z_]{1,31}$/.test(code) ? `the mail server could not be reached (${code})` : 'the mail server could not be reached';
+}
+
+/** Text as the `error` column keeps it: bounded, and storable. */
+function storable(message: string): string {
   // A round trip through UTF-8 replaces any unpaired surrogate; NUL is the one character text cannot hold.
   return [...Buffer.from(message.replaceAll('\u0000', ''), 'utf8').toString('utf8')].slice(0, ERROR_MAX).join('');
 }
+
+/** What a message that every attempt failed to send says, when no attempt reached the mail server's reply. */
+const GAVE_UP = 'every attempt to send the message failed';
 
 /** A refusal the mail server gave for good (a 5xx reply): sending the same message again fails the same way. */
 function permanentRefusal(error: unknown): boolean {
@@ -141,19 +155,22 @@ export function createEmailService(deps: { db: Knex; mailer: Mailer; templates: 
         await mailer.send(mail);
       } catch (error) {
         if (permanentRefusal(error)) {
-          await emails.markFailed(row.id, describe(error));
+          await emails.markFailed(row.id, deliveryError(error));
           return 'refused';
         }
-        await emails.noteError(row.id, describe(error));
+        await emails.noteError(row.id, deliveryError(error));
         throw error;
       }
       await emails.markSent(row.id);
       return 'sent';
     },
 
-    /** Every attempt failed: the message will not be sent. */
+    /**
+     * Every attempt failed: the message will not be sent. It keeps the fault its last attempt noted; the
+     * workflow's `error` (the raw fault, which may be any, not only the mail server's) is not shown to tenants.
+     */
     async fail(input: { organisationId: string; emailId: string; error: string }): Promise<void> {
-      await emails.markFailed(input.emailId, describe(input.error));
+      await emails.markGivenUp(input.emailId, GAVE_UP);
     },
   };
 }

@@ -29,8 +29,12 @@ import { StopRequested, Supervisor } from './supervisor';
  * WORKER_SHUTDOWN_GRACE_SECONDS and a margin, Temporal, PostgreSQL); a second Ctrl-C forces the exit.
  */
 
-/** Signals closer together than this are one Ctrl-C passed on by several wrappers, not a second one. */
-const REPEATED_SIGNAL_MS = 1000;
+/**
+ * Signals closer together than this are one Ctrl-C passed on by several wrappers, not a second one. npm
+ * relays the terminal's Ctrl-C to the launcher, which already had it from the terminal: on a loaded machine
+ * the relayed copy has come more than a second after the first, and forced the exit.
+ */
+const REPEATED_SIGNAL_MS = 3000;
 
 /** Set in the environment of the process that runs the stack, in a process group of its own. */
 const STACK_PROCESS = 'BILLING_START_STACK';

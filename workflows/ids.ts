@@ -29,7 +29,8 @@ export function ingestionShardOf(batchId: string, shards: number): number {
 /** One per group of batches written together, named by the group's first batch. */
 export const usageGroupWorkflowId = (firstBatchId: string) => `usage-group:${firstBatchId}`;
 export const exportWorkflowId = (jobId: string) => `export:${jobId}`;
-export const revenueSyncWorkflowId = (invoiceItemId: string) => `revenue-sync:${invoiceItemId}`;
+/** Per organisation and item: another organisation naming the same id never joins (or blocks) its run. */
+export const revenueSyncWorkflowId = (organisationId: string, invoiceItemId: string) => `revenue-sync:${organisationId}:${invoiceItemId}`;
 export const invoiceRunWorkflowId = (runId: string) => `invoice-run:${runId}`;
 export const webhookDeliveryWorkflowId = (deliveryId: string, generation: number) => `webhook-delivery:${deliveryId}:${generation}`;
 export const emailWorkflowId = (emailId: string) => `email:${emailId}`;

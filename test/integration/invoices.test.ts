@@ -288,6 +288,15 @@ describe('revenue', () => {
     await api.http().get('/revenue').query({ limit: 101 }).set(auth()).expect(400);
   });
 
+  it('when an item spans six centuries, then its 7,524 monthly records are written in one go and the invoice raises', async () => {
+    const body = invoiceBody(fixture.contractPlanId);
+    body.invoiceItems = [{ ...body.invoiceItems[0]!, fromDate: '1400-01-01', toDate: '2026-12-31' }];
+    const created = await api.http().post('/invoices').set(auth()).send(body).expect(201);
+    await post(created.body.data.id, 'raise').expect(200);
+    const [counted] = await api.db('revenue_records').where({ invoice_id: created.body.data.id }).select(api.db.raw('count(*)::int AS n, sum(amount)::text AS total'));
+    expect(counted).toEqual({ n: 7524, total: '100.0000' });
+  });
+
   it('when an item is synced, then its records are derived again', async () => {
     const invoice = await createInvoice();
     const raised = await post(invoice.id, 'raise');

@@ -88,8 +88,8 @@ describe('workflow ids and search attributes', () => {
       usageBatchWorkflowId('bat_1'),
       usageChunkWorkflowId('bat_1', 2),
       exportWorkflowId('job_1'),
-      revenueSyncWorkflowId('itm_1'),
-    ]).toEqual(['invoice:inv_1', 'contract:ctr_1', 'usage-batch:bat_1', 'usage-batch:bat_1:chunk:2', 'export:job_1', 'revenue-sync:itm_1']);
+      revenueSyncWorkflowId('org_1', 'itm_1'),
+    ]).toEqual(['invoice:inv_1', 'contract:ctr_1', 'usage-batch:bat_1', 'usage-batch:bat_1:chunk:2', 'export:job_1', 'revenue-sync:org_1:itm_1']);
   });
 
   it('when owners are given, then each present one becomes a search attribute and absent ones are left out', () => {

@@ -8,7 +8,7 @@ export function createRevenueSyncService(deps: { temporal: TemporalHandle }) {
     async syncItem(organisationId: string, invoiceItemId: string): Promise<{ invoiceItemId: string; records: number }> {
       const { records } = await deps.temporal.bounded(() =>
         workflows.execute('revenueSyncWorkflow', {
-          workflowId: revenueSyncWorkflowId(invoiceItemId),
+          workflowId: revenueSyncWorkflowId(organisationId, invoiceItemId),
           args: [{ organisationId, invoiceItemId }],
           ...searchAttributes({ organisationId }),
           workflowIdConflictPolicy: 'USE_EXISTING',

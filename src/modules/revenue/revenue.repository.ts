@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { bulkInsert, type BulkColumn } from '../../db/bulk';
 import { calendarDay } from '../../db/dates';
 import { newId } from '../../db/ids';
 import { formatAmount } from '../../domain/money';
@@ -22,6 +23,18 @@ export interface RevenueRow {
 }
 
 export type NewRevenueRecord = Omit<RevenueRow, 'id' | 'period' | 'created_at' | 'updated_at'> & { period: string };
+
+const RECORD_COLUMNS: ReadonlyArray<BulkColumn<NewRevenueRecord & { id: string }>> = [
+  ['id', 'text'],
+  ['organisation_id', 'text'],
+  ['invoice_id', 'text'],
+  ['invoice_item_id', 'text'],
+  ['period', 'date'],
+  ['days', 'integer'],
+  ['amount', 'numeric'],
+  ['currency', 'text'],
+  ['status', 'text'],
+];
 
 export function toRevenue(row: RevenueRow) {
   return {
@@ -78,10 +91,14 @@ export function createRevenueRepository(db: Knex) {
         .select<Array<{ invoice_id: string; currency: string; amount: string }>>('invoice_id', 'currency', db.raw('sum(amount)::text AS amount'));
     },
 
-    /** Replaces the scope's records with `records`. */
+    /**
+     * Replaces the scope's records with `records`, in one statement however many there are (an item over
+     * centuries has thousands of monthly records: as bind parameters, nine each, they passed the 65,535 one
+     * statement may have).
+     */
     async replace(scope: RevenueScope, records: NewRevenueRecord[]): Promise<void> {
       await scoped(scope).delete();
-      if (records.length > 0) await db('revenue_records').insert(records.map((record) => ({ id: newId('rev'), ...record })));
+      await bulkInsert(db, 'revenue_records', RECORD_COLUMNS, records.map((record) => ({ id: newId('rev'), ...record })));
     },
 
     /** The number of records changed. */

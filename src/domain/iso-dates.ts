@@ -23,3 +23,6 @@ export const ISO_DATE_TIME = new RegExp(`^${DATE}T${TIME}${ZONE}$`);
 export function isIsoInstant(value: string): boolean {
   return ISO_DATE_TIME.test(value) && !instantProblem(new Date(value));
 }
+
+/** The last day an ISO date (and a Postgres date this service stores) can name. */
+export const LAST_DAY = '9999-12-31';

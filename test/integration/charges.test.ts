@@ -425,6 +425,35 @@ describe('how a charge is computed', () => {
     expect(foreign.body.errors[0]).toMatchObject({ path: 'body.plans.0.customerEntityIds.0', message: 'is not an entity of the customer' });
   });
 
+  it("when an open contract's end moves later into days another contract bills the same usage of, then 409; a terminated contract's end cannot move at all", async () => {
+    const tag = randomUUID().slice(0, 8);
+    const customer = await api.http().post('/customers').set(system()).send({ name: `Ends ${tag}`, currency: 'USD' }).expect(201);
+    await api.http().post('/entities').set(system()).send({ type: 'customer', name: 'Entity', customerId: customer.body.data.id }).expect(201);
+    const meter = await api.http().post('/meters').set(admin()).send({ name: `Ends ${tag}`, metric: `ends_${tag}`, aggregation: 'sum' }).expect(201);
+    const plan = await api
+      .http()
+      .post('/billing/plans')
+      .set(admin())
+      .send({ name: `Ends ${tag}`, currency: 'USD', billingPeriod: 'monthly', items: [{ name: 'API calls', pricingModel: 'per_unit', unitPrice: '0.5', meterId: meter.body.data.id }] })
+      .expect(201);
+    const contract = async (startDate: string, endDate?: string) =>
+      (await api.http().post('/contracts').set(system()).send({ customerId: customer.body.data.id, currency: 'USD', startDate, ...(endDate ? { endDate } : {}), plans: [{ planId: plan.body.data.id }] }).expect(201)).body.data as { id: string; plans: Array<{ id: string }> };
+    const october = await contract('2026-10-01', '2026-10-31');
+    const after = await contract('2026-11-01');
+    for (const { id } of [october, after]) await api.http().post(`/contracts/${id}/activate`).set(system()).send({}).expect(200);
+
+    const reopened = await api.http().put(`/contracts/${october.id}`).set(system()).send({ endDate: null });
+    expect([reopened.status, reopened.body.errors[0].message]).toEqual([409, expect.stringContaining(`contract plan ${after.plans[0]!.id} of contract ${after.id} bills the usage of meter ${meter.body.data.id}`)]);
+    expect((await api.http().get(`/contracts/${october.id}`).set(system()).expect(200)).body.data.endDate).toBe('2026-10-31');
+
+    await api.http().post(`/contracts/${after.id}/terminate`).set(system()).expect(200);
+    const moved = await api.http().put(`/contracts/${after.id}`).set(system()).send({ endDate: null });
+    expect([moved.status, moved.body.errors[0].message]).toEqual([409, 'cannot change the end of a contract that is terminated']);
+    // The calendar's last day is an end like any other: no day after it can have been charged.
+    const draft = await contract('2027-01-01');
+    expect((await api.http().put(`/contracts/${draft.id}`).set(system()).send({ endDate: '9999-12-31' }).expect(200)).body.data.endDate).toBe('9999-12-31');
+  });
+
   it("when a schedule in a zone ahead of the organisation's runs, then a usage window not over where the organisation is waits for the next run", async () => {
     // Kiritimati (UTC+14) is always a day or two ahead of Pago Pago (UTC-11): the schedule's billing date D
     // starts 25 hours before the organisation's D, so the window ending on the day before D is still open.

@@ -121,6 +121,23 @@ describe('contract lifecycle on Temporal', () => {
   });
 });
 
+describe('contract plans', () => {
+  it("when a plan's days lie outside the contract's, then 400 names each date", async () => {
+    const planId = (await planOf(fixture)).id;
+    const res = await api
+      .http()
+      .post('/contracts')
+      .set(system())
+      .send({ customerId: fixture.customerId, currency: 'USD', startDate: '2026-06-01', endDate: '2026-12-31', plans: [{ planId, startDate: '2026-01-01' }, { planId, startDate: '2026-07-01', endDate: '2027-03-31' }] });
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toEqual([
+      expect.objectContaining({ path: 'body.plans.0.startDate', message: "must not be before the contract's startDate 2026-06-01" }),
+      expect.objectContaining({ path: 'body.plans.1.endDate', message: "must not be after the contract's endDate 2026-12-31" }),
+    ]);
+    await api.http().post('/contracts').set(system()).send({ customerId: fixture.customerId, currency: 'USD', startDate: '2026-06-01', plans: [{ planId, startDate: '2026-07-01', endDate: '2026-09-30' }] }).expect(201);
+  });
+});
+
 describe('milestones', () => {
   it('when a milestone of an active contract is achieved, then it is recorded and its draft invoice exists; twice is a no-op', async () => {
     const contract = await newContract();
@@ -147,6 +164,20 @@ describe('milestones', () => {
     await recordHistory(api, `contract:${contract.id}`, 'contract-milestone-achieved-twice');
   });
 
+  it('when a milestone is deleted while its achievement commits, then the delete waits for it and answers 409: an achieved milestone is never deleted', async () => {
+    const contract = await newContract();
+    const base = `/contracts/${contract.id}/plans/${contract.plans[0]!.id}/milestones`;
+    const created = await api.http().post(base).set(system()).send({ planItemId: fixture.planItemId, name: 'Handover', percentage: 10 }).expect(201);
+    // The achievement's transaction, as the workflow's step holds it: the row locked and marked achieved, not yet committed.
+    const achieving = await api.db.transaction();
+    await achieving('contract_milestones').where({ id: created.body.data.id }).update({ achieved_at: achieving.fn.now() });
+    const deleting = api.http().delete(`${base}/${created.body.data.id}`).set(system()).then((res) => res);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await achieving.commit();
+    expect((await deleting).status).toBe(409);
+    expect(await api.db('contract_milestones').where({ id: created.body.data.id }).count({ n: '*' })).toEqual([{ n: '1' }]);
+  });
+
   it('when a milestone gives both amount and percentage, then 400', async () => {
     const contract = await newContract();
     const res = await api
@@ -155,6 +186,9 @@ describe('milestones', () => {
       .set(system())
       .send({ planItemId: fixture.planItemId, name: 'x', amount: 10, percentage: 5 });
     expect(res.status).toBe(400);
+    // An amount finer than the contract's currency would be rounded on its invoice.
+    const finer = await api.http().post(`/contracts/${contract.id}/plans/${contract.plans[0]!.id}/milestones`).set(system()).send({ planItemId: fixture.planItemId, name: 'x', amount: '10.005' });
+    expect([finer.status, finer.body.errors]).toEqual([400, [expect.objectContaining({ path: 'body.amount', message: 'must have at most 2 decimal places, as USD amounts do' })]]);
   });
 });
 

@@ -427,12 +427,15 @@ export function createContractRepository(db: Knex) {
       await db('contract_milestones').where({ id }).update({ achieved_at: db.fn.now(), invoice_id: invoiceId, updated_at: db.fn.now() });
     },
 
+    /**
+     * Deletes a milestone not achieved yet. The delete itself requires it unachieved: an achievement
+     * committing meanwhile (it holds the row's lock) makes it delete nothing, and the answer is `achieved`.
+     */
     async deleteMilestone(organisationId: string, contractPlanId: string, id: string): Promise<'deleted' | 'achieved' | undefined> {
+      const deleted = await milestonesOf(organisationId, contractPlanId).where({ id }).whereNull('achieved_at').delete();
+      if (deleted > 0) return 'deleted';
       const row = await milestonesOf(organisationId, contractPlanId).where({ id }).first('achieved_at');
-      if (!row) return undefined;
-      if (row.achieved_at) return 'achieved';
-      await db('contract_milestones').where({ id }).delete();
-      return 'deleted';
+      return row ? 'achieved' : undefined;
     },
 
     async createTax(organisationId: string, contractId: string, tax: TaxInput): Promise<ContractTaxRecord> {

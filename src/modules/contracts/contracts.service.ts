@@ -4,6 +4,7 @@ import { currencyMinorUnits, isCurrency } from '../../domain/currencies';
 import { Decimal } from '../../domain/money';
 import { CONTRACT_STATES, allowedContractActions, type ContractAction } from '../../domain/contract-state';
 import { AppError, orNotFound } from '../../domain/errors';
+import { LAST_DAY } from '../../domain/iso-dates';
 import type { Page, PageQuery } from '../../http/paging';
 import { plansIn } from '../billing-plans';
 import { chargesIn, describeCharge } from '../charges';
@@ -19,6 +20,7 @@ import { contractWorkflowId, searchAttributes } from '../../../workflows/ids';
 import { newId } from '../../db/ids';
 import { createContractRepository, type Contract, type ContractTaxRecord, type Milestone, type ProgressiveBilling } from './contracts.repository';
 import { createPlanChangeRepository, toPlanChange, type PlanChange } from './plan-changes.repository';
+import { assertUsageUnshared } from './usage-attribution';
 
 type TaxInput = { name: string; rate: string; appliesTo: 'all' | string[] };
 type PlanChangeInput = { fromContractPlanId: string; toPlanId: string; effectiveDate: string; prorate: boolean };
@@ -101,6 +103,9 @@ export function createContractService(deps: WorkflowServiceDeps) {
         await locked.lockMany(organisationId, [id]);
         // Read under the lock: its plans' ends are what a run or a plan change left them.
         const contract = orNotFound(await locked.find(organisationId, id), 'Contract');
+        // Ended is final: a new end would bill days after it again.
+        if (changes.endDate !== undefined && changes.endDate !== contract.endDate) assertOpen(contract, 'change the end of');
+        if (changes.progressiveBilling !== undefined) assertOpen(contract, 'change the progressive billing of');
         if (changes.progressiveBilling) assertThresholdsIn(changes.progressiveBilling, contract.currency);
         // ISO calendar days compare as text.
         if (changes.endDate && changes.endDate < contract.startDate) throw AppError.validation(`must not be before the contract's startDate ${contract.startDate}`, 'body.endDate');
@@ -112,13 +117,19 @@ export function createContractService(deps: WorkflowServiceDeps) {
           for (const plan of contract.plans) if ((await createPlanChangeRepository(trx).standingFrom(plan.id)).length > 0) cut.add(plan.id);
           const endedBefore = (plan: Contract['plans'][number]) => contract.endDate !== null && contract.endDate < plan.startDate && plan.endDate === plan.startDate;
           const following = contract.plans.filter((plan) => !cut.has(plan.id) && (plan.endDate === contract.endDate || endedBefore(plan)));
-          if (changes.endDate !== null) {
+          // No day after the calendar's last can have been charged.
+          if (changes.endDate !== null && changes.endDate < LAST_DAY) {
             const charge = await chargesIn(trx).firstChargedFrom({ contractPlanIds: contract.plans.map((plan) => plan.id) }, addDays(changes.endDate, 1));
             if (charge) throw AppError.conflict(`${describeCharge(charge)}: the contract cannot end before ${charge.to}`);
           }
           for (const plan of following) await locked.setPlanEnd(plan.id, changes.endDate === null ? null : changes.endDate < plan.startDate ? plan.startDate : changes.endDate);
         }
         if (!(await locked.update(organisationId, id, changes))) throw AppError.notFound('Contract');
+        // Days added to an open contract's plans may be days another contract of the customer bills the usage of.
+        const later = changes.endDate !== undefined && contract.endDate !== null && (changes.endDate === null || changes.endDate > contract.endDate);
+        if (later && (contract.status === 'active' || contract.status === 'suspended')) {
+          await assertUsageUnshared(trx, organisationId, id, contract.plans.map((plan) => plan.id));
+        }
       });
       return requireContract(organisationId, id);
     },
@@ -126,6 +137,13 @@ export function createContractService(deps: WorkflowServiceDeps) {
     async create(organisationId: string, input: Parameters<typeof contracts.create>[1]): Promise<Contract> {
       if (!isCurrency(input.currency)) throw AppError.validation(`${input.currency} is not an ISO 4217 currency`, 'body.currency');
       if (input.progressiveBilling) assertThresholdsIn(input.progressiveBilling, input.currency);
+      // A plan's days are the contract's: a plan from before its start would bill days the contract never had.
+      const outside = input.plans.flatMap((plan, index) => [
+        ...(plan.startDate !== undefined && plan.startDate < input.startDate ? [{ path: `body.plans.${index}.startDate`, message: `must not be before the contract's startDate ${input.startDate}` }] : []),
+        ...(plan.startDate !== undefined && input.endDate && plan.startDate > input.endDate ? [{ path: `body.plans.${index}.startDate`, message: `must not be after the contract's endDate ${input.endDate}` }] : []),
+        ...(plan.endDate !== undefined && input.endDate && plan.endDate > input.endDate ? [{ path: `body.plans.${index}.endDate`, message: `must not be after the contract's endDate ${input.endDate}` }] : []),
+      ]);
+      if (outside.length > 0) throw AppError.invalid(outside);
       orNotFound(await customers.findById(organisationId, input.customerId), 'Customer');
       const planIds = [...new Set(input.plans.map((plan) => plan.planId))];
       const found = await plans.currencies(organisationId, planIds);
@@ -165,6 +183,12 @@ export function createContractService(deps: WorkflowServiceDeps) {
     },
 
     async createMilestone(organisationId: string, contractId: string, contractPlanId: string, input: MilestoneInput): Promise<Milestone> {
+      const { currency } = await requireContract(organisationId, contractId);
+      // Invoiced as given: an amount finer than the currency (10.5 JPY) would be rounded on the invoice.
+      const places = currencyMinorUnits(currency);
+      if (input.amount !== undefined && new Decimal(input.amount).decimalPlaces() > places) {
+        throw AppError.validation(`must have at most ${places} decimal places, as ${currency} amounts do`, 'body.amount');
+      }
       const plan = await requirePlan(organisationId, contractId, contractPlanId);
       if (!(await plans.itemBelongs(organisationId, plan.plan_id, input.planItemId))) throw AppError.notFound('Plan item');
       return contracts.createMilestone(organisationId, { contractId, contractPlanId, ...input });

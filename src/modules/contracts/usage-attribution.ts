@@ -18,15 +18,22 @@ interface UsagePlan {
 
 const later = (a: string, b: string) => (a > b ? a : b);
 
+/** The two-key advisory lock namespace of a customer's usage attribution checks. */
+const USAGE_ATTRIBUTION_LOCK = 7311;
+
 /**
  * Usage belongs to one contract plan: two plans of the customer that bill usage (contracts active or
  * suspended, and the plans of `contractId` itself) may not bill the same entity's usage of one meter on the
- * same day. Checked, under the contract's row lock, when a contract is activated (`plans`: all of its own)
- * or a plan change adds a plan (`plans`: the new one). 409 names the plan already billing that usage.
+ * same day. Checked, under the contract's row lock, when a contract is activated (`plans`: all of its own),
+ * a plan change adds a plan (`plans`: the new one), or an open contract's end moves later (`plans`: all of
+ * its own). 409 names the plan already billing that usage. The check holds the customer's lock until the
+ * transaction ends, so that two contracts of one customer are never checked at once, each blind to the
+ * other's change.
  */
 export async function assertUsageUnshared(trx: Knex, organisationId: string, contractId: string, planIds: readonly string[]): Promise<void> {
   const contracts = createContractRepository(trx);
   const contract = (await contracts.find(organisationId, contractId))!;
+  await trx.raw('SELECT pg_advisory_xact_lock(?, hashtext(?))', [USAGE_ATTRIBUTION_LOCK, contract.customerId]);
   const rows = await contracts.usagePlansOf(organisationId, contract.customerId, contractId);
   const billingPlans = new Map((await plansIn(trx).findMany(organisationId, [...new Set(rows.map((row) => row.plan_id))])).map((plan) => [plan.id, plan]));
   const allEntities = await entitiesIn(trx).customerEntityIds(organisationId, contract.customerId);

@@ -1,3 +1,4 @@
+import { ISO_DATE } from './iso-dates';
 /** Custom attribute definitions and the pure check of values against them. */
 export const ATTRIBUTE_TYPES = ['string', 'number', 'boolean', 'date', 'enum'] as const;
 export type AttributeType = (typeof ATTRIBUTE_TYPES)[number];
@@ -18,7 +19,6 @@ export interface AttributeProblem {
   message: string;
 }
 
-const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
 
 function typeProblem(definition: AttributeDefinition, value: unknown): string | undefined {
   switch (definition.type) {
@@ -29,7 +29,8 @@ function typeProblem(definition: AttributeDefinition, value: unknown): string | 
     case 'boolean':
       return typeof value === 'boolean' ? undefined : 'must be true or false';
     case 'date':
-      return typeof value === 'string' && ISO_DATE.test(value) && !Number.isNaN(Date.parse(value)) ? undefined : 'must be a date, YYYY-MM-DD';
+      // The calendar's own days only: `Date.parse` rolls 2026-02-30 over to 2 March and takes the year 0000.
+      return typeof value === 'string' && ISO_DATE.test(value) ? undefined : 'must be a date, YYYY-MM-DD';
     case 'enum':
       return typeof value === 'string' && (definition.allowedValues ?? []).includes(value)
         ? undefined
@@ -55,7 +56,7 @@ export function validateAttributes(definitions: AttributeDefinition[], values: R
     if (problem) problems.push({ path: `${pathPrefix}.${key}`, message: problem });
   }
   for (const definition of definitions) {
-    if (definition.required && !(definition.key in values)) problems.push({ path: `${pathPrefix}.${definition.key}`, message: 'is required' });
+    if (definition.required && !Object.hasOwn(values, definition.key)) problems.push({ path: `${pathPrefix}.${definition.key}`, message: 'is required' });
   }
   return problems;
 }

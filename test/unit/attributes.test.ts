@@ -28,3 +28,19 @@ describe('validateAttributes', () => {
     expect(validateAttributes(definitions, { color: null })).toEqual([{ path: 'attributes.color', message: 'is required' }]);
   });
 });
+
+describe('validateAttributes at the edges', () => {
+  const launch: AttributeDefinition = { key: 'launch', type: 'date', required: false };
+
+  it('when a date names a day the calendar lacks, or the year 0, then it is refused', () => {
+    for (const day of ['2026-02-30', '2026-04-31', '2025-02-29', '0000-01-01']) {
+      expect(validateAttributes([launch], { launch: day })).toEqual([{ path: 'attributes.launch', message: 'must be a date, YYYY-MM-DD' }]);
+    }
+    expect(validateAttributes([launch], { launch: '2024-02-29' })).toEqual([]);
+  });
+
+  it('when a required key is a name every object inherits, then its absence is still found', () => {
+    const inherited: AttributeDefinition = { key: 'constructor', type: 'string', required: true };
+    expect(validateAttributes([inherited], {})).toEqual([{ path: 'attributes.constructor', message: 'is required' }]);
+  });
+});

@@ -104,7 +104,13 @@ const effectiveDate = isoDate.describe("the first day the change is in force, in
 
 export const updatePlanBody = atLeastOne({ name: text(200).optional(), billingPeriod: billingPeriod.optional(), effectiveDate: effectiveDate.optional() });
 
-export const addPlanItemQuery = z.object({ effectiveDate: effectiveDate.optional() });
+export const addPlanItemQuery = z.object({
+  effectiveDate: isoDate
+    .describe(
+      "the item's first day in force, in the organisation's time zone (default on a plan in use: today there). A day inside a period already charged is taken: the next invoice charges the new item from that day",
+    )
+    .optional(),
+});
 
 export const deletePlanItemQuery = z.object({ effectiveDate: effectiveDate.optional() });
 

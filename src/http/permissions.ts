@@ -69,7 +69,7 @@ const SYSTEM_USER_ACTIONS = [
   'AlertService:getAlerts',
   // Plan changes (and their undo, until an invoice credits them)
   'ContractService:changePlan',
-  // Credit notes and customer credit (voiding and undoing a credit note are Admin's, as cancelling an invoice is)
+  // Credit notes and customer credit (voiding and undoing a credit note are Admin's)
   'CreditNoteService:createCreditNote',
   'CreditNoteService:getCreditNotes',
   'CreditService:getCredits',

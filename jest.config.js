@@ -34,7 +34,9 @@ module.exports = {
       setupFilesAfterEnv: ['<rootDir>/test/integration/support/timeouts.ts'],
     },
   ],
-  maxWorkers: 2,
+  // Three files at once on 2 cores: much of the integration suite waits (on timers, restarts, Temporal), so a
+  // third worker fills those waits; the whole suite took 16 minutes this way against 19 with two.
+  maxWorkers: 3,
   // The API contract test is the longest file by far: it starts first, the rest runs beside it.
   testSequencer: '<rootDir>/test/support/contract-first-sequencer.cjs',
 };

@@ -80,9 +80,11 @@ it('when an older version left a signing secret and an answer in the clear, then
   await api.db('idempotency_keys').insert({ organisation_id: tenant.organisationId, route: 'POST /legacy', key: randomUUID(), fingerprint: 'f', state: 'done', response_status: 201, response_body: JSON.stringify(answer) });
   expect((await plainSecretsAnywhere()).sort()).toEqual(['idempotency_keys.response_body', 'webhook_endpoints.secret']);
 
+  // What a worker does when it starts. Another test file may start a worker of its own meanwhile, which
+  // seals them first: so the end state is checked, not how many rows this call sealed.
   const deps = serviceDepsFrom(api.config, api.db);
-  expect(await createServices(deps).webhooks.sealPlainSecrets()).toBeGreaterThanOrEqual(1);
-  expect(await createIdempotencyService(api.db, deps.secrets).sealPlainAnswers()).toBeGreaterThanOrEqual(1);
+  await createServices(deps).webhooks.sealPlainSecrets();
+  await createIdempotencyService(api.db, deps.secrets).sealPlainAnswers();
   expect(await plainSecretsAnywhere()).toEqual([]);
   const stored = await api.db('webhook_endpoints').where({ id: endpoint.id }).first('secret');
   expect(createSecretBox(api.config.SECRETS_KEY!).open(stored.secret)).toBe(plain);

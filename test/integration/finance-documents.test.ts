@@ -230,6 +230,23 @@ describe('payments and credits', () => {
 });
 
 describe('locale and addresses', () => {
+  it("when the customer's entity and address are deleted after a raise, then the raised invoice still prints the parties it was raised with; a draft prints today's", async () => {
+    const own = await createBillingFixture(api, tenant, 'GBP', { customerAddress: { line1: '221B Baker Street', city: 'London', postalCode: 'NW1 6XE', country: 'GB' } });
+    const invoice = await raised(own, [{ title: 'Consulting', quantity: 1, price: 100 }]);
+    const later = await draft(own, [{ title: 'Consulting', quantity: 1, price: 100 }]);
+    const { id: entityId } = await api.db('entities').where({ customer_id: own.customerId }).first('id');
+    const entity = (await api.http().get(`/entities/${entityId}`).set(system()).expect(200)).body.data as { name: string; addresses: Array<{ id: string }> };
+    await api.http().delete(`/entities/${entityId}/addresses/${entity.addresses[0]!.id}`).set(system()).expect(200);
+    await api.http().delete(`/entities/${entityId}`).set(system()).expect(200);
+
+    const issued = await pdfOf(`/invoices/${invoice.id}/pdf`);
+    expect(issued).toContain('221B Baker Street');
+    expect(issued).toContain(entity.name);
+    const today = await pdfOf(`/invoices/${later.id}/pdf`);
+    expect(today).not.toContain('221B Baker Street');
+    expect(today).not.toContain(entity.name);
+  });
+
   it("when a UK customer's invoice is printed, then numbers have thousands separators, dates are day first and the postcode has its own line", async () => {
     const invoice = await raised(uk, [{ title: 'Licence', quantity: '1500.5', price: 70 }]);
     expect(invoice.total).toBe('105035.00');

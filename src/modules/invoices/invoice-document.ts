@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { orNotFound } from '../../domain/errors';
-import { addressLines } from '../../domain/document-locale';
+import { addressLines, type PostalAddress } from '../../domain/document-locale';
 import { Decimal } from '../../domain/money';
 import { addressesIn, type Address, customersIn, entitiesIn, type EntityRow, type EntityType } from '../customers';
 import { invoiceTemplatesIn } from '../invoice-templates';
@@ -20,18 +20,44 @@ export interface InvoiceSettlements {
 
 export type SettlementReader = (db: Knex, organisationId: string, invoiceId: string) => Promise<InvoiceSettlements>;
 
-function toParty(entity: { row: EntityRow; address: Address | undefined } | undefined, locale: string, fallbackName?: string): InvoiceParty | null {
-  if (!entity) return fallbackName ? { name: fallbackName, addressLines: [] } : null;
-  const { row, address } = entity;
-  return { name: row.name, taxId: row.tax_id, addressLines: address ? addressLines(address, locale) : [] };
+/** Who issues or receives an invoice, as a raised invoice keeps them (`data.parties`): printed the same for good. */
+export interface PartySnapshot {
+  name: string;
+  taxId: string | null;
+  address: PostalAddress | null;
+}
+
+export interface InvoiceParties {
+  seller: PartySnapshot | null;
+  customer: PartySnapshot | null;
+}
+
+function toParty(party: PartySnapshot | null, locale: string): InvoiceParty | null {
+  if (!party) return null;
+  return { name: party.name, ...(party.taxId === null ? {} : { taxId: party.taxId }), addressLines: party.address ? addressLines(party.address, locale) : [] };
 }
 
 /** The first live entity of a kind, with its first address: who issues and who receives the invoice. */
-async function entityParty(db: Knex, organisationId: string, filter: { type: EntityType; customerId?: string }) {
-  const row = await entitiesIn(db).firstLive(organisationId, filter);
-  if (!row) return undefined;
-  const addresses = await addressesIn(db).listByEntity(organisationId, [row.id]);
-  return { row, address: addresses.get(row.id)?.[0] };
+async function entityParty(db: Knex, organisationId: string, filter: { type: EntityType; customerId?: string }): Promise<PartySnapshot | null> {
+  const row: EntityRow | undefined = await entitiesIn(db).firstLive(organisationId, filter);
+  if (!row) return null;
+  const address: Address | undefined = (await addressesIn(db).listByEntity(organisationId, [row.id])).get(row.id)?.[0];
+  const postal = address ? { line1: address.line1, line2: address.line2, city: address.city, state: address.state, postalCode: address.postalCode, country: address.country } : null;
+  return { name: row.name, taxId: row.tax_id, address: postal };
+}
+
+/**
+ * The seller (the organisation's first live seller entity) and the customer (its first live entity, else
+ * its name alone) with their first addresses, as they are now. The raise keeps them in the invoice's
+ * `data.parties`, so that an issued invoice prints the same parties whatever is renamed or deleted later.
+ */
+export async function invoicePartiesOf(db: Knex, organisationId: string, customerId: string | null): Promise<InvoiceParties> {
+  const [seller, customerEntity, customer] = await Promise.all([
+    entityParty(db, organisationId, { type: 'seller' }),
+    customerId ? entityParty(db, organisationId, { type: 'customer', customerId }) : null,
+    customerId ? customersIn(db).findAnyById(organisationId, customerId) : undefined,
+  ]);
+  return { seller, customer: customerEntity ?? (customer ? { name: customer.name, taxId: null, address: null } : null) };
 }
 
 /**
@@ -88,9 +114,9 @@ function paymentDetailsFor(details: PaymentDetails | null, number: string | null
 export async function loadInvoiceDocument(db: Knex, organisationId: string, invoiceId: string, settlements: SettlementReader | null): Promise<InvoiceDocument> {
   const invoice = orNotFound(await createInvoiceRepository(db).find(organisationId, invoiceId), 'Invoice');
   const customerId = invoice.customerId;
-  const [seller, customerEntity, customer, template, settings, settledBy] = await Promise.all([
-    entityParty(db, organisationId, { type: 'seller' }),
-    customerId ? entityParty(db, organisationId, { type: 'customer', customerId }) : undefined,
+  const [parties, customer, template, settings, settledBy] = await Promise.all([
+    // A raised invoice prints the parties it was raised with; a draft (or one raised before they were kept), today's.
+    (invoice.data.parties as InvoiceParties | undefined) ?? invoicePartiesOf(db, organisationId, customerId),
     customerId ? customersIn(db).findAnyById(organisationId, customerId) : undefined,
     invoiceTemplatesIn(db).findDefaultBranding(organisationId),
     getOrganisationSettings(db, organisationId),
@@ -110,8 +136,8 @@ export async function loadInvoiceDocument(db: Knex, organisationId: string, invo
     locale,
     customerReference: invoice.customerReference,
     purchaseOrderNumber: invoice.purchaseOrderNumber,
-    seller: toParty(seller, locale),
-    customer: toParty(customerEntity, locale, customer?.name),
+    seller: toParty(parties.seller, locale),
+    customer: toParty(parties.customer, locale),
     items: invoice.items.map((item) => ({ title: item.title, description: item.description, quantity: item.quantity, price: item.price, amount: item.amount ?? '' })),
     subtotal: invoice.subtotal ?? '',
     taxes,

@@ -7,16 +7,17 @@ import { chargeTax } from '../../domain/rating';
 import { chargesIn } from '../charges';
 import { contractTaxesOf } from '../contracts';
 import { getOrganisationSettings } from '../organisation-settings';
+import { invoicePartiesOf } from './invoice-document';
 import { baseRateOf, INVOICE_AMOUNT_LIMIT, priceInvoice } from './invoice-pricing';
 import { createInvoiceRepository, type InvoiceRow, type InvoiceTotals } from './invoices.repository';
 
 /**
  * Fixed at raise, inside the raise's transaction, by `priceInvoice`: each item's amount (written back to
  * the item), the subtotal, each contract tax over the items it applies to (recorded with the tax line),
- * the total, and the total in the organisation's base currency at the rate effective on the invoice date.
- * A missing rate blocks the raise.
+ * the total, and the total in the organisation's base currency at the rate effective on the invoice date,
+ * and the parties the invoice is printed with for good. A missing rate blocks the raise.
  */
-export async function computeInvoiceTotals(trx: Knex, invoice: Pick<InvoiceRow, 'id' | 'organisation_id' | 'contract_id' | 'currency' | 'date'>): Promise<InvoiceTotals> {
+export async function computeInvoiceTotals(trx: Knex, invoice: Pick<InvoiceRow, 'id' | 'organisation_id' | 'contract_id' | 'customer_id' | 'currency' | 'date'>): Promise<InvoiceTotals> {
   const invoices = createInvoiceRepository(trx);
   const items = await invoices.items(invoice.id);
   const priced = priceInvoice(items, invoice.contract_id ? await contractTaxesOf(trx, invoice.organisation_id, invoice.contract_id) : [], invoice.currency);
@@ -41,7 +42,11 @@ export async function computeInvoiceTotals(trx: Knex, invoice: Pick<InvoiceRow, 
     base_currency: baseCurrency,
     fx_rate: rate,
     base_total: formatAmount(convert(total, rate, baseCurrency), baseCurrency),
-    // Each tax line keeps the plan items it applies to: credit notes tax each line they credit by them.
-    data: JSON.stringify({ taxes: taxes.map((tax) => ({ name: tax.name, rate: tax.rate, amount: formatAmount(tax.amount, invoice.currency), appliesTo: tax.appliesTo })) }),
+    data: JSON.stringify({
+      // Each tax line keeps the plan items it applies to: credit notes tax each line they credit by them.
+      taxes: taxes.map((tax) => ({ name: tax.name, rate: tax.rate, amount: formatAmount(tax.amount, invoice.currency), appliesTo: tax.appliesTo })),
+      // Who issued and who received it, as printed from now on: an issued document is never edited.
+      parties: await invoicePartiesOf(trx, invoice.organisation_id, invoice.customer_id),
+    }),
   };
 }

@@ -256,7 +256,7 @@ export interface InvoiceTotals {
   base_currency: string;
   fx_rate: string;
   base_total: string;
-  /** JSON text: replaces the invoice's data with its taxes. */
+  /** JSON text of its taxes and parties: merged into the invoice's data (a milestone's id there stays). */
   data: string;
 }
 
@@ -513,7 +513,7 @@ export function createInvoiceRepository(db: Knex) {
         .update({
           status,
           ...columns,
-          ...totals,
+          ...(totals ? { ...totals, data: db.raw('data || ?::jsonb', [totals.data]) } : {}),
           ...(stamp ? { [stamp]: db.fn.now() } : {}),
           ...(clear ? { [clear]: null } : {}),
           ...(delivery ? { data: db.raw("data || jsonb_build_object('delivery', ?::jsonb)", [JSON.stringify(delivery)]) } : {}),

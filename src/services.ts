@@ -10,7 +10,7 @@ import { createCatalogService } from './modules/catalog';
 import { createCollectionsService } from './modules/collections';
 import { createContactGroupService } from './modules/contact-groups';
 import { createContractLifecycleService, createPlanChangeLifecycleService, createCreditNoteLifecycleService, createInvoiceLifecycleService } from './modules/lifecycles';
-import { contractCurrency, contractPlanUse, contractsIn, createContractService, resolveContractPlan } from './modules/contracts';
+import { contractCurrency, contractCustomerUse, contractPlanUse, contractsIn, createContractService, resolveContractPlan } from './modules/contracts';
 import { createCreditNoteService } from './modules/credit-notes';
 import { type ModelSettings, createChatbotService } from './modules/chatbot';
 import { createCreditGrantService, createCreditService } from './modules/credits';
@@ -129,7 +129,7 @@ export function createServices(deps: ServiceDeps) {
     // Reference data
     addresses: createAddressService(db),
     contactGroups: createContactGroupService(db),
-    customers: createCustomerService(db),
+    customers: createCustomerService(db, contractCustomerUse),
     entities: createEntityService(db),
     // Money
     fxRates: createFxRateService(db),

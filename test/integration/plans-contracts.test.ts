@@ -138,6 +138,20 @@ describe('contract plans', () => {
   });
 });
 
+describe('customers with contracts', () => {
+  it('when a customer has a contract that is not ended, then deleting the customer answers 409 naming it; once it is terminated, the customer is deleted', async () => {
+    const own = await createBillingFixture(api, tenant);
+    const refused = await api.http().delete(`/customers/${own.customerId}`).set(admin());
+    // A draft counts: activated later, it would bill a customer that is gone.
+    expect([refused.status, refused.body.errors[0].message]).toEqual([409, `the customer has contracts that are not ended: ${own.contractId} (draft); end or terminate them first`]);
+    await api.http().get(`/customers/${own.customerId}`).set(system()).expect(200);
+    await api.http().post(`/contracts/${own.contractId}/activate`).set(system()).expect(200);
+    expect((await api.http().delete(`/customers/${own.customerId}`).set(admin())).status).toBe(409);
+    await api.http().post(`/contracts/${own.contractId}/terminate`).set(system()).expect(200);
+    await api.http().delete(`/customers/${own.customerId}`).set(admin()).expect(200);
+  });
+});
+
 describe('milestones', () => {
   it('when a milestone of an active contract is achieved, then it is recorded and its draft invoice exists; twice is a no-op', async () => {
     const contract = await newContract();

@@ -351,6 +351,11 @@ export function createContractRepository(db: Knex) {
     },
 
     /** Whether a contract bills the plan. */
+    /** The customer's contracts that are not ended or terminated, oldest first. */
+    async openOfCustomer(organisationId: string, customerId: string): Promise<Array<{ id: string; status: string }>> {
+      return db('contracts').where({ organisation_id: organisationId, customer_id: customerId }).whereNotIn('status', ['ended', 'terminated']).orderBy([{ column: 'created_at' }, { column: 'id' }]).select('id', 'status');
+    },
+
     async planInUse(organisationId: string, planId: string): Promise<boolean> {
       return Boolean(await db('contract_plans').where({ organisation_id: organisationId, plan_id: planId }).first('id'));
     },

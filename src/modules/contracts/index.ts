@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { createContractRepository } from './contracts.repository';
 import { createPlanChangeRepository } from './plan-changes.repository';
 
-export { contractCurrency, contractPlanUse } from './contract-reads';
+export { contractCurrency, contractCustomerUse, contractPlanUse } from './contract-reads';
 export { contractTaxesOf, contractTaxesOfMany, resolveContractPlan } from './contract-plans.repository';
 export type { ContractPlanRef, ContractTax } from './contract-plans.repository';
 export type { Contract, MilestoneToInvoice, ProgressiveBilling } from './contracts.repository';

@@ -8,7 +8,7 @@ export type { Address } from './addresses.repository';
 export { createAddressService } from './addresses.service';
 export { customerSchema } from './customers.schemas';
 export { createCustomerService } from './customers.service';
-export type { CustomerService } from './customers.service';
+export type { CustomerService, CustomerUse } from './customers.service';
 export type { EntityRow, EntityType } from './entities.repository';
 export { entitySchema } from './entities.schemas';
 export { createEntityService } from './entities.service';

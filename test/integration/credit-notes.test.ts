@@ -146,6 +146,17 @@ describe('credit notes', () => {
     await api.http().put(`/invoices/${raised.id}`).set(admin()).send({ status: 'cancelled' }).expect(200);
   });
 
+  it("when an invoice paid in full by a recorded payment is marked paid and then cancelled, then 409 names that payment: cancelling reverses only mark-paid's own payment", async () => {
+    const raised = await invoice('raised');
+    const paid = await api.http().post('/payments').set(system()).send({ customerId: fixture.customerId, invoiceId: raised.id, amount: '180.00', currency: 'USD', paidAt: '2026-11-20T10:00:00Z', method: 'bank_transfer' }).expect(201);
+    await api.http().put(`/invoices/${raised.id}`).set(admin()).send({ status: 'paid', paidDate: '2026-11-20' }).expect(200);
+    // Mark-paid found nothing owed, so it recorded nothing: the transfer is the only payment.
+    expect(await payments(raised.id)).toEqual([{ amount: '180.0000', credit_note_id: null }]);
+    const cancelled = await api.http().put(`/invoices/${raised.id}`).set(admin()).send({ status: 'cancelled' });
+    expect([cancelled.status, cancelled.body.errors?.[0]?.message]).toEqual([409, expect.stringContaining(`payment ${paid.body.data.id} is recorded against the invoice; you cannot cancel it`)]);
+    expect(await payments(raised.id)).toEqual([{ amount: '180.0000', credit_note_id: null }]);
+  });
+
   it('when credit notes race a mark-paid, then whatever wins, the payment and the notes that lower what is owed add up to the total', async () => {
     for (let round = 0; round < 4; round += 1) {
       const raised = await invoice('raised');

@@ -333,7 +333,7 @@ describe('payments', () => {
   /** An invoice row of the tenant's, enough for a payment to name. */
   async function invoiceOf(who: Tenant): Promise<string> {
     const id = newId('inv');
-    await api.db('invoices').insert({ id, organisation_id: who.organisationId, currency: 'USD', date: '2026-11-01' });
+    await api.db('invoices').insert({ id, organisation_id: who.organisationId, currency: 'USD', date: '2026-11-01', status: 'raised' });
     return id;
   }
 
@@ -346,12 +346,18 @@ describe('payments', () => {
   it("when a payment of an invoice is in another currency, or from another customer, then 400 names the field", async () => {
     const customerId = await createCustomer(tenant);
     const invoiceId = newId('inv');
-    await api.db('invoices').insert({ id: invoiceId, organisation_id: tenant.organisationId, customer_id: customerId, currency: 'EUR', date: '2026-11-01' });
+    await api.db('invoices').insert({ id: invoiceId, organisation_id: tenant.organisationId, customer_id: customerId, currency: 'EUR', date: '2026-11-01', status: 'raised' });
     const inUsd = await as(tenant).post('/payments', { customerId, invoiceId, amount: 10, currency: 'USD', paidAt }).expect(400);
     expect(inUsd.body.errors).toEqual([expect.objectContaining({ path: 'body.currency', message: "must be the invoice's currency, EUR" })]);
     const fromAnother = await as(tenant).post('/payments', { customerId: await createCustomer(tenant), invoiceId, amount: 10, currency: 'EUR', paidAt }).expect(400);
     expect(fromAnother.body.errors).toEqual([expect.objectContaining({ path: 'body.invoiceId', message: "is another customer's invoice" })]);
     await as(tenant).post('/payments', { customerId, invoiceId, amount: 10, currency: 'EUR', paidAt }).expect(201);
+    // A draft owes nothing yet, a cancelled invoice nothing any more: a payment of either is refused.
+    for (const status of ['draft', 'cancelled']) {
+      await api.db('invoices').where({ id: invoiceId }).update({ status });
+      const refused = await as(tenant).post('/payments', { customerId, invoiceId, amount: 10, currency: 'EUR', paidAt }).expect(409);
+      expect(refused.body.errors[0].message).toContain(`the invoice is ${status}`);
+    }
   });
 
   it('when a payment is created, then 201 with the amount at the currency\'s minor unit, and it reads back', async () => {

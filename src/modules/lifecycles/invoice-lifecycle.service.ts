@@ -392,13 +392,17 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer; 
       await step.setStatus({ status: transition.from_state, paid_date: null, clear: 'paid_at' });
     }),
 
-    /** From any state; a paid invoice's payment is reversed with it. */
+    /**
+     * From any state; the payment that marking a paid invoice paid recorded is reversed with it. Any other
+     * payment (one recorded with POST /payments, which left mark-paid nothing to record) holds the invoice: 409.
+     */
     cancel: once<CancelInput, void>(
       async (step, input) => {
         const { invoice } = step;
         await assertNoCreditNotes(step, 'cancel it');
         await assertNoPlanChangeCredits(step, 'cancel it', true);
-        const payment = invoice.status === 'paid' ? await step.payments.findOfInvoice(invoice.organisation_id, invoice.id) : undefined;
+        const paid = invoice.status === 'paid' ? (await step.invoices.transitions(invoice.id)).filter((transition) => transition.step === 'pay' && transition.undone_at === null).at(-1) : undefined;
+        const payment = paid?.data.paymentId ? { id: paid.data.paymentId } : undefined;
         if (payment) await assertNotCollected(step, payment.id, 'cancel it');
         await assertNoRecordedPayments(step, 'cancel it', payment?.id);
         if (payment) await step.payments.setDeleted(payment.id, true);

@@ -14,7 +14,7 @@ export type { StripeEndpoint } from './providers/stripe';
 export { ensureReconciliationSchedule } from './reconciliation-schedule';
 
 /** What other modules may do with these rows, inside the transaction (unit of work) they pass. */
-export type PaymentAccess = Pick<ReturnType<typeof createPaymentRepository>, 'findById' | 'findOfInvoice' | 'insert' | 'listOfInvoice' | 'paidTowards' | 'refundable' | 'setDeleted'> & {
+export type PaymentAccess = Pick<ReturnType<typeof createPaymentRepository>, 'findById' | 'insert' | 'listOfInvoice' | 'paidTowards' | 'refundable' | 'setDeleted'> & {
   /** A gateway's payment attempt of the organisation, locked until the transaction ends. */
   collectedAttempt(organisationId: string, attemptId: string): Promise<AttemptRow | undefined>;
   /** Records that `paymentId` is the payment the attempt's gateway payment made. */
@@ -34,7 +34,6 @@ export const paymentsIn = (db: Knex): PaymentAccess => {
   const gateway = createGatewayRepository(db);
   return {
     findById: payments.findById,
-    findOfInvoice: payments.findOfInvoice,
     insert: payments.insert,
     listOfInvoice: payments.listOfInvoice,
     paidTowards: payments.paidTowards,

@@ -128,10 +128,6 @@ export function createPaymentRepository(db: Knex) {
       return live(organisationId).where({ invoice_id: invoiceId }).orderBy([{ column: 'paid_at' }, { column: 'id' }]);
     },
 
-    /** The live payment recorded for an invoice (its refunds left out). */
-    async findOfInvoice(organisationId: string, invoiceId: string): Promise<PaymentRow | undefined> {
-      return live(organisationId).where({ invoice_id: invoiceId }).whereNull('credit_note_id').first();
-    },
 
     async update(organisationId: string, id: string, patch: PaymentPatch): Promise<PaymentRow | undefined> {
       const [row] = await live(organisationId)

@@ -136,7 +136,11 @@ export function createPaymentService(db: Knex) {
           if (!(await customersIn(trx).lockLive(organisationId, input.customerId))) throw AppError.notFound('Customer');
           if (input.invoiceId) {
             // A payment of an invoice is in its currency and from its customer: it counts against what it owes.
-            const invoice = orNotFound(await invoicesIn(trx).findRow(organisationId, input.invoiceId), 'Invoice');
+            // Locked until commit, so that a cancel or a raise running now sees the payment, or runs first.
+            const invoice = orNotFound(await invoicesIn(trx).lock(organisationId, input.invoiceId), 'Invoice');
+            if (invoice.status === 'draft' || invoice.status === 'cancelled') {
+              throw AppError.conflict(`the invoice is ${invoice.status}: a payment counts against what a raised invoice owes${invoice.status === 'draft' ? '; raise it first, or record the payment without invoiceId' : ''}`);
+            }
             if (invoice.currency !== input.currency) throw AppError.validation(`must be the invoice's currency, ${invoice.currency}`, 'body.currency');
             if (invoice.customer_id !== null && invoice.customer_id !== input.customerId) throw AppError.validation("is another customer's invoice", 'body.invoiceId');
           }

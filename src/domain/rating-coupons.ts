@@ -78,11 +78,19 @@ export function couponDiscounts(invoices: readonly DiscountableInvoice[], coupon
       // before it may start on the same day and are still two periods. An item's periods come in the
       // order of the first day charged in each: a month cut short by a change to quarterly comes before
       // the quarter that began on an earlier day but is charged only from the change.
-      const lines = invoice.charges.map((charges, index) => ({
-        line: invoice.items[index]!,
-        period: `${charges[0]!.period.from} ${charges[0]!.period.to}`,
-        firstDay: earliest(charges.map((charge) => charge.from)),
-      }));
+      // A line split off by presentation values carries no charges: the part before it, of its plan item,
+      // carries the entry's, and the split line is of that period. A line with no charges and no such part
+      // before it is of no period the coupon serves.
+      const lines: Array<{ line: DiscountableLine; period: string; firstDay: string }> = [];
+      invoice.charges.forEach((charges, index) => {
+        const line = invoice.items[index]!;
+        if (charges.length > 0) {
+          lines.push({ line, period: `${charges[0]!.period.from} ${charges[0]!.period.to}`, firstDay: earliest(charges.map((charge) => charge.from)) });
+          return;
+        }
+        const part = lines.at(-1);
+        if (part && index > 0 && part.line === invoice.items[index - 1] && part.line.planItemId === line.planItemId) lines.push({ ...part, line });
+      });
       const firstDays = new Map<string | null | undefined, Map<string, string>>();
       for (const { line, period, firstDay } of lines) {
         const ofItem = firstDays.get(line.planItemId) ?? new Map<string, string>();
@@ -96,7 +104,7 @@ export function couponDiscounts(invoices: readonly DiscountableInvoice[], coupon
       return lines.filter(({ line, period }) => periodsOf.get(line.planItemId)!.indexOf(period) < left).map(({ line }) => line);
     });
     if (periods === 0) continue;
-    served.push({ id, periods });
+    const madeBefore = made.length;
     let amountLeft = coupon.amountOff === null ? undefined : toDecimal(coupon.amountOff).times(periods).toFixed();
     invoices.forEach((invoice, invoiceIndex) => {
       const lines = eligible[invoiceIndex]!;
@@ -127,6 +135,9 @@ export function couponDiscounts(invoices: readonly DiscountableInvoice[], coupon
       }
       if (amountLeft !== undefined) amountLeft = toDecimal(amountLeft).minus(discounts.reduce((sum, discount) => sum.plus(discount.amount), new Decimal(0))).toFixed();
     });
+    // Periods count as served only when the coupon took something off: a month of no usage (a 0.00 line)
+    // leaves a `once` coupon for the next one.
+    if (made.length > madeBefore) served.push({ id, periods });
   }
   return { lines: made, served };
 }

@@ -652,3 +652,45 @@ describe('usage that adds up to nothing or less', () => {
     expect(billed).toMatchObject({ subtotal: '0.00', total: '0.00' });
   });
 });
+
+describe('a coupon on usage split by presentation values', () => {
+  it('when a contract with a coupon bills usage split into lines per project, then the run completes and the coupon takes its share off every part', async () => {
+    const own = `split_${randomUUID().slice(0, 8)}`;
+    const meter = (await api.http().post('/meters').set(admin()).send({ name: own, metric: own, aggregation: 'sum', groupBy: ['project'] }).expect(201)).body.data.id as string;
+    const plan = await api
+      .http()
+      .post('/billing/plans')
+      .set(admin())
+      .send({ name: own, currency: 'USD', billingPeriod: 'monthly', items: [{ name: 'Tokens', pricingModel: 'per_unit', unitPrice: '0.5', meterId: meter, presentationGroupBy: ['project'] }] })
+      .expect(201);
+    const customer = await api.http().post('/customers').set(system()).send({ name: `Split ${own}`, currency: 'USD' }).expect(201);
+    const entity = await api.http().post('/entities').set(system()).send({ type: 'customer', name: 'Entity', customerId: customer.body.data.id }).expect(201);
+    const contract = (await api.http().post('/contracts').set(system()).send({ customerId: customer.body.data.id, currency: 'USD', startDate: '2026-10-01', plans: [{ planId: plan.body.data.id }] }).expect(201)).body.data.id as string;
+    await api.http().post(`/contracts/${contract}/activate`).set(system()).send({}).expect(200);
+    const code = `TEN${own.slice(-8).toUpperCase()}`;
+    await api.http().post('/coupons').set(admin()).send({ code, percentOff: '10', duration: 'forever' }).expect(201);
+    await api.http().post(`/contracts/${contract}/coupons`).set(system()).send({ code }).expect(201);
+    const event = (value: number, project: string) => ({ CustomerEntityId: entity.body.data.id, metric: own, value, timestamp: '2026-10-12T09:00:00Z', metadata: { project } });
+    await api.http().post('/events/batch').set(system()).send({ events: [event(100, 'alpha'), event(300, 'beta')] }).expect(200);
+
+    const lines = (items: Array<{ title: string; quantity: string; price: string }>) => items.map((line) => [line.title, line.quantity, line.price]);
+    const expected = [
+      ['Tokens — project alpha', '100', '0.5'],
+      ['Tokens — project beta', '300', '0.5'],
+      [`Coupon ${code}`, '1', '-20'],
+    ];
+    const upcoming = await api.http().get(`/contracts/${contract}/upcoming-invoice?date=2026-11-01`).set(system()).expect(200);
+    expect(lines(upcoming.body.data.invoices[0].items)).toEqual(expected);
+    const started = await api.http().post('/invoice-runs').set(system()).send({ billingDate: '2026-11-01', contractIds: [contract] }).expect(201);
+    let run = started.body.data;
+    while (run.status === 'running') {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      run = (await api.http().get(`/invoice-runs/${run.id}`).set(system()).expect(200)).body.data;
+    }
+    expect(run).toMatchObject({ status: 'completed', failures: [] });
+    const [invoice] = (await api.http().get('/invoices').query({ invoiceRunId: run.id }).set(system()).expect(200)).body.data.items;
+    const billed = (await api.http().get(`/invoices/${invoice.id}`).set(system()).expect(200)).body.data;
+    expect(lines(billed.items)).toEqual(expected);
+    expect(billed).toMatchObject({ subtotal: '180.00' });
+  });
+});

@@ -203,14 +203,19 @@ describe('POST /events/batch', () => {
     const others = [usageEvent(entityId, { eventId: `${prefix}-b` }), usageEvent(entityId, { eventId: `${prefix}-c` })];
 
     const elsewhere = await api.http().post('/usage/bulk').set(bearer(tenant.systemToken)).set('Idempotency-Key', key).send({ events: others });
-    expect([elsewhere.status, elsewhere.body.errors]).toEqual([409, [{ code: 1003, path: 'headers.idempotency-key', message: `names batch ${first.body.data.batchId}, whose events differ` }]]);
+    // A 409 names no path, as every conflict of a key does.
+    expect([elsewhere.status, elsewhere.body.errors]).toEqual([409, [{ code: 1003, message: `This Idempotency-Key was already used for batch ${first.body.data.batchId}, of other events; use a new key for a new batch` }]]);
     // The replay store keeps a key 24 hours; the batch keeps it for good.
     await api.db('idempotency_keys').where({ organisation_id: tenant.organisationId }).delete();
     await api.http().post('/events/batch').set(bearer(tenant.systemToken)).set('Idempotency-Key', key).send({ events: others }).expect(409);
     expect(await storedCount(tenant.organisationId, prefix)).toBe(1);
-    // The same events under the key, on either route, are still the first batch.
-    const same = await api.http().post('/usage/bulk').set(bearer(tenant.systemToken)).set('Idempotency-Key', key).send({ events }).expect(200);
+    // The same events under the key, on either route, are still the first batch: their keys in another
+    // order too, and the one event sent alone to POST /events.
+    const reordered = events.map((event) => Object.fromEntries(Object.entries(event).reverse()));
+    const same = await api.http().post('/usage/bulk').set(bearer(tenant.systemToken)).set('Idempotency-Key', key).send({ events: reordered }).expect(200);
     expect(same.body.data).toEqual(first.body.data);
+    const alone = await api.http().post('/events').set(bearer(tenant.systemToken)).set('Idempotency-Key', key).send(events[0]).expect(201);
+    expect(alone.body.data.batchId).toBe(first.body.data.batchId);
   });
 });
 

@@ -59,8 +59,10 @@ export function usageRoutes(deps: AppDeps): Route[] {
       response: batchResultSchema,
       accepted: batchRecordSchema,
       successStatus: 201,
-      handler: async ({ body, auth, req, accepted }) => {
-        const outcome = await service.ingestOne(auth.organisationId, body, req.header('Idempotency-Key'));
+      handler: async ({ auth, req, accepted }) => {
+        // Checked by the schema above, then ingested as sent, as a batch's events are: the same event under
+        // the same Idempotency-Key is the same batch on either route.
+        const outcome = await service.ingestOne(auth.organisationId, req.body as unknown, req.header('Idempotency-Key'));
         return outcome.state === 'done' ? outcome.result : accepted(outcome.batch);
       },
     }),
@@ -84,8 +86,10 @@ export function usageRoutes(deps: AppDeps): Route[] {
       response: batchResultSchema,
       accepted: batchRecordSchema,
       successStatus: 201,
-      handler: async ({ body, auth, req, accepted }) => {
-        const outcome = await service.ingestOne(auth.organisationId, body, req.header('Idempotency-Key'));
+      handler: async ({ auth, req, accepted }) => {
+        // Checked by the schema above, then ingested as sent, as a batch's events are: the same event under
+        // the same Idempotency-Key is the same batch on either route.
+        const outcome = await service.ingestOne(auth.organisationId, req.body as unknown, req.header('Idempotency-Key'));
         return outcome.state === 'done' ? outcome.result : accepted(outcome.batch);
       },
     }),

@@ -228,9 +228,7 @@ export function createUsageService(deps: WorkflowServiceDeps, metersOf: RollupMe
       if (key && batch.events_fingerprint !== null && batch.events_fingerprint !== key.fingerprint) {
         // The key's batch may be of another route or older than the keys of every other route (24 hours):
         // a key names one batch for good, so other events under it are refused rather than answered for.
-        throw new AppError('conflict', 'This Idempotency-Key was already used for a batch of other events; use a new key for a new batch', [
-          { code: ERROR_CODES.conflict, path: 'headers.idempotency-key', message: `names batch ${batch.id}, whose events differ` },
-        ]);
+        throw AppError.conflict(`This Idempotency-Key was already used for batch ${batch.id}, of other events; use a new key for a new batch`);
       }
       const stored = usage.summaryOf(batch);
       if (stored) return { state: 'done', result: { batchId: batch.id, summary: stored, ...(await usage.perEventOutcomes(batch.id)) } };
@@ -321,7 +319,11 @@ export function createUsageService(deps: WorkflowServiceDeps, metersOf: RollupMe
 
 export type UsageService = ReturnType<typeof createUsageService>;
 
-/** What tells one batch's events from another's under the same Idempotency-Key: SHA-256 of their JSON. */
+/**
+ * What tells one batch's events from another's under the same Idempotency-Key: SHA-256 of their JSON with
+ * every object's keys in order, so that the same events written with their keys in another order match.
+ * Values are compared as sent: `1` and `"1"` are two requests, as they are to every other route's key.
+ */
 function fingerprintOf(events: unknown[]): string {
-  return createHash('sha256').update(JSON.stringify(events)).digest('hex');
+  return createHash('sha256').update(JSON.stringify(events, (_key, value: unknown) => (value !== null && typeof value === 'object' && !Array.isArray(value) ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : value))).digest('hex');
 }

@@ -711,7 +711,7 @@ async function checkRunTotals(model: Model, runId: string, invoices: Invoice[], 
  * "Coupons"): each coupon that still serves discounts, per plan item of each invoice, the lines of the
  * item's first periods still to serve (a line's period is its charges' period, told by its first and last
  * day; an item's periods come in the order of the first day its lines charge in each), and has served as
- * many periods as the item that took the most. A percentage is taken off each
+ * many periods as the item that took the most, if it took anything off at all. A percentage is taken off each
  * plan item's lines, rounded half-up;
  * an amount (once per period served) is shared over the plan items in proportion to their lines, never
  * beyond them, invoice after invoice. Coupons stack in the order they were applied: each takes at most what
@@ -752,7 +752,8 @@ function checkCoupons(model: Model, invoices: readonly Invoice[], charges: reado
       }
       return eligible;
     });
-    coupon.used += served;
+    // The periods count as served only when the coupon took something off (a month billed at 0.00 leaves it).
+    let tookAny = false;
     let budget = coupon.amountOff === null ? 0n : coupon.amountOff * BigInt(served);
     invoices.forEach((invoice, index) => {
       const lines = invoice.items.filter((line) => line.couponId === coupon.id);
@@ -775,6 +776,7 @@ function checkCoupons(model: Model, invoices: readonly Invoice[], charges: reado
         if (coupon.percentOff !== null) expected = cap(roundedMinor(new DecimalJs(base.toString()).times(coupon.percentOff).dividedBy(100).dividedBy(scale(model.minor)), model.minor));
         else expected = [cap((taken * base) / whole), cap((taken * base + whole - 1n) / whole)];
         takenBefore.set(key, (takenBefore.get(key) ?? 0n) + discount);
+        if (discount > 0n) tookAny = true;
         const fine = typeof expected === 'bigint' ? discount === expected : discount >= expected[0] && discount <= expected[1];
         if (!fine) problems.push(`${at}: takes ${fromMinor(discount, model.minor)} off ${planItemId} (lines ${fromMinor(base, model.minor)}), not ${typeof expected === 'bigint' ? fromMinor(expected, model.minor) : expected.map((value) => fromMinor(value, model.minor)).join(' to ')}`);
         if (line.length > 1) problems.push(`${at}: ${line.length} discount lines for ${planItemId}`);
@@ -791,6 +793,7 @@ function checkCoupons(model: Model, invoices: readonly Invoice[], charges: reado
       budget -= all;
       for (const line of lines) if (!bases.some((entry) => entry.planItemId === line.planItemId)) problems.push(`${at}: discounts ${line.planItemId}, which has no eligible line`);
     });
+    if (tookAny) coupon.used += served;
   }
   for (const invoice of invoices) {
     const discounts = invoice.items.filter((line) => line.couponId !== null);

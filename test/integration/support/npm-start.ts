@@ -5,7 +5,6 @@ import { freePort } from '../../../src/temporal/dev-server';
 /** `npm start` (src/main/start.ts from the sources) as a test runs it: on free ports, its output kept. */
 
 const ROOT = path.resolve(__dirname, '../../..');
-const TSX_CLI = path.join(ROOT, 'node_modules/tsx/dist/cli.mjs');
 
 export interface Started {
   child: ChildProcess;
@@ -29,7 +28,9 @@ export async function freePorts() {
  * the whole group a Ctrl-C and kill whatever a failed test left.
  */
 export function npmStart(env: Record<string, string>, running: ChildProcess[]): Started {
-  const child = spawn(process.execPath, [TSX_CLI, 'src/main/start.ts'], { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  // As package.json's start script runs it: Node with tsx's loader. The tsx command relays a signal itself
+  // and, on a loaded machine, ended the launcher with 130 when it had not answered within 30 ms.
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/start.ts'], { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   running.push(child);
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));

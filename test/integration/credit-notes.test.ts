@@ -148,8 +148,13 @@ describe('credit notes', () => {
 
   it("when an invoice paid in full by a recorded payment is marked paid and then cancelled, then 409 names that payment: cancelling reverses only mark-paid's own payment", async () => {
     const raised = await invoice('raised');
-    const paid = await api.http().post('/payments').set(system()).send({ customerId: fixture.customerId, invoiceId: raised.id, amount: '180.00', currency: 'USD', paidAt: '2026-11-20T10:00:00Z', method: 'bank_transfer' }).expect(201);
+    const pay = (amount: string) => api.http().post('/payments').set(system()).send({ customerId: fixture.customerId, invoiceId: raised.id, amount, currency: 'USD', paidAt: '2026-11-20T10:00:00Z', method: 'bank_transfer' });
+    // More than the invoice owes would count nowhere: refused, naming what it owes.
+    const over = await pay('180.01');
+    expect([over.status, over.body.errors?.[0]?.message]).toEqual([409, "the invoice owes 180.00 USD, less than this payment's 180.01: record what it owes against it and the rest on account, without invoiceId"]);
+    const paid = await pay('180.00').expect(201);
     await api.http().put(`/invoices/${raised.id}`).set(admin()).send({ status: 'paid', paidDate: '2026-11-20' }).expect(200);
+    expect((await pay('1.00')).body.errors?.[0]?.message).toBe('the invoice is paid and owes nothing: record the payment on account, without invoiceId');
     // Mark-paid found nothing owed, so it recorded nothing: the transfer is the only payment.
     expect(await payments(raised.id)).toEqual([{ amount: '180.0000', credit_note_id: null }]);
     const cancelled = await api.http().put(`/invoices/${raised.id}`).set(admin()).send({ status: 'cancelled' });

@@ -3,12 +3,12 @@ import { recordEvent } from '../../events/outbox';
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import { currencyMinorUnits } from '../../domain/currencies';
-import { formatAmount, hasAtMostMinorUnits } from '../../domain/money';
+import { Decimal, formatAmount, hasAtMostMinorUnits } from '../../domain/money';
 import { isUniqueViolation } from '../../db/knex';
 import { AppError, orNotFound } from '../../domain/errors';
 import type { Page, PageQuery } from '../../http/paging';
 import { customersIn } from '../customers';
-import { invoicesIn } from '../invoices';
+import { amountDue, invoicesIn } from '../invoices';
 import {
   PAYMENT_IDEMPOTENCY_KEY_UNIQUE,
   createPaymentRepository,
@@ -140,6 +140,17 @@ export function createPaymentService(db: Knex) {
             const invoice = orNotFound(await invoicesIn(trx).lock(organisationId, input.invoiceId), 'Invoice');
             if (invoice.status === 'draft' || invoice.status === 'cancelled') {
               throw AppError.conflict(`the invoice is ${invoice.status}: a payment counts against what a raised invoice owes${invoice.status === 'draft' ? '; raise it first, or record the payment without invoiceId' : ''}`);
+            }
+            // Never more than it still owes: the excess would count nowhere (the amount due stops at nothing).
+            if (invoice.status === 'paid') throw AppError.conflict('the invoice is paid and owes nothing: record the payment on account, without invoiceId');
+            const due = amountDue(invoice);
+            if (due !== null) {
+              const owed = Decimal.max(0, new Decimal(due).minus(await createPaymentRepository(trx).paidTowards(organisationId, invoice.id, invoice.currency)));
+              if (new Decimal(input.amount).gt(owed)) {
+                throw AppError.conflict(
+                  `the invoice owes ${formatAmount(owed.toFixed(), invoice.currency)} ${invoice.currency}, less than this payment's ${formatAmount(input.amount, invoice.currency)}: record what it owes against it and the rest on account, without invoiceId`,
+                );
+              }
             }
             if (invoice.currency !== input.currency) throw AppError.validation(`must be the invoice's currency, ${invoice.currency}`, 'body.currency');
             if (invoice.customer_id !== null && invoice.customer_id !== input.customerId) throw AppError.validation("is another customer's invoice", 'body.invoiceId');

@@ -153,6 +153,10 @@ describe('credit notes', () => {
     const over = await pay('180.01');
     expect([over.status, over.body.errors?.[0]?.message]).toEqual([409, "the invoice owes 180.00 USD, less than this payment's 180.01: record what it owes against it and the rest on account, without invoiceId"]);
     const paid = await pay('180.00').expect(201);
+    // Nor may a correction raise it past what the invoice owes besides its other payments.
+    const raisedBy = await api.http().put(`/payments/${paid.body.data.id}`).set(system()).send({ amount: '180.01' });
+    expect([raisedBy.status, raisedBy.body.errors?.[0]?.message]).toEqual([409, 'the invoice owes 180.00 USD besides its other payments, less than 180.01: record the rest on account, without invoiceId']);
+    await api.http().put(`/payments/${paid.body.data.id}`).set(system()).send({ reference: 'BACS-180' }).expect(200);
     await api.http().put(`/invoices/${raised.id}`).set(admin()).send({ status: 'paid', paidDate: '2026-11-20' }).expect(200);
     expect((await pay('1.00')).body.errors?.[0]?.message).toBe('the invoice is paid and owes nothing: record the payment on account, without invoiceId');
     // Mark-paid found nothing owed, so it recorded nothing: the transfer is the only payment.

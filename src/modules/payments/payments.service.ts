@@ -194,11 +194,25 @@ export function createPaymentService(db: Knex) {
       await assertNotCollected(db, current);
       assertNotMarkedPaid(current, input);
       if (input.amount !== undefined) assertFitsCurrency(input.amount, current.currency);
-      const row = await payments.update(organisationId, id, {
-        amount: input.amount,
-        paid_at: input.paidAt === undefined ? undefined : new Date(input.paidAt),
-        method: input.method,
-        reference: input.reference,
+      const row = await db.transaction(async (trx) => {
+        // A larger amount may not take the payment past what its invoice still owes, as a new payment may not.
+        if (input.amount !== undefined && current.invoice_id !== null && new Decimal(input.amount).gt(current.amount)) {
+          const invoice = orNotFound(await invoicesIn(trx).lock(organisationId, current.invoice_id), 'Invoice');
+          const due = amountDue(invoice);
+          if (due !== null) {
+            const others = new Decimal(await createPaymentRepository(trx).paidTowards(organisationId, invoice.id, invoice.currency)).minus(current.amount);
+            const owed = Decimal.max(0, new Decimal(due).minus(others));
+            if (new Decimal(input.amount).gt(owed)) {
+              throw AppError.conflict(`the invoice owes ${formatAmount(owed.toFixed(), invoice.currency)} ${invoice.currency} besides its other payments, less than ${formatAmount(input.amount, invoice.currency)}: record the rest on account, without invoiceId`);
+            }
+          }
+        }
+        return createPaymentRepository(trx).update(organisationId, id, {
+          amount: input.amount,
+          paid_at: input.paidAt === undefined ? undefined : new Date(input.paidAt),
+          method: input.method,
+          reference: input.reference,
+        });
       });
       return toPayment(orNotFound(row, 'Payment'));
     },

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
+import { waitForRun } from './support/billing-fixtures';
 
 let api: TestApi;
 let tenant: Tenant;
@@ -74,6 +75,16 @@ async function allRows(params: string): Promise<Row[]> {
     rows.push(...(body.data.rows as Row[]));
     if (page * 50 >= body.data.total) return rows;
   }
+}
+
+/** A run on `billingDate` for the one contract, which must complete without failures: the invoice it made. */
+async function billedByRun(contractId: string, billingDate: string) {
+  const started = await api.http().post('/invoice-runs').set(system()).send({ billingDate, contractIds: [contractId] }).expect(201);
+  await waitForRun(api, tenant, started.body.data.id);
+  const run = (await api.http().get(`/invoice-runs/${started.body.data.id}`).set(system()).expect(200)).body.data;
+  expect(run).toMatchObject({ status: 'completed', failures: [] });
+  const [invoice] = (await api.http().get('/invoices').query({ invoiceRunId: run.id }).set(system()).expect(200)).body.data.items;
+  return (await api.http().get(`/invoices/${invoice.id}`).set(system()).expect(200)).body.data;
 }
 
 const RANGE = 'from=2026-10-22T00:00:00Z&to=2026-10-28T00:00:00Z';
@@ -639,15 +650,7 @@ describe('usage that adds up to nothing or less', () => {
     ];
     const upcoming = await api.http().get(`/contracts/${contract.body.data.id}/upcoming-invoice?date=2026-12-01`).set(system()).expect(200);
     expect(lines(upcoming.body.data.invoices[0].items)).toEqual(expected);
-    const started = await api.http().post('/invoice-runs').set(system()).send({ billingDate: '2026-12-01', contractIds: [contract.body.data.id] }).expect(201);
-    let run = started.body.data;
-    while (run.status === 'running') {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      run = (await api.http().get(`/invoice-runs/${run.id}`).set(system()).expect(200)).body.data;
-    }
-    expect(run).toMatchObject({ status: 'completed', failures: [] });
-    const [invoice] = (await api.http().get('/invoices').query({ invoiceRunId: run.id }).set(system()).expect(200)).body.data.items;
-    const billed = (await api.http().get(`/invoices/${invoice.id}`).set(system()).expect(200)).body.data;
+    const billed = await billedByRun(contract.body.data.id, '2026-12-01');
     expect(lines(billed.items)).toEqual(expected);
     expect(billed).toMatchObject({ subtotal: '0.00', total: '0.00' });
   });
@@ -681,15 +684,7 @@ describe('a coupon on usage split by presentation values', () => {
     ];
     const upcoming = await api.http().get(`/contracts/${contract}/upcoming-invoice?date=2026-11-01`).set(system()).expect(200);
     expect(lines(upcoming.body.data.invoices[0].items)).toEqual(expected);
-    const started = await api.http().post('/invoice-runs').set(system()).send({ billingDate: '2026-11-01', contractIds: [contract] }).expect(201);
-    let run = started.body.data;
-    while (run.status === 'running') {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      run = (await api.http().get(`/invoice-runs/${run.id}`).set(system()).expect(200)).body.data;
-    }
-    expect(run).toMatchObject({ status: 'completed', failures: [] });
-    const [invoice] = (await api.http().get('/invoices').query({ invoiceRunId: run.id }).set(system()).expect(200)).body.data.items;
-    const billed = (await api.http().get(`/invoices/${invoice.id}`).set(system()).expect(200)).body.data;
+    const billed = await billedByRun(contract, '2026-11-01');
     expect(lines(billed.items)).toEqual(expected);
     expect(billed).toMatchObject({ subtotal: '180.00' });
   });

@@ -29,6 +29,7 @@ import { createEmailActivities } from './emails.activities';
 import { createEntitlementActivities } from './entitlements.activities';
 import { createExportActivities } from './export.activities';
 import { createInvoiceRunActivities } from './invoice-runs.activities';
+import type { InvoiceRunScheduleService } from '../src/modules/invoice-run-schedules';
 import { createInvoiceActivities } from './invoices.activities';
 import { createMeterActivities } from './meters.activities';
 import { createPaymentActivities } from './payments.activities';
@@ -41,6 +42,8 @@ export interface WorkflowDrivers {
   invoices: InvoiceService;
   /** The chatbot answers with the services the API's routes use, some of which drive workflows. */
   chatbot: ChatbotAnswerService;
+  /** A run its Temporal Schedule started checks that the schedule still exists. */
+  schedules: Pick<InvoiceRunScheduleService, 'dropIfOrphan'>;
 }
 
 /**

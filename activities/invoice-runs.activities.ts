@@ -1,5 +1,7 @@
+import { AppError } from '../src/domain/errors';
 import type { Services } from '../src/services';
 import type { InvoiceService } from '../src/modules/invoices';
+import type { InvoiceRunScheduleService } from '../src/modules/invoice-run-schedules';
 import type { InvoiceRunActivities } from '../workflows/invoice-run.types';
 import type { ProgressiveBillingActivities } from '../workflows/progressive-billing.types';
 import { withHeartbeat } from './adapter';
@@ -24,11 +26,15 @@ async function advanceDrafts(services: Services, invoices: InvoiceService, organ
   return { advanced };
 }
 
-export function createInvoiceRunActivities(services: Services, drivers: { invoices: InvoiceService }): InvoiceRunActivities & ProgressiveBillingActivities {
+export function createInvoiceRunActivities(services: Services, drivers: { invoices: InvoiceService; schedules: Pick<InvoiceRunScheduleService, 'dropIfOrphan'> }): InvoiceRunActivities & ProgressiveBillingActivities {
   const { invoiceRuns, organisationSettings, progressiveBilling } = services;
   return {
     /** Records the run; says too whether the organisation auto-advances its drafts, as its settings are when the run begins. */
     beginInvoiceRun: async (input) => {
+      // A run its Schedule started (no run id yet) bills nothing without the schedule's row.
+      if (input.scheduleId !== undefined && input.runId === undefined && (await drivers.schedules.dropIfOrphan(input.organisationId, input.scheduleId))) {
+        throw AppError.conflict(`Invoice run schedule ${input.scheduleId} no longer exists: its Temporal Schedule was deleted and this run bills nothing`);
+      }
       const begun = await invoiceRuns.begin(input);
       const settings = await organisationSettings.get(input.organisationId);
       return { ...begun, autoAdvance: settings.autoRaiseGeneratedInvoices };

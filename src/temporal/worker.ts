@@ -11,6 +11,7 @@ import { createServices, serviceDepsFrom } from '../services';
 import { resolveContractPlan, createContractService } from '../modules/contracts';
 import { createChatbotAnswerService } from '../modules/chatbot';
 import { createInvoiceRunControlService } from '../modules/invoice-runs';
+import { createInvoiceRunScheduleService } from '../modules/invoice-run-schedules';
 import { createInvoiceService } from '../modules/invoices';
 import { invoiceSettlements } from '../modules/settlements';
 import { ensureUsageEventStorageSchedule } from '../modules/usage';
@@ -77,8 +78,10 @@ export async function createWorker(
   const workflowDeps = { db: deps.db, temporal };
   const invoices = createInvoiceService(workflowDeps, resolveContractPlan, invoiceSettlements);
   const code = await workflowCode();
+  const invoiceRunControl = createInvoiceRunControlService({ ...workflowDeps, invoiceRuns: services.invoiceRuns });
   const activities = createActivities(services, {
     invoices,
+    schedules: createInvoiceRunScheduleService({ ...workflowDeps, runs: invoiceRunControl }),
     chatbot: createChatbotAnswerService({
       db: deps.db,
       ...(serviceDeps.chatbotModel ? { model: serviceDeps.chatbotModel } : {}),
@@ -86,7 +89,7 @@ export async function createWorker(
         ...services,
         invoices,
         contracts: createContractService(workflowDeps),
-        invoiceRuns: createInvoiceRunControlService({ ...workflowDeps, invoiceRuns: services.invoiceRuns }),
+        invoiceRuns: invoiceRunControl,
       },
     }),
   });

@@ -277,6 +277,32 @@ describe('Postgres is the source of truth', () => {
   });
 });
 
+describe('a Temporal Schedule without its row', () => {
+  it('when it starts a run, then the run bills nothing, fails saying why, and the Schedule is deleted', async () => {
+    // What a create leaves when Temporal took the Schedule after the API had answered 503 and dropped the row.
+    const id = await createSchedule();
+    await api.db('invoice_run_schedules').where({ organisation_id: tenant.organisationId, id }).delete();
+    await handleOf(id).trigger();
+
+    const deadline = Date.now() + 30_000;
+    let workflowId: string | undefined;
+    while (workflowId === undefined) {
+      if (Date.now() > deadline) throw new Error('the Schedule started no run');
+      for await (const execution of api.temporal.client.workflow.list({ query: `WorkflowType = 'invoiceRunWorkflow' AND WorkflowId STARTS_WITH 'invoice-run:${id}'` })) workflowId = execution.workflowId;
+      if (workflowId === undefined) await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    const failure = await api.temporal.client.workflow.getHandle(workflowId).result().then(
+      () => undefined,
+      // The workflow's failure is its activity's, whose cause is the activity's own error.
+      (error: unknown) => (error as { cause?: { cause?: { message?: string; nonRetryable?: boolean } } }).cause?.cause,
+    );
+    expect(failure?.message).toContain(`Invoice run schedule ${id} no longer exists`);
+    expect(failure?.nonRetryable).toBe(true);
+    await expect(describeSchedule(id)).rejects.toBeInstanceOf(ScheduleNotFoundError);
+    expect(await api.db('invoice_runs').where({ organisation_id: tenant.organisationId, schedule_id: id })).toEqual([]);
+  });
+});
+
 describe('deleting', () => {
   it('when a schedule is deleted, then its Temporal Schedule and its row are gone', async () => {
     const id = await createSchedule();

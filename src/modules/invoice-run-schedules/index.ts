@@ -1,1 +1,1 @@
-export { createInvoiceRunScheduleService } from './invoice-run-schedules.service';
+export { createInvoiceRunScheduleService, type InvoiceRunScheduleService } from './invoice-run-schedules.service';

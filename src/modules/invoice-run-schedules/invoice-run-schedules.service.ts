@@ -212,11 +212,31 @@ export function createInvoiceRunScheduleService(deps: WorkflowServiceDeps & { ru
       try {
         await temporal.bounded(() => createSchedule(row));
       } catch (error) {
-        // No row without its Schedule: the caller gets the error and nothing is left behind.
+        // No row without its Schedule: the caller gets the error and nothing is left behind. A Temporal
+        // that did not answer in time may still have made the Schedule: it is deleted too, if it can be
+        // now; else the first run it starts finds no row and deletes it (`dropIfOrphan`).
         await schedules.delete(organisationId, row.id);
+        await temporal.bounded(() => handleOf(row).delete()).catch(() => undefined);
         refusedSpec(error);
       }
       return toSchedule(row);
+    },
+
+    /**
+     * For a run its Temporal Schedule started: true when the schedule's row is gone (a create that Temporal
+     * took after the API had given up on it), after deleting that Schedule, so that it starts no other run.
+     */
+    async dropIfOrphan(organisationId: string, id: string): Promise<boolean> {
+      if (await schedules.find(organisationId, id)) return false;
+      await temporal.bounded(() =>
+        scheduleClient()
+          .getHandle(invoiceRunScheduleId(organisationId, id))
+          .delete()
+          .catch((error: unknown) => {
+            if (!(error instanceof ScheduleNotFoundError)) throw error;
+          }),
+      );
+      return true;
     },
 
     async list(organisationId: string, paging: PageQuery): Promise<Page<InvoiceRunSchedule>> {

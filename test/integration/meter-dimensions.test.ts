@@ -290,7 +290,7 @@ describe('a meter of AI tokens by model and direction', () => {
     // Nor what it counts or how it folds it: the next run would give back what was billed.
     for (const other of [{ metric: `${metric}_2` }, { aggregation: 'count' }]) {
       const res = await api.http().put(`/meters/${meterId}`).set(admin()).send(other);
-      expect([res.status, res.body.errors?.[0]?.message]).toEqual([409, expect.stringContaining('its metric, aggregation, filters and groupBy can no longer change')]);
+      expect([res.status, res.body.errors?.[0]?.message]).toEqual([409, expect.stringContaining('its metric, aggregation, uniqueField, filters and groupBy can no longer change')]);
     }
     await api.http().put(`/meters/${meterId}`).set(admin()).send({ name: `${metric} renamed` }).expect(200);
   });
@@ -653,6 +653,32 @@ describe('usage that adds up to nothing or less', () => {
     const billed = await billedByRun(contract.body.data.id, '2026-12-01');
     expect(lines(billed.items)).toEqual(expected);
     expect(billed).toMatchObject({ subtotal: '0.00', total: '0.00' });
+  });
+});
+
+describe('a billed unique count', () => {
+  it('when its uniqueField would change, then 409, since the next run would count the billed months anew', async () => {
+    const own = `users_${randomUUID().slice(0, 8)}`;
+    const meter = (await api.http().post('/meters').set(admin()).send({ name: own, metric: own, aggregation: 'unique_count', uniqueField: 'userId' }).expect(201)).body.data.id as string;
+    const plan = await api.http().post('/billing/plans').set(admin()).send({ name: own, currency: 'USD', billingPeriod: 'monthly', items: [{ name: 'Users', pricingModel: 'per_unit', unitPrice: '5', meterId: meter }] }).expect(201);
+    const customer = await api.http().post('/customers').set(system()).send({ name: `Users ${own}`, currency: 'USD' }).expect(201);
+    const entity = await api.http().post('/entities').set(system()).send({ type: 'customer', name: 'Entity', customerId: customer.body.data.id }).expect(201);
+    const contract = (await api.http().post('/contracts').set(system()).send({ customerId: customer.body.data.id, currency: 'USD', startDate: '2026-10-01', plans: [{ planId: plan.body.data.id }] }).expect(201)).body.data.id as string;
+    await api.http().post(`/contracts/${contract}/activate`).set(system()).send({}).expect(200);
+    // Three users, two of them sharing an e-mail address: counted by e-mail they would be two.
+    const events = ['u1', 'u2', 'u3'].map((userId, index) => ({ CustomerEntityId: entity.body.data.id, metric: own, value: 1, timestamp: `2026-10-1${index}T09:00:00Z`, metadata: { userId, email: index < 2 ? 'a@x.test' : 'b@x.test' } }));
+    await api.http().post('/events/batch').set(system()).send({ events }).expect(200);
+
+    // Before anything is billed, the field may change; and back.
+    await api.http().put(`/meters/${meter}`).set(admin()).send({ uniqueField: 'email' }).expect(200);
+    await api.http().put(`/meters/${meter}`).set(admin()).send({ uniqueField: 'userId' }).expect(200);
+    const billed = await billedByRun(contract, '2026-11-01');
+    expect(billed.items.map((line: { quantity: string }) => line.quantity)).toEqual(['3']);
+
+    const refused = await api.http().put(`/meters/${meter}`).set(admin()).send({ uniqueField: 'email' });
+    expect([refused.status, refused.body.errors?.[0]?.message]).toEqual([409, expect.stringContaining('uniqueField')]);
+    expect((await api.http().get(`/meters/${meter}`).set(admin()).expect(200)).body.data.uniqueField).toBe('userId');
+    await api.http().put(`/meters/${meter}`).set(admin()).send({ uniqueField: 'userId', name: `${own} renamed` }).expect(200);
   });
 });
 

@@ -121,8 +121,10 @@ export function createMeterService(db: Knex, uses: MeterUses, startBackfill?: St
           // Rating locks the meter for share while it charges, so no charge lands between this check and the change.
           const remetrics = changes.metric !== undefined && changes.metric !== current.metric;
           const reaggregates = changes.aggregation !== undefined && changes.aggregation !== current.aggregation;
-          if ((regroups || refilters || remetrics || reaggregates) && (await uses.billed(trx, organisationId, id))) {
-            throw AppError.conflict('The meter has been billed: its metric, aggregation, filters and groupBy can no longer change; create a new meter instead');
+          // A unique count's field is what it counts distinct values of.
+          const recounted = changes.uniqueField !== undefined && changes.uniqueField !== current.unique_field && (changes.aggregation ?? current.aggregation) === 'unique_count';
+          if ((regroups || refilters || remetrics || reaggregates || recounted) && (await uses.billed(trx, organisationId, id))) {
+            throw AppError.conflict('The meter has been billed: its metric, aggregation, uniqueField, filters and groupBy can no longer change; create a new meter instead');
           }
           if ((next.aggregation ?? current.aggregation) === 'unique_count' && !(next.unique_field === undefined ? current.unique_field : next.unique_field)) {
             throw AppError.validation('uniqueField is required for unique_count', 'body.uniqueField');

@@ -33,8 +33,8 @@ interface Contract {
 }
 
 /** A monthly plan (a seat fee of 100.00 in advance; API calls at 0.5 in arrears) on a contract from `startDate`. */
-async function contractFrom(startDate: string, more: { endDate?: string } = {}): Promise<Contract> {
-  const made = await createMeteredContract(api, tenant, {
+async function contractFrom(startDate: string, more: { endDate?: string } = {}, owner: Tenant = tenant): Promise<Contract> {
+  const made = await createMeteredContract(api, owner, {
     label: 'Charges',
     startDate,
     items: (meterId) => [
@@ -71,15 +71,26 @@ describe('how a charge is computed', () => {
   });
 
   it("when an item is added to a plan in use without a date, then it is in force from today in the organisation's time zone", async () => {
-    const contract = await contractFrom('2026-08-01');
-    await api.http().put('/organisation/settings').set(admin()).send({ timezone: 'Pacific/Kiritimati' }).expect(200);
-    try {
-      const added = await api.http().post(`/billing/plans/${contract.planId}/items`).set(admin()).send({ name: 'Support', pricingModel: 'flat', unitPrice: '50' }).expect(201);
-      const today = new Intl.DateTimeFormat('en-CA', { timeZone: 'Pacific/Kiritimati' }).format(new Date());
-      expect(added.body.data.effectiveFrom).toBe(today);
-    } finally {
-      await api.http().put('/organisation/settings').set(admin()).send({ timezone: 'UTC' }).expect(200);
-    }
+    // An organisation of its own: this one's usage is billed, so its zone can no longer change.
+    const zoned = await createTenant(api, 'charges-today');
+    await api.http().put('/organisation/settings').set(bearer(zoned.adminToken)).send({ timezone: 'Pacific/Kiritimati' }).expect(200);
+    const contract = await contractFrom('2026-08-01', {}, zoned);
+    const added = await api.http().post(`/billing/plans/${contract.planId}/items`).set(bearer(zoned.adminToken)).send({ name: 'Support', pricingModel: 'flat', unitPrice: '50' }).expect(201);
+    const today = new Intl.DateTimeFormat('en-CA', { timeZone: 'Pacific/Kiritimati' }).format(new Date());
+    expect(added.body.data.effectiveFrom).toBe(today);
+  });
+
+  it("when the organisation's usage has been billed, then its timezone can no longer change (409): the billed windows are days in it", async () => {
+    const contract = await contractFrom('2026-09-01');
+    await calls(contract, '2026-09-30', 4);
+    expect(linesOf(await run(contract, '2026-10-01'))).toContainEqual(['API calls', '2026-09-01', '2026-09-30', '4', '0.5']);
+    const refused = await api.http().put('/organisation/settings').set(admin()).send({ timezone: 'America/New_York' });
+    expect([refused.status, refused.body.errors[0].message]).toEqual([409, expect.stringContaining('can no longer change')]);
+    expect((await api.http().get('/organisation/settings').set(admin()).expect(200)).body.data.timezone).toBe('UTC');
+    // The same zone again is no change.
+    await api.http().put('/organisation/settings').set(admin()).send({ timezone: 'UTC' }).expect(200);
+    // Had it moved, October's run would have read September as 04:00Z to 04:00Z and given the 4 calls back.
+    expect(linesOf(await run(contract, '2026-11-01'))).toContainEqual(['API calls', '2026-10-01', '2026-10-31', '0', '0.5']);
   });
 
   it('when an item is removed from 1 December, then the days charged keep it, an earlier date inside them is refused (409), and December bills without it', async () => {

@@ -185,6 +185,12 @@ export function createChargeRepository(db: Knex) {
       return row ? toCharge(row) : undefined;
     },
 
+    /** Whether any contract of the organisation was ever charged for usage: a window of days read in its zone. */
+    async anyUsageOf(organisationId: string): Promise<boolean> {
+      const plans = db('contract_plans').where('organisation_id', organisationId).select('id');
+      return Boolean(await db('charges').whereIn('contract_plan_id', plans).where('kind', 'usage').first('id'));
+    },
+
     /** Whether anything was ever charged for the plan items. */
     async anyFor(planItemIds: readonly string[]): Promise<boolean> {
       if (planItemIds.length === 0) return false;

@@ -66,7 +66,7 @@ const settingsSchema = z.object({
 });
 
 /** The IANA zones this runtime knows, the document lists them. */
-const timezone = ianaTimeZone.describe("IANA time zone that defines the organisation's today and every date the service stamps (invoice, credit note and run dates, due dates, reminders), unless a customer has its own");
+const timezone = ianaTimeZone.describe("IANA time zone that defines the organisation's today and every date the service stamps (invoice, credit note and run dates, due dates, reminders), unless a customer has its own; usage windows are days in it, so it cannot change once usage has been billed (409)");
 
 // Text and placeholders: {number} or {number:N} (zero-padded to N) once at least, {year} or {year:N} as you like.
 const PLACEHOLDER = '\\{(?:number|year)(?::\\d{1,2})?\\}';

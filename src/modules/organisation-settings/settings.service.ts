@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
-import { orNotFound } from '../../domain/errors';
+import { AppError, orNotFound } from '../../domain/errors';
+import { chargesIn } from '../charges';
 import { getOrganisationSettings, updateOrganisationSettings, type PaymentDetails, type SettingsChanges, type SettingsRow } from './settings.repository';
 
 export interface OrganisationSettings {
@@ -76,7 +77,12 @@ export function createOrganisationSettingsService(db: Knex) {
     async update(organisationId: string, update: SettingsUpdate): Promise<OrganisationSettings> {
       // The row is made on first use, so an organisation that never read its settings can still change them.
       return db.transaction(async (trx) => {
-        await getOrganisationSettings(trx, organisationId);
+        const current = await getOrganisationSettings(trx, organisationId);
+        // Usage windows are days in this zone, and runs read every charged window again: in another zone
+        // a billed month would cover other instants, and the next run would correct it by the difference.
+        if (update.timezone !== undefined && update.timezone !== current.timezone && (await chargesIn(trx).anyUsageOf(organisationId))) {
+          throw AppError.conflict("The organisation's usage has been billed in windows of days in its timezone, which can no longer change; a customer's own timezone still can");
+        }
         return toSettings(orNotFound(await updateOrganisationSettings(trx, organisationId, columnsOf(update)), 'Settings'));
       });
     },

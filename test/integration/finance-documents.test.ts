@@ -223,6 +223,22 @@ describe('payments and credits', () => {
     expect(printed).toContain('Amount due GBP  0.00');
   });
 
+  it("when a draft of a taxed contract is read or printed, then it shows the tax lines its raise would fix, which add up to its total", async () => {
+    const own = await createBillingFixture(api, tenant, 'GBP');
+    await api.http().post(`/contracts/${own.contractId}/taxes`).set(system()).send({ name: 'VAT', rate: '20' }).expect(201);
+    const { id } = await draft(own, [{ title: 'Platform fee', quantity: 1, price: '1234.5' }]);
+    const read = (await api.http().get(`/invoices/${id}`).set(system()).expect(200)).body.data;
+    expect(read).toMatchObject({ status: 'draft', subtotal: '1234.50', taxTotal: '246.90', total: '1481.40' });
+    expect(read.data.taxes).toEqual([{ name: 'VAT', rate: '20', amount: '246.90', appliesTo: 'all' }]);
+    const printed = lines(await pdfOf(`/invoices/${id}/pdf`));
+    expect(printed).toEqual(expect.arrayContaining(['Subtotal  1,234.50', 'VAT (20%)  246.90', 'Total GBP  1,481.40']));
+
+    // Raised, it prints the same lines, now fixed in its data.
+    const raisedNow = (await api.http().post(`/invoices/${id}/raise`).set(system()).expect(200)).body.data;
+    expect(raisedNow.data.taxes).toEqual(read.data.taxes);
+    expect(lines(await pdfOf(`/invoices/${id}/pdf`))).toEqual(expect.arrayContaining(['VAT (20%)  246.90', 'Total GBP  1,481.40']));
+  });
+
   it('when nothing settles an invoice, then its PDF has no payments and credits section', async () => {
     const invoice = await raised(uk, [{ title: 'Platform fee', quantity: 1, price: 100 }]);
     expect(await pdfOf(`/invoices/${invoice.id}/pdf`)).not.toContain('Payments and credits');

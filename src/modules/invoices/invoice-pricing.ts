@@ -74,7 +74,21 @@ export interface DraftFigures {
   baseTotal: string | null;
   /** Each line's amount, by item id. */
   amounts: Map<string, string>;
+  /** Its tax lines, as the raise records them in the invoice's `data.taxes`. */
+  taxes: RecordedTaxLine[];
 }
+
+/** A tax line of an invoice, as its raise records it in `data.taxes` and its document prints it. */
+export interface RecordedTaxLine {
+  name: string;
+  rate: string;
+  amount: string;
+  appliesTo: 'all' | string[];
+}
+
+/** The tax lines of a priced invoice as they are recorded. */
+export const recordedTaxes = (priced: PricedInvoice, currency: string): RecordedTaxLine[] =>
+  priced.taxes.map((tax) => ({ name: tax.name, rate: tax.rate, amount: formatAmount(tax.amount, currency), appliesTo: tax.appliesTo }));
 
 export interface Draft {
   id: string;
@@ -113,6 +127,7 @@ export async function draftFigures(db: Knex, drafts: readonly Draft[]): Promise<
       fxRate: rate ?? null,
       baseTotal: rate === undefined ? null : formatAmount(convert(priced.total, rate, baseCurrency), baseCurrency),
       amounts: new Map(draft.items.map((item, index) => [item.id, formatAmount(priced.amounts[index]!, draft.currency)])),
+      taxes: recordedTaxes(priced, draft.currency),
     });
   }
   return figures;

@@ -8,7 +8,7 @@ import { chargesIn } from '../charges';
 import { contractTaxesOf } from '../contracts';
 import { getOrganisationSettings } from '../organisation-settings';
 import { invoicePartiesOf } from './invoice-document';
-import { baseRateOf, INVOICE_AMOUNT_LIMIT, priceInvoice } from './invoice-pricing';
+import { baseRateOf, INVOICE_AMOUNT_LIMIT, priceInvoice, recordedTaxes } from './invoice-pricing';
 import { createInvoiceRepository, type InvoiceRow, type InvoiceTotals } from './invoices.repository';
 
 /**
@@ -44,7 +44,7 @@ export async function computeInvoiceTotals(trx: Knex, invoice: Pick<InvoiceRow, 
     base_total: formatAmount(convert(total, rate, baseCurrency), baseCurrency),
     data: JSON.stringify({
       // Each tax line keeps the plan items it applies to: credit notes tax each line they credit by them.
-      taxes: taxes.map((tax) => ({ name: tax.name, rate: tax.rate, amount: formatAmount(tax.amount, invoice.currency), appliesTo: tax.appliesTo })),
+      taxes: recordedTaxes(priced, invoice.currency),
       // Who issued and who received it, as printed from now on: an issued document is never edited.
       parties: await invoicePartiesOf(trx, invoice.organisation_id, invoice.customer_id),
     }),

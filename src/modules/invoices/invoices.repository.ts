@@ -121,7 +121,8 @@ export function toInvoice(row: InvoiceRow, items: InvoiceItemRow[], draft?: Draf
     fromDate: day(row.from_date),
     toDate: day(row.to_date),
     status: row.status,
-    data: row.data,
+    // A draft's data shows the tax lines its raise would record now, as its figures do.
+    data: figures ? { ...row.data, taxes: figures.taxes } : row.data,
     currency: row.currency,
     subtotal: figures ? figures.subtotal : money(row.subtotal, row.currency),
     taxTotal: figures ? figures.taxTotal : money(row.tax_total, row.currency),

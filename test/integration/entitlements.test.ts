@@ -217,6 +217,17 @@ describe('boolean and static entitlements, and the rules around them', () => {
     expect((await api.http().get(`/customers/${who.customerId}/entitlements/sso/value`).set(system())).status).toBe(404);
   });
 
+  it('when the same entitlement is created by several requests at once, then one is 201 and the others 409, and the customer has one', async () => {
+    const who = await customerWithEntity('racing');
+    for (const [featureKey, body] of [['sso', { type: 'boolean' }], ['api', { type: 'metered', limit: 10, usagePeriod: 'month' }]] as const) {
+      const answers = await Promise.all(Array.from({ length: 4 }, () => api.http().post(`/customers/${who.customerId}/entitlements`).set(system()).send({ featureKey, ...body })));
+      expect(answers.map((res) => res.status).sort()).toEqual([201, 409, 409, 409]);
+      for (const res of answers.filter((answer) => answer.status === 409)) expect(res.body.errors[0].message).toContain('already has an entitlement');
+    }
+    const list = await api.http().get(`/customers/${who.customerId}/entitlements`).set(system()).expect(200);
+    expect(list.body.data.items.map((item: { featureKey: string }) => item.featureKey).sort()).toEqual(['api', 'sso']);
+  });
+
   it("answers 404 for another organisation's customer", async () => {
     const who = await customerWithEntity('private');
     await api.http().post(`/customers/${who.customerId}/entitlements`).set(system()).send({ featureKey: 'api', type: 'metered', limit: 10, usagePeriod: 'month' }).expect(201);

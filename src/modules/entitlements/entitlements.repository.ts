@@ -130,13 +130,14 @@ export function createEntitlementRepository(db: Knex) {
       return Number(row?.count ?? 0);
     },
 
-    async insertEntitlement(row: Omit<EntitlementRow, 'id' | 'created_at' | 'exhausted_period_start'>): Promise<EntitlementRow> {
+    /** The new row; undefined when the customer already has an entitlement to the feature (one made at the same moment included). */
+    async insertEntitlement(row: Omit<EntitlementRow, 'id' | 'created_at' | 'exhausted_period_start'>): Promise<EntitlementRow | undefined> {
       const [inserted] = await db<EntitlementRow>('entitlements')
         .insert({ id: newId('etl'), ...row, config: row.config === null ? null : (JSON.stringify(row.config) as unknown as Record<string, unknown>) })
         .onConflict(['customer_id', 'feature_id'])
         .ignore()
         .returning('*');
-      return inserted!;
+      return inserted;
     },
 
     async findEntitlement(organisationId: string, customerId: string, featureKey: string, lock?: 'update'): Promise<EntitlementWithFeature | undefined> {

@@ -138,25 +138,22 @@ export function createEntitlementService(db: Knex) {
           const period = currentPeriod({ anchor, usage_period: body.usagePeriod!, time_zone: timeZone }, now);
           metered = { counter_id: counterId, time_zone: timeZone, anchor, period_end: period.end };
         }
-        const row = await entitlements
-          .insertEntitlement({
-            organisation_id: organisationId,
-            customer_id: customerId,
-            feature_id: feature.id,
-            type: body.type,
-            config: body.config ?? null,
-            usage_limit: body.limit ?? null,
-            usage_period: body.usagePeriod ?? null,
-            anchor: metered?.anchor ?? null,
-            is_soft_limit: body.isSoftLimit ?? false,
-            time_zone: metered?.time_zone ?? null,
-            counter_id: metered?.counter_id ?? null,
-            period_end: metered?.period_end ?? null,
-          })
-          .catch((error: unknown) => {
-            if (isUniqueViolation(error)) throw AppError.conflict(`customer ${customerId} already has an entitlement to "${body.featureKey}"`);
-            throw error;
-          });
+        // Two requests at once both pass the check above; the second insert finds the first's row.
+        const row = await entitlements.insertEntitlement({
+          organisation_id: organisationId,
+          customer_id: customerId,
+          feature_id: feature.id,
+          type: body.type,
+          config: body.config ?? null,
+          usage_limit: body.limit ?? null,
+          usage_period: body.usagePeriod ?? null,
+          anchor: metered?.anchor ?? null,
+          is_soft_limit: body.isSoftLimit ?? false,
+          time_zone: metered?.time_zone ?? null,
+          counter_id: metered?.counter_id ?? null,
+          period_end: metered?.period_end ?? null,
+        });
+        if (!row) throw AppError.conflict(`customer ${customerId} already has an entitlement to "${body.featureKey}"`);
         await recordEvent(trx, organisationId, domainEvent('entitlement.created', { entitlementId: row.id, customerId, featureKey: feature.key, type: row.type }));
         return orNotFound(await entitlements.findEntitlementById(row.id), 'Entitlement');
       });

@@ -170,6 +170,37 @@ describe('meter management', () => {
     expect(await rows(`&filter.model=${encodeURIComponent(named)}`)).toEqual([[digestOf(named), digestOf(wide), '8']]);
   });
 
+  it('when an event falls on the last day of the year 9999, then it is counted, corrected, deleted and filled into a new meter like any other', async () => {
+    const own = `far_${randomUUID().slice(0, 8)}`;
+    const system = bearer(tenant.systemToken);
+    const meter = (await api.http().post('/meters').set(bearer(tenant.adminToken)).send({ name: own, metric: own, aggregation: 'sum', groupBy: ['region'] }).expect(201)).body.data.id as string;
+    const event = (value: number, timestamp: string) => ({ CustomerEntityId: entityB, metric: own, value, timestamp, metadata: { region: 'eu' } });
+    const sent = await api.http().post('/events/batch').set(system).send({ events: [event(3, '9999-12-31T23:59:59Z'), event(4, '9999-12-31T00:00:00Z'), event(5, '2026-11-03T10:00:00Z')] }).expect(200);
+    expect(sent.body.data.summary).toMatchObject({ success: 3, failed: 0 });
+    const [last, first] = (await api.db('usage_events').where({ organisation_id: tenant.organisationId, metric: own }).orderBy('timestamp', 'desc').select('id')).map((row: { id: string }) => row.id);
+    const lastDay = async () => {
+      const read = await api.http().get(`/meters/${meter}/query?from=9999-12-31T00:00:00Z&to=9999-12-31T23:45:00Z&windowSize=hour&groupBy=region&timezone=UTC`).set(system).expect(200);
+      return (read.body.data.rows as Array<{ value: string }>).map((row) => row.value);
+    };
+    expect(await lastDay()).toEqual(['4']);
+
+    // Its bucket ends at 10000-01-01T00:00:00Z, an instant Postgres reads only when written plainly.
+    await api.http().put(`/usage/${last}`).set(system).send({ value: 30 }).expect(200);
+    await api.http().put(`/usage/${first}`).set(system).send({ timestamp: '9999-12-31T23:50:00Z' }).expect(200);
+    await api.http().delete(`/usage/${last}`).set(system).expect(200);
+    const filled = (await api.http().post('/meters').set(bearer(tenant.adminToken)).send({ name: `${own} again`, metric: own, aggregation: 'sum' }).expect(201)).body.data.id as string;
+    const deadline = Date.now() + 30_000;
+    let backfill = (await api.http().get(`/meters/${filled}`).set(system).expect(200)).body.data.backfill;
+    while (backfill && backfill.status !== 'completed' && backfill.status !== 'failed' && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      backfill = (await api.http().get(`/meters/${filled}`).set(system).expect(200)).body.data.backfill;
+    }
+    expect(backfill?.status ?? 'completed').toBe('completed');
+    // The fill holds both events left: 5 in 2026, and 4 in the last quarter hour of 9999.
+    const [held] = await api.db('meter_rollups').where({ meter_id: filled }).select(api.db.raw('sum(sum)::float8 as total, max(bucket_start) as last'));
+    expect([held.total, new Date(held.last).toISOString()]).toEqual([9, '9999-12-31T23:45:00.000Z']);
+  });
+
   it("when another organisation asks for a meter, then 404", async () => {
     const meter = await createMeter('sum');
     const other = await createTenant(api, 'meters-other');

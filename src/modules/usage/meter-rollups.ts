@@ -4,6 +4,7 @@ import type { Aggregation, InsertAlongside } from './usage.repository';
 import { applyFilters, pathOf, type MetadataFilter } from './usage-aggregates';
 import { BUCKET_MINUTES, BUCKET_MS, bucketOf } from './rollup-buckets';
 import { pendingChunk, rebuildTotals, TAKEN_CHUNKS_EVENTS, takePendingChunks, totalsAddition, utcDaysOf } from './rollup-totals';
+import { sqlInstant } from '../../db/dates';
 
 /**
  * Meter rollups: the usage of a meter folded per customer entity, 15-minute bucket and group values (the
@@ -181,7 +182,7 @@ export async function rebuildRollups(trx: Knex, organisationId: string, meter: R
 function eventsIn(db: Knex, organisationId: string, metric: string, range: BucketRange): Knex.Raw {
   const columns = 'usage_events.organisation_id, usage_events.customer_entity_id, usage_events.metric, usage_events.value, usage_events."timestamp", usage_events.metadata, usage_events.created_at, usage_events.id';
   const inRange = 'usage_events.organisation_id = ? AND usage_events.metric = ? AND usage_events."timestamp" >= ? AND usage_events."timestamp" < ?';
-  const bounds = [organisationId, metric, range.from.toISOString(), range.to.toISOString()];
+  const bounds = [organisationId, metric, sqlInstant(range.from), sqlInstant(range.to)];
   if (range.customerEntityId !== null) {
     return db.raw(`(SELECT ${columns} FROM usage_events WHERE ${inRange} AND usage_events.customer_entity_id = ?) AS usage_events`, [...bounds, range.customerEntityId]);
   }
@@ -281,7 +282,7 @@ export async function nextEventAt(trx: Knex, organisationId: string, metric: str
        ORDER BY "timestamp" LIMIT 1
      ) AS first
      WHERE entities.organisation_id = ?`,
-    [organisationId, metric, from ? from.toISOString() : '-infinity', organisationId],
+    [organisationId, metric, from ? sqlInstant(from) : '-infinity', organisationId],
   );
   return result.rows[0]?.next ?? null;
 }

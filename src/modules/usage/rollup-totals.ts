@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { Aggregation, InsertAlongside } from './usage.repository';
 import { piecesOf } from './rollup-pieces';
+import { sqlInstant } from '../../db/dates';
 
 /**
  * Organisation-wide totals of a meter: per UTC hour and per UTC day, the fold of all its customer entities'
@@ -263,8 +264,8 @@ export async function readTotals(db: Knex, query: TotalsQuery): Promise<{ rows: 
       query.meterId,
       pieces.map((piece) => piece.window),
       pieces.map((piece) => piece.grain),
-      pieces.map((piece) => new Date(piece.from).toISOString()),
-      pieces.map((piece) => new Date(piece.to).toISOString()),
+      pieces.map((piece) => sqlInstant(new Date(piece.from))),
+      pieces.map((piece) => sqlInstant(new Date(piece.to))),
       query.meterId,
       query.dimension,
       ...narrowing,

@@ -3,6 +3,7 @@ import { dimensionValue, dimensionValueSql } from './dimension-value';
 import type { Aggregation } from './usage.repository';
 import { onBucketEdge } from './rollup-buckets';
 import { NO_DIMENSION, readTotals } from './rollup-totals';
+import { sqlInstant } from '../../db/dates';
 
 /**
  * A condition on an event's metadata. `key` is a dotted path into the metadata object; the value found
@@ -259,8 +260,8 @@ function rowsOf(db: Knex, query: UsageQuery | UsageWindowQuery, source: Source):
     db.raw('unnest(?::text[], ?::text[], ?::timestamptz[], ?::timestamptz[]) as member(entity_id, group_key, window_from, window_to)', [
       members.map((member) => member.customerEntityId) as Knex.Value,
       members.map((member) => member.key),
-      members.map((member) => member.from?.toISOString() ?? null) as Knex.Value,
-      members.map((member) => member.to?.toISOString() ?? null) as Knex.Value,
+      members.map((member) => (member.from ? sqlInstant(member.from) : null)) as Knex.Value,
+      members.map((member) => (member.to ? sqlInstant(member.to) : null)) as Knex.Value,
     ]),
     (join) => {
       if (anyEntity) join.on((on) => on.onNull('member.entity_id').orOn('member.entity_id', `${table}.customer_entity_id`));
@@ -416,8 +417,8 @@ async function windowsFromTotals(db: Knex, query: UsageWindowQuery): Promise<{ r
       firstInstantAt(db, 'local_start', query.timeZone),
       firstInstantAt(db, `local_start + interval '1 ${query.windowSize}'`, query.timeZone),
       query.timeZone,
-      member.from.toISOString(),
-      member.to.toISOString(),
+      sqlInstant(member.from),
+      sqlInstant(member.to),
     ],
   );
   const windows: Array<{ windowStart: string; windowEnd: string }> = [];

@@ -107,7 +107,8 @@ describe('one validator per value', () => {
   it.each([
     ['a timestamp without seconds', { timestamp: '2026-11-01T10:00Z' }, 'timestamp', 'must be an ISO 8601 date-time with a zone (Z or ±hh:mm)'],
     ['a timestamp whose zone has no colon', { timestamp: '2026-11-01T10:00:00+0200' }, 'timestamp', 'must be an ISO 8601 date-time with a zone (Z or ±hh:mm)'],
-    ['an empty metric', { metric: '' }, 'metric', 'must not be empty'],
+    ['an empty metric', { metric: '' }, 'metric', 'must not be blank'],
+    ['a blank metric, which no meter can name', { metric: ' \t ' }, 'metric', 'must not be blank'],
     ['metadata that is an array', { metadata: [1] }, 'metadata', 'Invalid input: expected record, received array'],
   ])('when an event has %s, then POST /events and the batch refuse it alike', async (_label, change, field, message) => {
     const event = { ...usageEvent(entityId), ...change };
@@ -115,6 +116,15 @@ describe('one validator per value', () => {
     expect({ status: single.status, errors: single.body.errors }).toEqual({ status: 400, errors: [{ code: 1001, path: `body.${field}`, message }] });
     const batch = await postBatch([event]);
     expect(batch.body.data.failedRecords).toEqual([{ index: 0, code: '27', statusCode: 400, error: `${field} ${message}` }]);
+  });
+});
+
+describe('metrics', () => {
+  it('when an event names its metric with spaces around it, then it is stored under the metric a meter names, trimmed', async () => {
+    const eventId = `padded-${randomUUID()}`;
+    const res = await postBatch([{ ...usageEvent(entityId), metric: '  api_calls\t', eventId }]);
+    expect(res.body.data.summary).toMatchObject({ success: 1, failed: 0 });
+    expect(await api.db('usage_events').where({ organisation_id: tenant.organisationId, event_id: eventId }).pluck('metric')).toEqual(['api_calls']);
   });
 });
 

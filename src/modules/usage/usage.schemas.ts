@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { pageQuery } from '../../http/paging';
-import { atLeastOne, byInstant, decimal, freeText, isoDateTime, jsonObject, ordered, reference } from '../../http/schemas';
+import { atLeastOne, byInstant, decimal, freeText, isoDateTime, jsonObject, ordered, reference, text } from '../../http/schemas';
 import { check } from '../../http/check';
 import { storableEvent, unstorableReason, VALUE_PRECISION, VALUE_SCALE, type ParsedUsageEvent } from '../../domain/usage-event';
 
@@ -11,7 +11,7 @@ const usageValue = decimal({ precision: VALUE_PRECISION, scale: VALUE_SCALE });
 export const usageEventInput = z
   .object({
     CustomerEntityId: reference(255).describe('Id of the customer entity the usage belongs to'),
-    metric: reference(255),
+    metric: text(255).describe('what is measured: the name meters count events by; trimmed, not blank'),
     value: usageValue,
     timestamp: isoDateTime,
     metadata: jsonObject.optional(),

@@ -76,7 +76,11 @@ export function dimensionalProblems(terms: DimensionalTerms, meter: { groupBy: r
   if (entries.length === 0 && presentation.length === 0) return problems;
   const dimensions = meter.groupBy.length > 0 ? meter.groupBy.join(', ') : 'none';
   if (!FOLDS[meter.aggregation]) {
-    problems.push({ path: entries.length > 0 ? 'dimensionalPrices' : 'presentationGroupBy', message: `the meter aggregates by ${meter.aggregation}, whose values per dimension value do not add up: prices per dimension value need a sum, count or max meter` });
+    problems.push(
+      entries.length > 0
+        ? { path: 'dimensionalPrices', message: `the meter aggregates by ${meter.aggregation}, whose values per dimension value do not add up: prices per dimension value need a sum, count or max meter` }
+        : { path: 'presentationGroupBy', message: `the meter aggregates by ${meter.aggregation}: lines split by presentationGroupBy would not add up; it needs a sum or count meter` },
+    );
     return problems;
   }
   if (presentation.length > 0 && !ADDITIVE.has(meter.aggregation)) {

@@ -190,6 +190,8 @@ describe('prices per dimension value', () => {
     const entry = { match: { model: 'a' }, pricingModel: 'per_unit' as const, unitPrice: '1' };
     expect(dimensionalProblems({ dimensionalPrices: [entry] }, { groupBy: ['model'], aggregation: 'latest' })).toEqual([{ path: 'dimensionalPrices', message: expect.stringContaining('aggregates by latest') }]);
     expect(dimensionalProblems({ dimensionalPrices: [entry] }, { groupBy: ['model'], aggregation: 'unique_count' })[0]!.message).toContain('need a sum, count or max meter');
+    // Split alone, the lines need parts that add up: max does not, whatever an entry's price would take.
+    expect(dimensionalProblems({ presentationGroupBy: ['model'] }, { groupBy: ['model'], aggregation: 'unique_count' })).toEqual([{ path: 'presentationGroupBy', message: expect.stringContaining('it needs a sum or count meter') }]);
     expect(dimensionalProblems({ dimensionalPrices: [{ ...entry, match: { region: 'eu' } }], presentationGroupBy: ['project'] }, { groupBy: ['model'], aggregation: 'sum' }).map((problem) => problem.path)).toEqual(['presentationGroupBy.0', 'dimensionalPrices.0.match.region']);
     expect(dimensionalProblems({ dimensionalPrices: [entry], presentationGroupBy: ['model'] }, { groupBy: ['model'], aggregation: 'max' }).map((problem) => problem.path)).toEqual(['presentationGroupBy']);
   });

@@ -225,7 +225,8 @@ export function createApiServices(deps: ServiceDeps & { temporal: TemporalHandle
           return { data, facts: { kind, status: data.status, reminded } };
         }
         case 'invoice_run': {
-          const data = await apiServices.invoiceRunControl.view(organisationId, objectId);
+          // As the run's own events carry it: without its invoice list.
+          const { invoices: _invoices, ...data } = await apiServices.invoiceRunControl.view(organisationId, objectId);
           return { data, facts: { kind, status: data.status } };
         }
         case 'contract': {

@@ -19,15 +19,22 @@ export interface CurrencyTotal {
   amount: string;
 }
 
+/** A run as `GET /invoice-runs/{id}` answers it, without its invoice list. */
 export interface InvoiceRunFinished {
   id: string;
   status: 'completed' | 'failed';
   billingDate: string;
   dryRun: boolean;
   scheduleId: string | null;
+  customerReference: string | null;
+  purchaseOrderNumber: string | null;
   progress: { contracts: number | null; done: number; failed: number };
   invoicesCreated: number;
   totals: CurrencyTotal[];
+  /** The contracts that could not be billed, each with its reason. */
+  failures: Array<{ contractId: string; code: string; message: string }>;
+  startedAt: string;
+  completedAt: string | null;
 }
 
 /**

@@ -2,6 +2,7 @@ import { AppError } from '../../src/domain/errors';
 import { randomUUID } from 'node:crypto';
 import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
 import { recordHistory } from './support/record-history';
+import { eventually, startWebhookReceiver } from './support/webhook-receiver';
 
 let api: TestApi;
 let tenant: Tenant;
@@ -198,6 +199,8 @@ describe('invoice runs', () => {
   it('when a contract is billed in a currency with no FX rate to the base currency, then it fails alone, and retry bills it once the rate exists', async () => {
     const owner = await createTenant(api, 'invoice-runs-fx');
     await api.http().put('/organisation/settings').set(bearer(owner.systemToken)).send({ baseCurrency: 'EUR' }).expect(200);
+    const receiver = await startWebhookReceiver();
+    await api.http().post('/webhooks/endpoints').set(bearer(owner.adminToken)).send({ url: receiver.url('/runs'), eventTypes: ['invoice_run.completed'] }).expect(201);
     const good = await workedExample(owner, 'EUR');
     const bad = await workedExample(owner, 'USD');
 
@@ -206,6 +209,13 @@ describe('invoice runs', () => {
     // The message says how to fix it (integrator-small-things.test.ts checks its words).
     const missing = AppError.missingFxRate('USD', 'EUR', '2026-11-01').message;
     expect(run.failures).toEqual([{ contractId: bad.contractId, code: '1012', message: missing }]);
+    // Its event carries the run as the API answers it, without the invoice list: which contract failed, and why.
+    const { invoices: _invoices, ...shown } = run;
+    const [event] = await eventually(() => {
+      const got = receiver.received('/runs');
+      return got.length > 0 ? got : undefined;
+    });
+    expect(JSON.parse(event!.body).data).toEqual(shown);
     expect(await linesOf(good.contractId)).toHaveLength(3);
     expect(await linesOf(bad.contractId)).toHaveLength(0);
     // The preview of the same invoice says the same, as a 422 of its own.
@@ -220,6 +230,8 @@ describe('invoice runs', () => {
     await api.http().post('/fx-rates').set(bearer(owner.systemToken)).send({ fromCurrency: 'USD', toCurrency: 'EUR', rate: '0.9', effectiveDate: '2026-10-01' }).expect(201);
     expect(await retried(run.id, owner)).toMatchObject({ status: 'completed', progress: { done: 2, failed: 0 }, failures: [], invoicesCreated: 2 });
     expect(await linesOf(bad.contractId)).toHaveLength(3);
+    await eventually(() => (receiver.received('/runs').length > 1 ? true : undefined));
+    await receiver.close();
     expect(await linesOf(good.contractId)).toHaveLength(3);
   });
 

@@ -13,7 +13,8 @@ import { invoiceRunWorkflowId, searchAttributes } from '../../../workflows/ids';
 import { dayIn } from '../../domain/zoned-days';
 import { contractsIn } from '../contracts';
 import { organisationToday } from '../organisation-settings';
-import { createInvoiceRunRepository, type InvoiceRunRepository, type InvoiceRunRow, type RunInvoice } from './invoice-runs.repository';
+import { createInvoiceRunRepository, type InvoiceRunRow } from './invoice-runs.repository';
+import { toRun } from './invoice-run-view';
 import { CURRENT_USAGE_RENAMES, type InvoiceRun } from './invoice-runs.schemas';
 import type { InvoiceRunService } from './invoice-runs.service';
 import { periodToDateUsage, type PeriodToDateUsage } from './period-usage';
@@ -37,34 +38,6 @@ const CLOSE_WAIT_MS = 10_000;
 
 /** How often the read repair asks Temporal whether a running run's workflow is still open. */
 const DESCRIBE_INTERVAL_MS = 5_000;
-
-/** A run as the API shows it: its record, with progress, totals and failures counted in Postgres from its contracts' outcomes. */
-async function toRun(runs: InvoiceRunRepository, row: InvoiceRunRow): Promise<InvoiceRun> {
-  const summary = await runs.summary(row.id);
-  const failures = summary.failed > 0 ? await runs.failures(row.id) : [];
-  // A run's own invoices are paged at GET /invoices?invoiceRunId=; only a dry run's exist nowhere else.
-  // Its lines as the upcoming invoice shows them: quantities and prices exact, without trailing zeros.
-  const lines = (items: RunInvoice['items']) => items?.map((item) => ({ ...item, quantity: formatExact(item.quantity), price: formatExact(item.price) }));
-  const invoices = row.dry_run
-    ? (await runs.contractOutcomes(row.id)).flatMap((outcome) => outcome.invoices.map(({ items, ...invoice }) => ({ contractId: outcome.contract_id, ...invoice, ...(items ? { items: lines(items) } : {}) })))
-    : [];
-  return {
-    id: row.id,
-    status: row.status,
-    billingDate: calendarDay(row.billing_date),
-    dryRun: row.dry_run,
-    scheduleId: row.schedule_id,
-    customerReference: row.customer_reference,
-    purchaseOrderNumber: row.purchase_order_number,
-    progress: { contracts: row.contracts_total, done: summary.done, failed: summary.failed },
-    invoicesCreated: summary.totals.reduce((sum, total) => sum + total.created, 0),
-    totals: summary.totals.map(({ currency, amount }) => ({ currency, amount: formatAmount(amount, currency) })),
-    failures: failures.map((failure) => ({ contractId: failure.contract_id, code: failure.error_code ?? '', message: failure.error ?? '' })),
-    invoices,
-    startedAt: row.started_at.toISOString(),
-    completedAt: row.completed_at?.toISOString() ?? null,
-  };
-}
 
 /** Invoice runs as the API drives them: each is recorded, then run by its workflow `invoice-run:{id}`. */
 export function createInvoiceRunControlService(deps: WorkflowServiceDeps & { invoiceRuns: InvoiceRunService }) {

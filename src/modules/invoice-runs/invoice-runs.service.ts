@@ -21,6 +21,7 @@ import { invoicesIn, type NewInvoiceItem } from '../invoices';
 import { metersIn, specOf } from '../meters';
 import { aggregateUsage } from '../usage';
 import { groupBy, push, ratedContractPlan, ratingContextOf } from './rating-context';
+import { finishedRun } from './invoice-run-view';
 import { createInvoiceRunRepository, type ContractOutcome, type InvoiceRunRow, type RunInvoice } from './invoice-runs.repository';
 import type { BeginRunInput as BeginRunStepInput, BillContractsInput } from '../../../workflows/invoice-run.types';
 
@@ -535,18 +536,10 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
         const runs = createInvoiceRunRepository(trx);
         const status = input.failed ? 'failed' : 'completed';
         if (!(await runs.finish(input.runId, status))) return;
-        const run = (await runs.findById(input.runId))!;
-        const summary = await runs.summary(input.runId);
-        await recordEvent(trx, run.organisation_id, domainEvent(`invoice_run.${status}`, {
-          id: run.id,
-          status,
-          billingDate: calendarDay(run.billing_date),
-          dryRun: run.dry_run,
-          scheduleId: run.schedule_id,
-          progress: { contracts: run.contracts_total, done: summary.done, failed: summary.failed },
-          invoicesCreated: summary.totals.reduce((sum, total) => sum + total.created, 0),
-          totals: summary.totals.map(({ currency, amount }) => ({ currency, amount: formatAmount(amount, currency) })),
-        }));
+        const row = (await runs.findById(input.runId))!;
+        // The run as GET /invoice-runs/{id} answers it (its failures included), without its invoice list.
+        const run = await finishedRun(runs, row);
+        await recordEvent(trx, row.organisation_id, domainEvent(`invoice_run.${status}`, { ...run, status }));
       });
     },
   };

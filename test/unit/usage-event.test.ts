@@ -36,7 +36,8 @@ describe('parseUsageEvent', () => {
 
   it.each([
     ['CustomerEntityId is missing', { ...valid, CustomerEntityId: undefined }, 'CustomerEntityId is required'],
-    ['metric is empty', { ...valid, metric: '' }, 'metric must not be empty'],
+    ['metric is empty', { ...valid, metric: '' }, 'metric must not be blank'],
+    ['metric is blank', { ...valid, metric: ' \t' }, 'metric must not be blank'],
     ['metric is not a string', { ...valid, metric: 7 }, 'metric Invalid input: expected string, received number'],
     ['value is missing', { ...valid, value: undefined }, 'value is required'],
     ['value is null', { ...valid, value: null }, 'value must be a decimal number with at most 20 digits before the point and 10 after it'],

@@ -77,6 +77,19 @@ export interface UsageIngested {
   to: string;
 }
 
+/** Stored events changed or deleted (`PUT`, `DELETE /usage/{id}`, bulk deletes), in the change's transaction. */
+export interface UsageCorrected {
+  /** How many events the change edited or deleted. */
+  events: number;
+  /** The customers whose entities the events named, before and after the change, sorted. */
+  customerIds: string[];
+  /** The metrics of the events, before and after the change, sorted. */
+  metrics: string[];
+  /** The earliest and latest of the events' timestamps, before and after the change. */
+  from: string;
+  to: string;
+}
+
 /** A customer entitled to a feature. */
 export interface EntitlementCreated {
   entitlementId: string;
@@ -158,6 +171,7 @@ export interface DomainEventData {
   'credits.expired': CreditEntryEvent;
   'usage.batch_processed': UsageBatchProcessed;
   'usage.ingested': UsageIngested;
+  'usage.corrected': UsageCorrected;
   'alert.triggered': AlertTriggered;
   'entitlement.created': EntitlementCreated;
   'entitlement.exhausted': EntitlementExhausted;
@@ -196,6 +210,7 @@ const EVENT_TYPES: { [K in DomainEventType]: true } = {
   'credits.expired': true,
   'usage.batch_processed': true,
   'usage.ingested': true,
+  'usage.corrected': true,
   'alert.triggered': true,
   'entitlement.created': true,
   'entitlement.exhausted': true,

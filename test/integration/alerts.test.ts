@@ -107,6 +107,22 @@ it('when 20 batches push usage across three thresholds at once and the worker is
   expect(triggers.body.data.items.map((trigger: { threshold: string }) => trigger.threshold).sort()).toEqual(['2500', '5000', '7500']);
 });
 
+it('when a stored event is corrected past a threshold, then the alert fires as if the usage had arrived so', async () => {
+  const metric = `alert_edit_${randomUUID().slice(0, 8)}`;
+  const meterId = await createMeter(metric);
+  const { customerId, entityId } = await createCustomerEntity(api, tenant);
+  const alertId = await createAlert({ name: 'Edited', scope: { customerId }, metric: 'usage', meterId, thresholds: ['10'], recurring: 'period' });
+  expect((await ingest([usageEvent(entityId, { metric, value: '4', timestamp: '2026-11-20T10:00:00Z' })])).status).toBe(200);
+  const [stored] = await api.db('usage_events').where({ organisation_id: tenant.organisationId, metric }).pluck('id');
+  // Below the threshold: nothing fires.
+  await new Promise((resolve) => setTimeout(resolve, 1_500));
+  expect(triggeredFor(alertId)).toEqual([]);
+
+  await api.http().put(`/usage/${stored}`).set(bearer(tenant.systemToken)).send({ value: '12' }).expect(200);
+  const [event] = await eventually(() => (triggeredFor(alertId).length > 0 ? triggeredFor(alertId) : undefined), 10_000);
+  expect(event!.data).toEqual({ alertId, threshold: '10', value: '12', periodStart: '2026-11-01T00:00:00.000Z' });
+});
+
 it('when usage crosses a threshold, then the webhook arrives within 5 s of the ingestion answer, and the trigger reads back', async () => {
   const metric = `alert_fast_${randomUUID().slice(0, 8)}`;
   const meterId = await createMeter(metric);

@@ -83,6 +83,22 @@ describe('a metered entitlement of 1,000 calls a month with a grant of 500', () 
     expect(receiver.received('/entitlements')).toHaveLength(2);
   });
 
+  it('when stored events are corrected into the period and use it up, then the exhaustion is announced as if they had arrived so', async () => {
+    const who = await customerWithEntity('corrected');
+    await api.http().post(`/customers/${who.customerId}/entitlements`).set(system()).send({ featureKey: 'api', type: 'metered', limit: 10, usagePeriod: 'month' }).expect(201);
+    await call(who.entityId, 5);
+    const earlier = new Date(Date.now() - 40 * DAY_MS).toISOString();
+    await call(who.entityId, 6, earlier);
+    expect(await valueOf(who.customerId, 'api')).toMatchObject({ usage: '5', hasAccess: true });
+
+    const moved = await api.db('usage_events').where({ organisation_id: tenant.organisationId, customer_entity_id: who.entityId }).where('timestamp', '<=', earlier).pluck('id');
+    expect(moved).toHaveLength(6);
+    for (const id of moved) await api.http().put(`/usage/${id}`).set(system()).send({ timestamp: new Date().toISOString() }).expect(200);
+    expect(await valueOf(who.customerId, 'api')).toMatchObject({ usage: '11', balance: '0', hasAccess: false });
+    const announced = await eventually(() => receiver.received('/entitlements').map((entry) => JSON.parse(entry.body)).find((event) => event.data.customerId === who.customerId));
+    expect(announced).toMatchObject({ type: 'entitlement.exhausted', data: { featureKey: 'api', limit: '10', balance: '0' } });
+  });
+
   it('when the grant expires, the balance drops by what it had left', async () => {
     const who = await customerWithEntity('expiring');
     await api.http().post(`/customers/${who.customerId}/entitlements`).set(system()).send({ featureKey: 'api', type: 'metered', limit: 1000, usagePeriod: 'month' }).expect(201);

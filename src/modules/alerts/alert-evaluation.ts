@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { directionOf, newlyCrossed, periodAt, periodsSpanning, type AlertPeriod, type BillingSchedule } from '../../domain/alerts';
 import { AppError, BUSINESS_FAILURE_TYPES } from '../../domain/errors';
 import { formatExact, sumAmounts } from '../../domain/money';
-import type { CreditEntryEvent, UsageIngested } from '../../domain/events';
+import type { CreditEntryEvent, UsageCorrected, UsageIngested } from '../../domain/events';
 import { recordEvents, type OutboxEvent } from '../../events/outbox';
 import { plansIn } from '../billing-plans';
 import { contractsIn } from '../contracts';
@@ -43,8 +43,9 @@ export function changesOf(events: readonly OutboxEvent[]): Map<string, AlertChan
   for (const event of events) {
     if (event.payload.triggered) continue;
     switch (event.type) {
-      case 'usage.ingested': {
-        const data = event.payload.data as UsageIngested;
+      case 'usage.ingested':
+      case 'usage.corrected': {
+        const data = event.payload.data as UsageIngested | UsageCorrected;
         const usage = of(event.organisation_id).usage;
         const from = new Date(data.from);
         const to = new Date(data.to);

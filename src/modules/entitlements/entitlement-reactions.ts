@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { EntitlementCreated, UsageIngested } from '../../domain/events';
+import type { EntitlementCreated, UsageCorrected, UsageIngested } from '../../domain/events';
 import type { EventSubscriber } from '../../events/relay';
 import type { OutboxEvent } from '../../events/outbox';
 import type { TemporalHandle } from '../../temporal/client';
@@ -35,8 +35,8 @@ export function entitlementSubscriber(deps: { periods: EntitlementPeriodService;
           const data = event.payload.data as EntitlementCreated;
           if (data.type === 'metered') await startPeriods(deps.temporal, event.organisation_id, data);
         }
-        if (event.type !== 'usage.ingested') continue;
-        const data = event.payload.data as UsageIngested;
+        if (event.type !== 'usage.ingested' && event.type !== 'usage.corrected') continue;
+        const data = event.payload.data as UsageIngested | UsageCorrected;
         const touched = byOrganisation.get(event.organisation_id) ?? { customers: new Set(), metrics: new Set() };
         for (const id of data.customerIds) touched.customers.add(id);
         for (const metric of data.metrics) touched.metrics.add(metric);

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { AppError, InvariantError } from '../../domain/errors';
-import type { UsageIngested } from '../../domain/events';
+import type { UsageCorrected, UsageIngested } from '../../domain/events';
 import { Decimal, formatAmount, sumAmounts } from '../../domain/money';
 import type { OutboxEvent } from '../../events/outbox';
 import { chargesIn } from '../charges';
@@ -49,8 +49,8 @@ export function createProgressiveBillingService(db: Knex) {
     async contractsToCheck(trx: Knex, events: readonly OutboxEvent[]): Promise<ProgressiveCheck[]> {
       const customers = new Map<string, { organisationId: string; customerId: string }>();
       for (const event of events) {
-        if (event.type !== 'usage.ingested') continue;
-        for (const customerId of (event.payload.data as UsageIngested).customerIds) customers.set(`${event.organisation_id} ${customerId}`, { organisationId: event.organisation_id, customerId });
+        if (event.type !== 'usage.ingested' && event.type !== 'usage.corrected') continue;
+        for (const customerId of (event.payload.data as UsageIngested | UsageCorrected).customerIds) customers.set(`${event.organisation_id} ${customerId}`, { organisationId: event.organisation_id, customerId });
       }
       const contracts = await contractsIn(trx).progressiveOf([...customers.values()]);
       return contracts.map((contract) => ({ organisationId: contract.organisation_id, contractId: contract.id }));

@@ -2,6 +2,9 @@ import { createHash } from 'node:crypto';
 import { setTimeout as pause } from 'node:timers/promises';
 import type { Knex } from 'knex';
 import { AppError, ERROR_CODES, orNotFound } from '../../domain/errors';
+import { domainEvent, type UsageCorrected } from '../../domain/events';
+import { recordEvent } from '../../events/outbox';
+import { entitiesIn } from '../customers';
 import { storableEvent } from '../../domain/usage-event';
 import type { Page, PageQuery } from '../../http/paging';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
@@ -51,6 +54,25 @@ const DRAINING_RETRY_MS = 25;
 const isUnavailable = (error: unknown) => error instanceof AppError && error.kind === 'unavailable';
 
 /**
+ * The `usage.corrected` event of a change of stored events: the customers of the entities it touched (their
+ * events before and after the change), the metrics, and the span of timestamps; none when no live customer
+ * entity is touched.
+ */
+async function correctedOf(trx: Knex, organisationId: string, changed: number, touched: ReadonlyArray<{ metric: string; customer_entity_id: string; timestamp: Date }>): Promise<UsageCorrected | undefined> {
+  const customerOf = await entitiesIn(trx).liveCustomerEntities(organisationId, [...new Set(touched.map((event) => event.customer_entity_id))]);
+  const customerIds = [...new Set(touched.flatMap((event) => customerOf.get(event.customer_entity_id) ?? []))].sort();
+  if (customerIds.length === 0) return undefined;
+  const instants = touched.map((event) => event.timestamp.getTime());
+  return {
+    events: changed,
+    customerIds,
+    metrics: [...new Set(touched.map((event) => event.metric))].sort(),
+    from: new Date(Math.min(...instants)).toISOString(),
+    to: new Date(Math.max(...instants)).toISOString(),
+  };
+}
+
+/**
  * Every way usage enters the system goes through here: one path, one set of rules. `shards`: the ingestion
  * workflows of each organisation, over which its batches are spread (USAGE_INGESTION_SHARDS).
  */
@@ -62,16 +84,22 @@ export function createUsageService(deps: WorkflowServiceDeps, metersOf: RollupMe
    * under the exclusive rollup lock, each (meter, entity, bucket) an event left or entered is folded anew
    * from its raw events, for every meter of the event's metric, and so is each day of its customer's counters.
    */
-  async function changingEvents<T>(organisationId: string, change: (trx: Knex) => Promise<{ result: T; touched: Array<{ metric: string; customer_entity_id: string; timestamp: Date }> }>): Promise<T> {
+  async function changingEvents<T>(
+    organisationId: string,
+    change: (trx: Knex) => Promise<{ result: T; changed: number; touched: Array<{ metric: string; customer_entity_id: string; timestamp: Date }> }>,
+  ): Promise<T> {
     return deps.db.transaction(async (trx) => {
       await lockRollups(trx, organisationId, 'exclusive');
-      const { result, touched } = await change(trx);
+      const { result, changed, touched } = await change(trx);
       if (touched.length === 0) return result;
       const meters = await metersOf(trx, organisationId);
       for (const [metric, ranges] of touchedBuckets(touched)) {
         for (const meter of meters.filter((candidate) => candidate.metric === metric)) await rebuildRollups(trx, organisationId, meter, ranges);
       }
       await refoldTouchedDays(trx, organisationId, meters, touched);
+      // Alerts, exhaustion and progressive billing look again at what the change moved, as after ingestion.
+      const corrected = await correctedOf(trx, organisationId, changed, touched);
+      if (corrected) await recordEvent(trx, organisationId, domainEvent('usage.corrected', corrected));
       return result;
     });
   }
@@ -202,7 +230,7 @@ export function createUsageService(deps: WorkflowServiceDeps, metersOf: RollupMe
   async function deleteStored(organisationId: string, ids: string[]): Promise<string[]> {
     return changingEvents(organisationId, async (trx) => {
       const rows = await createUsageRepository(trx).deleteEvents(organisationId, ids);
-      return { result: rows.map((row) => row.id), touched: rows };
+      return { result: rows.map((row) => row.id), changed: rows.length, touched: rows };
     });
   }
 
@@ -290,7 +318,7 @@ export function createUsageService(deps: WorkflowServiceDeps, metersOf: RollupMe
         const events = createUsageRepository(trx);
         const before = await events.findEvent(organisationId, id);
         const after = before ? await events.updateEvent(organisationId, id, changes) : undefined;
-        return { result: after, touched: before && after ? [before, after] : [] };
+        return { result: after, changed: after ? 1 : 0, touched: before && after ? [before, after] : [] };
       });
       return toUsageEvent(orNotFound(row, 'Usage event'));
     },

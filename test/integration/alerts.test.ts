@@ -176,7 +176,7 @@ it('when a credit-balance alert is created on a balance already at or below a th
   const alertId = await createAlert({ name: 'Low credit', scope: { customerId }, metric: 'credit_balance', currency: 'USD', thresholds: [50, 150], recurring: 'never' });
 
   const triggers = await api.http().get(`/alerts/${alertId}/triggers`).set(bearer(tenant.systemToken)).expect(200);
-  expect(triggers.body.data.items).toEqual([expect.objectContaining({ threshold: '150', value: '100' })]);
+  expect(triggers.body.data.items).toEqual([expect.objectContaining({ threshold: '150', value: '100.00' })]);
   await api.http().post(`/customers/${customerId}/credits`).set(bearer(tenant.systemToken)).send({ amount: '10', currency: 'USD', reason: 'more' }).expect(201);
   await eventually(() => (triggeredFor(alertId).length === 1 ? true : undefined), 15_000);
   await new Promise((resolve) => setTimeout(resolve, 2_000));
@@ -271,8 +271,8 @@ it("when usage raises a contract's spend past a threshold, then spend alerts on 
   const [customerEvent] = await eventually(() => (triggeredFor(onCustomer).length > 0 ? triggeredFor(onCustomer) : undefined), 15_000);
   const current = (await api.http().get(`/contracts/${contractId}/current-usage`).set(system).expect(200)).body.data;
   expect(current.total).toBe('7.40');
-  expect(contractEvent!.data).toMatchObject({ threshold: '5', value: '7.4', periodStart: utcMonthOf(usedAt).start.toISOString() });
-  expect(customerEvent!.data).toMatchObject({ threshold: '7', value: '7.4' });
+  expect(contractEvent!.data).toMatchObject({ threshold: '5', value: '7.40', periodStart: utcMonthOf(usedAt).start.toISOString() });
+  expect(customerEvent!.data).toMatchObject({ threshold: '7', value: '7.40' });
   await new Promise((resolve) => setTimeout(resolve, 2_000));
   expect(triggeredFor(onContract)).toHaveLength(1);
 });

@@ -12,7 +12,7 @@ import { metersIn, specOf } from '../meters';
 import { getOrganisationSettings } from '../organisation-settings';
 import { aggregateUsage, bucketOf, counterSums, emptyAggregate, type CounterSpan, type UsageMember } from '../usage';
 import { dayIn } from '../../domain/zoned-days';
-import { createAlertRepository, firedKey, type AlertRow, type CrossedThreshold } from './alerts.repository';
+import { alertFigure, createAlertRepository, firedKey, type AlertRow, type CrossedThreshold } from './alerts.repository';
 
 /**
  * A contract's usage charges so far in its current billing period, in its currency, as the rating engine
@@ -237,11 +237,12 @@ async function recordCrossings(trx: Knex, organisationId: string, everyReading: 
     })),
   );
   const recorded = await alerts.recordTriggers(crossings);
+  const alertOf = new Map(readings.map((reading) => [reading.alert.id, reading.alert]));
   await recordEvents(
     trx,
     organisationId,
     'alert.triggered',
-    recorded.map((row) => ({ alertId: row.alert_id, threshold: formatExact(row.threshold), value: formatExact(row.value), periodStart: row.period_start.toISOString() })),
+    recorded.map((row) => ({ alertId: row.alert_id, threshold: formatExact(row.threshold), value: alertFigure(alertOf.get(row.alert_id)!, row.value), periodStart: row.period_start.toISOString() })),
   );
   return recorded.length;
 }

@@ -1,3 +1,4 @@
+import { formatAmount, formatExact } from '../../domain/money';
 import type { Knex } from 'knex';
 import { bulkInsert } from '../../db/bulk';
 import { newId } from '../../db/ids';
@@ -140,6 +141,10 @@ export function createAlertRepository(db: Knex) {
     },
   };
 }
+
+/** A reading or threshold of the alert as the API and its events write it: money with its currency's minor unit digits, usage exact. */
+export const alertFigure = (alert: Pick<AlertRow, 'metric' | 'currency'>, value: string): string =>
+  alert.metric !== 'usage' && alert.currency ? formatAmount(value, alert.currency) : formatExact(value);
 
 /** The key of an alert's period in `fired`. */
 export const firedKey = (alertId: string, periodStart: Date): string => `${alertId}|${periodStart.toISOString()}`;

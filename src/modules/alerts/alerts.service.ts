@@ -9,7 +9,7 @@ import { metersIn, rollupMeterOf } from '../meters';
 import { zoneOf } from '../organisation-settings';
 import { COUNTABLE, releaseCounter, takeCounter } from '../usage';
 import { changesOf, evaluateAlerts, type AlertChanges, type PeriodSpend } from './alert-evaluation';
-import { createAlertRepository, type AlertRow, type AlertTriggerRow } from './alerts.repository';
+import { alertFigure, createAlertRepository, type AlertRow, type AlertTriggerRow } from './alerts.repository';
 import type { AlertTriggerView, AlertView, CreateAlertBody, UpdateAlertBody } from './alerts.schemas';
 
 export function toAlert(row: AlertRow): AlertView {
@@ -27,12 +27,12 @@ export function toAlert(row: AlertRow): AlertView {
   };
 }
 
-function toTrigger(row: AlertTriggerRow): AlertTriggerView {
+function toTrigger(alert: AlertRow, row: AlertTriggerRow): AlertTriggerView {
   return {
     id: row.id,
     alertId: row.alert_id,
     threshold: formatExact(row.threshold),
-    value: formatExact(row.value),
+    value: alertFigure(alert, row.value),
     periodStart: row.period_start.toISOString(),
     createdAt: row.created_at.toISOString(),
   };
@@ -123,9 +123,9 @@ export function createAlertService(db: Knex, spend: PeriodSpend, clock: () => Da
     },
 
     async triggers(organisationId: string, id: string, paging: PageQuery): Promise<Page<AlertTriggerView>> {
-      await found(organisationId, id);
+      const alert = await found(organisationId, id);
       const page = await createAlertRepository(db).triggers(organisationId, id, paging);
-      return { ...page, items: page.items.map(toTrigger) };
+      return { ...page, items: page.items.map((row) => toTrigger(alert, row)) };
     },
 
     /**

@@ -80,6 +80,16 @@ async function endpoint(path: string, eventTypes: string[] = ['*']): Promise<{ i
 const verified = (secret: string, entry: Received) => new Webhook(secret).verify(entry.body, entry.headers) as { type: string; timestamp: string; data: Record<string, unknown> };
 
 describe('webhooks', () => {
+  it('when an endpoint names an event type twice, then 400 at body.eventTypes; with "*" beside other types it keeps ["*"]', async () => {
+    const twice = await api.http().post('/webhooks/endpoints').set(admin()).send({ url: receiver.url('/twice'), eventTypes: ['invoice.paid', 'invoice.paid'] });
+    expect([twice.status, twice.body.errors]).toEqual([400, [expect.objectContaining({ path: 'body.eventTypes', message: 'must not repeat an event type' })]]);
+    const every = await api.http().post('/webhooks/endpoints').set(admin()).send({ url: receiver.url('/every'), eventTypes: ['*', 'invoice.paid'] }).expect(201);
+    expect(every.body.data.eventTypes).toEqual(['*']);
+    const changed = await api.http().put(`/webhooks/endpoints/${every.body.data.id}`).set(admin()).send({ eventTypes: ['invoice.sent', 'invoice.sent'] });
+    expect(changed.status).toBe(400);
+    await api.http().delete(`/webhooks/endpoints/${every.body.data.id}`).set(admin()).expect(200);
+  });
+
   it('when an invoice is raised, sent and paid, then the endpoint receives invoice.raised, invoice.sent and invoice.paid, each signed', async () => {
     const { secret } = await endpoint('/lifecycle', ['invoice.raised', 'invoice.sent', 'invoice.paid']);
     const fixture = await createBillingFixture(api, tenant);

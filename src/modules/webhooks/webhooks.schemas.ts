@@ -19,7 +19,11 @@ const eventTypes = z
   .array(z.union([z.literal('*'), z.enum(WEBHOOK_EVENT_TYPES)]))
   .min(1)
   .max(WEBHOOK_EVENT_TYPES.length + 1)
-  .describe('the event types sent to the endpoint, or ["*"] for all');
+  .refine((types) => new Set(types).size === types.length, 'must not repeat an event type')
+  // With "*" every type is sent: the endpoint keeps ["*"] alone.
+  .transform((types) => (types.includes('*') ? ['*' as const] : types))
+  .meta({ uniqueItems: true })
+  .describe('the event types sent to the endpoint, each once, or ["*"] for all (any other type beside "*" adds nothing)');
 
 /** webhook_endpoints.url and description are text; 2,048 characters is what browsers and proxies agree on. */
 const url = text(2048).describe('where events are POSTed: https in production');

@@ -107,6 +107,9 @@ describe('creating a schedule', () => {
     ['both cron and calendar', { ...MONTHLY, calendar: { minute: 0, hour: 6, dayOfMonth: 1 } }, 'body'],
     ['neither cron nor calendar', { name: 'Monthly', timezone: 'UTC' }, 'body'],
     ['a calendar day 32', { name: 'Monthly', timezone: 'UTC', calendar: { minute: 0, hour: 6, dayOfMonth: 32 } }, 'body.calendar.dayOfMonth'],
+    ['a cron of 31 February, which never comes', { ...MONTHLY, cron: '0 6 31 2 *' }, 'body.cron'],
+    ['a cron of the 31st in months of 30 days', { ...MONTHLY, cron: '0 6 31 4,6,9,11 *' }, 'body.cron'],
+    ['a calendar of 30 February', { name: 'Monthly', timezone: 'UTC', calendar: { minute: 0, hour: 6, dayOfMonth: 30, month: [2] } }, 'body.calendar.dayOfMonth'],
   ])('when the body has %s, then 400 at that field and no schedule is made', async (_case, body, path) => {
     const before = (await api.http().get('/invoice-run-schedules').set(admin()).expect(200)).body.data.total;
     const res = await api.http().post('/invoice-run-schedules').set(admin()).send(body);

@@ -41,7 +41,29 @@ function cronItemProblem(field: CronField, item: string): string | undefined {
   return undefined;
 }
 
-/** Why a cron expression is not five valid fields, or undefined when it is. */
+/** The values a valid field takes (`*`, lists, ranges, steps). */
+function cronValues(field: CronField, text: string): Set<number> {
+  const values = new Set<number>();
+  for (const item of text.split(',')) {
+    const [range = '', step = '1'] = item.split('/');
+    const [first = '', last] = range.split('-');
+    const start = range === '*' ? field.min : cronValue(field, first)!;
+    const end = range === '*' ? field.max : last === undefined ? (item.includes('/') ? field.max : start) : cronValue(field, last)!;
+    for (let value = start; value <= end; value += Number(step)) values.add(value);
+  }
+  return values;
+}
+
+/** The most days each month has, 1 to 12 (February in a leap year). */
+const MONTH_DAYS = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/** Why days of the month and months never meet (the 31st in April only, the 30th of February), if they never do. */
+export function neverRuns(days: ReadonlySet<number>, months: ReadonlySet<number>): string | undefined {
+  for (const month of months) for (const day of days) if (day <= MONTH_DAYS[month - 1]!) return undefined;
+  return `day of month: no month given has day ${Math.min(...days)}, so the schedule would never run`;
+}
+
+/** Why a cron expression is not five valid fields, or would never run, or undefined when it is fine. */
 export function cronProblem(expression: string): string | undefined {
   const fields = expression.trim().split(/\s+/);
   if (fields.length !== CRON_FIELDS.length) return 'must have 5 fields: minute hour day-of-month month day-of-week';
@@ -51,7 +73,8 @@ export function cronProblem(expression: string): string | undefined {
       if (problem) return problem;
     }
   }
-  return undefined;
+  // A time must match the day of the month and the day of the week both: days that never come never run.
+  return neverRuns(cronValues(CRON_FIELDS[2], fields[2]!), cronValues(CRON_FIELDS[3], fields[3]!));
 }
 
 // Five runs of storable characters (no NUL, which the router refuses anyway) between blanks, as the
@@ -73,18 +96,23 @@ export const cron = z
 // ---------------------------------------------------------------------------------------------------------
 // Calendars: the same thing spelled as numbers, for callers that would rather not write cron.
 
-export const calendar = z.object({
-  minute: z.int().min(0).max(59),
-  hour: z.int().min(0).max(23),
-  dayOfMonth: z.int().min(1).max(31).describe('a month without this day is skipped: use 28 or less to run every month'),
-  month: z
-    .array(z.int().min(1).max(12))
-    .min(1)
-    .max(12)
-    .transform((months) => [...new Set(months)].sort((a, b) => a - b))
-    .optional()
-    .describe('the months to run in, 1 to 12; every month when absent'),
-});
+export const calendar = z
+  .object({
+    minute: z.int().min(0).max(59),
+    hour: z.int().min(0).max(23),
+    dayOfMonth: z.int().min(1).max(31).describe('a month without this day is skipped: use 28 or less to run every month'),
+    month: z
+      .array(z.int().min(1).max(12))
+      .min(1)
+      .max(12)
+      .transform((months) => [...new Set(months)].sort((a, b) => a - b))
+      .optional()
+      .describe('the months to run in, 1 to 12; every month when absent; at least one must have the dayOfMonth'),
+  })
+  .superRefine((value, ctx) => {
+    const problem = value.month && neverRuns(new Set([value.dayOfMonth]), new Set(value.month));
+    if (problem) ctx.addIssue({ code: 'custom', message: problem, path: ['dayOfMonth'] });
+  });
 
 export type Calendar = z.output<typeof calendar>;
 

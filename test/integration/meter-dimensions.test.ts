@@ -206,6 +206,8 @@ describe('a meter of AI tokens by model and direction', () => {
       at('2026-09-26T13:20:00Z', 16), at('2026-09-26T14:05:00Z', 32), at('2026-09-26T14:20:00Z', 64),
       // Havana, 1 November: 01:00 goes back to 00:00 at 05:00Z, so the day starts at 04:00Z and midnight is read twice.
       at('2026-10-31T12:00:00Z', 128), at('2026-11-01T04:30:00Z', 256), at('2026-11-01T12:00:00Z', 512),
+      // Chatham, 5 April: 03:45 goes back to 02:45 at 14:00Z, so 03:00 is read first at 13:15Z, again at 14:15Z.
+      at('2026-04-04T13:30:00Z', 1024), at('2026-04-04T14:05:00Z', 2048), at('2026-04-04T14:20:00Z', 4096),
     ];
     expect((await api.http().post('/events/batch').set(system()).send({ events }).expect(200)).body.data.summary).toMatchObject({ success: events.length });
     const read = async (params: string) => {
@@ -227,6 +229,11 @@ describe('a meter of AI tokens by model and direction', () => {
       expect(await read(`from=2026-10-31T04:00:00Z&to=2026-11-02T05:00:00Z&windowSize=day&timezone=America/Havana${scope}`)).toEqual([
         ['2026-10-31T04:00:00.000Z', '2026-11-01T04:00:00.000Z', '128'],
         ['2026-11-01T04:00:00.000Z', '2026-11-02T05:00:00.000Z', '768'],
+      ]);
+      // The local hour 02 holds 12:15Z to 13:15Z and, read again, 14:00Z to 14:15Z; the hour 03 starts where 03:00 is first read.
+      expect(await read(`from=2026-04-04T12:15:00Z&to=2026-04-04T15:15:00Z&windowSize=hour&timezone=Pacific/Chatham${scope}`)).toEqual([
+        ['2026-04-04T12:15:00.000Z', '2026-04-04T13:15:00.000Z', '2048'],
+        ['2026-04-04T13:15:00.000Z', '2026-04-04T15:15:00.000Z', '5120'],
       ]);
     }
     // A start off the quarter hours is read from raw events: the same windows, the events after it.

@@ -317,17 +317,21 @@ export const isoText = (text: string) => (/^-?\d+$/.test(text) ? new Date(Number
  * The first instant at which the clock of `timeZone` reads the local timestamp `local` (an SQL expression)
  * or later: where a local hour, day or month of the zone starts, and so where the one before it ends.
  * `local AT TIME ZONE` is that instant but around a clock change: a local time the clock skips has no
- * instant of its own, and one it reads twice has two, of which Postgres may take the later. Either shows
- * as a quarter hour before that instant whose clock already reads `local` or later; then the quarter hours
- * of the three hours before are searched for the first that does (every zone's offsets and their changes
- * fall on quarter hours since 1973, and no change moves a clock by three hours).
+ * instant of its own, and one it reads twice has two, of which Postgres may take the later. So it is taken
+ * as it is only when the clock read three hours before it what it reads then less three hours (no change in
+ * between) and a quarter before it less than `local`; else the quarter hours of the three hours before are
+ * searched for the first whose clock reads `local` or later (every zone's offsets and their changes fall on
+ * quarter hours since 1973, and no change moves a clock by three hours). Chatham's clock goes back from
+ * 03:45 to 02:45: 03:00 is read at 13:15Z and at 14:15Z, and the quarter before the second reads 02:45.
  */
 export function firstInstantAt(db: Knex, local: string, timeZone: string): Knex.Raw {
   return db.raw(
-    `CASE WHEN ((${local}) AT TIME ZONE ? - interval '15 minutes') AT TIME ZONE ? < (${local}) THEN (${local}) AT TIME ZONE ?
+    `CASE WHEN ((${local}) AT TIME ZONE ? - interval '15 minutes') AT TIME ZONE ? < (${local})
+            AND ((${local}) AT TIME ZONE ? - interval '3 hours') AT TIME ZONE ? = (${local}) - interval '3 hours'
+          THEN (${local}) AT TIME ZONE ?
      ELSE (SELECT min(q) FROM generate_series((${local}) AT TIME ZONE ? - interval '3 hours', (${local}) AT TIME ZONE ?, interval '15 minutes') AS q
            WHERE q AT TIME ZONE ? >= (${local})) END`,
-    [timeZone, timeZone, timeZone, timeZone, timeZone, timeZone],
+    [timeZone, timeZone, timeZone, timeZone, timeZone, timeZone, timeZone, timeZone],
   );
 }
 

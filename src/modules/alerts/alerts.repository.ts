@@ -1,8 +1,8 @@
-import { formatAmount, formatExact } from '../../domain/money';
 import type { Knex } from 'knex';
 import { bulkInsert } from '../../db/bulk';
 import { newId } from '../../db/ids';
 import type { AlertMetric } from '../../domain/alerts';
+import { formatAmount, formatExact } from '../../domain/money';
 import { paginate, type Page, type PageQuery } from '../../http/paging';
 
 export type Recurring = 'period' | 'never';
@@ -142,7 +142,7 @@ export function createAlertRepository(db: Knex) {
   };
 }
 
-/** A reading or threshold of the alert as the API and its events write it: money with its currency's minor unit digits, usage exact. */
+/** A reading of the alert as the API and its events write it: money with its currency's minor unit digits, usage exact. */
 export const alertFigure = (alert: Pick<AlertRow, 'metric' | 'currency'>, value: string): string =>
   alert.metric !== 'usage' && alert.currency ? formatAmount(value, alert.currency) : formatExact(value);
 

@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
 import { createCustomerEntity, usageEvent } from './support/fixtures';
+import { waitFor } from '../support/wait';
 
 let api: TestApi;
 let tenant: Tenant;
@@ -174,7 +175,15 @@ describe('meter management', () => {
     const own = `far_${randomUUID().slice(0, 8)}`;
     const system = bearer(tenant.systemToken);
     const meter = (await api.http().post('/meters').set(bearer(tenant.adminToken)).send({ name: own, metric: own, aggregation: 'sum', groupBy: ['region'] }).expect(201)).body.data.id as string;
-    const event = (value: number, timestamp: string) => ({ CustomerEntityId: entityB, metric: own, value, timestamp, metadata: { region: 'eu' } });
+    // A usage counter (of a metered entitlement) and a usage alert on the customer, in a zone ahead of UTC,
+    // where the event's day is already the year 10000; the period of the alert ends past the calendar.
+    const { customerId, entityId } = await createCustomerEntity(api, tenant);
+    await api.http().post('/features').set(bearer(tenant.adminToken)).send({ key: own, name: own, meterId: meter }).expect(201);
+    await api.http().post(`/customers/${customerId}/entitlements`).set(bearer(tenant.systemToken)).send({ featureKey: own, type: 'metered', limit: 100, usagePeriod: 'month' }).expect(201);
+    await api.http().post('/alerts').set(bearer(tenant.adminToken)).send({ name: own, scope: { customerId }, metric: 'usage', meterId: meter, thresholds: [1], recurring: 'period' }).expect(201);
+    const counter = await api.db('usage_counters').where({ organisation_id: tenant.organisationId, customer_id: customerId }).first('id', 'time_zone');
+    await api.db('usage_counters').where({ id: counter.id }).update({ time_zone: 'Pacific/Kiritimati' });
+    const event = (value: number, timestamp: string) => ({ CustomerEntityId: entityId, metric: own, value, timestamp, metadata: { region: 'eu' } });
     const sent = await api.http().post('/events/batch').set(system).send({ events: [event(3, '9999-12-31T23:59:59Z'), event(4, '9999-12-31T00:00:00Z'), event(5, '2026-11-03T10:00:00Z')] }).expect(200);
     expect(sent.body.data.summary).toMatchObject({ success: 3, failed: 0 });
     const [last, first] = (await api.db('usage_events').where({ organisation_id: tenant.organisationId, metric: own }).orderBy('timestamp', 'desc').select('id')).map((row: { id: string }) => row.id);
@@ -199,6 +208,11 @@ describe('meter management', () => {
     // The fill holds both events left: 5 in 2026, and 4 in the last quarter hour of 9999.
     const [held] = await api.db('meter_rollups').where({ meter_id: filled }).select(api.db.raw('sum(sum)::float8 as total, max(bucket_start) as last'));
     expect([held.total, new Date(held.last).toISOString()]).toEqual([9, '9999-12-31T23:45:00.000Z']);
+    // The counter holds the events left by the days Kiritimati reads them on: the last one in the year 10000.
+    const days = await api.db('usage_counter_days').where({ counter_id: counter.id }).orderByRaw('usage_counter_days.day').select(api.db.raw('day::text as day'), api.db.raw('value::float8 as value'));
+    expect(days).toEqual([{ day: '2026-11-04', value: 5 }, { day: '10000-01-01', value: 4 }]);
+    // And the relay handed on what the changes announced, the alert's events included: nothing holds it up.
+    await waitFor(async () => ((await api.db('webhook_events').where({ organisation_id: tenant.organisationId }).whereIn('type', ['usage.ingested', 'usage.corrected']).whereNull('dispatched_at').first('id')) ? undefined : true), 30_000);
   });
 
   it("when another organisation asks for a meter, then 404", async () => {

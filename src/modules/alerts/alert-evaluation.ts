@@ -111,9 +111,19 @@ export async function evaluateAlerts(trx: Knex, organisationId: string, alerts: 
   const schedules = await schedulesOf(trx, organisationId, alerts);
   const periodOf = (alert: AlertRow, instant: Date) => (alert.recurring === 'never' ? lifetimeOf(alert) : periodAt(instant, timezone, schedules.get(alert.contract_id ?? '') ?? []));
 
+  // Usage of the last days of the year 9999 lies in periods that end past the calendar: they are not
+  // evaluated, rather than stop the relay that hands on every organisation's events.
+  const spanned = (alert: AlertRow, from: Date, to: Date): AlertPeriod[] => {
+    try {
+      return periodsSpanning(from, to, timezone, schedules.get(alert.contract_id ?? '') ?? []);
+    } catch (error) {
+      if (error instanceof AppError && error.kind === 'validation') return [];
+      throw error;
+    }
+  };
   const readings = [
     ...(await usageReadings(trx, organisationId, alerts, changes, timezone, (alert, from, to) =>
-      alert.recurring === 'never' ? (to >= lifetimeOf(alert).start ? [lifetimeOf(alert)] : []) : periodsSpanning(from, to, timezone, schedules.get(alert.contract_id ?? '') ?? []),
+      alert.recurring === 'never' ? (to >= lifetimeOf(alert).start ? [lifetimeOf(alert)] : []) : spanned(alert, from, to),
     )),
     ...(await balanceReadings(trx, organisationId, alerts, changes, (alert) => periodOf(alert, now))),
     ...(await spendReadings(trx, organisationId, alerts, changes, now, spend, (alert) => periodOf(alert, now))),

@@ -80,6 +80,28 @@ describe('how a charge is computed', () => {
     expect(added.body.data.effectiveFrom).toBe(today);
   });
 
+  it("when billing holds the organisation's zone, then a change of the zone waits for it, and other settings do not", async () => {
+    const owner = await createTenant(api, 'charges-zone-lock');
+    await api.http().get('/organisation/settings').set(bearer(owner.adminToken)).expect(200);
+    const billing = await api.db.transaction();
+    try {
+      // What a run's page takes while it rates: the settings row, for key share, until its charges commit.
+      await billing('organisation_settings').where({ organisation_id: owner.organisationId }).forKeyShare().first();
+      await api.http().put('/organisation/settings').set(bearer(owner.adminToken)).send({ paymentTermsDays: 14 }).expect(200);
+      let answered = false;
+      const zone = api.http().put('/organisation/settings').set(bearer(owner.adminToken)).send({ timezone: 'Europe/Berlin' }).then((res) => {
+        answered = true;
+        return res;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(answered).toBe(false);
+      await billing.commit();
+      expect((await zone).status).toBe(200);
+    } finally {
+      if (!billing.isCompleted()) await billing.rollback();
+    }
+  });
+
   it("when the organisation's usage has been billed, then its timezone can no longer change (409): the billed windows are days in it", async () => {
     const contract = await contractFrom('2026-09-01');
     await calls(contract, '2026-09-30', 4);

@@ -45,7 +45,8 @@ export async function ratingContextOf(trx: Knex, organisationId: string, contrac
   const usageInvoiceIds = [...new Set(charges.filter((charge) => charge.kind === 'usage').map((charge) => charge.invoiceId))];
   const noted = groupBy(await notedLinesOf(trx, usageInvoiceIds), (line) => line.invoiceId, (line) => line);
   const cancelled = await invoicesIn(trx).cancelledAmong(usageInvoiceIds);
-  const settings = await getOrganisationSettings(trx, organisationId);
+  // Usage windows are days of its zone: a change of the zone waits until these charges are committed.
+  const settings = await getOrganisationSettings(trx, organisationId, 'keyShare');
   // An item with milestones on a contract plan is billed by its milestones there, never by a run as well.
   const byMilestones = new Set((await contractsIn(trx).milestoneItemsOf(contractPlans.map((plan) => plan.id))).map((row) => `${row.contract_plan_id} ${row.plan_item_id}`));
   return { suspensions, entities, plans, periodVersions, ledgers, noted, cancelled, settings, byMilestones };

@@ -36,10 +36,17 @@ export interface SettingsRow {
 
 export type SettingsChanges = Partial<Omit<SettingsRow, 'updated_at'>>;
 
-/** One row per organisation, made with the defaults the first time anyone asks. */
-export async function getOrganisationSettings(db: Knex, organisationId: string): Promise<SettingsRow> {
+/**
+ * One row per organisation, made with the defaults the first time anyone asks. `lock`, inside a
+ * transaction: `update` for a change of the time zone, `keyShare` for billing that reads it (the two wait
+ * for each other; other changes of the settings wait for neither).
+ */
+export async function getOrganisationSettings(db: Knex, organisationId: string, lock?: 'update' | 'keyShare'): Promise<SettingsRow> {
   await db('organisation_settings').insert({ organisation_id: organisationId }).onConflict('organisation_id').ignore();
-  return db('organisation_settings').where({ organisation_id: organisationId }).first();
+  const query = db('organisation_settings').where({ organisation_id: organisationId });
+  if (lock === 'update') query.forUpdate();
+  if (lock === 'keyShare') query.forKeyShare();
+  return query.first();
 }
 
 /**

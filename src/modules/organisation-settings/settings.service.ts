@@ -77,7 +77,8 @@ export function createOrganisationSettingsService(db: Knex) {
     async update(organisationId: string, update: SettingsUpdate): Promise<OrganisationSettings> {
       // The row is made on first use, so an organisation that never read its settings can still change them.
       return db.transaction(async (trx) => {
-        const current = await getOrganisationSettings(trx, organisationId);
+        // A change of zone waits for billing that read the zone to commit its charges, and billing waits for it.
+        const current = await getOrganisationSettings(trx, organisationId, update.timezone !== undefined ? 'update' : undefined);
         // Usage windows are days in this zone, and runs read every charged window again: in another zone
         // a billed month would cover other instants, and the next run would correct it by the difference.
         if (update.timezone !== undefined && update.timezone !== current.timezone && (await chargesIn(trx).anyUsageOf(organisationId))) {

@@ -31,8 +31,10 @@ export function createInvoiceRunActivities(services: Services, drivers: { invoic
   return {
     /** Records the run; says too whether the organisation auto-advances its drafts, as its settings are when the run begins. */
     beginInvoiceRun: async (input) => {
-      // A run its Schedule started (no run id yet) bills nothing without the schedule's row.
-      if (input.scheduleId !== undefined && input.runId === undefined && (await drivers.schedules.dropIfOrphan(input.organisationId, input.scheduleId))) {
+      // A run its Schedule started (no run id yet) bills nothing without the schedule's row; one that has
+      // recorded itself already (this is a retry) goes on, and its workflow finishes it either way.
+      const firstStep = input.scheduleId !== undefined && input.runId === undefined && !(await invoiceRuns.recorded(input.workflowId));
+      if (firstStep && (await drivers.schedules.dropIfOrphan(input.organisationId, input.scheduleId!))) {
         throw AppError.conflict(`Invoice run schedule ${input.scheduleId} no longer exists: its Temporal Schedule was deleted and this run bills nothing`);
       }
       const begun = await invoiceRuns.begin(input);

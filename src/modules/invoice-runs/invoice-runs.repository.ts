@@ -94,6 +94,10 @@ export function createInvoiceRunRepository(db: Knex) {
 
   return {
     /** A run's row; a second insert of the same workflow finds the first (a retried start, a replayed activity). */
+    async findByWorkflow(workflowId: string): Promise<InvoiceRunRow | undefined> {
+      return db<InvoiceRunRow>('invoice_runs').where({ workflow_id: workflowId }).first();
+    },
+
     async insertOrFind(run: NewRun): Promise<InvoiceRunRow> {
       const [inserted] = await db('invoice_runs')
         .insert({

@@ -525,6 +525,11 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
       return { billed: contractIds.length - failed, failed };
     },
 
+    /** Whether the workflow has recorded its run already (a retried first step finds it). */
+    async recorded(workflowId: string): Promise<boolean> {
+      return (await createInvoiceRunRepository(db).findByWorkflow(workflowId)) !== undefined;
+    },
+
     /** The invoices the run made, in the order of their contracts. */
     async invoiceIdsOf(runId: string): Promise<string[]> {
       return createInvoiceRunRepository(db).invoiceIds(runId);

@@ -18,6 +18,8 @@ export interface OutboxEvent {
   payload: { type: string; triggered?: true; timestamp: string; data: unknown };
   created_at: Date;
   dispatched_at: Date | null;
+  /** Why the event was set aside undelivered (a deterministic error of a subscriber); null once handed on. */
+  dispatch_error?: string | null;
   /** The object a triggered event carries. */
   triggered_object_id: string | null;
 }
@@ -67,6 +69,14 @@ export async function lockUndispatched(trx: Knex, limit: number, gathering?: Gat
     );
   }
   return query.orderBy('created_at').limit(limit).forUpdate().skipLocked();
+}
+
+/**
+ * Sets an event aside: marked handed on, with the error no subscriber got past, in a statement of its own
+ * (the transaction that met the error is gone). Answers false when another relay took it meanwhile.
+ */
+export async function markUndeliverable(db: Knex, eventId: string, error: string): Promise<boolean> {
+  return (await db('webhook_events').where({ id: eventId }).whereNull('dispatched_at').update({ dispatched_at: db.fn.now(), dispatch_error: error.slice(0, 2000) })) > 0;
 }
 
 export async function markDispatched(trx: Knex, eventIds: readonly string[]): Promise<void> {

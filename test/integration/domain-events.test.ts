@@ -96,6 +96,34 @@ describe('the outbox relay', () => {
     expect(metrics.committedIds).toEqual([[id]]);
   });
 
+  it('when a subscriber meets an error no retry mends on one event, then that event alone is set aside with its error, and the events before and after it go on', async () => {
+    const at = Date.parse('2026-01-02T00:00:00Z');
+    const ids = [];
+    for (const [index, customerId] of ['cus_ok_1', 'cus_poison', 'cus_ok_2'].entries()) ids.push(await recordEvent(db, 'org_events', domainEvent('credits.granted', { id: `cre_${index}`, customerId }), new Date(at + index * 1000)));
+    const handled: string[] = [];
+    const picky: EventSubscriber = {
+      name: 'picky',
+      handle: async (_trx, events) => {
+        for (const event of events) {
+          if ((event.payload.data as { customerId: string }).customerId === 'cus_poison') throw new TypeError('cannot read this one');
+        }
+        handled.push(...events.map((event) => event.id));
+      },
+    };
+    const metrics = probe('metrics');
+    // The batch of three fails; one at a time, the first goes, the second is set aside, and the step ends there.
+    expect(await relayOnce({ db, subscribers: [picky, metrics] }, 10)).toBe(2);
+    expect(await relayOnce({ db, subscribers: [picky, metrics] }, 10)).toBe(1);
+    expect(handled).toEqual([ids[0], ids[2]]);
+    const rows = await db('webhook_events').whereIn('id', ids).orderBy('created_at').select('id', 'dispatched_at', 'dispatch_error');
+    expect(rows.map((row: { dispatched_at: Date | null; dispatch_error: string | null }) => [row.dispatched_at !== null, row.dispatch_error])).toEqual([
+      [true, null],
+      [true, 'cannot read this one'],
+      [true, null],
+    ]);
+    expect(metrics.committedIds.flat()).toEqual([ids[0], ids[2]]);
+  });
+
   it('when usage events gather, then they wait while the oldest is young, and go together once it is old enough; other events go at once', async () => {
     const gathering = { types: ['usage.ingested'], ms: 60_000 };
     const usage = (id: string) => ({ batchId: 'bat_gathering', chunkIndex: 0, events: 1, customerIds: [id], metrics: ['calls'], from: '2026-01-01T00:00:00Z', to: '2026-01-01T00:00:00Z' });

@@ -39,7 +39,8 @@ export interface CreditableInvoice {
   /** Every line, its discount lines included. */
   items: ReadonlyArray<InvoiceLine & { title: string; quantity: string; price: string }>;
   /** The tax lines the raise computed, each over the items of the plan items it applies to. */
-  taxes: ReadonlyArray<{ rate: string; amount: string; appliesTo: 'all' | readonly string[] }>;
+  /** Its tax lines: each over the items it taxed (`items`, recorded since tax lines are versioned), else by `appliesTo`. */
+  taxes: ReadonlyArray<{ rate: string; amount: string; appliesTo: 'all' | readonly string[]; items?: readonly string[] }>;
 }
 
 /** What earlier credit notes of the invoice credited, voided ones left out. */
@@ -88,6 +89,7 @@ export function taxOn(invoice: CreditableInvoice, byItem: ReadonlyMap<string, st
   const planItemOf = new Map(invoice.items.map((item) => [item.id, item.planItemId]));
   return invoice.taxes.reduce((sum, tax) => {
     const applies = (itemId: string) => {
+      if (tax.items) return tax.items.includes(itemId);
       const planItemId = planItemOf.get(itemId) ?? null;
       return tax.appliesTo === 'all' || (planItemId !== null && tax.appliesTo.includes(planItemId));
     };

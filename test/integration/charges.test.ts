@@ -80,6 +80,46 @@ describe('how a charge is computed', () => {
     expect(added.body.data.effectiveFrom).toBe(today);
   });
 
+  it('when a tax rate changes after September and October were billed, then it takes effect from November, and a late correction of September is taxed and credited at the rate September was', async () => {
+    const contract = await contractFrom('2026-09-01');
+    const vat = (await api.http().post(`/contracts/${contract.contractId}/taxes`).set(system()).send({ name: 'VAT', rate: '20' }).expect(201)).body.data;
+    expect(vat).toMatchObject({ rate: '20', effectiveFrom: null, versions: [{ effectiveFrom: null, rate: '20' }] });
+    await calls(contract, '2026-09-20', 4);
+    const october = (await run(contract, '2026-10-01'))!;
+    const raised = (await api.http().post(`/invoices/${october.id}/raise`).set(system()).send({}).expect(200)).body.data;
+    // The seat fees of September and October (200.00) and September's 4 calls (2.00), at 20 %.
+    expect([raised.subtotal, raised.taxTotal]).toEqual(['202.00', '40.40']);
+
+    // October's fee was charged in advance, up to 31 October: a rate from 15 October would rewrite it.
+    const early = await api.http().put(`/contracts/${contract.contractId}/taxes/${vat.id}`).set(admin()).send({ name: 'VAT', rate: '25', effectiveDate: '2026-10-15' });
+    expect([early.status, early.body.errors[0].message]).toEqual([409, expect.stringContaining('a tax can change from 2026-11-01 on, not from 2026-10-15')]);
+    const changed = (await api.http().put(`/contracts/${contract.contractId}/taxes/${vat.id}`).set(admin()).send({ name: 'VAT', rate: '25' }).expect(200)).body.data;
+    expect(changed).toMatchObject({ id: vat.id, rate: '25', effectiveFrom: '2026-11-01', versions: [{ effectiveFrom: null, rate: '20' }, { effectiveFrom: '2026-11-01', rate: '25' }] });
+    expect((await api.http().get(`/contracts/${contract.contractId}/taxes`).set(system()).expect(200)).body.data).toEqual([changed]);
+
+    // Six more calls of September arrive late; two of October.
+    await calls(contract, '2026-09-25', 6);
+    await calls(contract, '2026-10-10', 2);
+    const november = (await run(contract, '2026-11-01'))!;
+    const lines = linesOf(november);
+    expect(lines).toEqual([
+      ['Seat fee', '2026-11-01', '2026-11-30', '1', '100'],
+      ['API calls: usage of 2026-09-01 to 2026-09-30', '2026-09-01', '2026-09-30', '6', '0.5'],
+      ['API calls', '2026-10-01', '2026-10-31', '2', '0.5'],
+    ]);
+    const novemberRaised = (await api.http().post(`/invoices/${november.id}/raise`).set(system()).send({}).expect(200)).body.data;
+    // October's and September's usage at 20 % (4.00: 0.80), November's fee at 25 % (25.00), each rate a tax line over its own items.
+    expect([novemberRaised.subtotal, novemberRaised.taxTotal, novemberRaised.total]).toEqual(['104.00', '25.80', '129.80']);
+    const [fee, septemberCalls, octoberCalls] = novemberRaised.items.map((item: { id: string }) => item.id);
+    expect(novemberRaised.data.taxes).toEqual([
+      { name: 'VAT', rate: '20', amount: '0.80', appliesTo: 'all', items: [septemberCalls, octoberCalls] },
+      { name: 'VAT', rate: '25', amount: '25.00', appliesTo: 'all', items: [fee] },
+    ]);
+    // A credit note for the late September calls gives back their 20 %, as September was taxed.
+    const note = await api.http().post(`/invoices/${november.id}/credit-notes`).set(system()).send({ reason: 'Calls counted twice', items: [{ invoiceItemId: septemberCalls, amount: '3' }] }).expect(201);
+    expect([note.body.data.subtotal, note.body.data.taxTotal, note.body.data.total]).toEqual(['3.00', '0.60', '3.60']);
+  });
+
   it("when billing holds the organisation's zone, then a change of the zone waits for it, and other settings do not", async () => {
     const owner = await createTenant(api, 'charges-zone-lock');
     await api.http().get('/organisation/settings').set(bearer(owner.adminToken)).expect(200);

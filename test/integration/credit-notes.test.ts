@@ -366,9 +366,9 @@ describe('credit notes of discounted and partly taxed invoices', () => {
     );
     const july = await raisedByRun(contractId, '2026-07-01');
     expect([july.subtotal, july.taxTotal, july.total]).toEqual(['150.00', '20.00', '170.00']);
-    // The raise records the plan items each tax line applies to.
-    expect(july.data.taxes).toEqual([{ name: 'VAT', rate: '20', amount: '20.00', appliesTo: [planItemIds['Platform fee']] }]);
+    // The raise records the plan items each tax line applies to, and the items it taxed.
     const [fee, support] = july.items.map((item) => item.id);
+    expect(july.data.taxes).toEqual([{ name: 'VAT', rate: '20', amount: '20.00', appliesTo: [planItemIds['Platform fee']], items: [fee] }]);
 
     const untaxed = await credit(july.id, { reason: 'No support in July', items: [{ invoiceItemId: support, amount: '50' }] });
     expect(untaxed.status).toBe(201);
@@ -381,9 +381,9 @@ describe('credit notes of discounted and partly taxed invoices', () => {
     const notes = await api.db('credit_notes').where({ invoice_id: july.id }).sum({ subtotal: 'subtotal', tax: 'tax_total', total: 'total' }).first<{ subtotal: string; tax: string; total: string }>();
     expect([Number(notes!.subtotal), Number(notes!.tax), Number(notes!.total)]).toEqual([150, 20, 170]);
 
-    // An invoice raised before tax lines recorded their plan items is credited by the contract's VAT of the same name and rate.
+    // An invoice raised before tax lines recorded their plan items (or their items) is credited by the contract's VAT of the same name and rate.
     const august = await raisedByRun(contractId, '2026-08-01');
-    await api.db('invoices').where({ id: august.id }).update({ data: api.db.raw(`jsonb_set(data, '{taxes,0}', (data->'taxes'->0) - 'appliesTo')`) });
+    await api.db('invoices').where({ id: august.id }).update({ data: api.db.raw(`jsonb_set(data, '{taxes,0}', (data->'taxes'->0) - 'appliesTo' - 'items')`) });
     const older = await credit(august.id, { reason: 'No support in August', items: [{ invoiceItemId: august.items[1]!.id, amount: '50' }] });
     expect(figures(older.body.data)).toEqual([['Support - 50.00'], '50.00', '0.00', '50.00']);
   });

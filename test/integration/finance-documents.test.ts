@@ -229,7 +229,7 @@ describe('payments and credits', () => {
     const { id } = await draft(own, [{ title: 'Platform fee', quantity: 1, price: '1234.5' }]);
     const read = (await api.http().get(`/invoices/${id}`).set(system()).expect(200)).body.data;
     expect(read).toMatchObject({ status: 'draft', subtotal: '1234.50', taxTotal: '246.90', total: '1481.40' });
-    expect(read.data.taxes).toEqual([{ name: 'VAT', rate: '20', amount: '246.90', appliesTo: 'all' }]);
+    expect(read.data.taxes).toEqual([{ name: 'VAT', rate: '20', amount: '246.90', appliesTo: 'all', items: [read.items[0].id] }]);
     const printed = lines(await pdfOf(`/invoices/${id}/pdf`));
     expect(printed).toEqual(expect.arrayContaining(['Subtotal  1,234.50', 'VAT (20%)  246.90', 'Total GBP  1,481.40']));
 

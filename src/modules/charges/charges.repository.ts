@@ -185,6 +185,14 @@ export function createChargeRepository(db: Knex) {
       return row ? toCharge(row) : undefined;
     },
 
+    /** The last day the contract's ledger has charged, of any of its plans; undefined when none. */
+    async lastChargedDay(contractId: string): Promise<string | undefined> {
+      // By its contract plans: the ledger's index leads with them.
+      const plans = db('contract_plans').where('contract_id', contractId).select('id');
+      const [row] = await db('charges').whereIn('contract_plan_id', plans).max<Array<{ last: Date | null }>>({ last: 'to_date' });
+      return row?.last ? calendarDay(row.last) : undefined;
+    },
+
     /** Whether any contract of the organisation was ever charged for usage: a window of days read in its zone. */
     async anyUsageOf(organisationId: string): Promise<boolean> {
       const plans = db('contract_plans').where('organisation_id', organisationId).select('id');

@@ -6,5 +6,5 @@ export type { ChargeRow } from './charges.repository';
 export { createChargeService } from './charges.service';
 
 /** What other modules may do with these rows, inside the transaction (unit of work) they pass. */
-export type ChargeAccess = Pick<ReturnType<typeof createChargeRepository>, 'anyFor' | 'anyUsageOf' | 'firstChargedFrom' | 'forgetInvoice' | 'of' | 'ofInvoice' | 'record' | 'setTaxes'>;
+export type ChargeAccess = Pick<ReturnType<typeof createChargeRepository>, 'anyFor' | 'anyUsageOf' | 'firstChargedFrom' | 'lastChargedDay' | 'forgetInvoice' | 'of' | 'ofInvoice' | 'record' | 'setTaxes'>;
 export const chargesIn = (db: Knex): ChargeAccess => createChargeRepository(db);

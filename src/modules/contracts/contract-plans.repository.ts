@@ -1,6 +1,7 @@
+import { calendarDay } from '../../db/dates';
 import type { Knex } from 'knex';
 import { formatExact } from '../../domain/money';
-import { appliesToOf, type ContractRow, type ContractPlanRow, type ContractTaxRow } from './contracts.repository';
+import { appliesToOf, byEffectiveFrom, taxLines, type ContractRow, type ContractPlanRow, type ContractTaxRow } from './contracts.repository';
 
 export interface ContractPlanRef {
   contractId: string;
@@ -17,31 +18,55 @@ export async function resolveContractPlan(db: Knex, organisationId: string, cont
   return row ? { contractId: row.contract_id, customerId: row.customer_id, currency: row.currency } : undefined;
 }
 
+/** A version of one of a contract's tax lines: in force from `effectiveFrom` (null: the start) until the line's next. */
 export interface ContractTax {
+  lineId: string;
+  effectiveFrom: string | null;
   name: string;
   rate: string;
   appliesTo: 'all' | string[];
 }
 
-const toContractTax = (row: Pick<ContractTaxRow, 'name' | 'rate' | 'applies_to'>): ContractTax => ({ name: row.name, rate: formatExact(row.rate), appliesTo: appliesToOf(row) });
+const toContractTax = (row: ContractTaxRow): ContractTax => ({
+  lineId: row.line_id,
+  effectiveFrom: row.effective_from ? calendarDay(row.effective_from) : null,
+  name: row.name,
+  rate: formatExact(row.rate),
+  appliesTo: appliesToOf(row),
+});
+
+/** Every version of the contract's tax lines: the lines in the order they were made, each line's versions in the order they take effect. */
+const versionsOf = (rows: readonly ContractTaxRow[]): ContractTax[] => taxLines(rows).flatMap((line) => [...line].sort(byEffectiveFrom).map(toContractTax));
 
 /** The taxes of each of the contracts, in one read: what `contractTaxesOf` answers for each. */
 export async function contractTaxesOfMany(db: Knex, contractIds: readonly string[]): Promise<Map<string, ContractTax[]>> {
   const taxes = new Map<string, ContractTax[]>();
   if (contractIds.length === 0) return taxes;
-  const rows = await db<ContractTaxRow>('contract_taxes')
-    .whereIn('contract_id', [...contractIds])
-    .orderBy([{ column: 'created_at' }, { column: 'id' }])
-    .select('contract_id', 'name', 'rate', 'applies_to');
-  for (const row of rows) taxes.set(row.contract_id, [...(taxes.get(row.contract_id) ?? []), toContractTax(row)]);
+  const rows = await db<ContractTaxRow>('contract_taxes').whereIn('contract_id', [...contractIds]);
+  const byContract = new Map<string, ContractTaxRow[]>();
+  for (const row of rows) byContract.set(row.contract_id, [...(byContract.get(row.contract_id) ?? []), row]);
+  for (const [contractId, ofContract] of byContract) taxes.set(contractId, versionsOf(ofContract));
   return taxes;
 }
 
-/** A contract's taxes, applied at raise: to all items, or to the invoice items of the named plan items. */
+/**
+ * A contract's taxes, applied at raise: to all items, or to the invoice items of the named plan items; each
+ * line by the version of each tax in force on its first day (`taxesInForce`).
+ */
 export async function contractTaxesOf(db: Knex, organisationId: string, contractId: string): Promise<ContractTax[]> {
-  const rows = await db<ContractTaxRow>('contract_taxes')
-    .where({ organisation_id: organisationId, contract_id: contractId })
-    .orderBy([{ column: 'created_at' }, { column: 'id' }])
-    .select('name', 'rate', 'applies_to');
-  return rows.map(toContractTax);
+  return versionsOf(await db<ContractTaxRow>('contract_taxes').where({ organisation_id: organisationId, contract_id: contractId }));
+}
+
+/**
+ * The version of each tax line in force on `day` (a tax line none of whose versions is in force yet is
+ * left out); without a day, each line's last version.
+ */
+export function taxesInForce(taxes: readonly ContractTax[], day: string | null): ContractTax[] {
+  const inForce = new Map<string, ContractTax>();
+  for (const tax of taxes) {
+    if (day !== null && tax.effectiveFrom !== null && tax.effectiveFrom > day) continue;
+    const known = inForce.get(tax.lineId);
+    if (!known || (known.effectiveFrom ?? '') <= (tax.effectiveFrom ?? '')) inForce.set(tax.lineId, tax);
+  }
+  return [...inForce.values()];
 }

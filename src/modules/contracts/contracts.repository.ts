@@ -67,9 +67,14 @@ export interface ContractMilestoneRow {
 }
 
 export interface ContractTaxRow {
+  /** The version's own id. */
   id: string;
+  /** The tax line the version belongs to: the id the API names it by. */
+  line_id: string;
   organisation_id: string;
   contract_id: string;
+  /** The first day the version is in force; null: from the contract's start. */
+  effective_from: Date | null;
   name: string;
   rate: string;
   /** null: every item. */
@@ -121,16 +126,30 @@ export function toMilestone(row: ContractMilestoneRow): Milestone {
 /** A tax's items: all, or the invoice items of the named plan items. */
 export const appliesToOf = (row: Pick<ContractTaxRow, 'applies_to'>): 'all' | string[] => (Array.isArray(row.applies_to) ? row.applies_to : 'all');
 
-export function toTax(row: ContractTaxRow): ContractTaxRecord {
+/** A tax line as the API shows it: its version in force last (its latest), and every version. */
+export function toTax(versions: readonly ContractTaxRow[]): ContractTaxRecord {
+  const ordered = [...versions].sort(byEffectiveFrom);
+  const latest = ordered.at(-1)!;
+  const version = (row: ContractTaxRow) => ({ effectiveFrom: day(row.effective_from), name: row.name, rate: plain(row.rate)!, appliesTo: appliesToOf(row) });
   return {
-    id: row.id,
-    contractId: row.contract_id,
-    name: row.name,
-    rate: plain(row.rate)!,
-    appliesTo: appliesToOf(row),
-    createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
+    id: latest.line_id,
+    contractId: latest.contract_id,
+    ...version(latest),
+    versions: ordered.map(version),
+    createdAt: ordered[0]!.created_at.toISOString(),
+    updatedAt: latest.created_at.toISOString(),
   };
+}
+
+/** Versions of a line in the order they take effect (from the start first). */
+export const byEffectiveFrom = (a: Pick<ContractTaxRow, 'effective_from'>, b: Pick<ContractTaxRow, 'effective_from'>) =>
+  (a.effective_from?.getTime() ?? Number.NEGATIVE_INFINITY) - (b.effective_from?.getTime() ?? Number.NEGATIVE_INFINITY);
+
+/** Rows of tax versions grouped by their line, the lines in the order they were made. */
+export function taxLines(rows: readonly ContractTaxRow[]): ContractTaxRow[][] {
+  const lines = new Map<string, ContractTaxRow[]>();
+  for (const row of [...rows].sort((a, b) => a.created_at.getTime() - b.created_at.getTime() || (a.id < b.id ? -1 : 1))) lines.set(row.line_id, [...(lines.get(row.line_id) ?? []), row]);
+  return [...lines.values()];
 }
 
 /** A milestone with what its invoice needs from its contract. */
@@ -443,24 +462,33 @@ export function createContractRepository(db: Knex) {
       return row ? 'achieved' : undefined;
     },
 
-    async createTax(organisationId: string, contractId: string, tax: TaxInput): Promise<ContractTaxRecord> {
+    /** A new tax line, in force from `effectiveFrom` (null: from the contract's start). */
+    async createTax(organisationId: string, contractId: string, tax: TaxInput, effectiveFrom: string | null): Promise<ContractTaxRecord> {
+      const id = newId('tax');
       const [row] = await db('contract_taxes')
-        .insert({ id: newId('tax'), organisation_id: organisationId, contract_id: contractId, ...taxColumns(tax) })
+        .insert({ id, line_id: id, organisation_id: organisationId, contract_id: contractId, effective_from: effectiveFrom, ...taxColumns(tax) })
         .returning<ContractTaxRow[]>('*');
-      return toTax(row!);
+      return toTax([row!]);
     },
 
     async taxes(organisationId: string, contractId: string): Promise<ContractTaxRecord[]> {
-      const rows = await db<ContractTaxRow>('contract_taxes').where({ organisation_id: organisationId, contract_id: contractId }).orderBy([{ column: 'created_at' }, { column: 'id' }]);
-      return rows.map(toTax);
+      return taxLines(await db<ContractTaxRow>('contract_taxes').where({ organisation_id: organisationId, contract_id: contractId })).map(toTax);
     },
 
-    async updateTax(organisationId: string, contractId: string, id: string, tax: TaxInput): Promise<ContractTaxRecord | undefined> {
-      const [row] = await db('contract_taxes')
-        .where({ organisation_id: organisationId, contract_id: contractId, id })
-        .update({ ...taxColumns(tax), updated_at: db.fn.now() })
-        .returning<ContractTaxRow[]>('*');
-      return row ? toTax(row) : undefined;
+    /** The versions of a tax line, locked until the transaction `db` ends; none when it is not the contract's. */
+    async lockTaxLine(organisationId: string, contractId: string, lineId: string): Promise<ContractTaxRow[]> {
+      return db<ContractTaxRow>('contract_taxes').where({ organisation_id: organisationId, contract_id: contractId, line_id: lineId }).forUpdate();
+    },
+
+    /**
+     * A version of the line in force from `effectiveFrom`: one the line had from that very day is replaced
+     * (only days nothing charged yet can take a version, so no document used it).
+     */
+    async versionTax(organisationId: string, contractId: string, lineId: string, tax: TaxInput, effectiveFrom: string | null): Promise<ContractTaxRecord> {
+      const same = db('contract_taxes').where({ organisation_id: organisationId, contract_id: contractId, line_id: lineId });
+      await (effectiveFrom === null ? same.whereNull('effective_from') : same.where('effective_from', effectiveFrom)).delete();
+      await db('contract_taxes').insert({ id: newId('tax'), line_id: lineId, organisation_id: organisationId, contract_id: contractId, effective_from: effectiveFrom, ...taxColumns(tax) });
+      return toTax(await db<ContractTaxRow>('contract_taxes').where({ line_id: lineId }));
     },
   };
 }

@@ -111,14 +111,25 @@ export const taxBody = z.object({
   name: text(200),
   rate: decimal({ precision: 9, scale: 6, sign: 'nonNegative', max: 100 }).describe('a percentage from 0 to 100, at most 6 decimals'),
   appliesTo: z.union([z.literal('all'), z.array(reference()).min(1).max(100)]).default('all').describe("'all', or the plan item ids it applies to"),
+  effectiveDate: isoDate
+    .optional()
+    .describe(
+      "the first day the tax (or this version of it) is in force for the lines whose first day is that day or later; after every day the contract's ledger has charged (409 otherwise). Absent: the day after the last day charged, or from the contract's start when nothing is charged yet",
+    ),
+});
+
+const taxVersionSchema = z.object({
+  effectiveFrom: z.string().nullable().describe("the first day this version is in force; null: from the contract's start"),
+  name: z.string(),
+  rate: z.string(),
+  appliesTo: z.union([z.literal('all'), z.array(z.string())]),
 });
 
 export const taxSchema = z.object({
   id: z.string(),
   contractId: z.string(),
-  name: z.string(),
-  rate: z.string(),
-  appliesTo: z.union([z.literal('all'), z.array(z.string())]),
+  ...taxVersionSchema.shape,
+  versions: z.array(taxVersionSchema).describe('every version of the tax line, in the order they take effect: the fields above are the last'),
   ...timestamps,
 });
 

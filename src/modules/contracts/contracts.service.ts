@@ -1,3 +1,4 @@
+import type { Knex } from 'knex';
 import type { WorkflowServiceDeps } from '../../temporal/client';
 import { addDays } from '../../domain/billing-periods';
 import { currencyMinorUnits, isCurrency } from '../../domain/currencies';
@@ -32,6 +33,20 @@ function assertThresholdsIn(progressive: ProgressiveBilling, currency: string): 
   const places = currencyMinorUnits(currency);
   const finer = progressive.thresholds.flatMap((threshold, index) => (new Decimal(threshold).decimalPlaces() > places ? [{ path: `body.progressiveBilling.thresholds.${index}`, message: `must have at most ${places} decimal places, as ${currency} amounts do` }] : []));
   if (finer.length > 0) throw AppError.invalid(finer);
+}
+
+/**
+ * The first day a tax line (or a version of it) is in force: the day given, which must come after every day
+ * the contract's ledger has charged (409), else the day after the last day charged, or null (from the
+ * contract's start) when nothing is charged yet.
+ */
+async function taxEffectiveFrom(trx: Knex, contractId: string, given: string | undefined): Promise<string | null> {
+  const last = await chargesIn(trx).lastChargedDay(contractId);
+  if (given === undefined) return last === undefined ? null : addDays(last, 1);
+  if (last !== undefined && given <= last) {
+    throw AppError.conflict(`The contract's invoices have charged its days up to ${last} with its taxes as they were: a tax can change from ${addDays(last, 1)} on, not from ${given}`);
+  }
+  return given;
 }
 
 /** The contract's lifecycle runs in its workflow; every other field is plain data. */
@@ -214,9 +229,10 @@ export function createContractService(deps: WorkflowServiceDeps) {
       return orNotFound(await milestone(), 'Milestone');
     },
 
-    async createTax(organisationId: string, contractId: string, tax: TaxInput): Promise<ContractTaxRecord> {
+    /** A tax line from the day given, else from the first day its contract's ledger has not charged. */
+    async createTax(organisationId: string, contractId: string, tax: TaxInput & { effectiveDate?: string }): Promise<ContractTaxRecord> {
       await assertTaxTargets(organisationId, await requireContract(organisationId, contractId), tax);
-      return contracts.createTax(organisationId, contractId, tax);
+      return deps.db.transaction(async (trx) => createContractRepository(trx).createTax(organisationId, contractId, tax, await taxEffectiveFrom(trx, contractId, tax.effectiveDate)));
     },
 
     async taxes(organisationId: string, contractId: string): Promise<ContractTaxRecord[]> {
@@ -224,9 +240,18 @@ export function createContractService(deps: WorkflowServiceDeps) {
       return contracts.taxes(organisationId, contractId);
     },
 
-    async updateTax(organisationId: string, contractId: string, taxId: string, tax: TaxInput): Promise<ContractTaxRecord> {
+    /**
+     * A tax line's change is a version of it from a day no invoice has charged yet (given, else the first
+     * after every day charged), replacing the versions from that day on: the days charged keep the tax they
+     * were charged with, so a later correction of them is taxed as they were.
+     */
+    async updateTax(organisationId: string, contractId: string, taxId: string, tax: TaxInput & { effectiveDate?: string }): Promise<ContractTaxRecord> {
       await assertTaxTargets(organisationId, await requireContract(organisationId, contractId), tax);
-      return orNotFound(await contracts.updateTax(organisationId, contractId, taxId, tax), 'Contract tax');
+      return deps.db.transaction(async (trx) => {
+        const repository = createContractRepository(trx);
+        if ((await repository.lockTaxLine(organisationId, contractId, taxId)).length === 0) throw AppError.notFound('Contract tax');
+        return repository.versionTax(organisationId, contractId, taxId, tax, await taxEffectiveFrom(trx, contractId, tax.effectiveDate));
+      });
     },
 
     /** Changes a plan of the contract through its workflow (see docs/adjustments.md, "Plan changes"). */

@@ -3,7 +3,7 @@ import { createContractRepository } from './contracts.repository';
 import { createPlanChangeRepository } from './plan-changes.repository';
 
 export { contractCurrency, contractCustomerUse, contractPlanUse } from './contract-reads';
-export { contractTaxesOf, contractTaxesOfMany, resolveContractPlan } from './contract-plans.repository';
+export { contractTaxesOf, contractTaxesOfMany, resolveContractPlan, taxesInForce } from './contract-plans.repository';
 export type { ContractPlanRef, ContractTax } from './contract-plans.repository';
 export type { Contract, MilestoneToInvoice, ProgressiveBilling } from './contracts.repository';
 export { contractSchema } from './contracts.schemas';

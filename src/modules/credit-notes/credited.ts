@@ -15,6 +15,8 @@ interface RecordedTax {
   amount: string;
   /** Recorded since credit notes tax each line by its own taxes; absent on invoices raised before. */
   appliesTo?: 'all' | string[];
+  /** The items the line taxed, recorded since tax lines are versioned; absent on invoices raised before. */
+  items?: string[];
 }
 
 type InvoiceFacts = Pick<InvoiceRow, 'id' | 'organisation_id' | 'contract_id' | 'currency' | 'subtotal' | 'tax_total' | 'total' | 'data'>;
@@ -48,6 +50,7 @@ export async function creditableOf(trx: Knex, invoice: InvoiceFacts): Promise<Cr
       rate: tax.rate,
       amount: tax.amount,
       appliesTo: tax.appliesTo ?? current.find((contractTax) => contractTax.name === tax.name && toDecimal(contractTax.rate).equals(tax.rate))?.appliesTo ?? 'all',
+      ...(tax.items ? { items: tax.items } : {}),
     })),
   };
 }

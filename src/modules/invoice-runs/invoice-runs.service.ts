@@ -13,7 +13,7 @@ import { couponDiscounts, discountLinesOf, type ContractCoupon } from '../../dom
 import { feesDue, hasDimensionalPrices, rateDimensionalUsage, rateUsage, shareDiscounts, usageWindows, type Charge, type ChargeLedger, type RatedCharge, type RatingTerms, type UsageWindow } from '../../domain/rating';
 import { startOfDayIn } from '../../domain/zoned-days';
 import { chargesIn } from '../charges';
-import { contractTaxesOf, type ContractTax, contractsIn, planChangesIn, type PlanChangeRow } from '../contracts';
+import { contractTaxesOf, type ContractTax, contractsIn, planChangesIn, taxesInForce, type PlanChangeRow } from '../contracts';
 import { creditsIn } from '../credits';
 import { couponsIn, type ActiveContractCoupon } from '../coupons';
 import { findEffectiveRate } from '../fx-rates';
@@ -128,9 +128,11 @@ function applyCoupons(invoices: PlannedInvoice[], coupons: ActiveContractCoupon[
 
 const lineAmount = (line: Line, currency: string) => roundToMinor(toDecimal(line.quantity).times(line.price), currency);
 
-/** Per plan item, the sum of the contract's tax rates (percent) that apply to its lines. */
-function taxRateOf(taxes: readonly ContractTax[], planItemId: string | undefined): Decimal {
-  return taxes.filter((tax) => tax.appliesTo === 'all' || (planItemId !== undefined && tax.appliesTo.includes(planItemId))).reduce((sum, tax) => sum.plus(tax.rate), new Decimal(0));
+/** The sum of the contract's tax rates (percent) that apply to a line of the plan item whose first day is `day`. */
+function taxRateOf(taxes: readonly ContractTax[], planItemId: string | undefined, day: string | null): Decimal {
+  return taxesInForce(taxes, day)
+    .filter((tax) => tax.appliesTo === 'all' || (planItemId !== undefined && tax.appliesTo.includes(planItemId)))
+    .reduce((sum, tax) => sum.plus(tax.rate), new Decimal(0));
 }
 
 /**
@@ -147,16 +149,17 @@ function creditPlanChanges(invoices: PlannedInvoice[], changes: PlanChangeRow[],
     const invoiceIndex = candidates.find((index) => index >= 0) ?? 0;
     const invoice = invoices[invoiceIndex]!;
     const minor = new Decimal(10).pow(-currencyMinorUnits(invoice.currency));
-    const withTax = (amount: Decimal, planItemId: string | undefined) => amount.times(taxRateOf(taxes, planItemId).plus(100)).dividedBy(100);
+    // A line is taxed by the versions in force on its first day: a credit of days charged earlier, as they were.
+    const withTax = (amount: Decimal, planItemId: string | undefined, day: string | null) => amount.times(taxRateOf(taxes, planItemId, day).plus(100)).dividedBy(100);
     // The invoice's total as its raise will compute it, less a minor unit per tax for the taxes' rounding.
-    let room = invoice.items.reduce((sum, line) => sum.plus(withTax(lineAmount(line, invoice.currency), line.planItemId)), new Decimal(0)).minus(minor.times(taxes.length));
+    let room = invoice.items.reduce((sum, line) => sum.plus(withTax(lineAmount(line, invoice.currency), line.planItemId, line.fromDate)), new Decimal(0)).minus(minor.times(taxes.length));
     let toBalance = new Decimal(0);
     for (const credit of change.credits) {
-      const fits = Decimal.max(0, room).times(100).dividedBy(taxRateOf(taxes, credit.planItemId).plus(100)).toDecimalPlaces(currencyMinorUnits(invoice.currency), Decimal.ROUND_DOWN);
+      const fits = Decimal.max(0, room).times(100).dividedBy(taxRateOf(taxes, credit.planItemId, credit.from).plus(100)).toDecimalPlaces(currencyMinorUnits(invoice.currency), Decimal.ROUND_DOWN);
       const onInvoice = Decimal.min(fits, credit.amount);
-      room = room.minus(withTax(onInvoice, credit.planItemId));
+      room = room.minus(withTax(onInvoice, credit.planItemId, credit.from));
       const rest = toDecimal(credit.amount).minus(onInvoice);
-      if (rest.greaterThan(0)) toBalance = toBalance.plus(roundToMinor(withTax(rest, credit.planItemId), invoice.currency));
+      if (rest.greaterThan(0)) toBalance = toBalance.plus(roundToMinor(withTax(rest, credit.planItemId, credit.from), invoice.currency));
       if (onInvoice.isZero()) continue;
       invoice.items.push({
         planItemId: credit.planItemId,

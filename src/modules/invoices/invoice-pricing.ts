@@ -3,7 +3,7 @@ import { calendarDay } from '../../db/dates';
 import { AppError } from '../../domain/errors';
 import { convert } from '../../domain/fx';
 import { Decimal, formatAmount, roundToMinor, sumAmounts } from '../../domain/money';
-import { contractTaxesOfMany, type ContractTax } from '../contracts';
+import { contractTaxesOfMany, taxesInForce, type ContractTax } from '../contracts';
 import { findEffectiveRate } from '../fx-rates';
 import { getOrganisationSettings } from '../organisation-settings';
 
@@ -12,30 +12,46 @@ export interface PricedLine {
   quantity: string;
   price: string;
   plan_item_id: string | null;
+  /** The line's first day: it is taxed by the versions of the contract's taxes in force then. */
+  from_date?: Date | string | null;
 }
 
 export interface PricedInvoice {
   /** Each line's amount, in the lines' order: quantity × price rounded half-up to the currency's minor unit. */
   amounts: Decimal[];
   subtotal: Decimal;
-  /** Each contract tax over the lines it applies to. */
-  taxes: Array<ContractTax & { amount: Decimal }>;
+  /** Each version of a contract tax over the lines it applies to (`lines`: their indexes). */
+  taxes: Array<ContractTax & { amount: Decimal; lines: number[] }>;
   taxTotal: Decimal;
   total: Decimal;
 }
 
 /**
  * The one computation of an invoice's money from its lines: what raising an invoice fixes, and what a
- * draft shows until then.
+ * draft shows until then. Each line is taxed by the version of each of the contract's tax lines in force on
+ * its first day (a line without days: on the invoice's `date`), among those that apply to its plan item;
+ * each version so used is a tax line of the invoice, rounded once over its lines. Days already charged
+ * keep their versions (a tax changes only from a day not charged yet), so a correction of them on a later
+ * invoice is taxed as they were. The versions in force on the invoice's date are tax lines even over no line.
  */
-export function priceInvoice(lines: readonly PricedLine[], taxes: readonly ContractTax[], currency: string): PricedInvoice {
+export function priceInvoice(lines: readonly PricedLine[], taxes: readonly ContractTax[], currency: string, date: string | null = null): PricedInvoice {
   const amounts = lines.map((line) => roundToMinor(new Decimal(line.quantity).times(line.price), currency));
   const subtotal = sumAmounts(amounts);
-  const taxed = taxes.map((tax) => {
-    const applies = tax.appliesTo;
-    const base = applies === 'all' ? subtotal : sumAmounts(amounts.filter((_, index) => lines[index]!.plan_item_id !== null && applies.includes(lines[index]!.plan_item_id!)));
-    return { ...tax, amount: roundToMinor(base.times(tax.rate).dividedBy(100), currency) };
+  const linesOf = new Map<ContractTax, number[]>(taxesInForce(taxes, date).map((tax) => [tax, []]));
+  lines.forEach((line, index) => {
+    const day = line.from_date ? calendarDay(line.from_date) : date;
+    for (const tax of taxesInForce(taxes, day)) {
+      if (tax.appliesTo !== 'all' && (line.plan_item_id === null || !tax.appliesTo.includes(line.plan_item_id))) continue;
+      linesOf.set(tax, [...(linesOf.get(tax) ?? []), index]);
+    }
   });
+  const taxed = taxes
+    .filter((tax) => linesOf.has(tax))
+    .map((tax) => {
+      const taxedLines = linesOf.get(tax)!;
+      const base = sumAmounts(taxedLines.map((index) => amounts[index]!));
+      return { ...tax, lines: taxedLines, amount: roundToMinor(base.times(tax.rate).dividedBy(100), currency) };
+    });
   const taxTotal = sumAmounts(taxed.map((tax) => tax.amount));
   return { amounts, subtotal, taxes: taxed, taxTotal, total: subtotal.plus(taxTotal) };
 }
@@ -84,11 +100,13 @@ export interface RecordedTaxLine {
   rate: string;
   amount: string;
   appliesTo: 'all' | string[];
+  /** The invoice items it taxes: credit notes tax what they credit of each item by the lines that taxed it. */
+  items: string[];
 }
 
-/** The tax lines of a priced invoice as they are recorded. */
-export const recordedTaxes = (priced: PricedInvoice, currency: string): RecordedTaxLine[] =>
-  priced.taxes.map((tax) => ({ name: tax.name, rate: tax.rate, amount: formatAmount(tax.amount, currency), appliesTo: tax.appliesTo }));
+/** The tax lines of a priced invoice as they are recorded; `itemIds` are its items' ids, in the order priced. */
+export const recordedTaxes = (priced: PricedInvoice, currency: string, itemIds: readonly string[]): RecordedTaxLine[] =>
+  priced.taxes.map((tax) => ({ name: tax.name, rate: tax.rate, amount: formatAmount(tax.amount, currency), appliesTo: tax.appliesTo, items: tax.lines.map((index) => itemIds[index]!) }));
 
 export interface Draft {
   id: string;
@@ -113,7 +131,7 @@ export async function draftFigures(db: Knex, drafts: readonly Draft[]): Promise<
   }
   const taxes = await contractTaxesOfMany(db, [...new Set(drafts.flatMap((draft) => (draft.contract_id ? [draft.contract_id] : [])))]);
   for (const draft of drafts) {
-    const priced = priceInvoice(draft.items, draft.contract_id ? (taxes.get(draft.contract_id) ?? []) : [], draft.currency);
+    const priced = priceInvoice(draft.items, draft.contract_id ? (taxes.get(draft.contract_id) ?? []) : [], draft.currency, calendarDay(draft.date));
     const baseCurrency = baseCurrencies.get(draft.organisation_id)!;
     const date = calendarDay(draft.date);
     const key = `${draft.organisation_id}|${draft.currency}|${date}`;
@@ -127,7 +145,7 @@ export async function draftFigures(db: Knex, drafts: readonly Draft[]): Promise<
       fxRate: rate ?? null,
       baseTotal: rate === undefined ? null : formatAmount(convert(priced.total, rate, baseCurrency), baseCurrency),
       amounts: new Map(draft.items.map((item, index) => [item.id, formatAmount(priced.amounts[index]!, draft.currency)])),
-      taxes: recordedTaxes(priced, draft.currency),
+      taxes: recordedTaxes(priced, draft.currency, draft.items.map((item) => item.id)),
     });
   }
   return figures;

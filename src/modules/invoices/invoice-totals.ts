@@ -5,7 +5,7 @@ import { convert } from '../../domain/fx';
 import { Decimal, formatAmount } from '../../domain/money';
 import { chargeTax } from '../../domain/rating';
 import { chargesIn } from '../charges';
-import { contractTaxesOf } from '../contracts';
+import { contractTaxesOf, taxesInForce } from '../contracts';
 import { getOrganisationSettings } from '../organisation-settings';
 import { invoicePartiesOf } from './invoice-document';
 import { baseRateOf, INVOICE_AMOUNT_LIMIT, priceInvoice, recordedTaxes } from './invoice-pricing';
@@ -20,12 +20,14 @@ import { createInvoiceRepository, type InvoiceRow, type InvoiceTotals } from './
 export async function computeInvoiceTotals(trx: Knex, invoice: Pick<InvoiceRow, 'id' | 'organisation_id' | 'contract_id' | 'customer_id' | 'currency' | 'date'>): Promise<InvoiceTotals> {
   const invoices = createInvoiceRepository(trx);
   const items = await invoices.items(invoice.id);
-  const priced = priceInvoice(items, invoice.contract_id ? await contractTaxesOf(trx, invoice.organisation_id, invoice.contract_id) : [], invoice.currency);
+  const contractTaxes = invoice.contract_id ? await contractTaxesOf(trx, invoice.organisation_id, invoice.contract_id) : [];
+  const priced = priceInvoice(items, contractTaxes, invoice.currency, calendarDay(invoice.date));
   for (const [index, item] of items.entries()) await invoices.setItemAmount(item.id, priced.amounts[index]!.toFixed());
-  const { taxes, taxTotal, total } = priced;
-  // The ledger's charges of the invoice carry their taxes too: at what net, and what tax, each day was charged.
+  const { taxTotal, total } = priced;
+  // The ledger's charges of the invoice carry their taxes too: at what net, and what tax, each day was
+  // charged (by the versions in force on its first day, as its line).
   const charges = chargesIn(trx);
-  await charges.setTaxes(new Map((await charges.ofInvoice(invoice.id)).map((charge) => [charge.id, chargeTax(charge, taxes, invoice.currency)])));
+  await charges.setTaxes(new Map((await charges.ofInvoice(invoice.id)).map((charge) => [charge.id, chargeTax(charge, taxesInForce(contractTaxes, charge.from), invoice.currency)])));
 
   const baseCurrency = (await getOrganisationSettings(trx, invoice.organisation_id)).base_currency;
   const date = calendarDay(invoice.date);
@@ -44,7 +46,7 @@ export async function computeInvoiceTotals(trx: Knex, invoice: Pick<InvoiceRow, 
     base_total: formatAmount(convert(total, rate, baseCurrency), baseCurrency),
     data: JSON.stringify({
       // Each tax line keeps the plan items it applies to: credit notes tax each line they credit by them.
-      taxes: recordedTaxes(priced, invoice.currency),
+      taxes: recordedTaxes(priced, invoice.currency, items.map((item) => item.id)),
       // Who issued and who received it, as printed from now on: an issued document is never edited.
       parties: await invoicePartiesOf(trx, invoice.organisation_id, invoice.customer_id),
     }),

@@ -172,7 +172,7 @@ export function contractRoutes(deps: AppDeps): Route[] {
     defineRoute({
       method: 'post',
       path: '/contracts/{contractId}/taxes',
-      summary: 'Add a tax line to a contract, applied to its invoices at raise',
+      summary: 'Add a tax line to a contract, applied at raise to the invoice items whose first day is on or after its effectiveDate',
       tag: 'Contracts',
       access: requires('ContractService:createContractTax'),
       params: z.object({ contractId: id }),
@@ -194,7 +194,7 @@ export function contractRoutes(deps: AppDeps): Route[] {
     defineRoute({
       method: 'put',
       path: '/contracts/{contractId}/taxes/{contractTaxId}',
-      summary: 'Update a tax line on a contract (Admin only)',
+      summary: 'Change a tax line from a day on, as a new version of it; days already charged keep theirs (Admin only)',
       tag: 'Contracts',
       access: requires('ContractService:updateContractTax'),
       params: z.object({ contractId: id, contractTaxId: id }),

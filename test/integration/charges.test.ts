@@ -93,6 +93,9 @@ describe('how a charge is computed', () => {
     // October's fee was charged in advance, up to 31 October: a rate from 15 October would rewrite it.
     const early = await api.http().put(`/contracts/${contract.contractId}/taxes/${vat.id}`).set(admin()).send({ name: 'VAT', rate: '25', effectiveDate: '2026-10-15' });
     expect([early.status, early.body.errors[0].message]).toEqual([409, expect.stringContaining('a tax can change from 2026-11-01 on, not from 2026-10-15')]);
+    // A version from a day replaces the versions from that day on: a second change from November is not a third version.
+    await api.http().put(`/contracts/${contract.contractId}/taxes/${vat.id}`).set(admin()).send({ name: 'VAT', rate: '24', effectiveDate: '2026-12-01' }).expect(200);
+    await api.http().put(`/contracts/${contract.contractId}/taxes/${vat.id}`).set(admin()).send({ name: 'VAT', rate: '26' }).expect(200);
     const changed = (await api.http().put(`/contracts/${contract.contractId}/taxes/${vat.id}`).set(admin()).send({ name: 'VAT', rate: '25' }).expect(200)).body.data;
     expect(changed).toMatchObject({ id: vat.id, rate: '25', effectiveFrom: '2026-11-01', versions: [{ effectiveFrom: null, rate: '20' }, { effectiveFrom: '2026-11-01', rate: '25' }] });
     expect((await api.http().get(`/contracts/${contract.contractId}/taxes`).set(system()).expect(200)).body.data).toEqual([changed]);

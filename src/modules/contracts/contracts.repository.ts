@@ -481,12 +481,13 @@ export function createContractRepository(db: Knex) {
     },
 
     /**
-     * A version of the line in force from `effectiveFrom`: one the line had from that very day is replaced
-     * (only days nothing charged yet can take a version, so no document used it).
+     * A version of the line in force from `effectiveFrom`, replacing the versions the line had from that day
+     * on (only days nothing has charged yet can take a version, so no document used them).
      */
     async versionTax(organisationId: string, contractId: string, lineId: string, tax: TaxInput, effectiveFrom: string | null): Promise<ContractTaxRecord> {
-      const same = db('contract_taxes').where({ organisation_id: organisationId, contract_id: contractId, line_id: lineId });
-      await (effectiveFrom === null ? same.whereNull('effective_from') : same.where('effective_from', effectiveFrom)).delete();
+      const later = db('contract_taxes').where({ organisation_id: organisationId, contract_id: contractId, line_id: lineId });
+      if (effectiveFrom !== null) later.where('effective_from', '>=', effectiveFrom);
+      await later.delete();
       await db('contract_taxes').insert({ id: newId('tax'), line_id: lineId, organisation_id: organisationId, contract_id: contractId, effective_from: effectiveFrom, ...taxColumns(tax) });
       return toTax(await db<ContractTaxRow>('contract_taxes').where({ line_id: lineId }));
     },

@@ -1,5 +1,5 @@
-import { calendarDay } from '../../db/dates';
 import type { Knex } from 'knex';
+import { calendarDay } from '../../db/dates';
 import { formatExact } from '../../domain/money';
 import { appliesToOf, byEffectiveFrom, taxLines, type ContractRow, type ContractPlanRow, type ContractTaxRow } from './contracts.repository';
 

@@ -1,0 +1,54 @@
+import fc from 'fast-check';
+import { taxesInForce, type ContractTax } from '../../src/modules/contracts';
+import { priceInvoice } from '../../src/modules/invoices/invoice-pricing';
+
+const vat = (rate: string, effectiveFrom: string | null): ContractTax => ({ lineId: 'tax_vat', effectiveFrom, name: 'VAT', rate, appliesTo: 'all' });
+const city = (rate: string, effectiveFrom: string | null, appliesTo: 'all' | string[] = ['bpi_fee']): ContractTax => ({ lineId: 'tax_city', effectiveFrom, name: 'City', rate, appliesTo });
+
+describe('taxes by version', () => {
+  it('takes the version of each line in force on a day, the last without a day, and none before a line begins', () => {
+    const taxes = [vat('20', null), vat('25', '2026-11-01'), city('2', '2026-07-01')];
+    expect(taxesInForce(taxes, '2026-06-30').map((tax) => tax.rate)).toEqual(['20']);
+    expect(taxesInForce(taxes, '2026-10-31').map((tax) => tax.rate)).toEqual(['20', '2']);
+    expect(taxesInForce(taxes, '2026-11-01').map((tax) => tax.rate)).toEqual(['25', '2']);
+    expect(taxesInForce(taxes, null).map((tax) => tax.rate)).toEqual(['25', '2']);
+  });
+
+  it('taxes each line by the versions in force on its first day, one tax line per version over its own lines, the date for lines without days', () => {
+    const taxes = [vat('20', null), vat('25', '2026-11-01'), city('2', null)];
+    const priced = priceInvoice(
+      [
+        { quantity: '1', price: '100', plan_item_id: 'bpi_fee', from_date: '2026-11-01' },
+        { quantity: '6', price: '0.5', plan_item_id: 'bpi_calls', from_date: '2026-09-01' },
+        { quantity: '1', price: '-10', plan_item_id: 'bpi_fee', from_date: '2026-10-15' },
+        { quantity: '1', price: '5', plan_item_id: null },
+      ],
+      taxes,
+      'EUR',
+      '2026-12-01',
+    );
+    expect(priced.taxes.map((tax) => [tax.name, tax.rate, tax.lines, tax.amount.toFixed(2)])).toEqual([
+      ['VAT', '20', [1, 2], '-1.40'],
+      ['VAT', '25', [0, 3], '26.25'],
+      ['City', '2', [0, 2], '1.80'],
+    ]);
+    expect(priced.total.toFixed(2)).toBe((98 + 26.65).toFixed(2));
+  });
+
+  it('when no tax changes, then every line is taxed by the one version, each tax line over the lines it applies to, whatever their days', () => {
+    fc.assert(
+      fc.property(fc.array(fc.record({ cents: fc.integer({ min: -10_000, max: 10_000 }), day: fc.integer({ min: 1, max: 28 }), fee: fc.boolean() }), { maxLength: 12 }), (lines) => {
+        const taxes = [vat('19', null), city('2.5', null)];
+        const priced = priceInvoice(
+          lines.map((line) => ({ quantity: '1', price: (line.cents / 100).toFixed(2), plan_item_id: line.fee ? 'bpi_fee' : 'bpi_calls', from_date: `2026-10-${String(line.day).padStart(2, '0')}` })),
+          taxes,
+          'EUR',
+          '2026-11-01',
+        );
+        const sum = (picked: typeof lines) => picked.reduce((total, line) => total + line.cents, 0);
+        const round = (cents: number) => Math.sign(cents) * Math.round(Math.abs(cents));
+        expect(priced.taxes.map((tax) => tax.amount.times(100).toNumber())).toEqual([round((sum(lines) * 19) / 100), round((sum(lines.filter((line) => line.fee)) * 2.5) / 100)]);
+      }),
+    );
+  });
+});

@@ -7,8 +7,7 @@ import { dayIn, startOfDayIn } from '../../domain/zoned-days';
 import { entitiesIn } from '../customers';
 import { lockRollups, meterEvents, type RollupMeter } from './meter-rollups';
 
-/** A calendar day of four-digit year. */
-const ISO_DAY_WITHIN = /^\d{4}-\d{2}-\d{2}$/;
+import { ISO_DATE, LAST_DAY } from '../../domain/iso-dates';
 import { applyFilters, type MetadataFilter } from './usage-aggregates';
 
 /**
@@ -186,7 +185,7 @@ export async function refoldTouchedDays(
     const days = new Set(touched.filter((event) => event.metric === meter.metric && customerOf.get(event.customer_entity_id) === counter.customer_id).map((event) => dayIn(counter.time_zone, event.timestamp)));
     // A day at either end of the calendar (its next day, or the day itself, past the year 9999 or before
     // the year 1 where the zone reads it) has no ends to fold it by: the whole counter is folded anew.
-    const bounded = [...days].every((day) => ISO_DAY_WITHIN.test(day) && day > '0001-01-01' && day < '9999-12-31');
+    const bounded = [...days].every((day) => ISO_DATE.test(day) && day > '0001-01-01' && day < LAST_DAY);
     if (days.size > 0) await foldCounter(trx, counter, meter, bounded ? [...days].sort() : null);
   }
 }

@@ -3,11 +3,10 @@ import { newId } from '../../db/ids';
 import { AppError } from '../../domain/errors';
 import { formatExact, sumAmounts } from '../../domain/money';
 import { addDays } from '../../domain/billing-periods';
+import { ISO_DATE, LAST_DAY } from '../../domain/iso-dates';
 import { dayIn, startOfDayIn } from '../../domain/zoned-days';
 import { entitiesIn } from '../customers';
 import { lockRollups, meterEvents, type RollupMeter } from './meter-rollups';
-
-import { ISO_DATE, LAST_DAY } from '../../domain/iso-dates';
 import { applyFilters, type MetadataFilter } from './usage-aggregates';
 
 /**

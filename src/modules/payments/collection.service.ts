@@ -3,11 +3,11 @@ import { domainEvent } from '../../domain/events';
 import { AppError } from '../../domain/errors';
 import { Decimal, formatAmount, fromMinorUnits, toMinorUnits } from '../../domain/money';
 import { recordEvent } from '../../events/outbox';
-import { amountDue, invoicesIn } from '../invoices';
+import { invoicesIn } from '../invoices';
 import { creditNotesIn } from '../credit-notes';
 import { gatewayAccounts, type GatewayDeps } from './gateway-accounts';
 import { createGatewayRepository, FINAL_STATUSES, type AttemptRow, type AttemptStatus, type GatewayRepository } from './gateway.repository';
-import { createPaymentRepository } from './payments.repository';
+import { stillOwed } from './still-owed';
 
 export type { CollectionStep };
 import { GatewayRefusal, type GatewayPayment } from './providers/provider';
@@ -65,16 +65,6 @@ export const chargeIdempotencyKey = (attempt: Pick<AttemptRow, 'invoice_id' | 'a
 
 /** How far before an attempt's creation a lookup of its charge at the gateway reaches (clocks differ). */
 const LOOKUP_MARGIN_SECONDS = 600;
-
-/**
- * What a gateway may still charge for an invoice: its amount due less the payments recorded against it in
- * its currency (a bank transfer of part of it, say). Null when the invoice has no total.
- */
-async function stillOwed(db: Knex, invoice: Parameters<typeof amountDue>[0] & { organisation_id: string; id: string; currency: string }): Promise<string | null> {
-  const due = amountDue(invoice);
-  if (due === null) return null;
-  return new Decimal(due).minus(await createPaymentRepository(db).paidTowards(invoice.organisation_id, invoice.id, invoice.currency)).toFixed();
-}
 
 export function createCollectionService(deps: GatewayDeps) {
   const { db } = deps;

@@ -8,13 +8,14 @@ import { isUniqueViolation } from '../../db/knex';
 import { AppError, orNotFound } from '../../domain/errors';
 import type { Page, PageQuery } from '../../http/paging';
 import { customersIn } from '../customers';
-import { amountDue, invoicesIn } from '../invoices';
+import { invoicesIn } from '../invoices';
 import {
   PAYMENT_IDEMPOTENCY_KEY_UNIQUE,
   createPaymentRepository,
   type PaymentFilter,
   type PaymentRow,
 } from './payments.repository';
+import { stillOwed } from './still-owed';
 import { createGatewayRepository } from './gateway.repository';
 import type { CreatePaymentBody, UpdatePaymentBody } from './payments.schemas';
 
@@ -143,9 +144,9 @@ export function createPaymentService(db: Knex) {
             }
             // Never more than it still owes: the excess would count nowhere (the amount due stops at nothing).
             if (invoice.status === 'paid') throw AppError.conflict('the invoice is paid and owes nothing: record the payment on account, without invoiceId');
-            const due = amountDue(invoice);
-            if (due !== null) {
-              const owed = Decimal.max(0, new Decimal(due).minus(await createPaymentRepository(trx).paidTowards(organisationId, invoice.id, invoice.currency)));
+            const owing = await stillOwed(trx, invoice);
+            if (owing !== null) {
+              const owed = Decimal.max(0, owing);
               if (new Decimal(input.amount).gt(owed)) {
                 throw AppError.conflict(
                   `the invoice owes ${formatAmount(owed.toFixed(), invoice.currency)} ${invoice.currency}, less than this payment's ${formatAmount(input.amount, invoice.currency)}: record what it owes against it and the rest on account, without invoiceId`,
@@ -198,10 +199,10 @@ export function createPaymentService(db: Knex) {
         // A larger amount may not take the payment past what its invoice still owes, as a new payment may not.
         if (input.amount !== undefined && current.invoice_id !== null && new Decimal(input.amount).gt(current.amount)) {
           const invoice = orNotFound(await invoicesIn(trx).lock(organisationId, current.invoice_id), 'Invoice');
-          const due = amountDue(invoice);
-          if (due !== null) {
-            const others = new Decimal(await createPaymentRepository(trx).paidTowards(organisationId, invoice.id, invoice.currency)).minus(current.amount);
-            const owed = Decimal.max(0, new Decimal(due).minus(others));
+          const owing = await stillOwed(trx, invoice);
+          if (owing !== null) {
+            // What it owes besides this payment's own amount.
+            const owed = Decimal.max(0, new Decimal(owing).plus(current.amount));
             if (new Decimal(input.amount).gt(owed)) {
               throw AppError.conflict(`the invoice owes ${formatAmount(owed.toFixed(), invoice.currency)} ${invoice.currency} besides its other payments, less than ${formatAmount(input.amount, invoice.currency)}: record the rest on account, without invoiceId`);
             }

@@ -179,6 +179,16 @@ export function createInvoiceRunScheduleService(deps: WorkflowServiceDeps & { ru
     }
   }
 
+  /** Deletes the Temporal Schedule of the schedule; one already gone (deleted on the Temporal UI) is as good. */
+  async function deleteSchedule(organisationId: string, id: string): Promise<void> {
+    await scheduleClient()
+      .getHandle(invoiceRunScheduleId(organisationId, id))
+      .delete()
+      .catch((error: unknown) => {
+        if (!(error instanceof ScheduleNotFoundError)) throw error;
+      });
+  }
+
   const push = (row: InvoiceRunScheduleRow) => onSchedule(row, (handle) => handle.update(() => scheduleDefinition(row, temporal.taskQueue)));
 
   async function findRow(organisationId: string, id: string): Promise<InvoiceRunScheduleRow> {
@@ -216,7 +226,7 @@ export function createInvoiceRunScheduleService(deps: WorkflowServiceDeps & { ru
         // that did not answer in time may still have made the Schedule: it is deleted too, if it can be
         // now; else the first run it starts finds no row and deletes it (`dropIfOrphan`).
         await schedules.delete(organisationId, row.id);
-        await temporal.bounded(() => handleOf(row).delete()).catch(() => undefined);
+        await temporal.bounded(() => deleteSchedule(organisationId, row.id)).catch(() => undefined);
         refusedSpec(error);
       }
       return toSchedule(row);
@@ -228,14 +238,7 @@ export function createInvoiceRunScheduleService(deps: WorkflowServiceDeps & { ru
      */
     async dropIfOrphan(organisationId: string, id: string): Promise<boolean> {
       if (await schedules.find(organisationId, id)) return false;
-      await temporal.bounded(() =>
-        scheduleClient()
-          .getHandle(invoiceRunScheduleId(organisationId, id))
-          .delete()
-          .catch((error: unknown) => {
-            if (!(error instanceof ScheduleNotFoundError)) throw error;
-          }),
-      );
+      await temporal.bounded(() => deleteSchedule(organisationId, id));
       return true;
     },
 
@@ -264,15 +267,9 @@ export function createInvoiceRunScheduleService(deps: WorkflowServiceDeps & { ru
     async delete(organisationId: string, id: string) {
       return db.transaction(async (trx) => {
         const repository = createInvoiceRunScheduleRepository(trx);
-        const row = orNotFound(await repository.lock(organisationId, id), 'Invoice run schedule');
-        await temporal.bounded(() =>
-          handleOf(row)
-            .delete()
-            .catch((error: unknown) => {
-              // Already gone (deleted on the Temporal UI): the row is all that is left to delete.
-              if (!(error instanceof ScheduleNotFoundError)) throw error;
-            }),
-        );
+        orNotFound(await repository.lock(organisationId, id), 'Invoice run schedule');
+        // Already gone (deleted on the Temporal UI): the row is all that is left to delete.
+        await temporal.bounded(() => deleteSchedule(organisationId, id));
         await repository.delete(organisationId, id);
         return deleted(id);
       });

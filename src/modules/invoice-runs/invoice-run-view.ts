@@ -35,8 +35,5 @@ export async function toRun(runs: InvoiceRunRepository, row: InvoiceRunRow): Pro
   const invoices = row.dry_run
     ? (await runs.contractOutcomes(row.id)).flatMap((outcome) => outcome.invoices.map(({ items, ...invoice }) => ({ contractId: outcome.contract_id, ...invoice, ...(items ? { items: lines(items) } : {}) })))
     : [];
-  const run = await finishedRun(runs, row);
-  // The API's order of fields: the invoices after the failures.
-  const { startedAt, completedAt, ...rest } = run;
-  return { ...rest, invoices, startedAt, completedAt };
+  return { ...(await finishedRun(runs, row)), invoices };
 }

@@ -115,7 +115,7 @@ export function createInvoiceRunRepository(db: Knex) {
         .onConflict('workflow_id')
         .ignore()
         .returning<InvoiceRunRow[]>('*');
-      return inserted ?? (await db<InvoiceRunRow>('invoice_runs').where({ workflow_id: run.workflowId }).first())!;
+      return inserted ?? (await this.findByWorkflow(run.workflowId))!;
     },
 
     async find(organisationId: string, id: string): Promise<InvoiceRunRow | undefined> {

@@ -17,23 +17,29 @@ import { parseUsageEvent } from './usage.schemas';
 const UNKNOWN_ENTITY = { code: 2002, statusCode: 404, error: 'customer entity not found' } as const;
 const UNPARSABLE = { code: '27', statusCode: 400 } as const;
 
-/** The `usage.ingested` event of a chunk that stored `written` (each event's entity is in `customerOf`). */
-function ingested(input: UsageChunkInput, written: readonly UsageEvent[], customerOf: ReadonlyMap<string, string>): UsageIngested {
-  let from = written[0]!.timestamp;
+/**
+ * What `usage.ingested` and `usage.corrected` say of stored events (at least one): the customers their
+ * entities belong to (those `customerOf` knows), their metrics, each sorted, and their earliest and latest
+ * timestamps.
+ */
+export function usageSpanOf<E extends { metric: string; timestamp: Date }>(events: readonly E[], customerOf: (event: E) => string | undefined): Pick<UsageIngested, 'customerIds' | 'metrics' | 'from' | 'to'> {
+  let from = events[0]!.timestamp;
   let to = from;
-  for (const event of written) {
+  for (const event of events) {
     if (event.timestamp < from) from = event.timestamp;
     if (event.timestamp > to) to = event.timestamp;
   }
   return {
-    batchId: input.batchId,
-    chunkIndex: input.chunkIndex,
-    events: written.length,
-    customerIds: [...new Set(written.map((event) => customerOf.get(event.customerEntityId)!))].sort(),
-    metrics: [...new Set(written.map((event) => event.metric))].sort(),
+    customerIds: [...new Set(events.flatMap((event) => customerOf(event) ?? []))].sort(),
+    metrics: [...new Set(events.map((event) => event.metric))].sort(),
     from: from.toISOString(),
     to: to.toISOString(),
   };
+}
+
+/** The `usage.ingested` event of a chunk that stored `written` (each event's entity is in `customerOf`). */
+function ingested(input: UsageChunkInput, written: readonly UsageEvent[], customerOf: ReadonlyMap<string, string>): UsageIngested {
+  return { batchId: input.batchId, chunkIndex: input.chunkIndex, events: written.length, ...usageSpanOf(written, (event) => customerOf.get(event.customerEntityId)) };
 }
 
 /** A failure the same input would meet again (an `AppError` of a business kind, a value Postgres refuses): the batch's refusal. */

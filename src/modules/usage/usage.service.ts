@@ -14,7 +14,7 @@ import { ingestionShardOf, searchAttributes, usageBatchWorkflowId, usageIngestio
 import type { DuplicateEvent, FailedRecord, UsageBatchSummary } from '../../../workflows/usage-batch.types';
 import { submitBatchSignal, submitBatchUpdate, submittedBatchQuery, type BatchOutcome, type SubmittedBatch } from '../../../workflows/usage-ingestion.types';
 import { lockRollups, rebuildRollups, touchedBuckets } from './meter-rollups';
-import type { RollupMetersOf } from './usage-ingestion.service';
+import { usageSpanOf, type RollupMetersOf } from './usage-ingestion.service';
 import { refoldTouchedDays } from './usage-counters';
 import { createUsageRepository, toUsageEvent, type UsageBatchRow, type UsageBatchStatus, type UsageEventRecord, type UsageEventVersion, type UsageFilter } from './usage.repository';
 
@@ -60,16 +60,8 @@ const isUnavailable = (error: unknown) => error instanceof AppError && error.kin
  */
 async function correctedOf(trx: Knex, organisationId: string, changed: number, touched: ReadonlyArray<{ metric: string; customer_entity_id: string; timestamp: Date }>): Promise<UsageCorrected | undefined> {
   const customerOf = await entitiesIn(trx).liveCustomerEntities(organisationId, [...new Set(touched.map((event) => event.customer_entity_id))]);
-  const customerIds = [...new Set(touched.flatMap((event) => customerOf.get(event.customer_entity_id) ?? []))].sort();
-  if (customerIds.length === 0) return undefined;
-  const instants = touched.map((event) => event.timestamp.getTime());
-  return {
-    events: changed,
-    customerIds,
-    metrics: [...new Set(touched.map((event) => event.metric))].sort(),
-    from: new Date(Math.min(...instants)).toISOString(),
-    to: new Date(Math.max(...instants)).toISOString(),
-  };
+  const span = usageSpanOf(touched, (event) => customerOf.get(event.customer_entity_id));
+  return span.customerIds.length === 0 ? undefined : { events: changed, ...span };
 }
 
 /**

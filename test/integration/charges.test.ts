@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createMeteredContract, invoicesOfRun } from './support/billing-fixtures';
 import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
+import { watched } from '../support/wait';
 
 /**
  * How a charge is computed (docs/billing-runs.md): each case of that section through the API, with its
@@ -131,15 +132,11 @@ describe('how a charge is computed', () => {
       // What a run's page takes while it rates: the settings row, for key share, until its charges commit.
       await billing('organisation_settings').where({ organisation_id: owner.organisationId }).forKeyShare().first();
       await api.http().put('/organisation/settings').set(bearer(owner.adminToken)).send({ paymentTermsDays: 14 }).expect(200);
-      let answered = false;
-      const zone = api.http().put('/organisation/settings').set(bearer(owner.adminToken)).send({ timezone: 'Europe/Berlin' }).then((res) => {
-        answered = true;
-        return res;
-      });
+      const zone = watched(api.http().put('/organisation/settings').set(bearer(owner.adminToken)).send({ timezone: 'Europe/Berlin' }));
       await new Promise((resolve) => setTimeout(resolve, 500));
-      expect(answered).toBe(false);
+      expect(zone.answered()).toBe(false);
       await billing.commit();
-      expect((await zone).status).toBe(200);
+      expect((await zone.answer).status).toBe(200);
     } finally {
       if (!billing.isCompleted()) await billing.rollback();
     }

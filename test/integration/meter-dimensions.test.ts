@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
 import { waitForRun } from './support/billing-fixtures';
+import { watched } from '../support/wait';
 
 let api: TestApi;
 let tenant: Tenant;
@@ -330,20 +331,11 @@ describe('a meter that plan items price by dimension value', () => {
     // What an invoice run holds while it rates the meter's usage and writes its charges.
     const rating = await api.db.transaction();
     await rating('meters').where({ id: meter }).forShare().first();
-    let answered = false;
-    const change = api
-      .http()
-      .put(`/meters/${meter}`)
-      .set(admin())
-      .send({ groupBy: ['model', 'direction'] })
-      .then((res) => {
-        answered = true;
-        return res;
-      });
+    const change = watched(api.http().put(`/meters/${meter}`).set(admin()).send({ groupBy: ['model', 'direction'] }));
     await new Promise((resolve) => setTimeout(resolve, 750));
-    expect(answered).toBe(false);
+    expect(change.answered()).toBe(false);
     await rating.commit();
-    expect((await change).status).toBe(200);
+    expect((await change.answer).status).toBe(200);
   });
 });
 

@@ -8,3 +8,13 @@ export async function waitFor<T>(probe: () => T | undefined | Promise<T | undefi
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }
+
+/** A request that is expected to wait (on a lock): whether it has answered, and its answer once it has. */
+export function watched<T>(request: PromiseLike<T>): { answered: () => boolean; answer: Promise<T> } {
+  let done = false;
+  const answer = Promise.resolve(request).then((value) => {
+    done = true;
+    return value;
+  });
+  return { answered: () => done, answer };
+}

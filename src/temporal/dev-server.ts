@@ -11,13 +11,31 @@ export interface DevServer {
   stop: () => Promise<void>;
 }
 
+/**
+ * A port nothing listens on, that the kernel will not hand out again for a while. A port that was merely
+ * bound and closed is free for the next `listen(0)` or outgoing connection of any process, which may take it
+ * before our server binds it. So the server's side closes a connection to it first, leaving that side in
+ * TIME_WAIT (60 s on Linux): the kernel skips the port when it picks one, and a server that binds it by
+ * number still can, as Node, Temporal and PostgreSQL all listen with SO_REUSEADDR.
+ */
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
-    const server = net.createServer();
+    const server = net.createServer((accepted) => accepted.destroy());
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => {
       const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+      const port = typeof address === 'object' && address ? address.port : 0;
+      const client = net.connect(port, '127.0.0.1');
+      let closed = false;
+      const done = () => {
+        if (closed) return;
+        closed = true;
+        client.destroy();
+        server.close(() => resolve(port));
+      };
+      client.once('close', done);
+      client.once('error', done);
+      client.resume();
     });
   });
 }

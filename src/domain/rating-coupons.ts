@@ -2,7 +2,7 @@
  * The rating engine's discounts: what the contract's coupons take off the lines a document charges
  * (docs/adjustments.md, "Coupons").
  */
-import { discountsOf, servesAnotherPeriod, type Coupon } from './discounts';
+import { discountsOf, type Coupon } from './discounts';
 import { Decimal, formatAmount, roundToMinor, toDecimal } from './money';
 import type { Charge } from './rating';
 
@@ -13,7 +13,15 @@ export interface ContractCoupon {
   couponId: string;
   coupon: Coupon;
   periodsUsed: number;
+  /**
+   * Its discount lines on the contract's earlier documents, by plan item and days: the periods it served
+   * there are those their days meet. Absent: none.
+   */
+  discounted?: ReadonlyArray<{ planItemId: string | null; fromDate: string; toDate: string }>;
 }
+
+/** A plan item's billing period as `billedPeriods` names it. */
+export const billedPeriodKey = (planItemId: string | null | undefined, period: { from: string; to: string }) => `${planItemId ?? ''} ${period.from} ${period.to}`;
 
 /** A priced line as coupons see it. */
 export interface DiscountableLine {
@@ -61,16 +69,26 @@ function periodsLeft(coupon: Coupon, periodsUsed: number): number {
  * the coupon has served as many periods as the item that took the most. A percentage comes off those
  * lines; an amount, once per period served, is shared over them, invoice after invoice. Coupons stack in
  * the order they were applied, and together never take more off a plan item's lines than they charged.
+ *
+ * A line of a period an earlier document already billed for its plan item (`billedPeriods`: late usage, a
+ * give-back, a suspension's days) is a correction, never a period still to serve: it carries the discount
+ * its period carried. A percentage coupon that served that period discounts it as it discounted the
+ * period (so a give-back there lowers what it takes off); any other coupon leaves it alone.
  * Answers the discount lines and how many periods each contract coupon served.
  */
-export function couponDiscounts(invoices: readonly DiscountableInvoice[], coupons: readonly ContractCoupon[]): { lines: DiscountLine[]; served: Array<{ id: string; periods: number }> } {
+export function couponDiscounts(
+  invoices: readonly DiscountableInvoice[],
+  coupons: readonly ContractCoupon[],
+  billedPeriods: ReadonlySet<string> = new Set(),
+): { lines: DiscountLine[]; served: Array<{ id: string; periods: number }> } {
   const served: Array<{ id: string; periods: number }> = [];
   const made: DiscountLine[] = [];
   // What coupons already took off each plan item of each invoice: a second coupon takes at most the rest.
   const taken = invoices.map(() => new Map<string | null, Decimal>());
-  for (const { id, couponId, coupon, periodsUsed } of coupons) {
-    if (!servesAnotherPeriod(coupon, periodsUsed)) continue;
+  for (const { id, couponId, coupon, periodsUsed, discounted = [] } of coupons) {
     const left = periodsLeft(coupon, periodsUsed);
+    const servedEarlier = (planItemId: string | null | undefined, period: { from: string; to: string }) =>
+      coupon.percentOff !== null && discounted.some((line) => line.planItemId === (planItemId ?? null) && line.fromDate <= period.to && line.toDate >= period.from);
     // Each invoice's priced lines, and which of them fall in their plan item's first periods still to serve.
     let periods = 0;
     const eligible = invoices.map((invoice) => {
@@ -81,33 +99,39 @@ export function couponDiscounts(invoices: readonly DiscountableInvoice[], coupon
       // A line split off by presentation values carries no charges: the part before it, of its plan item,
       // carries the entry's, and the split line is of that period. A line with no charges and no such part
       // before it is of no period the coupon serves.
-      const lines: Array<{ line: DiscountableLine; period: string; firstDay: string }> = [];
+      const lines: Array<{ line: DiscountableLine; period: { from: string; to: string }; firstDay: string; correction: boolean }> = [];
       invoice.charges.forEach((charges, index) => {
         const line = invoice.items[index]!;
         if (charges.length > 0) {
-          lines.push({ line, period: `${charges[0]!.period.from} ${charges[0]!.period.to}`, firstDay: earliest(charges.map((charge) => charge.from)) });
+          const period = charges[0]!.period;
+          lines.push({ line, period, firstDay: earliest(charges.map((charge) => charge.from)), correction: billedPeriods.has(billedPeriodKey(line.planItemId, period)) });
           return;
         }
         const part = lines.at(-1);
         if (part && index > 0 && part.line === invoice.items[index - 1] && part.line.planItemId === line.planItemId) lines.push({ ...part, line });
       });
       const firstDays = new Map<string | null | undefined, Map<string, string>>();
-      for (const { line, period, firstDay } of lines) {
+      for (const { line, period, firstDay, correction } of lines) {
+        if (correction) continue;
         const ofItem = firstDays.get(line.planItemId) ?? new Map<string, string>();
-        const known = ofItem.get(period);
-        ofItem.set(period, known === undefined || firstDay < known ? firstDay : known);
+        const key = `${period.from} ${period.to}`;
+        const known = ofItem.get(key);
+        ofItem.set(key, known === undefined || firstDay < known ? firstDay : known);
         firstDays.set(line.planItemId, ofItem);
       }
       const periodsOf = new Map<string | null | undefined, string[]>();
       for (const [item, ofItem] of firstDays) periodsOf.set(item, [...ofItem].sort(([a, aDay], [b, bDay]) => (aDay === bDay ? (a < b ? -1 : 1) : aDay < bDay ? -1 : 1)).map(([period]) => period));
       for (const itemPeriods of periodsOf.values()) periods = Math.max(periods, Math.min(itemPeriods.length, left));
-      return lines.filter(({ line, period }) => periodsOf.get(line.planItemId)!.indexOf(period) < left).map(({ line }) => line);
+      return lines.filter(({ line, period, correction }) => (correction ? servedEarlier(line.planItemId, period) : periodsOf.get(line.planItemId)!.indexOf(`${period.from} ${period.to}`) < left));
     });
-    if (periods === 0) continue;
     const madeBefore = made.length;
+    // The periods served count only when the coupon took something off a plan item billed for one of them:
+    // a month of no usage (a 0.00 line) leaves a `once` coupon for the next one.
+    let tookOffAPeriod = false;
     let amountLeft = coupon.amountOff === null ? undefined : toDecimal(coupon.amountOff).times(periods).toFixed();
     invoices.forEach((invoice, invoiceIndex) => {
-      const lines = eligible[invoiceIndex]!;
+      const entries = eligible[invoiceIndex]!;
+      const lines = entries.map(({ line }) => line);
       const priced = lines.map((line) => ({ planItemId: line.planItemId ?? null, amount: roundToMinor(toDecimal(line.quantity).times(line.price), invoice.currency).toFixed() }));
       const gross = new Map<string | null, Decimal>();
       for (const line of priced) gross.set(line.planItemId, (gross.get(line.planItemId) ?? new Decimal(0)).plus(line.amount));
@@ -116,6 +140,7 @@ export function couponDiscounts(invoices: readonly DiscountableInvoice[], coupon
         const amount = Decimal.min(toDecimal(discount.amount), Decimal.max(0, gross.get(discount.planItemId)!.minus(before)));
         if (amount.lessThanOrEqualTo(0)) return [];
         taken[invoiceIndex]!.set(discount.planItemId, before.plus(amount));
+        if (entries.some(({ line, correction }) => !correction && (line.planItemId ?? null) === discount.planItemId)) tookOffAPeriod = true;
         return [{ planItemId: discount.planItemId, amount: formatAmount(amount, invoice.currency) }];
       });
       const what = coupon.percentOff !== null ? `${toDecimal(coupon.percentOff).toFixed()} % off` : `${formatAmount(coupon.amountOff!, invoice.currency)} ${invoice.currency} off`;
@@ -135,9 +160,7 @@ export function couponDiscounts(invoices: readonly DiscountableInvoice[], coupon
       }
       if (amountLeft !== undefined) amountLeft = toDecimal(amountLeft).minus(discounts.reduce((sum, discount) => sum.plus(discount.amount), new Decimal(0))).toFixed();
     });
-    // Periods count as served only when the coupon took something off: a month of no usage (a 0.00 line)
-    // leaves a `once` coupon for the next one.
-    if (made.length > madeBefore) served.push({ id, periods });
+    if (made.length > madeBefore && tookOffAPeriod && periods > 0) served.push({ id, periods });
   }
   return { lines: made, served };
 }
@@ -145,22 +168,27 @@ export function couponDiscounts(invoices: readonly DiscountableInvoice[], coupon
 /** A document's coupon lines as discounts: positive amounts over their plan item and days, with the line's id where it has one. */
 export function discountLinesOf<Id extends string | undefined = undefined>(
   lines: ReadonlyArray<{ id?: Id; couponId?: string | null; planItemId?: string | null; quantity: string | number; price: string | number; fromDate?: string | null; toDate?: string | null }>,
-): Array<{ id: Id; planItemId: string | null | undefined; fromDate: string; toDate: string; amount: string }> {
+): Array<{ id: Id; couponId: string; planItemId: string | null | undefined; fromDate: string; toDate: string; amount: string }> {
   return lines.flatMap((line) =>
-    line.couponId && line.fromDate && line.toDate ? [{ id: line.id as Id, planItemId: line.planItemId, fromDate: line.fromDate, toDate: line.toDate, amount: toDecimal(line.price).times(line.quantity).negated().toFixed() }] : [],
+    line.couponId && line.fromDate && line.toDate
+      ? [{ id: line.id as Id, couponId: line.couponId, planItemId: line.planItemId, fromDate: line.fromDate, toDate: line.toDate, amount: toDecimal(line.price).times(line.quantity).negated().toFixed() }]
+      : [],
   );
 }
 
 /**
  * The discount lines a re-priced draft keeps, each cut to what its plan item's priced lines within its days
  * now charge, less what the discount lines before it kept of them: the amount each keeps, by line id (0
- * where nothing is left to discount, and the line goes). A draft whose days were priced away keeps no
+ * where nothing is left to discount, and the line goes). A percentage coupon's line (`percentOff`, by
+ * coupon id) is that percentage of those lines again, rounded half-up, whether they now charge less or
+ * more; an amount coupon's keeps at most what it took. A draft whose days were priced away keeps no
  * discount of them, and never goes below zero by its discounts.
  */
 export function discountsKept(
   priced: ReadonlyArray<{ planItemId?: string | null; fromDate?: string | null; toDate?: string | null; quantity: string | number; price: string | number }>,
-  discounts: ReadonlyArray<{ id: string; planItemId?: string | null; fromDate: string; toDate: string; amount: string }>,
+  discounts: ReadonlyArray<{ id: string; couponId?: string; planItemId?: string | null; fromDate: string; toDate: string; amount: string }>,
   currency: string,
+  percentOff: ReadonlyMap<string, string | null> = new Map(),
 ): Map<string, Decimal> {
   const taken = new Map<string | null, Decimal>();
   const kept = new Map<string, Decimal>();
@@ -169,8 +197,10 @@ export function discountsKept(
     const gross = priced
       .filter((line) => (line.planItemId ?? null) === item && line.fromDate && line.toDate && line.fromDate >= discount.fromDate && line.toDate <= discount.toDate)
       .reduce((sum, line) => sum.plus(roundToMinor(toDecimal(line.quantity).times(line.price), currency)), new Decimal(0));
+    const percent = discount.couponId === undefined ? undefined : percentOff.get(discount.couponId);
+    const wanted = percent === undefined || percent === null ? toDecimal(discount.amount) : roundToMinor(Decimal.max(0, gross).times(percent).dividedBy(100), currency);
     const before = taken.get(item) ?? new Decimal(0);
-    const amount = Decimal.max(0, Decimal.min(toDecimal(discount.amount), gross.minus(before)));
+    const amount = Decimal.max(0, Decimal.min(wanted, gross.minus(before)));
     taken.set(item, before.plus(amount));
     kept.set(discount.id, amount);
   }

@@ -711,43 +711,54 @@ async function checkRunTotals(model: Model, runId: string, invoices: Invoice[], 
  * "Coupons"): each coupon that still serves discounts, per plan item of each invoice, the lines of the
  * item's first periods still to serve (a line's period is its charges' period, told by its first and last
  * day; an item's periods come in the order of the first day its lines charge in each), and has served as
- * many periods as the item that took the most, if it took anything off at all. A percentage is taken off each
- * plan item's lines, rounded half-up;
+ * many periods as the item that took the most, if it took anything off an item billed for one of them. A
+ * line of a period an earlier invoice billed for its plan item is a correction and never a period to serve:
+ * a percentage coupon whose discount line on an earlier invoice met that period's days discounts it with the
+ * item's other lines; no other coupon does. A percentage is taken off each plan item's lines, rounded half-up;
  * an amount (once per period served) is shared over the plan items in proportion to their lines, never
  * beyond them, invoice after invoice. Coupons stack in the order they were applied: each takes at most what
  * the earlier ones left of a plan item's lines. The model counts the periods.
  */
-function checkCoupons(model: Model, invoices: readonly Invoice[], charges: readonly ChargeRow[], problems: Problems): void {
+function checkCoupons(model: Model, invoices: readonly Invoice[], earlier: readonly Invoice[], charges: readonly ChargeRow[], problems: Problems): void {
+  const fresh = new Set(invoices.map((invoice) => invoice.id));
   const pricedOf = (invoice: Invoice) =>
     invoice.items.filter(isPriced).map((line) => {
       // A period is its first and last day: a quarter and a year may start on the same day.
       const charge = chargesOfLine(model, invoice.id, line, charges)[0];
-      return { line, period: charge ? `${charge.periodFrom} ${charge.periodTo}` : '', amount: lineMinor(line.quantity, line.price, model.minor) };
+      const correction =
+        charge !== undefined &&
+        charges.some((other) => !fresh.has(other.invoiceId) && other.planItemId === charge.planItemId && other.periodFrom === charge.periodFrom && other.periodTo === charge.periodTo);
+      return { line, period: charge ? `${charge.periodFrom} ${charge.periodTo}` : '', charge, correction, amount: lineMinor(line.quantity, line.price, model.minor) };
     });
   // What the coupons applied before took off each plan item of each invoice.
   const takenBefore = new Map<string, bigint>();
   for (const coupon of model.coupons) {
-    const left = coupon.periods - coupon.used;
+    const left = Math.max(0, coupon.periods - coupon.used);
     const where = `coupon ${coupon.code}`;
-    if (coupon.removed || left <= 0) {
-      const why = coupon.removed ? 'while removed from the contract' : `after serving its ${coupon.periods} periods`;
-      for (const invoice of invoices) if (invoice.items.some((line) => line.couponId === coupon.id)) problems.push(`invoice ${invoice.id} ${where}: discounts ${why}`);
+    if (coupon.removed) {
+      for (const invoice of invoices) if (invoice.items.some((line) => line.couponId === coupon.id)) problems.push(`invoice ${invoice.id} ${where}: discounts while removed from the contract`);
       continue;
     }
+    // The periods of each plan item this coupon discounted on earlier invoices, by the days of its lines there.
+    const discountedEarlier = earlier.flatMap((invoice) => invoice.items).filter((line) => line.couponId === coupon.id);
+    const servedEarlier = (entry: ReturnType<typeof pricedOf>[number]) =>
+      coupon.percentOff !== null &&
+      entry.charge !== undefined &&
+      discountedEarlier.some((line) => line.planItemId === entry.line.planItemId && line.fromDate! <= entry.charge!.periodTo && line.toDate! >= entry.charge!.periodFrom);
     let served = 0;
     const eligibleOf = invoices.map((invoice) => {
       const byItem = new Map<string, ReturnType<typeof pricedOf>>();
       for (const entry of pricedOf(invoice)) byItem.set(entry.line.planItemId!, [...(byItem.get(entry.line.planItemId!) ?? []), entry]);
       const eligible = new Map<string, ReturnType<typeof pricedOf>>();
       for (const [planItemId, entries] of byItem) {
-        // An item's periods in the order of the first day its lines charge in each.
+        // An item's periods still to serve in the order of the first day its lines charge in each; corrections are none.
         const firstDay = new Map<string, string>();
-        for (const entry of entries) if (!firstDay.has(entry.period) || entry.line.fromDate! < firstDay.get(entry.period)!) firstDay.set(entry.period, entry.line.fromDate!);
+        for (const entry of entries) if (!entry.correction && (!firstDay.has(entry.period) || entry.line.fromDate! < firstDay.get(entry.period)!)) firstDay.set(entry.period, entry.line.fromDate!);
         const periods = [...firstDay.keys()].sort((a, b) => (firstDay.get(a)! === firstDay.get(b)! ? (a < b ? -1 : 1) : firstDay.get(a)! < firstDay.get(b)! ? -1 : 1));
         served = Math.max(served, Math.min(periods.length, left));
         eligible.set(
           planItemId,
-          entries.filter((entry) => periods.indexOf(entry.period) < left),
+          entries.filter((entry) => (entry.correction ? servedEarlier(entry) : periods.indexOf(entry.period) < left)),
         );
       }
       return eligible;
@@ -776,7 +787,7 @@ function checkCoupons(model: Model, invoices: readonly Invoice[], charges: reado
         if (coupon.percentOff !== null) expected = cap(roundedMinor(new DecimalJs(base.toString()).times(coupon.percentOff).dividedBy(100).dividedBy(scale(model.minor)), model.minor));
         else expected = [cap((taken * base) / whole), cap((taken * base + whole - 1n) / whole)];
         takenBefore.set(key, (takenBefore.get(key) ?? 0n) + discount);
-        if (discount > 0n) tookAny = true;
+        if (discount > 0n && entries.some((entry) => !entry.correction)) tookAny = true;
         const fine = typeof expected === 'bigint' ? discount === expected : discount >= expected[0] && discount <= expected[1];
         if (!fine) problems.push(`${at}: takes ${fromMinor(discount, model.minor)} off ${planItemId} (lines ${fromMinor(base, model.minor)}), not ${typeof expected === 'bigint' ? fromMinor(expected, model.minor) : expected.map((value) => fromMinor(value, model.minor)).join(' to ')}`);
         if (line.length > 1) problems.push(`${at}: ${line.length} discount lines for ${planItemId}`);
@@ -793,7 +804,7 @@ function checkCoupons(model: Model, invoices: readonly Invoice[], charges: reado
       budget -= all;
       for (const line of lines) if (!bases.some((entry) => entry.planItemId === line.planItemId)) problems.push(`${at}: discounts ${line.planItemId}, which has no eligible line`);
     });
-    if (tookAny) coupon.used += served;
+    if (tookAny && served > 0) coupon.used += served;
   }
   for (const invoice of invoices) {
     const discounts = invoice.items.filter((line) => line.couponId !== null);
@@ -1111,7 +1122,13 @@ async function play(h: History): Promise<void> {
     const problems: Problems = [];
     await checkRunTotals(model, runId, fresh, problems);
     for (const invoice of invoices) checkLinesMatchLedger(model, invoice, charges, problems);
-    checkCoupons(model, fresh, charges, problems);
+    checkCoupons(
+      model,
+      fresh,
+      invoices.filter((invoice) => !made.has(invoice.id)),
+      charges,
+      problems,
+    );
     await checkSettlements(made, fresh, problems);
     checkLedger(model, charges, { date, afterRun: true, fresh: made }, problems);
     const onContract = await services.coupons.onContract(organisationId, contract.contractId);
@@ -1244,14 +1261,19 @@ async function play(h: History): Promise<void> {
       checkLedger(model, charges, { date: dayOf(calendarDay(latest.date)), afterRun: false, fresh: new Set([latest.id]) }, problems);
       const kept = (invoice: Invoice) => JSON.stringify(invoice.items.filter((line) => !isPriced(line) && line.couponId === null).map(showLine).sort());
       if (kept(synced) !== kept(latest)) problems.push(`sync ${latest.id}: the lines not priced from the plan were ${kept(latest)}, now ${kept(synced)}`);
-      // Each coupon line stays, cut to what its plan item's lines now priced within its days charge, less
-      // what the coupon lines before it kept of them; none where nothing is left to discount.
+      // Each coupon line stays: a percentage coupon's is its percentage of its plan item's lines now priced
+      // within its days, an amount coupon's what it took, each cut to what those lines charge less what the
+      // coupon lines before it kept of them; none where nothing is left to discount.
       const taken = new Map<string | null, bigint>();
       for (const line of latest.items.filter((candidate) => candidate.couponId !== null)) {
-        const was = -lineMinor(line.quantity, line.price, model.minor);
         const gross = sumMinor(
           synced.items.filter((priced) => isPriced(priced) && priced.planItemId === line.planItemId && priced.fromDate! >= line.fromDate! && priced.toDate! <= line.toDate!).map((priced) => lineMinor(priced.quantity, priced.price, model.minor)),
         );
+        const percentOff = model.coupons.find((coupon) => coupon.id === line.couponId)?.percentOff ?? null;
+        const was =
+          percentOff === null
+            ? -lineMinor(line.quantity, line.price, model.minor)
+            : roundedMinor(new DecimalJs((gross > 0n ? gross : 0n).toString()).times(percentOff).dividedBy(100).dividedBy(scale(model.minor)), model.minor);
         const before = taken.get(line.planItemId) ?? 0n;
         const left = gross - before > 0n ? gross - before : 0n;
         const expected = was < left ? was : left;

@@ -597,3 +597,88 @@ describe('how a charge is computed', () => {
     expect(await run(contract, '2027-02-01')).toBeUndefined();
   });
 });
+
+describe('coupons and corrections', () => {
+  /** A 50 % coupon repeating for `periods` periods, applied to the contract. */
+  async function halfOff(contract: Contract, periods: number): Promise<string> {
+    const code = `HALF${randomUUID().slice(0, 8)}`;
+    await api.http().post('/coupons').set(admin()).send({ code, percentOff: '50', duration: 'repeating', durationPeriods: periods }).expect(201);
+    await api.http().post(`/contracts/${contract.contractId}/coupons`).set(system()).send({ code }).expect(201);
+    return `Coupon ${code}`;
+  }
+  const couponLines = (invoice: Invoice | undefined, title: string) => (invoice?.items ?? []).filter((line) => line.title === title).map((line) => [line.planItemId, line.price, line.fromDate, line.toDate]);
+
+  it("when late September calls arrive with October's and the coupon has one period left, then its last period is October, and the late calls carry September's 50 %", async () => {
+    const contract = await contractFrom('2026-09-01');
+    const coupon = await halfOff(contract, 3);
+    const callsItem = (await api.http().get(`/billing/plans/${contract.planId}`).set(admin()).expect(200)).body.data.items[1].id as string;
+    await run(contract, '2026-09-01');
+    await calls(contract, '2026-09-20', 4);
+    const october = await run(contract, '2026-10-01');
+    // September's fee, then October's fee and September's 4 calls (2.00): two periods served.
+    expect(couponLines(october, coupon)).toEqual([
+      [contract.seatItemId, '-50', '2026-10-01', '2026-10-31'],
+      [callsItem, '-1', '2026-09-01', '2026-09-30'],
+    ]);
+    await calls(contract, '2026-09-25', 6);
+    await calls(contract, '2026-10-10', 10);
+    const november = await run(contract, '2026-11-01');
+    expect(linesOf(november).filter(([title]) => title !== coupon)).toEqual([
+      ['Seat fee', '2026-11-01', '2026-11-30', '1', '100'],
+      ['API calls: usage of 2026-09-01 to 2026-09-30', '2026-09-01', '2026-09-30', '6', '0.5'],
+      ['API calls', '2026-10-01', '2026-10-31', '10', '0.5'],
+    ]);
+    // The third period: November's fee and October's calls (5.00), with September's late 3.00 at 50 % as well.
+    expect(couponLines(november, coupon)).toEqual([
+      [contract.seatItemId, '-50', '2026-11-01', '2026-11-30'],
+      [callsItem, '-4', '2026-09-01', '2026-10-31'],
+    ]);
+    const spent = await api.http().get(`/contracts/${contract.contractId}/coupons`).set(system()).expect(200);
+    expect(spent.body.data).toMatchObject([{ periodsUsed: 3, active: false }]);
+
+    // Spent, it still discounts late usage of the months it served, and nothing else.
+    await calls(contract, '2026-10-12', 2);
+    await calls(contract, '2026-11-05', 8);
+    const december = await run(contract, '2026-12-01');
+    expect(couponLines(december, coupon)).toEqual([[callsItem, '-0.5', '2026-10-01', '2026-10-31']]);
+  });
+
+  it("when a draft's usage is edited down and then up, and the draft is synced each time, then its percentage coupon is 50 % of what it bills each time", async () => {
+    const contract = await contractFrom('2026-10-01');
+    const code = `EVER${randomUUID().slice(0, 8)}`;
+    await api.http().post('/coupons').set(admin()).send({ code, percentOff: '50', duration: 'forever' }).expect(201);
+    await api.http().post(`/contracts/${contract.contractId}/coupons`).set(system()).send({ code }).expect(201);
+    await calls(contract, '2026-10-05', 100);
+    await run(contract, '2026-10-01');
+    const november = (await run(contract, '2026-11-01'))!;
+    const callsItem = november.items.find((line) => line.title === 'API calls')!.planItemId;
+    const discountOfCalls = (invoice: Invoice) => invoice.items.filter((line) => line.title === `Coupon ${code}` && line.planItemId === callsItem).map((line) => line.price);
+    expect(discountOfCalls(november)).toEqual(['-25']);
+    const eventId = (await api.http().get('/usage').query({ metric: contract.metric }).set(system()).expect(200)).body.data.items[0].id as string;
+
+    await api.http().put(`/usage/${eventId}`).set(system()).send({ value: 20 }).expect(200);
+    const down = (await api.http().post(`/invoices/${november.id}/sync-items`).set(system()).expect(200)).body.data as Invoice;
+    expect(discountOfCalls(down)).toEqual(['-5']);
+    await api.http().put(`/usage/${eventId}`).set(system()).send({ value: 300 }).expect(200);
+    const up = (await api.http().post(`/invoices/${november.id}/sync-items`).set(system()).expect(200)).body.data as Invoice;
+    expect(discountOfCalls(up)).toEqual(['-75']);
+    const charges = (await api.http().get(`/contracts/${contract.contractId}/charges`).set(system()).expect(200)).body.data.items as Array<{ invoiceId: string; planItemId: string; amount: string; discount: string }>;
+    expect(charges.filter((charge) => charge.invoiceId === november.id && charge.planItemId === callsItem).map((charge) => [charge.amount, charge.discount])).toEqual([['150.00', '75.00']]);
+  });
+
+  it('when a catch-up run discounts July to September and VAT rose from 10 % to 20 % on 1 September, then each month is taxed on its discounted amount at its own rate', async () => {
+    const contract = await contractFrom('2026-07-01');
+    const vat = (await api.http().post(`/contracts/${contract.contractId}/taxes`).set(system()).send({ name: 'VAT', rate: '10' }).expect(201)).body.data;
+    await api.http().put(`/contracts/${contract.contractId}/taxes/${vat.id}`).set(admin()).send({ name: 'VAT', rate: '20', effectiveDate: '2026-09-01' }).expect(200);
+    const coupon = await halfOff(contract, 3);
+    const caughtUp = (await run(contract, '2026-09-01'))!;
+    expect(couponLines(caughtUp, coupon)).toEqual([[contract.seatItemId, '-150', '2026-07-01', '2026-09-30']]);
+    const raised = (await api.http().post(`/invoices/${caughtUp.id}/raise`).set(system()).send({}).expect(200)).body.data;
+    // 10 % of July and August's 100.00 after their 100.00 share of the discount, 20 % of September's 50.00.
+    expect([raised.subtotal, raised.taxTotal, raised.total]).toEqual(['150.00', '20.00', '170.00']);
+    expect(raised.data.taxes.map((tax: { rate: string; amount: string }) => [tax.rate, tax.amount])).toEqual([
+      ['10', '10.00'],
+      ['20', '10.00'],
+    ]);
+  });
+});

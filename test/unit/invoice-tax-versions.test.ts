@@ -35,6 +35,43 @@ describe('taxes by version', () => {
     expect(priced.total.toFixed(2)).toBe((98 + 26.65).toFixed(2));
   });
 
+  it('when a coupon line discounts months taxed by two versions, then it is shared over them by amount, each share lowering its own version', () => {
+    // July to September at 100.00, VAT 10 % then 20 % from September, one 50 % discount line over the three.
+    const month = (from: string, to: string) => ({ quantity: '1', price: '100', plan_item_id: 'bpi_fee', from_date: from, to_date: to });
+    const priced = priceInvoice(
+      [
+        month('2026-07-01', '2026-07-31'),
+        month('2026-08-01', '2026-08-31'),
+        month('2026-09-01', '2026-09-30'),
+        { quantity: '1', price: '-150', plan_item_id: 'bpi_fee', from_date: '2026-07-01', to_date: '2026-09-30', coupon_id: 'cpn_half' },
+      ],
+      [vat('10', null), vat('20', '2026-09-01')],
+      'EUR',
+      '2026-09-01',
+    );
+    expect(priced.taxes.map((tax) => [tax.rate, tax.lines, tax.amount.toFixed(2)])).toEqual([
+      ['10', [0, 1, 3], '10.00'],
+      ['20', [2, 3], '10.00'],
+    ]);
+    expect(priced.total.toFixed(2)).toBe('170.00');
+  });
+
+  it('when the lines a coupon line discounts were all taxed by one version, then it is taxed by that version whole, as any line', () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 1, max: 100_000 }), { minLength: 1, maxLength: 6 }), fc.integer({ min: 0, max: 100 }), (cents, percent) => {
+        const lines = cents.map((value, i) => ({ quantity: '1', price: (value / 100).toFixed(2), plan_item_id: 'bpi_fee', from_date: `2026-10-${String(i + 1).padStart(2, '0')}`, to_date: '2026-10-28' }));
+        const off = Math.round((cents.reduce((a, b) => a + b, 0) * percent) / 100);
+        const discount = { quantity: '1', price: (-off / 100).toFixed(2), plan_item_id: 'bpi_fee', from_date: '2026-10-01', to_date: '2026-10-31', coupon_id: 'cpn' };
+        const priced = priceInvoice([...lines, discount], [vat('20', null), vat('25', '2026-11-01')], 'EUR', '2026-11-01');
+        const base = cents.reduce((a, b) => a + b, 0) - off;
+        expect(priced.taxes.map((tax) => [tax.rate, tax.amount.toFixed(2)])).toEqual([
+          ['20', (Math.round(base * 0.2) / 100).toFixed(2)],
+          ['25', '0.00'],
+        ]);
+      }),
+    );
+  });
+
   it('when no tax changes, then every line is taxed by the one version, each tax line over the lines it applies to, whatever their days', () => {
     fc.assert(
       fc.property(fc.array(fc.record({ cents: fc.integer({ min: -10_000, max: 10_000 }), day: fc.integer({ min: 1, max: 28 }), fee: fc.boolean() }), { maxLength: 12 }), (lines) => {

@@ -1,4 +1,4 @@
-import { couponDiscounts, type DiscountableInvoice } from '../../src/domain/rating-coupons';
+import { billedPeriodKey, couponDiscounts, type DiscountableInvoice } from '../../src/domain/rating-coupons';
 import type { Charge } from '../../src/domain/rating';
 
 const october = { from: '2026-10-01', to: '2026-10-31' };
@@ -26,5 +26,52 @@ describe('couponDiscounts when there is nothing to discount', () => {
   it('when the period was billed at 0.00 (no usage), then the coupon serves no period and takes nothing: it is left for the next', () => {
     const invoice: DiscountableInvoice = { currency: 'USD', items: [line('0')], charges: [[usage('0', '0.00')]] };
     expect(couponDiscounts([invoice], [tenPercentOnce])).toEqual({ lines: [], served: [] });
+  });
+});
+
+describe('couponDiscounts with corrections of periods billed before', () => {
+  const november = { from: '2026-11-01', to: '2026-11-30' };
+  const usageOf = (period: { from: string; to: string }, quantity: string, amount: string): Charge => ({ kind: 'usage', planItemId: 'tokens', from: period.from, to: period.to, period, quantity, amount });
+  const lineOf = (period: { from: string; to: string }, quantity: string) => ({ planItemId: 'tokens', quantity, price: '0.5', fromDate: period.from, toDate: period.to });
+  // December's invoice: 20 late October tokens (10.00) and November's 100 (50.00); October was billed before.
+  const december: DiscountableInvoice = { currency: 'USD', items: [lineOf(october, '20'), lineOf(november, '100')], charges: [[usageOf(october, '20', '10.00')], [usageOf(november, '100', '50.00')]] };
+  const billed = new Set([billedPeriodKey('tokens', october)]);
+  const halfOff = (periodsUsed: number, discounted: Array<{ planItemId: string; fromDate: string; toDate: string }>) => ({
+    id: 'cc_2',
+    couponId: 'cpn_2',
+    coupon: { code: 'HALF', percentOff: '50', amountOff: null, currency: null, duration: 'repeating' as const, durationPeriods: 3 },
+    periodsUsed,
+    discounted,
+  });
+
+  it('when a percentage coupon with one period left served October, then its last period is November, and October\'s late usage carries the same percentage without taking a period', () => {
+    const { lines, served } = couponDiscounts([december], [halfOff(2, [{ planItemId: 'tokens', fromDate: '2026-09-01', toDate: october.to }])], billed);
+    expect(lines.map((discount) => [discount.price, discount.fromDate, discount.toDate])).toEqual([['-30', october.from, november.to]]);
+    expect(served).toEqual([{ id: 'cc_2', periods: 1 }]);
+  });
+
+  it('when the coupon never served October (applied after it was billed), then October\'s late usage is billed at its price and November takes the coupon\'s period', () => {
+    const { lines, served } = couponDiscounts([december], [halfOff(0, [])], billed);
+    expect(lines.map((discount) => [discount.price, discount.fromDate, discount.toDate])).toEqual([['-25', november.from, november.to]]);
+    expect(served).toEqual([{ id: 'cc_2', periods: 1 }]);
+  });
+
+  it('when October gives usage back and the coupon never served it, then the give-back does not lower what it takes off November', () => {
+    const giveBack: DiscountableInvoice = { currency: 'USD', items: [lineOf(october, '-40'), lineOf(november, '100')], charges: [[usageOf(october, '-40', '-20.00')], [usageOf(november, '100', '50.00')]] };
+    expect(couponDiscounts([giveBack], [halfOff(0, [])], billed).lines.map((discount) => discount.price)).toEqual(['-25']);
+  });
+
+  it('when a spent percentage coupon served October, then October\'s late usage alone is discounted by it, and it serves no period more', () => {
+    const late: DiscountableInvoice = { currency: 'USD', items: [lineOf(october, '20')], charges: [[usageOf(october, '20', '10.00')]] };
+    const { lines, served } = couponDiscounts([late], [halfOff(3, [{ planItemId: 'tokens', fromDate: october.from, toDate: october.to }])], billed);
+    expect(lines.map((discount) => discount.price)).toEqual(['-5']);
+    expect(served).toEqual([]);
+  });
+
+  it('when an amount coupon served October, then October\'s late usage is billed at its price: the amount was given once for the period', () => {
+    const amountOff = { ...halfOff(2, [{ planItemId: 'tokens', fromDate: october.from, toDate: october.to }]), coupon: { code: 'TEN', percentOff: null, amountOff: '10', currency: 'USD', duration: 'repeating' as const, durationPeriods: 3 } };
+    const { lines, served } = couponDiscounts([december], [amountOff], billed);
+    expect(lines.map((discount) => [discount.price, discount.fromDate, discount.toDate])).toEqual([['-10', november.from, november.to]]);
+    expect(served).toEqual([{ id: 'cc_2', periods: 1 }]);
   });
 });

@@ -95,6 +95,13 @@ export function createCouponRepository(db: Knex) {
       return row!;
     },
 
+    /** The percentage each of the coupons takes off, by id (null: an amount coupon); deleted ones too. */
+    async percentOffOf(ids: readonly string[]): Promise<Map<string, string | null>> {
+      if (ids.length === 0) return new Map();
+      const rows = await db<CouponRow>('coupons').whereRaw('id = ANY(?)', [[...ids]]).select('id', 'percent_off');
+      return new Map(rows.map((row) => [row.id, row.percent_off]));
+    },
+
     async onContract(organisationId: string, contractId: string): Promise<ActiveContractCoupon[]> {
       return this.onContracts(organisationId, [contractId]);
     },

@@ -9,15 +9,15 @@ import { addDays } from '../../domain/billing-periods';
 import { AppError, DomainError, InvariantError, orNotFound } from '../../domain/errors';
 import type { Combination } from '../../domain/dimensional-prices';
 import { Decimal, formatAmount, roundToMinor, sumAmounts, toDecimal } from '../../domain/money';
-import { couponDiscounts, discountLinesOf, type ContractCoupon } from '../../domain/rating-coupons';
+import { billedPeriodKey, couponDiscounts, discountLinesOf, type ContractCoupon } from '../../domain/rating-coupons';
 import { feesDue, hasDimensionalPrices, rateDimensionalUsage, rateUsage, shareDiscounts, usageWindows, type Charge, type ChargeLedger, type RatedCharge, type RatingTerms, type UsageWindow } from '../../domain/rating';
 import { startOfDayIn } from '../../domain/zoned-days';
-import { chargesIn } from '../charges';
+import { chargesIn, type ChargeRow } from '../charges';
 import { contractTaxesOf, type ContractTax, contractsIn, planChangesIn, taxesInForce, type PlanChangeRow } from '../contracts';
 import { creditsIn } from '../credits';
 import { couponsIn, type ActiveContractCoupon } from '../coupons';
 import { findEffectiveRate } from '../fx-rates';
-import { invoicesIn, type NewInvoiceItem } from '../invoices';
+import { invoicesIn, type InvoiceItemRow, type NewInvoiceItem } from '../invoices';
 import { metersIn, specOf } from '../meters';
 import { aggregateUsage } from '../usage';
 import { groupBy, push, ratedContractPlan, ratingContextOf } from './rating-context';
@@ -113,16 +113,24 @@ interface PendingUsage {
 const usageKey = (usage: PendingUsage) => `${usage.contractPlanId}|${usage.window.from}|${usage.window.to}`;
 
 
-/** The contract's coupons' discount lines on its invoices (the rating engine's), and the periods each served. */
-function applyCoupons(invoices: PlannedInvoice[], coupons: ActiveContractCoupon[]): Array<{ id: string; periods: number }> {
+/**
+ * The contract's coupons' discount lines on its invoices (the rating engine's), and the periods each served.
+ * `earlier`: the charges of the contract's earlier documents, and the coupon lines on them by invoice.
+ */
+function applyCoupons(invoices: PlannedInvoice[], coupons: ActiveContractCoupon[], earlier: { charges: readonly ChargeRow[]; couponLines: ReadonlyMap<string, readonly InvoiceItemRow[]> }): Array<{ id: string; periods: number }> {
+  const billedPeriods = new Set(earlier.charges.map((charge) => billedPeriodKey(charge.planItemId, { from: charge.periodFrom, to: charge.periodTo })));
+  const lines = [...new Set(earlier.charges.map((charge) => charge.invoiceId))].flatMap((invoiceId) => earlier.couponLines.get(invoiceId) ?? []);
   const onContract: ContractCoupon[] = coupons.map((row) => ({
     id: row.id,
     couponId: row.coupon_id,
     periodsUsed: row.periods_used,
     coupon: { code: row.coupon.code, percentOff: row.coupon.percent_off, amountOff: row.coupon.amount_off, currency: row.coupon.currency, duration: row.coupon.duration, durationPeriods: row.coupon.duration_periods },
+    discounted: lines
+      .filter((line) => line.coupon_id === row.coupon_id && line.from_date !== null && line.to_date !== null)
+      .map((line) => ({ planItemId: line.plan_item_id, fromDate: calendarDay(line.from_date!), toDate: calendarDay(line.to_date!) })),
   }));
-  const { lines, served } = couponDiscounts(invoices, onContract);
-  for (const { invoiceIndex, ...line } of lines) invoices[invoiceIndex]!.items.push(line);
+  const { lines: made, served } = couponDiscounts(invoices, onContract, billedPeriods);
+  for (const { invoiceIndex, ...line } of made) invoices[invoiceIndex]!.items.push(line);
   return served;
 }
 
@@ -345,6 +353,7 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
       }
     }
 
+    const contractPlansOf = new Map(contracts.map((contract) => [contract.id, contract.plans.map((plan) => plan.id)]));
     for (const [contractId, invoices] of invoicesOf) {
       const failure = failing.get(contractId);
       if (failure) {
@@ -355,7 +364,10 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
         invoice.fromDate = earliest(invoice.items.map((line) => line.fromDate));
         invoice.toDate = latest(invoice.items.map((line) => line.toDate));
       }
-      const served = invoices.length > 0 && !options.pricesOnly ? applyCoupons(invoices, couponsOf.get(contractId) ?? []) : [];
+      const served = invoices.length > 0 && !options.pricesOnly ? applyCoupons(invoices, couponsOf.get(contractId) ?? [], {
+              charges: contractPlansOf.get(contractId)!.flatMap((contractPlanId) => context.ledgers.get(contractPlanId) ?? []),
+              couponLines: context.couponLines,
+            }) : [];
       const planChanges = options.pricesOnly ? [] : creditPlanChanges(invoices, changesOf.get(contractId) ?? [], taxesOf.get(contractId) ?? []);
       // As the raise will: each line rounded, then added up.
       for (const invoice of invoices) invoice.total = formatAmount(sumAmounts(invoice.items.map((line) => lineAmount(line, invoice.currency))), invoice.currency);

@@ -25,7 +25,8 @@ export function groupBy<T, K, V>(rows: readonly T[], keyOf: (row: T) => K, value
 /**
  * What the rating engine needs of a set of contracts besides their usage, read once for all of them (one
  * read of each kind): suspensions, the customers' entities, the plans and their period versions, the
- * charge ledger, the organisation's settings and the items billed by milestones.
+ * charge ledger with the coupon discount lines on its documents, the organisation's settings and the items
+ * billed by milestones.
  */
 export async function ratingContextOf(trx: Knex, organisationId: string, contracts: readonly Contract[], options: { withoutInvoiceId?: string } = {}) {
   const suspensions = groupBy(
@@ -45,11 +46,13 @@ export async function ratingContextOf(trx: Knex, organisationId: string, contrac
   const usageInvoiceIds = [...new Set(charges.filter((charge) => charge.kind === 'usage').map((charge) => charge.invoiceId))];
   const noted = groupBy(await notedLinesOf(trx, usageInvoiceIds), (line) => line.invoiceId, (line) => line);
   const cancelled = await invoicesIn(trx).cancelledAmong(usageInvoiceIds);
+  // The coupons' discount lines on the documents the ledger holds: the periods each coupon served.
+  const couponLines = groupBy(await invoicesIn(trx).couponLinesAmong([...new Set(charges.map((charge) => charge.invoiceId))]), (line) => line.invoice_id, (line) => line);
   // Usage windows are days of its zone: a change of the zone waits until these charges are committed.
   const settings = await getOrganisationSettings(trx, organisationId, 'keyShare');
   // An item with milestones on a contract plan is billed by its milestones there, never by a run as well.
   const byMilestones = new Set((await contractsIn(trx).milestoneItemsOf(contractPlans.map((plan) => plan.id))).map((row) => `${row.contract_plan_id} ${row.plan_item_id}`));
-  return { suspensions, entities, plans, periodVersions, ledgers, noted, cancelled, settings, byMilestones };
+  return { suspensions, entities, plans, periodVersions, ledgers, noted, cancelled, couponLines, settings, byMilestones };
 }
 
 export type RatingContext = Awaited<ReturnType<typeof ratingContextOf>>;

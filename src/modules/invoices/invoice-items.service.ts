@@ -6,6 +6,7 @@ import { discountLinesOf, discountsKept } from '../../domain/rating-coupons';
 import { plansIn } from '../billing-plans';
 import { chargesIn } from '../charges';
 import { contractsIn } from '../contracts';
+import { couponsIn } from '../coupons';
 import { assertInvoiceFits } from './invoice-pricing';
 import { createInvoiceRepository, toInvoiceItem, type Invoice, type InvoiceRow, type NewInvoiceItem } from './invoices.repository';
 
@@ -77,7 +78,8 @@ export function createInvoiceItemService(db: Knex, repriceDraft: DraftRepricer) 
      * Recomputes a draft's plan-derived lines through the rating engine, for its contract plan on its
      * date and within its days, as if it had charged nothing: the same periods and proration a run gives,
      * and only what no other document charged (usage billed by a later invoice is not billed again). Its charges in the
-     * ledger are replaced. Lines added by hand, discounts and plan-change credits are kept as they are.
+     * ledger are replaced. Lines added by hand and plan-change credits are kept as they are; discount lines are
+     * kept as `discountsKept` says (a percentage coupon's taken again off the new lines).
    * A progressive billing draft is not synced (409).
      */
     async syncFromPlan(organisationId: string, invoiceId: string): Promise<Invoice> {
@@ -99,11 +101,13 @@ export function createInvoiceItemService(db: Knex, repriceDraft: DraftRepricer) 
         await charges.forgetInvoice(invoiceId);
         const repository = createInvoiceRepository(trx);
         await repository.replacePlanItems(organisationId, invoiceId, repriced.items);
-        // The discount lines it keeps take no more than the lines now priced within their days charge.
+        // The discount lines it keeps: a percentage of the lines now priced within their days, an amount
+        // coupon's no more than it took, and together no more than those lines charge.
         const before = (await repository.listItems(organisationId, invoiceId)).map((row) => toInvoiceItem(row, invoice.currency));
         const discounts = discountLinesOf(before);
         const priced = before.filter((line) => line.planItemId && !line.couponId && !line.planChangeId);
-        const keeps = discountsKept(priced, discounts, invoice.currency);
+        const percents = await couponsIn(trx).percentOffOf([...new Set(discounts.map((discount) => discount.couponId))]);
+        const keeps = discountsKept(priced, discounts, invoice.currency, percents);
         const cut = discounts.filter((discount) => !keeps.get(discount.id)!.equals(discount.amount));
         for (const discount of cut) {
           const amount = keeps.get(discount.id)!;

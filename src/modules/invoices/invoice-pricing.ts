@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { calendarDay } from '../../db/dates';
 import { AppError } from '../../domain/errors';
 import { convert } from '../../domain/fx';
-import { Decimal, formatAmount, roundToMinor, sumAmounts } from '../../domain/money';
+import { allocate, Decimal, formatAmount, roundToMinor, sumAmounts } from '../../domain/money';
 import { contractTaxesOfMany, taxesInForce, type ContractTax } from '../contracts';
 import { findEffectiveRate } from '../fx-rates';
 import { getOrganisationSettings } from '../organisation-settings';
@@ -14,6 +14,9 @@ export interface PricedLine {
   plan_item_id: string | null;
   /** The line's first day: it is taxed by the versions of the contract's taxes in force then. */
   from_date?: Date | string | null;
+  to_date?: Date | string | null;
+  /** A coupon's discount line: it comes off the lines of its plan item within its days. */
+  coupon_id?: string | null;
 }
 
 export interface PricedInvoice {
@@ -32,28 +35,62 @@ export interface PricedInvoice {
  * its first day (a line without days: on the invoice's `date`), among those that apply to its plan item;
  * each version so used is a tax line of the invoice, rounded once over its lines. Days already charged
  * keep their versions (a tax changes only from a day not charged yet), so a correction of them on a later
- * invoice is taxed as they were. The versions in force on the invoice's date are tax lines even over no line.
+ * invoice is taxed as they were. A coupon's discount line comes off the lines it discounted: where those
+ * were taxed by different versions (a run that catches up months across a change of rate, or late usage of
+ * a month discounted with the next), it is shared over them in proportion to their amounts, and each share
+ * lowers the base of its lines' versions. The versions in force on the invoice's date are tax lines even
+ * over no line.
  */
 export function priceInvoice(lines: readonly PricedLine[], taxes: readonly ContractTax[], currency: string, date: string | null = null): PricedInvoice {
   const amounts = lines.map((line) => roundToMinor(new Decimal(line.quantity).times(line.price), currency));
   const subtotal = sumAmounts(amounts);
+  const dayOf = (value: Date | string | null | undefined) => (value ? calendarDay(value) : null);
+  const versionsOf = (planItemId: string | null, day: string | null) =>
+    taxesInForce(taxes, day).filter((tax) => tax.appliesTo === 'all' || (planItemId !== null && tax.appliesTo.includes(planItemId)));
   const linesOf = new Map<ContractTax, number[]>(taxesInForce(taxes, date).map((tax) => [tax, []]));
-  lines.forEach((line, index) => {
-    const day = line.from_date ? calendarDay(line.from_date) : date;
-    for (const tax of taxesInForce(taxes, day)) {
-      if (tax.appliesTo !== 'all' && (line.plan_item_id === null || !tax.appliesTo.includes(line.plan_item_id))) continue;
-      linesOf.set(tax, [...(linesOf.get(tax) ?? []), index]);
+  const bases = new Map<ContractTax, Decimal>();
+  const tax = (index: number, versions: readonly ContractTax[], amount: Decimal) => {
+    for (const version of versions) {
+      const taxed = linesOf.get(version) ?? [];
+      if (!taxed.includes(index)) taxed.push(index);
+      linesOf.set(version, taxed);
+      bases.set(version, (bases.get(version) ?? new Decimal(0)).plus(amount));
     }
+  };
+  lines.forEach((line, index) => {
+    const parts = line.coupon_id ? discountParts(line) : undefined;
+    if (!parts) return tax(index, versionsOf(line.plan_item_id, dayOf(line.from_date) ?? date), amounts[index]!);
+    const shares = allocate(amounts[index]!.negated(), parts.map((part) => part.weight), currency);
+    parts.forEach((part, i) => tax(index, part.versions, shares[i]!.negated()));
   });
   const taxed = taxes
-    .filter((tax) => linesOf.has(tax))
-    .map((tax) => {
-      const taxedLines = linesOf.get(tax)!;
-      const base = sumAmounts(taxedLines.map((index) => amounts[index]!));
-      return { ...tax, lines: taxedLines, amount: roundToMinor(base.times(tax.rate).dividedBy(100), currency) };
-    });
-  const taxTotal = sumAmounts(taxed.map((tax) => tax.amount));
+    .filter((version) => linesOf.has(version))
+    .map((version) => ({ ...version, lines: linesOf.get(version)!, amount: roundToMinor((bases.get(version) ?? new Decimal(0)).times(version.rate).dividedBy(100), currency) }));
+  const taxTotal = sumAmounts(taxed.map((version) => version.amount));
   return { amounts, subtotal, taxes: taxed, taxTotal, total: subtotal.plus(taxTotal) };
+
+  /**
+   * A discount line's lines (its plan item's, within its days, charging something) grouped by the versions
+   * that taxed them, each with their amount; undefined when they were all taxed alike (or there are none),
+   * and the line is taxed as any other.
+   */
+  function discountParts(discount: PricedLine): Array<{ versions: ContractTax[]; weight: Decimal }> | undefined {
+    const from = dayOf(discount.from_date);
+    const to = dayOf(discount.to_date);
+    if (from === null || to === null) return undefined;
+    const groups = new Map<string, { versions: ContractTax[]; weight: Decimal }>();
+    lines.forEach((line, index) => {
+      const first = dayOf(line.from_date);
+      const last = dayOf(line.to_date);
+      if (line.coupon_id || line.plan_item_id !== discount.plan_item_id || first === null || last === null || first < from || last > to || amounts[index]!.lessThanOrEqualTo(0)) return;
+      const versions = versionsOf(line.plan_item_id, first);
+      const key = versions.map((version) => taxes.indexOf(version)).join(' ');
+      const group = groups.get(key) ?? { versions, weight: new Decimal(0) };
+      group.weight = group.weight.plus(amounts[index]!);
+      groups.set(key, group);
+    });
+    return groups.size > 1 ? [...groups.values()] : undefined;
+  }
 }
 
 /** An invoice's subtotal and total are NUMERIC(24,4): at most 20 digits before the point. */

@@ -621,6 +621,12 @@ export function createInvoiceRepository(db: Knex) {
       return new Set(rows.map((row) => row.id));
     },
 
+    /** The coupon discount lines of the invoices among `ids`. */
+    async couponLinesAmong(ids: readonly string[]): Promise<InvoiceItemRow[]> {
+      if (ids.length === 0) return [];
+      return db('invoice_items').whereRaw('invoice_id = ANY(?)', [[...ids]]).whereNotNull('coupon_id');
+    },
+
     /** The items among `ids`, of any invoice. */
     async itemsByIds(ids: readonly string[]): Promise<InvoiceItemRow[]> {
       if (ids.length === 0) return [];

@@ -29,6 +29,9 @@ describe('the built-in engine', () => {
     expect(periodOf('since 1 Oct', TODAY)).toEqual({ from: '2026-10-01', to: TODAY });
     expect(periodOf('between 1 September 2026 and 15 October 2026', TODAY)).toEqual({ from: '2026-09-01', to: '2026-10-15' });
     expect(periodOf('rate on 2026-10-15', TODAY)).toEqual({ from: '2026-10-15', to: '2026-10-15' });
+    // A day written with its month's name is that day.
+    expect(periodOf('EUR to USD exchange rate on 15 October 2026', TODAY)).toEqual({ from: '2026-10-15', to: '2026-10-15' });
+    expect(periodOf('rate on October 15, 2026', TODAY)).toEqual({ from: '2026-10-15', to: '2026-10-15' });
     expect(periodOf('how much does Acme owe', TODAY)).toBeUndefined();
     expect(periodOf('revenue in October last year', TODAY)).toEqual({ from: '2025-10-01', to: '2025-10-31' });
     expect(periodOf('revenue for March this year', TODAY)).toEqual({ from: '2026-03-01', to: '2026-03-31' });
@@ -36,6 +39,15 @@ describe('the built-in engine', () => {
     expect(periodOf('revenue from January to March 2026', TODAY)).toEqual({ from: '2026-01-01', to: '2026-03-31' });
     expect(periodOf('revenue for the year 2025', TODAY)).toEqual({ from: '2025-01-01', to: '2025-12-31' });
     expect(periodOf('October 0050', TODAY)).toEqual({ from: '0050-10-01', to: '0050-10-31' });
+  });
+
+  it('refuses a day no calendar holds, in every form it reads, rather than read it as another day', () => {
+    for (const text of ['EUR to USD exchange rate on 31 February 2026', 'rate on 2026-02-30', 'What was revenue in 2026-02-30?', 'paid invoices since April 31', 'rate on 29 February 2026', 'rate on 2026-13-01', 'rate on 0 March 2026']) {
+      expect(() => periodOf(text, TODAY)).toThrow(RangeError);
+    }
+    expect(periodOf('rate on 29 February 2028', TODAY)).toEqual({ from: '2028-02-29', to: '2028-02-29' });
+    expect(periodOf('rate on 2026-02-28', TODAY)).toEqual({ from: '2026-02-28', to: '2026-02-28' });
+    expect(periodOf('revenue from January to March 2026', TODAY)).toEqual({ from: '2026-01-01', to: '2026-03-31' });
   });
 
   it('matches a name written in full, else fuzzily, and never picks one of several that fit', () => {
@@ -47,6 +59,15 @@ describe('the built-in engine', () => {
     // Question words are never read as a name, and a look-alike is offered, never taken.
     expect(mentioned('What is the outstanding balance of Hooli?', directory.customers, true)).toEqual({ none: true });
     expect(mentioned('How much does Northwood owe?', directory.customers, true)).toMatchObject({ ambiguous: [directory.customers[4]] });
+    // A name the question writes with words the customer's has not is another customer's, never this one.
+    expect(mentioned('How much does Acme Europe owe?', directory.customers, true)).toEqual({ ambiguous: [directory.customers[0]] });
+    expect(mentioned('How much does Northwind Zeta Industries owe?', directory.customers, true)).toEqual({ ambiguous: [directory.customers[4]] });
+    expect(mentioned('How much does Northwind Z owe?', directory.customers, true)).toEqual({ ambiguous: [directory.customers[4]] });
+    expect(mentioned('How much does Northwind A owe?', directory.customers, true)).toEqual({ ambiguous: [directory.customers[4]] });
+    expect(readQuestion('Acme API calls used in October 2026', directory, TODAY)).toMatchObject({ kind: 'query', name: 'usage', input: { entity: 'ent_acme' } });
+    // Its own words, started or with a typo, still name it.
+    expect(mentioned('How much does Acme Corp owe?', directory.customers, true)).toEqual({ found: directory.customers[0] });
+    expect(mentioned('How much does Acme Corporatoin owe?', directory.customers, true)).toEqual({ found: directory.customers[0] });
     // With names left unread, even a good fuzzy match is only offered.
     expect(mentioned("What is Acme's balance?", directory.customers, true, () => [], false)).toEqual({ ambiguous: [directory.customers[0]] });
   });

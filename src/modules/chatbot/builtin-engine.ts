@@ -8,7 +8,7 @@
 import * as chrono from 'chrono-node';
 import { isCurrency } from '../../domain/currencies';
 import type { ChatbotQueryName } from './chatbot-queries';
-import { mentioned, type Directory, type Named } from './mentions';
+import { mentioned, wordsOf, type Directory, type Named } from './mentions';
 
 export type Reading =
   | { kind: 'query'; name: ChatbotQueryName; input: Record<string, unknown> }
@@ -47,9 +47,34 @@ const monthSpan = (year: number, month0: number): Period => ({ from: iso(utc(yea
 const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
 const MONTH_WORD = /\b(january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)\b(?:\s+(\d{4}))?/;
 
-/** The period a question names, if any: period words first, then whole months, then dates chrono reads. */
+const MONTH_NAME = '(january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)';
+
+/**
+ * Throws a RangeError for a day no calendar holds that the question writes ("2026-02-30", "31 February
+ * 2026", "April 31"): read leniently, it would become another day (chrono moves 31 February to the 1st,
+ * and "in 2026-02-30" would read as the year). Without a year, 29 February is a day.
+ */
+function refuseImpossibleDays(lower: string): void {
+  const check = (year: number | undefined, month0: number, day: number, written: string) => {
+    const last = month0 === 1 && year === undefined ? 29 : utc(year ?? 2000, month0 + 1, 0).getUTCDate();
+    if (month0 < 0 || month0 > 11 || day < 1 || day > last) throw new RangeError(`no calendar holds ${written}`);
+  };
+  for (const match of lower.matchAll(/\b(\d{4})-(\d{1,2})-(\d{1,2})\b/g)) check(Number(match[1]), Number(match[2]) - 1, Number(match[3]), match[0]);
+  for (const match of lower.matchAll(new RegExp(`\\b(\\d{1,2})(?:st|nd|rd|th)?\\s+(?:of\\s+)?${MONTH_NAME}\\b(?:\\s+(\\d{4})\\b)?`, 'g'))) {
+    check(match[3] ? Number(match[3]) : undefined, MONTHS.indexOf(match[2]!.slice(0, 3)), Number(match[1]), match[0]);
+  }
+  for (const match of lower.matchAll(new RegExp(`\\b${MONTH_NAME}\\s+(\\d{1,2})(?:st|nd|rd|th)?\\b(?:,?\\s+(\\d{4})\\b)?`, 'g'))) {
+    check(match[3] ? Number(match[3]) : undefined, MONTHS.indexOf(match[1]!.slice(0, 3)), Number(match[2]), match[0]);
+  }
+}
+
+/**
+ * The period a question names, if any: period words first, then whole months, then dates chrono reads. A
+ * day no calendar holds throws a RangeError (the question answers with help).
+ */
 export function periodOf(text: string, today: string): Period | undefined {
   const lower = text.toLowerCase();
+  refuseImpossibleDays(lower);
   const now = new Date(`${today}T12:00:00Z`);
   const year = now.getUTCFullYear();
   const month = now.getUTCMonth();
@@ -87,6 +112,8 @@ export function periodOf(text: string, today: string): Period | undefined {
   const dates = chrono.parse(text, now, { forwardDate: false }).filter((result) => result.start.isCertain('day'));
   if (dates.length >= 2) return { from: iso(dates[0]!.start.date()), to: iso(dates[1]!.start.date()) };
   if (dates.length === 1 && dates[0]!.end) return { from: iso(dates[0]!.start.date()), to: iso(dates[0]!.end.date()) };
+  // A day written with its month's name ("15 October 2026") is that day, not its month.
+  if (dates.length === 1) return { from: iso(dates[0]!.start.date()), to: iso(dates[0]!.start.date()) };
   if (named) {
     const month0 = monthOf(named);
     // A month without its year is the latest one not after today.
@@ -95,7 +122,6 @@ export function periodOf(text: string, today: string): Period | undefined {
   }
   const yearOnly = /\b(?:in|for|during|year)\s+(\d{4})\b/.exec(lower);
   if (yearOnly) return { from: `${yearOnly[1]}-01-01`, to: `${yearOnly[1]}-12-31` };
-  if (dates.length === 1) return { from: iso(dates[0]!.start.date()), to: iso(dates[0]!.start.date()) };
   return undefined;
 }
 
@@ -110,7 +136,13 @@ const has = (text: string, pattern: RegExp) => pattern.test(text.toLowerCase());
 export function readQuestion(text: string, directory: Directory, today: string): Reading {
   const period = periodOf(text, today);
   const complete = directory.complete !== false;
-  const customer = () => mentioned(text, directory.customers, true, () => [], complete);
+  // Words of the other names a question may write beside a customer's ("Acme API calls"): not read as the customer's.
+  const otherWords = wordsOf([
+    ...directory.meters.flatMap((meter) => [meter.name, meter.metric.replace(/_/g, ' ')]),
+    ...directory.contracts.map((contract) => contract.name),
+    ...directory.entities.map((entity) => entity.name),
+  ]);
+  const customer = () => mentioned(text, directory.customers, true, () => [], complete, otherWords);
 
   /** A query that names one customer (required), or asks which one. */
   const forCustomer = (name: ChatbotQueryName, extra: Record<string, unknown> = {}): Reading => {

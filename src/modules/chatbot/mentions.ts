@@ -22,6 +22,9 @@ export interface Directory {
 }
 
 const normal = (text: string) => ` ${text.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim()} `;
+/** The words of the names, as the question's words are compared with them. */
+export const wordsOf = (names: readonly string[]): Set<string> => new Set(names.flatMap((name) => normal(name).trim().split(' ')).filter((word) => word.length > 0));
+
 /** The words questions are made of: never read as (part of) a name. */
 const STOP = new Set(
   (
@@ -42,10 +45,18 @@ const MAX_WORDS = 40;
 /**
  * The item the text names. In full, word for word (the longest name wins; two of the same length are
  * ambiguous). Else, when `fuzzy`, by Fuse.js over the text's runs of one to four words that are not only
- * question words: the best match is taken only if it is near-exact and alone; every item within 0.1 of the
- * best is otherwise a candidate. `complete: false` (the names were not all read) never takes a fuzzy match.
+ * question words: the best match is taken only if it is near-exact and alone, and the question's words
+ * around it are all of that name; every item within 0.1 of the best is otherwise a candidate. `complete:
+ * false` (the names were not all read) never takes a fuzzy match.
  */
-export function mentioned<T extends Named>(text: string, items: readonly T[], fuzzy: boolean, extra: (item: T) => string[] = () => [], complete = true): Match<T> {
+export function mentioned<T extends Named>(
+  text: string,
+  items: readonly T[],
+  fuzzy: boolean,
+  extra: (item: T) => string[] = () => [],
+  complete = true,
+  otherWords: ReadonlySet<string> = new Set(),
+): Match<T> {
   const body = normal(text);
   const names = (item: T) => [item.name, ...extra(item)].map(normal).filter((name) => name.trim().length > 0);
   const exact = items.map((item) => ({ item, length: Math.max(0, ...names(item).filter((name) => body.includes(name)).map((name) => name.length)) })).filter((hit) => hit.length > 0);
@@ -56,25 +67,57 @@ export function mentioned<T extends Named>(text: string, items: readonly T[], fu
   }
   if (!fuzzy || items.length === 0) return { none: true };
   const words = body.trim().split(' ').filter((word) => word.length > 0).slice(0, MAX_WORDS);
-  const runs = new Set<string>();
+  const runs = new Map<string, { start: number; size: number }>();
   for (let size = 1; size <= 4; size += 1) {
     for (let i = 0; i + size <= words.length; i += 1) {
       const run = words.slice(i, i + size);
       // A run starts and ends with a word of the name: question words around it are not part of it.
       if (STOP.has(run[0]!) || STOP.has(run[run.length - 1]!) || run.join('').length < 3) continue;
-      runs.add(run.join(' '));
+      if (!runs.has(run.join(' '))) runs.set(run.join(' '), { start: i, size });
     }
   }
   const fuse = new Fuse(
     items.map((item) => ({ item, names: names(item).map((name) => name.trim()) })),
     { keys: ['names'], includeScore: true, threshold: 0.3, ignoreLocation: true },
   );
-  const scores = new Map<T, number>();
-  for (const run of runs) {
-    for (const hit of fuse.search(run)) scores.set(hit.item.item, Math.min(scores.get(hit.item.item) ?? 1, hit.score ?? 1));
+  const scores = new Map<T, { score: number; run: { start: number; size: number } }>();
+  for (const [text, run] of runs) {
+    for (const hit of fuse.search(text)) {
+      const score = hit.score ?? 1;
+      if (score < (scores.get(hit.item.item)?.score ?? 1)) scores.set(hit.item.item, { score, run });
+    }
   }
   if (scores.size === 0) return { none: true };
-  const best = Math.min(...scores.values());
-  const close = [...scores].filter(([, score]) => score <= best + 0.1).map(([item]) => item);
-  return close.length === 1 && best <= SURE && complete ? { found: close[0]! } : { ambiguous: close };
+  const best = Math.min(...[...scores.values()].map((hit) => hit.score));
+  const close = [...scores].filter(([, hit]) => hit.score <= best + 0.1).map(([item]) => item);
+  if (close.length !== 1 || best > SURE || !complete) return { ambiguous: close };
+  // The name the question writes is every word around the match up to a question word (a lone letter, but
+  // a possessive's "s", is part of a name): each must be a word of the item's name, or its start, give or
+  // take a typo, unless it is a word of another kind of name (`otherWords`: a meter's, a contract's).
+  // "Acme" names "Acme Corporation"; "Globex Zeta Industries" or "Globex A" do not name "Globex B",
+  // although "Globex" alone would.
+  const { run } = scores.get(close[0]!)!;
+  const bounds = (word: string) => STOP.has(word) && (word.length > 1 || word === 's');
+  let start = run.start;
+  let end = run.start + run.size;
+  while (start > 0 && !bounds(words[start - 1]!)) start -= 1;
+  while (end < words.length && !bounds(words[end]!)) end += 1;
+  const nameWords = names(close[0]!).flatMap((name) => name.trim().split(' '));
+  const fits = words
+    .slice(start, end)
+    .every((word) => otherWords.has(word) || nameWords.some((nameWord) => nameWord.startsWith(word) || withinTypos(word, nameWord)));
+  return fits ? { found: close[0]! } : { ambiguous: close };
+}
+
+/** Whether `word` is `target` with a typo or two: one edit from 5 letters, two from 9. */
+function withinTypos(word: string, target: string): boolean {
+  const allowed = word.length >= 9 ? 2 : word.length >= 5 ? 1 : 0;
+  if (allowed === 0 || Math.abs(word.length - target.length) > allowed) return false;
+  let previous = Array.from({ length: target.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= word.length; i += 1) {
+    const current = [i];
+    for (let j = 1; j <= target.length; j += 1) current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (word[i - 1] === target[j - 1] ? 0 : 1));
+    previous = current;
+  }
+  return previous[target.length]! <= allowed;
 }

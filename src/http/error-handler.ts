@@ -89,7 +89,11 @@ function jsonScalar(body: unknown): AppError | undefined {
 const BODY_PARSER_ERRORS: Record<string, (error: { body?: unknown }) => AppError> = {
   'entity.parse.failed': (error) => (jsonScalar(error.body) ?? new AppError('validation', 'Malformed JSON', [{ code: ERROR_CODES.validation, path: 'body', message: 'Request body is not valid JSON' }])),
   'entity.too.large': () => new AppError('payload_too_large', 'Payload too large', [{ code: ERROR_CODES.payload_too_large, message: 'Request body exceeds the size limit' }]),
-  'charset.unsupported': () => new AppError('validation', 'Unsupported encoding', [{ code: ERROR_CODES.validation, path: 'body', message: 'Unsupported body encoding' }]),
+  // A charset the JSON parser does not read (`charset=latin1`) is a Content-Type the route does not take.
+  'charset.unsupported': () =>
+    new AppError('unsupported_media_type', 'Unsupported media type', [
+      { code: ERROR_CODES.unsupported_media_type, path: 'headers.content-type', message: 'A JSON body is read as UTF-8: send charset=utf-8 or none' },
+    ]),
   'encoding.unsupported': () =>
     new AppError('unsupported_media_type', 'Unsupported encoding', [
       { code: ERROR_CODES.unsupported_media_type, path: 'headers.content-encoding', message: 'Content-Encoding must be gzip, deflate, br or identity' },

@@ -41,6 +41,14 @@ describe('requests the API refuses at the edge', () => {
     expect(form.status).toBe(415);
   });
 
+  it('when a JSON body names a charset other than UTF-8, then 415 naming the content type, and nothing is created', async () => {
+    const body = Buffer.from(JSON.stringify({ name: `Latin ${randomUUID()}`, currency: 'EUR' }), 'latin1');
+    const res = await rawRequest({ method: 'POST', path: '/customers', headers: { ...auth(), 'Content-Type': 'application/json; charset=latin1' }, body });
+    expect([res.status, res.body.errors]).toEqual([415, [expect.objectContaining({ code: 1009, path: 'headers.content-type' })]]);
+    const utf8 = await rawRequest({ method: 'POST', path: '/customers', headers: { ...auth(), 'Content-Type': 'application/json; charset=utf-8' }, body: Buffer.from(JSON.stringify({ name: `Utf8 ${randomUUID()}`, currency: 'EUR' })) });
+    expect(utf8.status).toBe(201);
+  });
+
   it('when a gzip body is not gzip, then 400', async () => {
     const res = await rawRequest({
       method: 'POST',

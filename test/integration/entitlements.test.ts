@@ -160,6 +160,9 @@ describe('a monthly entitlement in a zone far from UTC', () => {
     await api.http().put('/organisation/settings').set(farAdmin()).send({ timezone: 'Pacific/Kiritimati' }).expect(200);
     const farMeter = (await api.http().post('/meters').set(farAdmin()).send({ name: 'calls', metric: 'calls', aggregation: 'sum' }).expect(201)).body.data.id;
     await api.http().post('/features').set(farAdmin()).send({ key: 'api', name: 'API calls', meterId: farMeter }).expect(201);
+    // Another organisation's meter is not found from here, as any id outside the caller's organisation.
+    const foreignMeter = await api.http().post('/features').set(admin()).send({ key: `foreign-${far.organisationId}`, name: 'Foreign', meterId: farMeter });
+    expect({ status: foreignMeter.status, message: foreignMeter.body.message }).toEqual({ status: 404, message: 'Meter not found' });
     const customer = (await api.http().post('/customers').set(farSystem()).send({ name: 'far', currency: 'EUR' }).expect(201)).body.data.id;
     const entity = (await api.http().post('/entities').set(farSystem()).send({ type: 'customer', name: 'far', customerId: customer }).expect(201)).body.data.id;
     // January in Kiritimati (UTC+14): from 2025-12-31T10:00Z to 2026-01-31T10:00Z.

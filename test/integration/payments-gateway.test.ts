@@ -128,7 +128,7 @@ describe('collection through Stripe', () => {
 
     const forged = await deliverWebhook(paymentIntentEvent(`evt_forged_${invoiceId}`, 'payment_intent.succeeded', intent!), 'whsec_not_ours');
     expect(forged.status).toBe(400);
-    expect(forged.body.errors[0]).toMatchObject({ code: 1001, path: 'header.stripe-signature' });
+    expect(forged.body.errors[0]).toMatchObject({ code: 1001, path: 'headers.stripe-signature' });
     const recorded = await api.db('payment_gateway_events').where({ organisation_id: tenant.organisationId }).pluck('event_id');
     expect(recorded).toContain(event.id);
     expect(recorded).not.toContain(`evt_forged_${invoiceId}`);

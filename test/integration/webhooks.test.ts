@@ -87,6 +87,9 @@ describe('webhooks', () => {
     expect(every.body.data.eventTypes).toEqual(['*']);
     const changed = await api.http().put(`/webhooks/endpoints/${every.body.data.id}`).set(admin()).send({ eventTypes: ['invoice.sent', 'invoice.sent'] });
     expect(changed.status).toBe(400);
+    // A type it does not know is named with the types it does.
+    const unknown = await api.http().put(`/webhooks/endpoints/${every.body.data.id}`).set(admin()).send({ eventTypes: ['invoice.sent', 'invoice.exploded'] });
+    expect([unknown.status, unknown.body.errors]).toEqual([400, [expect.objectContaining({ path: 'body.eventTypes.1', message: expect.stringMatching(/^must be "\*" or an event type: .*\binvoice\.paid\b/) })]]);
     await api.http().delete(`/webhooks/endpoints/${every.body.data.id}`).set(admin()).expect(200);
   });
 

@@ -45,10 +45,12 @@ function toEntitlement(entitlement: EntitlementWithFeature, reading: Reading): E
   };
 }
 
-/** A feature's meter, checked: the organisation's, and one that sums or counts (what a balance burns down). */
+/**
+ * A feature's meter, checked: the organisation's (404 otherwise, as for any id not in the caller's
+ * organisation), and one that sums or counts (what a balance burns down).
+ */
 async function countableMeter(trx: Knex, organisationId: string, meterId: string) {
-  const meter = await metersIn(trx).findById(organisationId, meterId);
-  if (!meter) throw AppError.validation(`meter ${meterId} does not exist`, 'body.meterId');
+  const meter = orNotFound(await metersIn(trx).findById(organisationId, meterId), 'Meter');
   if (!COUNTABLE.has(meter.aggregation)) throw AppError.validation(`meter ${meterId} takes the ${meter.aggregation} of its events; a metered feature counts a meter that sums or counts`, 'body.meterId');
   return meter;
 }

@@ -190,13 +190,13 @@ export function createPaymentGatewayService(deps: PaymentGatewayDeps) {
     async receiveStripeWebhook(organisationId: string, rawBody: Buffer | undefined, signature: string | undefined): Promise<{ received: true; duplicate: boolean }> {
       const account = await repository.findAccount(organisationId, 'stripe');
       if (!account) throw AppError.notFound('Payment provider');
-      if (!rawBody || !signature) throw AppError.validation('a Stripe webhook needs its raw JSON body and its Stripe-Signature header', 'header.stripe-signature');
+      if (!rawBody || !signature) throw AppError.validation('a Stripe webhook needs its raw JSON body and its Stripe-Signature header', 'headers.stripe-signature');
       const provider = accounts.providerFor(account);
       let event;
       try {
         event = provider.verifyWebhook(rawBody, signature, deps.secrets.open(account.webhook_secret));
       } catch (error) {
-        if (error instanceof GatewayRefusal) throw AppError.validation(error.message, error.code === 'malformed_event' ? 'body' : 'header.stripe-signature');
+        if (error instanceof GatewayRefusal) throw AppError.validation(error.message, error.code === 'malformed_event' ? 'body' : 'headers.stripe-signature');
         throw error;
       }
       // An event handled once is not handled again; one whose handling failed was never marked, so the

@@ -16,7 +16,7 @@ export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 const _triggerableAreEventTypes: readonly WebhookEventType[] = TRIGGERABLE_EVENT_TYPES;
 
 const eventTypes = z
-  .array(z.union([z.literal('*'), z.enum(WEBHOOK_EVENT_TYPES)]))
+  .array(z.enum(['*', ...WEBHOOK_EVENT_TYPES], { error: `must be "*" or an event type: ${WEBHOOK_EVENT_TYPES.join(', ')}` }))
   .min(1)
   .max(WEBHOOK_EVENT_TYPES.length + 1)
   .refine((types) => new Set(types).size === types.length, 'must not repeat an event type')

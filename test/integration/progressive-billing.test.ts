@@ -140,6 +140,27 @@ describe('progressive billing', () => {
     ]);
   });
 
+  it("with a coupon, the progressive invoice is not discounted and the period's own invoice is, as the first billing of its period", async () => {
+    const contract = await contractWith(['100']);
+    const code = `HALFONCE${Date.now()}`;
+    await api.http().post('/coupons').set(admin()).send({ code, percentOff: '50', duration: 'once' }).expect(201);
+    await api.http().post(`/contracts/${contract.contractId}/coupons`).set(system()).send({ code }).expect(201);
+    await ingest(contract, [500]); // 125.00: crosses 100
+    await settled(contract);
+    const [progressive] = await invoicesOf(contract);
+    expect(progressive!.items.map((item) => item.title)).toEqual(['API calls']);
+    await ingest(contract, [100]); // 25.00 more
+    await settled(contract);
+
+    const [final] = await invoicesOfRun<Invoice>(api, tenant, contract.contractId, month.nextFirstDay);
+    expect(final!.items.map((item) => [item.title, item.quantity, item.price])).toEqual([
+      [`API calls: usage of ${month.firstDay} to ${month.lastDay}`, '100', UNIT_PRICE],
+      [`Coupon ${code}`, '1', '-12.5'],
+    ]);
+    const coupons = (await api.http().get(`/contracts/${contract.contractId}/coupons`).set(system()).expect(200)).body.data;
+    expect(coupons).toMatchObject([{ periodsUsed: 1, active: false }]);
+  });
+
   it('one jump across several thresholds makes one invoice that claims them all; with auto-raise on it is raised, and invoice.created says why', async () => {
     await api.http().put('/organisation/settings').set(admin()).send({ autoRaiseGeneratedInvoices: true }).expect(200);
     try {

@@ -115,7 +115,8 @@ const usageKey = (usage: PendingUsage) => `${usage.contractPlanId}|${usage.windo
 
 /**
  * The contract's coupons' discount lines on its invoices (the rating engine's), and the periods each served.
- * `earlier`: the charges of the contract's earlier documents, and the coupon lines on them by invoice.
+ * `earlier`: the charges of the contract's earlier documents that coupons discount (not progressive
+ * ones), and the coupon lines on them by invoice.
  */
 function applyCoupons(invoices: PlannedInvoice[], coupons: ActiveContractCoupon[], earlier: { charges: readonly ChargeRow[]; couponLines: ReadonlyMap<string, readonly InvoiceItemRow[]> }): Array<{ id: string; periods: number }> {
   const billedPeriods = new Set(earlier.charges.map((charge) => billedPeriodKey(charge.planItemId, { from: charge.periodFrom, to: charge.periodTo })));
@@ -365,7 +366,10 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
         invoice.toDate = latest(invoice.items.map((line) => line.toDate));
       }
       const served = invoices.length > 0 && !options.pricesOnly ? applyCoupons(invoices, couponsOf.get(contractId) ?? [], {
-              charges: contractPlansOf.get(contractId)!.flatMap((contractPlanId) => context.ledgers.get(contractPlanId) ?? []),
+              charges: contractPlansOf
+                .get(contractId)!
+                .flatMap((contractPlanId) => context.ledgers.get(contractPlanId) ?? [])
+                .filter((charge) => !context.progressive.has(charge.invoiceId)),
               couponLines: context.couponLines,
             }) : [];
       const planChanges = options.pricesOnly ? [] : creditPlanChanges(invoices, changesOf.get(contractId) ?? [], taxesOf.get(contractId) ?? []);

@@ -46,13 +46,16 @@ export async function ratingContextOf(trx: Knex, organisationId: string, contrac
   const usageInvoiceIds = [...new Set(charges.filter((charge) => charge.kind === 'usage').map((charge) => charge.invoiceId))];
   const noted = groupBy(await notedLinesOf(trx, usageInvoiceIds), (line) => line.invoiceId, (line) => line);
   const cancelled = await invoicesIn(trx).cancelledAmong(usageInvoiceIds);
-  // The coupons' discount lines on the documents the ledger holds: the periods each coupon served.
-  const couponLines = groupBy(await invoicesIn(trx).couponLinesAmong([...new Set(charges.map((charge) => charge.invoiceId))]), (line) => line.invoice_id, (line) => line);
+  // The coupons' discount lines on the documents the ledger holds: the periods each coupon served. Coupons
+  // discount a period's own invoice, never a progressive one: what those billed is no period's billing.
+  const chargedBy = [...new Set(charges.map((charge) => charge.invoiceId))];
+  const couponLines = groupBy(await invoicesIn(trx).couponLinesAmong(chargedBy), (line) => line.invoice_id, (line) => line);
+  const progressive = await invoicesIn(trx).progressiveAmong(chargedBy);
   // Usage windows are days of its zone: a change of the zone waits until these charges are committed.
   const settings = await getOrganisationSettings(trx, organisationId, 'keyShare');
   // An item with milestones on a contract plan is billed by its milestones there, never by a run as well.
   const byMilestones = new Set((await contractsIn(trx).milestoneItemsOf(contractPlans.map((plan) => plan.id))).map((row) => `${row.contract_plan_id} ${row.plan_item_id}`));
-  return { suspensions, entities, plans, periodVersions, ledgers, noted, cancelled, couponLines, settings, byMilestones };
+  return { suspensions, entities, plans, periodVersions, ledgers, noted, cancelled, couponLines, progressive, settings, byMilestones };
 }
 
 export type RatingContext = Awaited<ReturnType<typeof ratingContextOf>>;

@@ -18,5 +18,5 @@ export { createInvoiceService } from './invoices.service';
 export type { InvoiceService } from './invoices.service';
 
 /** What other modules may do with these rows, inside the transaction (unit of work) they pass. */
-export type InvoiceAccess = Pick<ReturnType<typeof createInvoiceRepository>, 'addCreditedDue' | 'ageing' | 'anyForContractPlan' | 'cancelledAmong' | 'countByStatus' | 'couponLinesAmong' | 'create' | 'createMany' | 'customersOf' | 'find' | 'findItem' | 'findMany' | 'findRow' | 'findTransition' | 'items' | 'itemsByIds' | 'lock' | 'markTransitionUndone' | 'recordReminder' | 'recordTransition' | 'reminderDays' | 'setCreditedToBalance' | 'setCreditsApplied' | 'setStatus' | 'takeNextNumber' | 'transitions'>;
+export type InvoiceAccess = Pick<ReturnType<typeof createInvoiceRepository>, 'addCreditedDue' | 'ageing' | 'anyForContractPlan' | 'cancelledAmong' | 'countByStatus' | 'couponLinesAmong' | 'create' | 'createMany' | 'customersOf' | 'find' | 'findItem' | 'findMany' | 'findRow' | 'findTransition' | 'items' | 'itemsByIds' | 'lock' | 'markTransitionUndone' | 'progressiveAmong' | 'recordReminder' | 'recordTransition' | 'reminderDays' | 'setCreditedToBalance' | 'setCreditsApplied' | 'setStatus' | 'takeNextNumber' | 'transitions'>;
 export const invoicesIn = (db: Knex): InvoiceAccess => createInvoiceRepository(db);

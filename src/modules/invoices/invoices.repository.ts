@@ -621,6 +621,13 @@ export function createInvoiceRepository(db: Knex) {
       return new Set(rows.map((row) => row.id));
     },
 
+    /** The invoices among `ids` that progressive billing made (`data.progressiveBilling`). */
+    async progressiveAmong(ids: readonly string[]): Promise<Set<string>> {
+      if (ids.length === 0) return new Set();
+      const rows = await db('invoices').whereRaw('id = ANY(?)', [[...ids]]).whereRaw("data -> 'progressiveBilling' IS NOT NULL").select<Array<{ id: string }>>('id');
+      return new Set(rows.map((row) => row.id));
+    },
+
     /** The coupon discount lines of the invoices among `ids`. */
     async couponLinesAmong(ids: readonly string[]): Promise<InvoiceItemRow[]> {
       if (ids.length === 0) return [];

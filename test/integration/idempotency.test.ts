@@ -65,6 +65,22 @@ describe('Idempotency-Key on state-changing requests', () => {
     expect(contactGroup.status).toBe(201);
   });
 
+  it("when one key is sent on an invoice's raise, send and mark-paid, then each step runs: a key is its route's, never another step's answer", async () => {
+    const invoice = await api.http().post('/invoices').set(auth()).send(invoiceBody(fixture.contractPlanId)).expect(201);
+    const id = invoice.body.data.id as string;
+    const raised = await api.http().post(`/invoices/${id}/raise`).set(auth()).set('Idempotency-Key', `steps-${id}`).send({}).expect(200);
+    expect(raised.body.data.status).toBe('raised');
+    const sent = await api.http().post(`/invoices/${id}/send`).set(auth()).set('Idempotency-Key', `steps-${id}`).send({}).expect(200);
+    expect([sent.headers['idempotent-replayed'], sent.body.data.status]).toEqual([undefined, 'sent']);
+    const paid = await api.http().post(`/invoices/${id}/mark-paid`).set(auth()).set('Idempotency-Key', `steps-${id}`).send({ paidDate: '2026-11-21' }).expect(200);
+    expect([paid.headers['idempotent-replayed'], paid.body.data.status]).toEqual([undefined, 'paid']);
+    expect(await api.db('payments').where({ invoice_id: id }).count({ n: '*' })).toEqual([{ n: '1' }]);
+    // The mark-paid retried with its key is its own answer again, and pays nothing twice.
+    const again = await api.http().post(`/invoices/${id}/mark-paid`).set(auth()).set('Idempotency-Key', `steps-${id}`).send({ paidDate: '2026-11-21' }).expect(200);
+    expect([again.headers['idempotent-replayed'], again.body]).toEqual(['true', paid.body]);
+    expect(await api.db('payments').where({ invoice_id: id }).count({ n: '*' })).toEqual([{ n: '1' }]);
+  });
+
   it('when an invalid key is sent, then 400 names the header', async () => {
     const res = await api.http().post('/customers').set(auth()).set('Idempotency-Key', 'x'.repeat(256)).send({ name: 'Long key', currency: 'USD' });
     expect(res.status).toBe(400);

@@ -55,10 +55,13 @@ export function createInvoiceService(deps: WorkflowServiceDeps, resolveContractP
 
   /**
    * Update-with-start: the workflow is started if an earlier start was lost, so an invoice row is never
-   * stranded without its lifecycle. The Update returns after its activities committed.
+   * stranded without its lifecycle. The Update returns after its activities committed. `idempotencyKey`
+   * (the request's) names the Update with its step: Temporal answers an Update id it has seen with that
+   * Update's outcome, so a key used on the raise and then on the mark-paid would mark nothing paid.
    */
-  async function update<Args extends unknown[]>(row: InvoiceRow, definition: UpdateDefinition<LifecycleView, Args>, args: Args, updateId?: string) {
+  async function update<Args extends unknown[]>(row: InvoiceRow, definition: UpdateDefinition<LifecycleView, Args>, args: Args, idempotencyKey?: string) {
     const startWorkflowOperation = startOperation(row, await carriedOf(row));
+    const updateId = idempotencyKey === undefined ? undefined : `${definition.name}:${idempotencyKey}`;
     await deps.temporal.bounded(() => workflows.executeUpdateWithStart(definition, { args, updateId, startWorkflowOperation }), 'update');
   }
 
@@ -105,24 +108,24 @@ export function createInvoiceService(deps: WorkflowServiceDeps, resolveContractP
       return reread(organisationId, id);
     },
 
-    async transition(organisationId: string, id: string, action: InvoiceAction, args: TransitionArgs = {}, updateId?: string): Promise<Invoice> {
+    async transition(organisationId: string, id: string, action: InvoiceAction, args: TransitionArgs = {}, idempotencyKey?: string): Promise<Invoice> {
       const row = await requireRow(organisationId, id);
       switch (action) {
         case 'raise':
-          await update(row, raiseUpdate, [], updateId);
+          await update(row, raiseUpdate, [], idempotencyKey);
           break;
         case 'send':
-          await update(row, sendUpdate, [], updateId);
+          await update(row, sendUpdate, [], idempotencyKey);
           break;
         case 'markPaid':
           if (!args.paidDate) throw AppError.validation('paidDate is required for paid', 'body.paidDate');
-          await update(row, markPaidUpdate, [{ paidDate: args.paidDate, ...(args.collectedAttemptId ? { collectedAttemptId: args.collectedAttemptId } : {}) }], updateId);
+          await update(row, markPaidUpdate, [{ paidDate: args.paidDate, ...(args.collectedAttemptId ? { collectedAttemptId: args.collectedAttemptId } : {}) }], idempotencyKey);
           break;
         case 'cancel':
-          await update(row, cancelUpdate, [{ comments: args.comments }], updateId);
+          await update(row, cancelUpdate, [{ comments: args.comments }], idempotencyKey);
           break;
         case 'undo':
-          await update(row, undoUpdate, [], updateId);
+          await update(row, undoUpdate, [], idempotencyKey);
           break;
       }
       return reread(organisationId, id);

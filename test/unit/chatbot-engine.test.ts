@@ -32,6 +32,11 @@ describe('the built-in engine', () => {
     // A day written with its month's name is that day.
     expect(periodOf('EUR to USD exchange rate on 15 October 2026', TODAY)).toEqual({ from: '2026-10-15', to: '2026-10-15' });
     expect(periodOf('rate on October 15, 2026', TODAY)).toEqual({ from: '2026-10-15', to: '2026-10-15' });
+    // Without its year, the latest such day not after today; a stray day ("today") does not override a named month.
+    expect(periodOf('EUR to USD rate on May 5', TODAY)).toEqual({ from: '2026-05-05', to: '2026-05-05' });
+    expect(periodOf('rate on 20 December', TODAY)).toEqual({ from: '2025-12-20', to: '2025-12-20' });
+    expect(periodOf('revenue in October as of today', TODAY)).toEqual({ from: '2026-10-01', to: '2026-10-31' });
+    expect(periodOf('paid invoices between 1 and 15 October', TODAY)).toEqual({ from: '2026-10-01', to: '2026-10-15' });
     expect(periodOf('how much does Acme owe', TODAY)).toBeUndefined();
     expect(periodOf('revenue in October last year', TODAY)).toEqual({ from: '2025-10-01', to: '2025-10-31' });
     expect(periodOf('revenue for March this year', TODAY)).toEqual({ from: '2026-03-01', to: '2026-03-31' });
@@ -65,6 +70,16 @@ describe('the built-in engine', () => {
     expect(mentioned('How much does Northwind Z owe?', directory.customers, true)).toEqual({ ambiguous: [directory.customers[4]] });
     expect(mentioned('How much does Northwind A owe?', directory.customers, true)).toEqual({ ambiguous: [directory.customers[4]] });
     expect(readQuestion('Acme API calls used in October 2026', directory, TODAY)).toMatchObject({ kind: 'query', name: 'usage', input: { entity: 'ent_acme' } });
+    // Words that cannot be a name's end the name: a question word, a lower-case word, a currency code, punctuation.
+    for (const question of ['Has Northwind a balance due?', 'Is Northwind a late payer?', 'Northwind, I need the balance']) {
+      expect(mentioned(question, directory.customers, true)).toEqual({ found: directory.customers[4] });
+    }
+    for (const question of ['Acme credit balance', 'Acme EUR balance']) expect(mentioned(question, directory.customers, true)).toEqual({ found: directory.customers[0] });
+    expect(mentioned('Northwind GmbH balance', directory.customers, true)).toEqual({ ambiguous: [directory.customers[4]] });
+    // One customer's revenue is never answered with the organisation's, whether the name is sure or not.
+    for (const question of ['Acme Q3 revenue', 'Acme YTD revenue', 'Show Acme 2026 revenue', 'Acme Europe revenue this year']) {
+      expect(readQuestion(question, directory, TODAY)).toMatchObject({ kind: 'help', missing: expect.stringContaining('revenue of one customer') });
+    }
     // Its own words, started or with a typo, still name it.
     expect(mentioned('How much does Acme Corp owe?', directory.customers, true)).toEqual({ found: directory.customers[0] });
     expect(mentioned('How much does Acme Corporatoin owe?', directory.customers, true)).toEqual({ found: directory.customers[0] });

@@ -92,6 +92,15 @@ export function periodOf(text: string, today: string): Period | undefined {
     const startYear = range[2] ? Number(range[2]) : first <= last ? endYear : endYear - 1;
     return { from: monthSpan(startYear, first).from, to: monthSpan(endYear, last).to };
   }
+  // "between 1 and 15 October (2026)": days of one month.
+  const days = new RegExp(`\\bbetween\\s+(\\d{1,2})(?:st|nd|rd|th)?\\s+and\\s+(\\d{1,2})(?:st|nd|rd|th)?\\s+${MONTH_NAME}\\b(?:\\s+(\\d{4})\\b)?`).exec(lower);
+  if (days) {
+    const month0 = MONTHS.indexOf(days[3]!.slice(0, 3));
+    const inYear = days[4] ? Number(days[4]) : month0 <= month ? year : year - 1;
+    const last = utc(inYear, month0 + 1, 0).getUTCDate();
+    if (Number(days[1]) < 1 || Number(days[2]) > last) throw new RangeError(`no calendar holds ${days[0]}`);
+    return { from: iso(utc(inYear, month0, Number(days[1]))), to: iso(utc(inYear, month0, Number(days[2]))) };
+  }
   const quarterOf = /\bq([1-4])(?:\s+(\d{4}))?\b/.exec(lower);
   if (quarterOf) {
     const start = (Number(quarterOf[1]) - 1) * 3;
@@ -112,8 +121,14 @@ export function periodOf(text: string, today: string): Period | undefined {
   const dates = chrono.parse(text, now, { forwardDate: false }).filter((result) => result.start.isCertain('day'));
   if (dates.length >= 2) return { from: iso(dates[0]!.start.date()), to: iso(dates[1]!.start.date()) };
   if (dates.length === 1 && dates[0]!.end) return { from: iso(dates[0]!.start.date()), to: iso(dates[0]!.end.date()) };
-  // A day written with its month's name ("15 October 2026") is that day, not its month.
-  if (dates.length === 1) return { from: iso(dates[0]!.start.date()), to: iso(dates[0]!.start.date()) };
+  // A day written with its month's name ("15 October 2026") is that day, not its month; without its year,
+  // the latest such day not after today, as a month's name without its year is.
+  const day = dates.length === 1 && (!named || MONTH_WORD.test(dates[0]!.text.toLowerCase())) ? dates[0]! : undefined;
+  if (day) {
+    const date = day.start.date();
+    if (!day.start.isCertain('year') && iso(date) > today) date.setUTCFullYear(date.getUTCFullYear() - 1);
+    return { from: iso(date), to: iso(date) };
+  }
   if (named) {
     const month0 = monthOf(named);
     // A month without its year is the latest one not after today.
@@ -192,8 +207,9 @@ export function readQuestion(text: string, directory: Directory, today: string):
     return { kind: 'query', name: 'top_customers', input: { ...span, top: Math.min(Math.max(top, 1), 100) } };
   }
   if (has(text, /\b(revenue|income|earned|earnings|turnover|sales)\b/)) {
-    // Revenue is the organisation's: one customer's is not a question the engine answers.
-    if ('found' in customer()) return { kind: 'help', missing: 'revenue of one customer (ask for the top customers instead)' };
+    // Revenue is the organisation's: one customer's is not a question the engine answers, nor is it
+    // answered with the whole organisation's when the customer named is not sure.
+    if (!('none' in customer())) return { kind: 'help', missing: 'revenue of one customer (ask for the top customers instead)' };
     return { kind: 'query', name: 'revenue', input: { ...(period ?? periodOf('this month', today)!) } };
   }
   if (has(text, /\bpayments?\b|\bpaid us\b|\bdid .+ pay\b/) && has(text, /\b(last|latest|most recent|recent|when)\b/)) return forCustomer('last_payment');

@@ -3,6 +3,7 @@
  * text names them in full, or fuzzily (Fuse.js). The built-in engine and the chatbot's queries both read them.
  */
 import Fuse from 'fuse.js';
+import { isCurrency } from '../../domain/currencies';
 
 export interface Named {
   id: string;
@@ -31,7 +32,7 @@ const STOP = new Set(
     'the a an of for to in on at did does do is are was were be what how much many when which who whom whose last this next month year quarter week day today ' +
     'owe owes owed use used usage consumed consumption invoice invoices payment payments paid pay contract contracts plan plans s and or our we me my show us has have with by from since between until ' +
     'outstanding balance amount amounts due overdue past late unpaid receivable revenue income earned earnings turnover sales top biggest largest best customer customers total ' +
-    'status renew renewal upcoming recent latest most tell give list all any there their its it status rate rates exchange run runs result draft raised sent cancelled canceled'
+    'status renew renewal upcoming recent latest most tell give list all any there their its it status rate rates exchange run runs result draft raised sent cancelled canceled ytd'
   ).split(' '),
 );
 /** A fuzzy match this good (Fuse.js score, 0 exact) is taken; a weaker one is only offered as a candidate. */
@@ -91,21 +92,32 @@ export function mentioned<T extends Named>(
   const best = Math.min(...[...scores.values()].map((hit) => hit.score));
   const close = [...scores].filter(([, hit]) => hit.score <= best + 0.1).map(([item]) => item);
   if (close.length !== 1 || best > SURE || !complete) return { ambiguous: close };
-  // The name the question writes is every word around the match up to a question word (a lone letter, but
-  // a possessive's "s", is part of a name): each must be a word of the item's name, or its start, give or
-  // take a typo, unless it is a word of another kind of name (`otherWords`: a meter's, a contract's).
-  // "Acme" names "Acme Corporation"; "Globex Zeta Industries" or "Globex A" do not name "Globex B",
-  // although "Globex" alone would.
+  // The name the question writes is the match and the words around it that can be a name's: not across
+  // punctuation, a question word, a number, a quarter or a currency code, nor a word written in lower case
+  // that is not of this name ("Acme credit balance"); a capital letter alone is ("Globex A"). Each must be a
+  // word of the item's name, or its start, give or take a typo, unless it is a word of another kind of name
+  // (`otherWords`: a meter's, a contract's). "Acme" names "Acme Corporation"; "Globex Zeta Industries" or
+  // "Globex A" do not name "Globex B", although "Globex" alone would.
   const { run } = scores.get(close[0]!)!;
-  const bounds = (word: string) => STOP.has(word) && (word.length > 1 || word === 's');
+  const nameWords = names(close[0]!).flatMap((name) => name.trim().split(' '));
+  const ofName = (word: string) => nameWords.some((nameWord) => nameWord.startsWith(word) || withinTypos(word, nameWord));
+  const tokens = [...text.matchAll(/[\p{L}\p{N}]+/gu)].slice(0, MAX_WORDS);
+  const aligned = tokens.length === words.length && tokens.every((token, i) => token[0].toLowerCase() === words[i]);
+  const written = (i: number) => (aligned ? tokens[i]![0] : words[i]!);
+  const punctuationBefore = (i: number) => aligned && i > 0 && /[,.;:!?()]/.test(text.slice(tokens[i - 1]!.index! + tokens[i - 1]![0].length, tokens[i]!.index));
+  const canName = (i: number) => {
+    const word = words[i]!;
+    const original = written(i);
+    const capitalLetter = word.length === 1 && original !== word;
+    if (STOP.has(word) && !capitalLetter) return false;
+    if (/^\p{N}+$/u.test(word) || /^q[1-4]$/.test(word) || (/^[A-Z]{3}$/.test(original) && isCurrency(original))) return false;
+    return !aligned || original[0] !== original[0]!.toLowerCase() || ofName(word);
+  };
   let start = run.start;
   let end = run.start + run.size;
-  while (start > 0 && !bounds(words[start - 1]!)) start -= 1;
-  while (end < words.length && !bounds(words[end]!)) end += 1;
-  const nameWords = names(close[0]!).flatMap((name) => name.trim().split(' '));
-  const fits = words
-    .slice(start, end)
-    .every((word) => otherWords.has(word) || nameWords.some((nameWord) => nameWord.startsWith(word) || withinTypos(word, nameWord)));
+  while (start > 0 && !punctuationBefore(start) && canName(start - 1)) start -= 1;
+  while (end < words.length && !punctuationBefore(end) && canName(end)) end += 1;
+  const fits = words.slice(start, end).every((word) => otherWords.has(word) || ofName(word));
   return fits ? { found: close[0]! } : { ambiguous: close };
 }
 

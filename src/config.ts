@@ -18,6 +18,8 @@ const configSchema = z.object({
   DATABASE_URL: z.string().url().optional(),
   EMBEDDED_POSTGRES_PORT: z.coerce.number().int().min(1).max(65535).default(5488),
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
+  /** The API's longest wait on one statement: a Postgres that stops answering on an open connection is then a 503, never a hung request. */
+  API_DATABASE_QUERY_TIMEOUT_MS: z.coerce.number().int().min(1000).max(3_600_000).default(30_000),
   DATABASE_PREPARED_STATEMENTS: booleanFromEnv.default(true),
   TEMPORAL_ADDRESS: z.string().optional(),
   TEMPORAL_NAMESPACE: z.string().default('default'),

@@ -22,8 +22,11 @@ export function deterministicDatabaseError(error: unknown): AppError | undefined
   return undefined;
 }
 
-/** Node socket errors and SQLSTATEs that mean Postgres is not reachable or not serving right now. */
-const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN', '57P01', '57P02', '57P03']);
+/**
+ * Node socket errors and SQLSTATEs that mean Postgres is not reachable or not serving right now; 57014, a
+ * statement cancelled (the API's statement timeout), is a Postgres too slow to answer in time.
+ */
+const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN', '57014', '57P01', '57P02', '57P03']);
 
 /**
  * Whether an error says Postgres is down, restarting or out of reach (as opposed to refusing a
@@ -34,5 +37,7 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   const { code, name, message } = (error ?? {}) as { code?: unknown; name?: unknown; message?: unknown };
   if (typeof code === 'string' && (UNREACHABLE_CODES.has(code) || /^08[0-9A-Z]{3}$/.test(code))) return true;
   if (name === 'KnexTimeoutError') return true;
-  return typeof message === 'string' && /Connection terminated|connection timeout|Client has encountered a connection error/i.test(message);
+  // pg's own words: a connection not made within connectionTimeoutMillis ("timeout expired"), a statement
+  // not answered within query_timeout ("Query read timeout").
+  return typeof message === 'string' && /Connection terminated|connection timeout|timeout expired|Query read timeout|Client has encountered a connection error/i.test(message);
 }

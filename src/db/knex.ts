@@ -63,14 +63,46 @@ function withoutJit(connection: pg.Client, done: (error: Error | null, connectio
   connection.query('SET jit = off', (error: Error | null) => done(error, connection));
 }
 
-export function createDb(connectionString: string, poolMax = 10, logger?: KnexLogger, options: { preparedStatements?: boolean } = {}): Knex {
+/**
+ * `queryTimeoutMs`: the longest wait on one statement's answer (the API's), so that a Postgres that stops
+ * answering on a connection already open (a frozen server, a network that drops packets) fails the request
+ * with a 503 instead of holding it; workers leave it unset, as their longest statements (a backfill's
+ * slice, a migration) take what they take.
+ */
+/**
+ * A connection of the API: without JIT, its statements cancelled by Postgres past `ms`, and dropped from
+ * the pool when one got no answer at all within the client's timeout (its server may still be running it,
+ * or be gone): the next request gets a fresh connection rather than queue behind it.
+ */
+function withStatementTimeout(ms: number) {
+  return (connection: pg.Client, done: (error: Error | null, connection: pg.Client) => void): void => {
+    const query = connection.query.bind(connection) as (...args: unknown[]) => unknown;
+    (connection as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+      const callback = args.at(-1);
+      if (typeof callback !== 'function') return query(...args);
+      return query(...args.slice(0, -1), (error: Error | null, result: unknown) => {
+        if (error?.message === 'Query read timeout') (connection as unknown as { __knex__disposed?: Error }).__knex__disposed = error;
+        (callback as (error: Error | null, result: unknown) => void)(error, result);
+      });
+    };
+    withoutJit(connection, (error) => {
+      if (error) return done(error, connection);
+      connection.query(`SET statement_timeout = ${Math.trunc(ms)}`, (failed: Error | null) => done(failed, connection));
+    });
+  };
+}
+
+export function createDb(connectionString: string, poolMax = 10, logger?: KnexLogger, options: { preparedStatements?: boolean; queryTimeoutMs?: number } = {}): Knex {
+  const timeout = options.queryTimeoutMs;
   const db = knex({
     ...(logger ? { log: knexLog(logger) } : {}),
     client: 'pg',
-    // Bounded waits: a Postgres that is down fails a request in seconds (a 503), never hangs it.
-    connection: { connectionString, connectionTimeoutMillis: 3_000 },
+    // Bounded waits: a Postgres that is down fails a request in seconds (a 503), never hangs it; TCP
+    // keepalives find a peer that vanished. With a query timeout, Postgres cancels a statement that runs
+    // past it (the connection stays good), and the client gives up 2 s later on one that gets no answer.
+    connection: { connectionString, connectionTimeoutMillis: 3_000, keepAlive: true, ...(timeout ? { query_timeout: timeout + 2_000 } : {}) },
     acquireConnectionTimeout: 5_000,
-    pool: { min: 0, max: poolMax, afterCreate: withoutJit },
+    pool: { min: 0, max: poolMax, afterCreate: timeout ? withStatementTimeout(timeout) : withoutJit },
     migrations: { migrationSource: new MigrationFiles(), tableName: 'knex_migrations' },
   });
   if (options.preparedStatements === false) (db.client.config as Record<symbol, boolean>)[NO_PREPARED_STATEMENTS] = true;

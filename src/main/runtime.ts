@@ -30,7 +30,7 @@ export interface StartedApi {
  * is 0; resolves once both listen.
  */
 export async function startApi(config: Config, endpoints: Endpoints, logger: Logger, options: { metricsPort: number }): Promise<StartedApi> {
-  const db = createDb(endpoints.databaseUrl, config.DATABASE_POOL_MAX, logger, { preparedStatements: config.DATABASE_PREPARED_STATEMENTS });
+  const db = createDb(endpoints.databaseUrl, config.DATABASE_POOL_MAX, logger, { preparedStatements: config.DATABASE_PREPARED_STATEMENTS, queryTimeoutMs: config.API_DATABASE_QUERY_TIMEOUT_MS });
   const temporal = await connectTemporal(config, endpoints.temporalAddress);
   const accessTokens = createAccessTokens(requireSetting(config, 'JWT_SECRET'), config.ACCESS_TOKEN_TTL_SECONDS);
   const services = createApiServices({ ...serviceDepsFrom(config, db), temporal, accessTokens });

@@ -26,6 +26,9 @@ import { connectionOptions, connectTemporal } from './client';
 import { ensureSearchAttributes } from './search-attributes';
 import { distinctQueues, taskQueuesOf } from './task-queues';
 
+/** How long past its grace a stopping worker waits before it stops whatever still runs. */
+const WORKER_FORCE_AFTER_GRACE_SECONDS = 15;
+
 export const WORKFLOWS_PATH = require.resolve('../../workflows');
 
 /** Written by `npm run build` (scripts/build.ts) as dist/workflow-bundle.js, beside the compiled code. */
@@ -104,7 +107,11 @@ export async function createWorker(
         activities,
         maxConcurrentActivityTaskExecutions: deps.config.WORKER_MAX_CONCURRENT_ACTIVITIES,
         // Let running activities finish on shutdown; what does not finish in time is retried elsewhere.
+        // Past the grace and 15 s more, the worker stops anyway: a local activity still retrying (an invoice
+        // step that keeps failing) would otherwise hold a draining worker, and its metrics port, for as long
+        // as its retries last.
         shutdownGraceTime: `${deps.config.WORKER_SHUTDOWN_GRACE_SECONDS}s`,
+        shutdownForceTime: `${deps.config.WORKER_SHUTDOWN_GRACE_SECONDS + WORKER_FORCE_AFTER_GRACE_SECONDS}s`,
         ...overrides,
       }),
     );

@@ -1,3 +1,4 @@
+import { isDatabaseUnavailable } from '../../src/db/errors';
 import { createDb } from '../../src/db/knex';
 
 /**
@@ -18,4 +19,47 @@ it('when a pool opens connections, then each runs without JIT compilation, so th
     expect(beside.rows[0]?.pid).not.toBe(heldPid.rows[0]?.pid);
     expect([held.rows[0]?.jit, beside.rows[0]?.jit]).toEqual(['off', 'off']);
   });
+});
+
+it("when a statement runs past the API's query timeout, then Postgres cancels it, as Postgres unavailable (a 503), and the connection serves the next statement", async () => {
+  const api = createDb(process.env.DATABASE_URL!, 1, undefined, { queryTimeoutMs: 1_000 });
+  try {
+    const started = Date.now();
+    const failure = await api.raw('SELECT pg_sleep(5)').then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect({ code: (failure as { code?: string }).code, unavailable: isDatabaseUnavailable(failure), withinTwoSeconds: Date.now() - started < 2_000 }).toEqual({ code: '57014', unavailable: true, withinTwoSeconds: true });
+    expect((await api.raw<{ rows: Array<{ one: number }> }>('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+  } finally {
+    await api.destroy();
+  }
+});
+
+it('when a statement gets no answer at all within the client\'s timeout (a frozen Postgres), then it fails as Postgres unavailable and its connection leaves the pool: the next statement gets a fresh one', async () => {
+  const api = createDb(process.env.DATABASE_URL!, 1, undefined, { queryTimeoutMs: 1_000 });
+  try {
+    const first = (await api.raw<{ rows: Array<{ pid: number }> }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+    // The server's own timeout lifted for this statement, as a frozen server would never apply it.
+    const failure = await api
+      .transaction(async (trx) => {
+        await trx.raw('SET LOCAL statement_timeout = 0');
+        await trx.raw('SELECT pg_sleep(6)');
+      })
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+    expect({ message: (failure as Error).message, unavailable: isDatabaseUnavailable(failure) }).toEqual({ message: expect.stringContaining('Query read timeout'), unavailable: true });
+    const next = (await api.raw<{ rows: Array<{ pid: number }> }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+    expect(next).not.toBe(first);
+  } finally {
+    await api.destroy();
+  }
+});
+
+it("when a connection cannot be made within the connection timeout, then pg's own words for it are Postgres unavailable", () => {
+  expect(isDatabaseUnavailable(new Error('timeout expired'))).toBe(true);
+  expect(isDatabaseUnavailable(new Error('Query read timeout'))).toBe(true);
+  expect(isDatabaseUnavailable(new Error('relation "x" does not exist'))).toBe(false);
 });

@@ -209,6 +209,16 @@ describe('payments and credits', () => {
       const res = await refused;
       expect([res.status, res.body.errors[0].message]).toEqual([409, expect.stringContaining(`marking invoice ${invoice.id} paid`)]);
     }
+    // The transfer of 500.00 paid it too: deleted or lowered, it would leave the invoice paid and short.
+    const transfer = payments.find((payment) => payment.method === 'bank_transfer')!;
+    for (const refused of [api.http().put(`/payments/${transfer.id}`).set(system()).send({ amount: '400.00' }), api.http().delete(`/payments/${transfer.id}`).set(system())]) {
+      const res = await refused;
+      expect([res.status, res.body.errors[0].message]).toEqual([409, expect.stringContaining(`invoice ${invoice.id} is paid`)]);
+    }
+    await api.http().put(`/payments/${transfer.id}`).set(system()).send({ reference: 'BACS-1b' }).expect(200);
+    // Once the mark-paid is undone, the invoice owes again and the transfer may go.
+    await api.http().post(`/fsm/invoice/${invoice.id}/undo`).set(system()).send({}).expect(200);
+    await api.http().delete(`/payments/${transfer.id}`).set(system()).expect(200);
   });
 
   it('when an invoice is paid and then credited with a refund, then the payment, the credit note and the refund are listed and nothing is due', async () => {

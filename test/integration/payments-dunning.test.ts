@@ -130,7 +130,7 @@ describe('the collection\'s steps, over Postgres and the fake', () => {
 
     expect(await collection.charge({ organisationId: tenant.organisationId, attemptId })).toBe('failed');
     const [attempt] = (await api.http().get(`/invoices/${invoiceId}/payment-attempts`).set(bearer(tenant.systemToken)).expect(200)).body.data.items;
-    expect(attempt).toMatchObject({ status: 'failed', failure: { code: 'invoice_not_owed' }, providerPaymentId: null });
+    expect(attempt).toMatchObject({ status: 'failed', failure: { code: 'invoice_not_owed', message: 'the invoice is paid and owes nothing: the attempt was not charged' }, providerPaymentId: null });
     const intents = await stripe.paymentIntents.list({ limit: 100 });
     expect(intents.data.filter((intent) => intent.metadata?.invoice_id === invoiceId)).toEqual([]);
     expect(await collection.nextStep({ organisationId: tenant.organisationId, invoiceId })).toEqual({ next: 'done', reason: 'the invoice is paid' });

@@ -230,7 +230,10 @@ export function createCollectionService(deps: GatewayDeps) {
         const payment = await db.transaction(async (trx): Promise<{ closed: string } | { recorded: AttemptRow | undefined }> => {
           const invoice = await invoicesIn(trx).lock(attempt.organisation_id, attempt.invoice_id);
           const due = invoice ? await stillOwed(trx, invoice) : null;
-          if (!invoice || invoice.status === 'paid' || due === null || new Decimal(due).lessThan(attempt.amount)) return { closed: `the invoice is ${invoice?.status ?? 'gone'} and owes ${due ?? 'nothing'}: the attempt was not charged` };
+          if (!invoice || invoice.status === 'paid' || due === null || new Decimal(due).lessThan(attempt.amount)) {
+            const owes = invoice?.status === 'paid' || due === null || !new Decimal(due).greaterThan(0) ? 'nothing' : formatAmount(due, attempt.currency);
+            return { closed: `the invoice is ${invoice?.status ?? 'gone'} and owes ${owes}: the attempt was not charged` };
+          }
           const charged = await provider.charge({
             providerCustomerId: link.provider_customer_id,
             amountMinor: toMinorUnits(attempt.amount, attempt.currency),

@@ -81,6 +81,17 @@ function assertNotMarkedPaid(row: PaymentRow, change: { amount?: unknown; paidAt
   throw AppError.conflict(`this payment was recorded by marking invoice ${row.invoice_id} paid; undo that step instead (POST /fsm/invoice/${row.invoice_id}/undo)`);
 }
 
+/**
+ * A payment on a paid invoice is what paid it: deleted or lowered, it would leave the invoice paid and short
+ * (409). The invoice's row lock holds its status until the change commits.
+ */
+async function assertInvoiceNotPaid(trx: Knex, organisationId: string, invoiceId: string, what: 'deleted' | 'lowered'): Promise<void> {
+  const invoice = await invoicesIn(trx).lock(organisationId, invoiceId);
+  if (invoice?.status === 'paid') {
+    throw AppError.conflict(`invoice ${invoiceId} is paid, and this payment is part of what paid it: it cannot be ${what} unless the invoice's mark-paid is undone first (POST /fsm/invoice/${invoiceId}/undo)`);
+  }
+}
+
 /** More decimals than the currency carries is a mistake to report, not a rounding to hide. */
 function assertFitsCurrency(amount: string, currency: string): void {
   if (!hasAtMostMinorUnits(amount, currency)) {
@@ -196,6 +207,10 @@ export function createPaymentService(db: Knex) {
       assertNotMarkedPaid(current, input);
       if (input.amount !== undefined) assertFitsCurrency(input.amount, current.currency);
       const row = await db.transaction(async (trx) => {
+        // A paid invoice keeps what paid it: a smaller amount would leave it paid and short.
+        if (input.amount !== undefined && current.invoice_id !== null && new Decimal(input.amount).lt(current.amount)) {
+          await assertInvoiceNotPaid(trx, organisationId, current.invoice_id, 'lowered');
+        }
         // A larger amount may not take the payment past what its invoice still owes, as a new payment may not.
         if (input.amount !== undefined && current.invoice_id !== null && new Decimal(input.amount).gt(current.amount)) {
           const invoice = orNotFound(await invoicesIn(trx).lock(organisationId, current.invoice_id), 'Invoice');
@@ -223,7 +238,10 @@ export function createPaymentService(db: Knex) {
       assertNotRefund(current);
       await assertNotCollected(db, current);
       assertNotMarkedPaid(current, 'delete');
-      if (!(await payments.softDelete(organisationId, id))) throw AppError.notFound('Payment');
+      await db.transaction(async (trx) => {
+        if (current.invoice_id !== null) await assertInvoiceNotPaid(trx, organisationId, current.invoice_id, 'deleted');
+        if (!(await createPaymentRepository(trx).softDelete(organisationId, id))) throw AppError.notFound('Payment');
+      });
     },
   };
 }

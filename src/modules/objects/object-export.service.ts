@@ -14,10 +14,13 @@ const PAGE_ROWS = 5000;
  */
 export type ExportCheckpoint = ExportProgress & { upload?: UploadCheckpoint };
 
-/** RFC 4180 quoting, and a leading quote on cells a spreadsheet would run as a formula. */
+/**
+ * RFC 4180 quoting, and a leading quote on cells a spreadsheet would run as a formula. A plain number (a
+ * refund's `-30.00`) is no formula and stays a number, so that a column of amounts adds up.
+ */
 export function csvCell(value: unknown): string {
   let text = value === null || value === undefined ? '' : typeof value === 'object' ? JSON.stringify(value) : String(value);
-  if (/^[=+\-@\t\r]/.test(text)) text = `'${text}`;
+  if (/^[=+\-@\t\r]/.test(text) && !/^-\d+(\.\d+)?$/.test(text)) text = `'${text}`;
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 

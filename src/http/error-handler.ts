@@ -92,7 +92,7 @@ const BODY_PARSER_ERRORS: Record<string, (error: { body?: unknown }) => AppError
   // A charset the JSON parser does not read (`charset=latin1`) is a Content-Type the route does not take.
   'charset.unsupported': () =>
     new AppError('unsupported_media_type', 'Unsupported media type', [
-      { code: ERROR_CODES.unsupported_media_type, path: 'headers.content-type', message: 'A JSON body is read as UTF-8: send charset=utf-8 or none' },
+      { code: ERROR_CODES.unsupported_media_type, path: 'headers.content-type', message: 'A JSON body is read as UTF-8 or UTF-16: send charset=utf-8, or none' },
     ]),
   'encoding.unsupported': () =>
     new AppError('unsupported_media_type', 'Unsupported encoding', [

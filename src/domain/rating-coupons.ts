@@ -20,8 +20,12 @@ export interface ContractCoupon {
   discounted?: ReadonlyArray<{ planItemId: string | null; fromDate: string; toDate: string }>;
 }
 
-/** A plan item's billing period as `billedPeriods` names it. */
-export const billedPeriodKey = (planItemId: string | null | undefined, period: { from: string; to: string }) => `${planItemId ?? ''} ${period.from} ${period.to}`;
+/**
+ * A plan item's billing period on a contract plan, as `billedPeriods` names it: a plan changed to the same
+ * plan is a new contract plan, whose periods are its own.
+ */
+export const billedPeriodKey = (contractPlanId: string | undefined, planItemId: string | null | undefined, period: { from: string; to: string }) =>
+  `${contractPlanId ?? ''} ${planItemId ?? ''} ${period.from} ${period.to}`;
 
 /** A priced line as coupons see it. */
 export interface DiscountableLine {
@@ -34,6 +38,8 @@ export interface DiscountableLine {
 
 /** A document's priced lines, each with the charges it made (the first `charges.length` lines). */
 export interface DiscountableInvoice {
+  /** The contract plan it bills: where its periods were billed before. */
+  contractPlanId?: string;
   currency: string;
   items: readonly DiscountableLine[];
   charges: ReadonlyArray<readonly Charge[]>;
@@ -73,7 +79,8 @@ function periodsLeft(coupon: Coupon, periodsUsed: number): number {
  * A line of a period an earlier document already billed for its plan item (`billedPeriods`: late usage, a
  * give-back, a suspension's days) is a correction, never a period still to serve: it carries the discount
  * its period carried. A percentage coupon that served that period discounts it as it discounted the
- * period (so a give-back there lowers what it takes off); any other coupon leaves it alone.
+ * period (so a give-back there lowers what it takes off); any other coupon leaves it alone, as every coupon
+ * leaves a usage correction that states no units (it settles amounts already net of the discount).
  * Answers the discount lines and how many periods each contract coupon served.
  */
 export function couponDiscounts(
@@ -99,12 +106,17 @@ export function couponDiscounts(
       // A line split off by presentation values carries no charges: the part before it, of its plan item,
       // carries the entry's, and the split line is of that period. A line with no charges and no such part
       // before it is of no period the coupon serves.
-      const lines: Array<{ line: DiscountableLine; period: { from: string; to: string }; firstDay: string; correction: boolean }> = [];
+      const lines: Array<{ line: DiscountableLine; period: { from: string; to: string }; firstDay: string; correction: boolean; settlesAmounts: boolean }> = [];
       invoice.charges.forEach((charges, index) => {
         const line = invoice.items[index]!;
         if (charges.length > 0) {
           const period = charges[0]!.period;
-          lines.push({ line, period, firstDay: earliest(charges.map((charge) => charge.from)), correction: billedPeriods.has(billedPeriodKey(line.planItemId, period)) });
+          const correction = billedPeriods.has(billedPeriodKey(invoice.contractPlanId, line.planItemId, period));
+          // A usage correction that states no units settles amounts: what its window still held, net of the
+          // discount it had (`cappedGiveBack`), or what it rates beyond what its charges add up to. It is
+          // already net of the period's discount, and no coupon discounts it again.
+          const settlesAmounts = correction && charges.every((charge) => charge.kind === 'usage' && charge.quantity === null);
+          lines.push({ line, period, firstDay: earliest(charges.map((charge) => charge.from)), correction, settlesAmounts });
           return;
         }
         const part = lines.at(-1);
@@ -122,11 +134,14 @@ export function couponDiscounts(
       const periodsOf = new Map<string | null | undefined, string[]>();
       for (const [item, ofItem] of firstDays) periodsOf.set(item, [...ofItem].sort(([a, aDay], [b, bDay]) => (aDay === bDay ? (a < b ? -1 : 1) : aDay < bDay ? -1 : 1)).map(([period]) => period));
       for (const itemPeriods of periodsOf.values()) periods = Math.max(periods, Math.min(itemPeriods.length, left));
-      return lines.filter(({ line, period, correction }) => (correction ? servedEarlier(line.planItemId, period) : periodsOf.get(line.planItemId)!.indexOf(`${period.from} ${period.to}`) < left));
+      return lines.filter(({ line, period, correction, settlesAmounts }) =>
+        correction ? !settlesAmounts && servedEarlier(line.planItemId, period) : periodsOf.get(line.planItemId)!.indexOf(`${period.from} ${period.to}`) < left,
+      );
     });
     const madeBefore = made.length;
-    // The periods served count only when the coupon took something off a plan item billed for one of them:
-    // a month of no usage (a 0.00 line) leaves a `once` coupon for the next one.
+    // The periods served count only when the coupon took something off a plan item that one of them
+    // charges: a month of no usage (a 0.00 line) leaves a `once` coupon for the next one, even beside a
+    // correction the coupon discounts.
     let tookOffAPeriod = false;
     let amountLeft = coupon.amountOff === null ? undefined : toDecimal(coupon.amountOff).times(periods).toFixed();
     invoices.forEach((invoice, invoiceIndex) => {
@@ -140,7 +155,8 @@ export function couponDiscounts(
         const amount = Decimal.min(toDecimal(discount.amount), Decimal.max(0, gross.get(discount.planItemId)!.minus(before)));
         if (amount.lessThanOrEqualTo(0)) return [];
         taken[invoiceIndex]!.set(discount.planItemId, before.plus(amount));
-        if (entries.some(({ line, correction }) => !correction && (line.planItemId ?? null) === discount.planItemId)) tookOffAPeriod = true;
+        const charging = (line: DiscountableLine) => roundToMinor(toDecimal(line.quantity).times(line.price), invoice.currency).greaterThan(0);
+        if (entries.some(({ line, correction }) => !correction && (line.planItemId ?? null) === discount.planItemId && charging(line))) tookOffAPeriod = true;
         return [{ planItemId: discount.planItemId, amount: formatAmount(amount, invoice.currency) }];
       });
       const what = coupon.percentOff !== null ? `${toDecimal(coupon.percentOff).toFixed()} % off` : `${formatAmount(coupon.amountOff!, invoice.currency)} ${invoice.currency} off`;

@@ -724,11 +724,17 @@ function checkCoupons(model: Model, invoices: readonly Invoice[], earlier: reado
   const pricedOf = (invoice: Invoice) =>
     invoice.items.filter(isPriced).map((line) => {
       // A period is its first and last day: a quarter and a year may start on the same day.
-      const charge = chargesOfLine(model, invoice.id, line, charges)[0];
+      const ofLine = chargesOfLine(model, invoice.id, line, charges);
+      const charge = ofLine[0];
       const correction =
         charge !== undefined &&
-        charges.some((other) => !fresh.has(other.invoiceId) && other.planItemId === charge.planItemId && other.periodFrom === charge.periodFrom && other.periodTo === charge.periodTo);
-      return { line, period: charge ? `${charge.periodFrom} ${charge.periodTo}` : '', charge, correction, amount: lineMinor(line.quantity, line.price, model.minor) };
+        charges.some(
+          (other) =>
+            !fresh.has(other.invoiceId) && other.contractPlanId === charge.contractPlanId && other.planItemId === charge.planItemId && other.periodFrom === charge.periodFrom && other.periodTo === charge.periodTo,
+        );
+      // A usage correction stating no units settles amounts already net of the discount: no coupon discounts it.
+      const settlesAmounts = correction && ofLine.every((one) => one.kind === 'usage' && one.quantity === null);
+      return { line, period: charge ? `${charge.periodFrom} ${charge.periodTo}` : '', charge, correction, settlesAmounts, amount: lineMinor(line.quantity, line.price, model.minor) };
     });
   // What the coupons applied before took off each plan item of each invoice.
   const takenBefore = new Map<string, bigint>();
@@ -758,7 +764,7 @@ function checkCoupons(model: Model, invoices: readonly Invoice[], earlier: reado
         served = Math.max(served, Math.min(periods.length, left));
         eligible.set(
           planItemId,
-          entries.filter((entry) => (entry.correction ? servedEarlier(entry) : periods.indexOf(entry.period) < left)),
+          entries.filter((entry) => (entry.correction ? !entry.settlesAmounts && servedEarlier(entry) : periods.indexOf(entry.period) < left)),
         );
       }
       return eligible;
@@ -787,7 +793,7 @@ function checkCoupons(model: Model, invoices: readonly Invoice[], earlier: reado
         if (coupon.percentOff !== null) expected = cap(roundedMinor(new DecimalJs(base.toString()).times(coupon.percentOff).dividedBy(100).dividedBy(scale(model.minor)), model.minor));
         else expected = [cap((taken * base) / whole), cap((taken * base + whole - 1n) / whole)];
         takenBefore.set(key, (takenBefore.get(key) ?? 0n) + discount);
-        if (discount > 0n && entries.some((entry) => !entry.correction)) tookAny = true;
+        if (discount > 0n && entries.some((entry) => !entry.correction && entry.amount > 0n)) tookAny = true;
         const fine = typeof expected === 'bigint' ? discount === expected : discount >= expected[0] && discount <= expected[1];
         if (!fine) problems.push(`${at}: takes ${fromMinor(discount, model.minor)} off ${planItemId} (lines ${fromMinor(base, model.minor)}), not ${typeof expected === 'bigint' ? fromMinor(expected, model.minor) : expected.map((value) => fromMinor(value, model.minor)).join(' to ')}`);
         if (line.length > 1) problems.push(`${at}: ${line.length} discount lines for ${planItemId}`);

@@ -56,6 +56,24 @@ describe('taxes by version', () => {
     expect(priced.total.toFixed(2)).toBe('170.00');
   });
 
+  it('when a coupon line starts on a day of the old rate but only days of the new rate charge, then it lowers the new rate alone; a give-back in its days lowers the base it is shared by', () => {
+    const taxes = [vat('10', null), vat('20', '2026-09-01')];
+    const line = (price: string, from: string, to: string) => ({ quantity: '1', price, plan_item_id: 'bpi_fee', from_date: from, to_date: to });
+    const coupon = (price: string) => ({ ...line(price, '2026-08-01', '2026-09-30'), coupon_id: 'cpn' });
+    const nothingInAugust = priceInvoice([line('0', '2026-08-01', '2026-08-31'), line('100', '2026-09-01', '2026-09-30'), coupon('-50')], taxes, 'EUR', '2026-09-01');
+    expect(nothingInAugust.taxes.map((tax) => [tax.rate, tax.amount.toFixed(2)])).toEqual([
+      ['10', '0.00'],
+      ['20', '10.00'],
+    ]);
+    // August gives back 40.00 (10 %), September charges 100.00 (20 %), and 50 % comes off the 60.00 they add up to.
+    const giveBack = priceInvoice([line('-40', '2026-08-01', '2026-08-31'), line('100', '2026-09-01', '2026-09-30'), coupon('-30')], taxes, 'EUR', '2026-09-01');
+    expect(giveBack.taxes.map((tax) => [tax.rate, tax.amount.toFixed(2)])).toEqual([
+      ['10', '-2.00'],
+      ['20', '10.00'],
+    ]);
+    expect(giveBack.total.toFixed(2)).toBe('38.00');
+  });
+
   it('when the lines a coupon line discounts were all taxed by one version, then it is taxed by that version whole, as any line', () => {
     fc.assert(
       fc.property(fc.array(fc.integer({ min: 1, max: 100_000 }), { minLength: 1, maxLength: 6 }), fc.integer({ min: 0, max: 100 }), (cents, percent) => {

@@ -34,8 +34,8 @@ describe('couponDiscounts with corrections of periods billed before', () => {
   const usageOf = (period: { from: string; to: string }, quantity: string, amount: string): Charge => ({ kind: 'usage', planItemId: 'tokens', from: period.from, to: period.to, period, quantity, amount });
   const lineOf = (period: { from: string; to: string }, quantity: string) => ({ planItemId: 'tokens', quantity, price: '0.5', fromDate: period.from, toDate: period.to });
   // December's invoice: 20 late October tokens (10.00) and November's 100 (50.00); October was billed before.
-  const december: DiscountableInvoice = { currency: 'USD', items: [lineOf(october, '20'), lineOf(november, '100')], charges: [[usageOf(october, '20', '10.00')], [usageOf(november, '100', '50.00')]] };
-  const billed = new Set([billedPeriodKey('tokens', october)]);
+  const december: DiscountableInvoice = { contractPlanId: 'cp_1', currency: 'USD', items: [lineOf(october, '20'), lineOf(november, '100')], charges: [[usageOf(october, '20', '10.00')], [usageOf(november, '100', '50.00')]] };
+  const billed = new Set([billedPeriodKey('cp_1', 'tokens', october)]);
   const halfOff = (periodsUsed: number, discounted: Array<{ planItemId: string; fromDate: string; toDate: string }>) => ({
     id: 'cc_2',
     couponId: 'cpn_2',
@@ -57,15 +57,29 @@ describe('couponDiscounts with corrections of periods billed before', () => {
   });
 
   it('when October gives usage back and the coupon never served it, then the give-back does not lower what it takes off November', () => {
-    const giveBack: DiscountableInvoice = { currency: 'USD', items: [lineOf(october, '-40'), lineOf(november, '100')], charges: [[usageOf(october, '-40', '-20.00')], [usageOf(november, '100', '50.00')]] };
+    const giveBack: DiscountableInvoice = { contractPlanId: 'cp_1', currency: 'USD', items: [lineOf(october, '-40'), lineOf(november, '100')], charges: [[usageOf(october, '-40', '-20.00')], [usageOf(november, '100', '50.00')]] };
     expect(couponDiscounts([giveBack], [halfOff(0, [])], billed).lines.map((discount) => discount.price)).toEqual(['-25']);
   });
 
   it('when a spent percentage coupon served October, then October\'s late usage alone is discounted by it, and it serves no period more', () => {
-    const late: DiscountableInvoice = { currency: 'USD', items: [lineOf(october, '20')], charges: [[usageOf(october, '20', '10.00')]] };
+    const late: DiscountableInvoice = { contractPlanId: 'cp_1', currency: 'USD', items: [lineOf(october, '20')], charges: [[usageOf(october, '20', '10.00')]] };
     const { lines, served } = couponDiscounts([late], [halfOff(3, [{ planItemId: 'tokens', fromDate: october.from, toDate: october.to }])], billed);
     expect(lines.map((discount) => discount.price)).toEqual(['-5']);
     expect(served).toEqual([]);
+  });
+
+  it('when the new month bills nothing beside a correction the coupon discounts, then the coupon serves no period: it is left for a month that charges', () => {
+    const empty: DiscountableInvoice = { contractPlanId: 'cp_1', currency: 'USD', items: [lineOf(october, '20'), lineOf(november, '0')], charges: [[usageOf(october, '20', '10.00')], [usageOf(november, '0', '0.00')]] };
+    const { lines, served } = couponDiscounts([empty], [halfOff(2, [{ planItemId: 'tokens', fromDate: october.from, toDate: october.to }])], billed);
+    expect(lines.map((discount) => discount.price)).toEqual(['-5']);
+    expect(served).toEqual([]);
+  });
+
+  it('when a give-back was capped at what October still held (net of its discount, no units stated), then no coupon discounts it again', () => {
+    const capped: Charge = { ...usageOf(october, '0', '-25.00'), quantity: null };
+    const invoice: DiscountableInvoice = { contractPlanId: 'cp_1', currency: 'USD', items: [{ ...lineOf(october, '1'), price: '-25' }, lineOf(november, '100')], charges: [[capped], [usageOf(november, '100', '50.00')]] };
+    const { lines } = couponDiscounts([invoice], [halfOff(1, [{ planItemId: 'tokens', fromDate: october.from, toDate: october.to }])], billed);
+    expect(lines.map((discount) => [discount.price, discount.fromDate])).toEqual([['-25', november.from]]);
   });
 
   it('when an amount coupon served October, then October\'s late usage is billed at its price: the amount was given once for the period', () => {

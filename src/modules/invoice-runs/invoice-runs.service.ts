@@ -17,7 +17,7 @@ import { contractTaxesOf, type ContractTax, contractsIn, planChangesIn, taxesInF
 import { creditsIn } from '../credits';
 import { couponsIn, type ActiveContractCoupon } from '../coupons';
 import { findEffectiveRate } from '../fx-rates';
-import { invoicesIn, type InvoiceItemRow, type NewInvoiceItem } from '../invoices';
+import { invoicesIn, priceInvoice, type InvoiceItemRow, type NewInvoiceItem } from '../invoices';
 import { metersIn, specOf } from '../meters';
 import { aggregateUsage } from '../usage';
 import { groupBy, push, ratedContractPlan, ratingContextOf } from './rating-context';
@@ -119,7 +119,7 @@ const usageKey = (usage: PendingUsage) => `${usage.contractPlanId}|${usage.windo
  * ones), and the coupon lines on them by invoice.
  */
 function applyCoupons(invoices: PlannedInvoice[], coupons: ActiveContractCoupon[], earlier: { charges: readonly ChargeRow[]; couponLines: ReadonlyMap<string, readonly InvoiceItemRow[]> }): Array<{ id: string; periods: number }> {
-  const billedPeriods = new Set(earlier.charges.map((charge) => billedPeriodKey(charge.planItemId, { from: charge.periodFrom, to: charge.periodTo })));
+  const billedPeriods = new Set(earlier.charges.map((charge) => billedPeriodKey(charge.contractPlanId, charge.planItemId, { from: charge.periodFrom, to: charge.periodTo })));
   const lines = [...new Set(earlier.charges.map((charge) => charge.invoiceId))].flatMap((invoiceId) => earlier.couponLines.get(invoiceId) ?? []);
   const onContract: ContractCoupon[] = coupons.map((row) => ({
     id: row.id,
@@ -160,8 +160,14 @@ function creditPlanChanges(invoices: PlannedInvoice[], changes: PlanChangeRow[],
     const minor = new Decimal(10).pow(-currencyMinorUnits(invoice.currency));
     // A line is taxed by the versions in force on its first day: a credit of days charged earlier, as they were.
     const withTax = (amount: Decimal, planItemId: string | undefined, day: string | null) => amount.times(taxRateOf(taxes, planItemId, day).plus(100)).dividedBy(100);
-    // The invoice's total as its raise will compute it, less a minor unit per tax for the taxes' rounding.
-    let room = invoice.items.reduce((sum, line) => sum.plus(withTax(lineAmount(line, invoice.currency), line.planItemId, line.fromDate)), new Decimal(0)).minus(minor.times(taxes.length));
+    // The invoice's total as its raise will compute it (`priceInvoice`, its coupon lines shared over the tax
+    // versions of their lines), before the taxes' rounding, less a minor unit per tax line for it.
+    const priced = priceInvoice(
+      invoice.items.map((line) => ({ quantity: line.quantity, price: line.price, plan_item_id: line.planItemId ?? null, from_date: line.fromDate, to_date: line.toDate, coupon_id: line.couponId ?? null })),
+      taxes,
+      invoice.currency,
+    );
+    let room = priced.taxes.reduce((sum, tax) => sum.plus(tax.base.times(tax.rate).dividedBy(100)), priced.subtotal).minus(minor.times(priced.taxes.length));
     let toBalance = new Decimal(0);
     for (const credit of change.credits) {
       const fits = Decimal.max(0, room).times(100).dividedBy(taxRateOf(taxes, credit.planItemId, credit.from).plus(100)).toDecimalPlaces(currencyMinorUnits(invoice.currency), Decimal.ROUND_DOWN);

@@ -10,6 +10,7 @@ export { renderInvoicePdf } from './invoice-pdf';
 export type { InvoiceDocument } from './invoice-pdf';
 export { lifecycleSnapshot } from './invoice-snapshot';
 export type { LifecycleSnapshot } from './invoice-snapshot';
+export { priceInvoice } from './invoice-pricing';
 export { computeInvoiceTotals } from './invoice-totals';
 export { AGEING_BUCKETS, amountDue } from './invoices.repository';
 export type { AgeingBucket, Invoice, InvoiceItemRow, InvoiceRow, InvoiceStatusChange, NewInvoice, NewInvoiceItem, TransitionRow } from './invoices.repository';

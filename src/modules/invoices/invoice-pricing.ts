@@ -23,8 +23,8 @@ export interface PricedInvoice {
   /** Each line's amount, in the lines' order: quantity × price rounded half-up to the currency's minor unit. */
   amounts: Decimal[];
   subtotal: Decimal;
-  /** Each version of a contract tax over the lines it applies to (`lines`: their indexes). */
-  taxes: Array<ContractTax & { amount: Decimal; lines: number[] }>;
+  /** Each version of a contract tax over the lines it applies to (`lines`: their indexes), on `base` (their amounts, less coupon shares). */
+  taxes: Array<ContractTax & { amount: Decimal; base: Decimal; lines: number[] }>;
   taxTotal: Decimal;
   total: Decimal;
 }
@@ -65,14 +65,17 @@ export function priceInvoice(lines: readonly PricedLine[], taxes: readonly Contr
   });
   const taxed = taxes
     .filter((version) => linesOf.has(version))
-    .map((version) => ({ ...version, lines: linesOf.get(version)!, amount: roundToMinor((bases.get(version) ?? new Decimal(0)).times(version.rate).dividedBy(100), currency) }));
+    .map((version) => {
+      const base = bases.get(version) ?? new Decimal(0);
+      return { ...version, lines: linesOf.get(version)!, base, amount: roundToMinor(base.times(version.rate).dividedBy(100), currency) };
+    });
   const taxTotal = sumAmounts(taxed.map((version) => version.amount));
   return { amounts, subtotal, taxes: taxed, taxTotal, total: subtotal.plus(taxTotal) };
 
   /**
-   * A discount line's lines (its plan item's, within its days, charging something) grouped by the versions
-   * that taxed them, each with their amount; undefined when they were all taxed alike (or there are none),
-   * and the line is taxed as any other.
+   * A discount line's lines (its plan item's, within its days) grouped by the versions that taxed them,
+   * each with what they add up to; undefined when they add up to nothing or less (or there are none), and
+   * the line is taxed as any other. Groups that add up to nothing are left out.
    */
   function discountParts(discount: PricedLine): Array<{ versions: ContractTax[]; weight: Decimal }> | undefined {
     const from = dayOf(discount.from_date);
@@ -82,14 +85,16 @@ export function priceInvoice(lines: readonly PricedLine[], taxes: readonly Contr
     lines.forEach((line, index) => {
       const first = dayOf(line.from_date);
       const last = dayOf(line.to_date);
-      if (line.coupon_id || line.plan_item_id !== discount.plan_item_id || first === null || last === null || first < from || last > to || amounts[index]!.lessThanOrEqualTo(0)) return;
+      if (line.coupon_id || line.plan_item_id !== discount.plan_item_id || first === null || last === null || first < from || last > to) return;
       const versions = versionsOf(line.plan_item_id, first);
       const key = versions.map((version) => taxes.indexOf(version)).join(' ');
       const group = groups.get(key) ?? { versions, weight: new Decimal(0) };
       group.weight = group.weight.plus(amounts[index]!);
       groups.set(key, group);
     });
-    return groups.size > 1 ? [...groups.values()] : undefined;
+    const parts = [...groups.values()].filter((group) => !group.weight.isZero());
+    const whole = parts.reduce((sum, group) => sum.plus(group.weight), new Decimal(0));
+    return parts.length > 0 && whole.greaterThan(0) ? parts : undefined;
   }
 }
 

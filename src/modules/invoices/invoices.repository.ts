@@ -624,7 +624,7 @@ export function createInvoiceRepository(db: Knex) {
     /** The invoices among `ids` that progressive billing made (`data.progressiveBilling`). */
     async progressiveAmong(ids: readonly string[]): Promise<Set<string>> {
       if (ids.length === 0) return new Set();
-      const rows = await db('invoices').whereRaw('id = ANY(?)', [[...ids]]).whereRaw("data -> 'progressiveBilling' IS NOT NULL").select<Array<{ id: string }>>('id');
+      const rows = await db('invoices').whereRaw('id = ANY(?)', [[...ids]]).whereRaw("jsonb_typeof(data -> 'progressiveBilling') = 'object'").select<Array<{ id: string }>>('id');
       return new Set(rows.map((row) => row.id));
     },
 

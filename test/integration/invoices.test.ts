@@ -118,12 +118,12 @@ describe('lifecycle', () => {
     const invoice = await createInvoice();
     await post(invoice.id, 'mark-paid', { paidDate: '2026-11-15' }).expect(200);
     const cancelled = await api.http().put(`/invoices/${invoice.id}`).set(auth()).send({ status: 'cancelled', comments: 'customer dispute' });
-    expect(cancelled.body.data).toMatchObject({ status: 'cancelled', comments: 'customer dispute' });
+    expect(cancelled.body.data).toMatchObject({ status: 'cancelled', comments: 'customer dispute', paidDate: null });
     expect((await paymentsOf(invoice.id))[0]!.deleted_at).not.toBeNull();
     expect((await revenueOf(invoice.id)).every((r) => r.status === 'reversed')).toBe(true);
 
     const restored = await fsm(invoice.id, 'undo');
-    expect(restored.body.data.status).toBe('paid');
+    expect([restored.body.data.status, restored.body.data.paidDate]).toEqual(['paid', '2026-11-15']);
     expect((await paymentsOf(invoice.id))[0]!.deleted_at).toBeNull();
     expect((await revenueOf(invoice.id)).every((r) => r.status === 'collected')).toBe(true);
     await recordHistory(api, `invoice:${invoice.id}`, 'invoice-cancel-paid-and-undo');

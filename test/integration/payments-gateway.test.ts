@@ -143,8 +143,9 @@ describe('collection through Stripe', () => {
   // With no days between attempts they follow each other about a second apart, so which one meets the new
   // card depends on timing here; payments-dunning.test.ts pins the third attempt on the time-skipping server.
   it('when the card is declined and a dunning campaign tries again at once, then payment.failed is announced per failure and the first attempt after the card is changed pays', async () => {
-    const campaign = await api.http().post('/dunning-campaigns').set(admin()).send({ name: 'Ten tries', maxAttempts: 10, daysBetweenAttempts: 0, minimumAmountDue: { USD: '1.00' } });
-    expect(campaign.status).toBe(201);
+    const campaign = await api.http().post('/dunning-campaigns').set(admin()).send({ name: 'Ten tries', maxAttempts: 10, daysBetweenAttempts: 0, minimumAmountDue: { USD: '1' } });
+    // Shown with its currency's digits, as every amount.
+    expect([campaign.status, campaign.body.data?.minimumAmountDue]).toEqual([201, { USD: '1.00' }]);
     try {
       // A card that attaches but whose charges are declined.
       const fixture = await linkedCustomer('4000000000000341');

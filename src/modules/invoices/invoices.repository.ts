@@ -133,7 +133,8 @@ export function toInvoice(row: InvoiceRow, items: InvoiceItemRow[], draft?: Draf
     creditsApplied: formatAmount(row.credits_applied, row.currency),
     creditedToBalance: formatAmount(row.credited_to_balance, row.currency),
     amountDue: money(amountDue(row), row.currency),
-    paidDate: day(row.paid_date),
+    // The day it was paid, while it is: a paid invoice cancelled has its payment reversed and was not paid.
+    paidDate: row.status === 'paid' ? day(row.paid_date) : null,
     dueDate: day(row.due_date),
     comments: row.comments,
     customerId: row.customer_id,

@@ -70,7 +70,8 @@ function toCampaign(row: DunningCampaignRow): DunningCampaign {
     name: row.name,
     maxAttempts: row.max_attempts,
     daysBetweenAttempts: row.days_between_attempts,
-    minimumAmountDue: row.minimum_amount_due,
+    // Each amount with its currency's minor-unit digits, as every amount is shown ("5.00", not "5").
+    minimumAmountDue: Object.fromEntries(Object.entries(row.minimum_amount_due).map(([currency, amount]) => [currency, formatAmount(amount, currency)])),
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   };

@@ -64,12 +64,6 @@ function withoutJit(connection: pg.Client, done: (error: Error | null, connectio
 }
 
 /**
- * `queryTimeoutMs`: the longest wait on one statement's answer (the API's), so that a Postgres that stops
- * answering on a connection already open (a frozen server, a network that drops packets) fails the request
- * with a 503 instead of holding it; workers leave it unset, as their longest statements (a backfill's
- * slice, a migration) take what they take.
- */
-/**
  * A connection of the API: without JIT, its statements cancelled by Postgres past `ms`, and dropped from
  * the pool when one got no answer at all within the client's timeout (its server may still be running it,
  * or be gone): the next request gets a fresh connection rather than queue behind it.
@@ -92,6 +86,12 @@ function withStatementTimeout(ms: number) {
   };
 }
 
+/**
+ * `queryTimeoutMs`: the longest wait on one statement's answer (the API's), so that a Postgres that stops
+ * answering on a connection already open (a frozen server, a network that drops packets) fails the request
+ * with a 503 instead of holding it; workers leave it unset, as their longest statements (a backfill's
+ * slice, a migration) take what they take.
+ */
 export function createDb(connectionString: string, poolMax = 10, logger?: KnexLogger, options: { preparedStatements?: boolean; queryTimeoutMs?: number } = {}): Knex {
   const timeout = options.queryTimeoutMs;
   const db = knex({

@@ -26,3 +26,13 @@ export function isIsoInstant(value: string): boolean {
 
 /** The last day an ISO date (and a Postgres date this service stores) can name. */
 export const LAST_DAY = '9999-12-31';
+
+/**
+ * Midnight UTC of a calendar day, set field by field: `Date.UTC` reads the years 0 to 99 as 1900 to 1999.
+ * Months and days past their ends carry over, as with `Date.UTC`.
+ */
+export function utcMidnight(year: number, monthIndex: number, day: number): Date {
+  const date = new Date(0);
+  date.setUTCFullYear(year, monthIndex, day);
+  return date;
+}

@@ -1,4 +1,5 @@
 import { currencyMinorUnits } from './currencies';
+import { utcMidnight } from './iso-dates';
 import { Decimal, roundToMinor, toDecimal } from './money';
 
 export interface RevenueSlice {
@@ -12,7 +13,7 @@ const DAY_MS = 86_400_000;
 
 function utcDay(date: string): number {
   const [y, m, d] = date.split('-').map(Number) as [number, number, number];
-  return Date.UTC(y, m - 1, d) / DAY_MS;
+  return utcMidnight(y, m - 1, d).getTime() / DAY_MS;
 }
 
 function isoDay(day: number): string {
@@ -30,9 +31,9 @@ export function recogniseStraightLine(amount: string | number, currency: string,
   const months: Array<{ month: string; days: number }> = [];
   for (let day = first; day <= last; ) {
     const date = new Date(day * DAY_MS);
-    const nextMonth = Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1) / DAY_MS;
+    const nextMonth = utcMidnight(date.getUTCFullYear(), date.getUTCMonth() + 1, 1).getTime() / DAY_MS;
     const end = Math.min(nextMonth - 1, last);
-    months.push({ month: isoDay(Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1) / DAY_MS), days: end - day + 1 });
+    months.push({ month: isoDay(utcMidnight(date.getUTCFullYear(), date.getUTCMonth(), 1).getTime() / DAY_MS), days: end - day + 1 });
     day = end + 1;
   }
   const totalDays = last - first + 1;

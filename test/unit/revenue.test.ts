@@ -11,6 +11,13 @@ describe('straight-line revenue recognition', () => {
     ]);
   });
 
+  it('when the period lies in the first century, then its months are of that century', () => {
+    expect(recogniseStraightLine('610', 'USD', '0050-10-01', '0050-11-30')).toEqual([
+      { month: '0050-10-01', days: 31, amount: '310.00' },
+      { month: '0050-11-01', days: 30, amount: '300.00' },
+    ]);
+  });
+
   it('when shares do not divide evenly, then the cents still add up to the amount', () => {
     const slices = recogniseStraightLine('100', 'USD', '2026-01-15', '2026-03-14');
     expect(slices.map((s) => s.month)).toEqual(['2026-01-01', '2026-02-01', '2026-03-01']);

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { utcMidnight } from '../../domain/iso-dates';
 
 /**
  * The event table's partitions: `usage_events` is partitioned by range of the event's `timestamp`, one
@@ -14,11 +15,11 @@ const LOCK_TIMEOUT = '1s';
 
 /** The first instant of the UTC month of `at`. */
 export function monthOf(at: Date): Date {
-  return new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1));
+  return utcMidnight(at.getUTCFullYear(), at.getUTCMonth(), 1);
 }
 
 export function addMonths(month: Date, months: number): Date {
-  return new Date(Date.UTC(month.getUTCFullYear(), month.getUTCMonth() + months, 1));
+  return utcMidnight(month.getUTCFullYear(), month.getUTCMonth() + months, 1);
 }
 
 /** `2026-11` */
@@ -36,7 +37,7 @@ export function partitionName(month: Date): string {
  * `10000-01-01 00:00:00+00` for the end of December 9999, which `toISOString` would write as `+010000-…`,
  * a form Postgres refuses.
  */
-function boundOf(month: Date): string {
+export function boundOf(month: Date): string {
   return `${String(month.getUTCFullYear()).padStart(4, '0')}-${String(month.getUTCMonth() + 1).padStart(2, '0')}-01 00:00:00+00`;
 }
 

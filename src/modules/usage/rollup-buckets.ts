@@ -1,3 +1,5 @@
+import { utcMidnight } from '../../domain/iso-dates';
+
 /**
  * The arithmetic of rollup buckets: 15 minutes wide, aligned on 2000-01-01T00:00Z (so on every quarter
  * hour of UTC). Every time zone's offset today is a whole number of quarter hours, so each of its hours,
@@ -18,6 +20,6 @@ export const onBucketEdge = (instant: Date): boolean => bucketOf(instant).getTim
 
 /** The UTC day holding `instant`: a backfill slice. */
 export function utcDayOf(instant: Date): { from: Date; to: Date } {
-  const from = new Date(Date.UTC(instant.getUTCFullYear(), instant.getUTCMonth(), instant.getUTCDate()));
+  const from = utcMidnight(instant.getUTCFullYear(), instant.getUTCMonth(), instant.getUTCDate());
   return { from, to: new Date(from.getTime() + 86_400_000) };
 }

@@ -30,8 +30,9 @@ const lastDay = (month: Date) => new Date(addMonths(month, 1).getTime() - 86_400
 const key = (month: Date) => month.toISOString().slice(0, 7);
 
 /** A contract billed monthly for one metered item since six months ago; `charged` lists the months billed, each on an invoice of the status given. */
-async function seedContract(metric: string, charged: Array<{ monthsAgo: number; status: 'paid' | 'sent' }>): Promise<void> {
-  const org = { organisation_id: tenant.organisationId };
+async function seedContract(metric: string, charged: Array<{ monthsAgo: number; status: 'paid' | 'sent' }>, of: { tenant: Tenant; customerId: string } = { tenant, customerId }): Promise<void> {
+  const { customerId } = of;
+  const org = { organisation_id: of.tenant.organisationId };
   const suffix = randomUUID().slice(0, 8);
   await api.db('meters').insert({ ...org, id: `mtr_${suffix}`, name: 'Calls', metric, aggregation: 'sum' });
   await api.db('billing_plans').insert({ ...org, id: `pln_${suffix}`, name: 'Monthly', currency: 'USD', billing_period: 'monthly' });
@@ -95,6 +96,33 @@ it('when an organisation keeps two months of usage, then the daily upkeep delete
   // A second run finds nothing more to delete.
   const rerun = await api.temporal.client.workflow.execute('usageEventStorageWorkflow', { taskQueue: api.temporal.taskQueue, workflowId: `usage-event-storage-test-${randomUUID()}`, args: [] });
   expect((rerun as { retention: Array<{ organisationId: string; deleted: unknown[] }> }).retention.find((outcome) => outcome.organisationId === tenant.organisationId)?.deleted).toEqual([]);
+});
+
+it('when the organisation is not on UTC, then a UTC month is held while an unpaid invoice covers any of its instants in the customer\'s zone', async () => {
+  const newYork = await createTenant(api, 'retention-new-york');
+  const customer = await createCustomerEntity(api, newYork);
+  await api.http().put('/organisation/settings').set(bearer(newYork.systemToken)).send({ timezone: 'America/New_York', usageRetentionMonths: 2 }).expect(200);
+  const metric = `calls_${randomUUID().slice(0, 8)}`;
+  // Five months ago billed and not paid; four and three months ago billed and paid.
+  await seedContract(metric, [{ monthsAgo: 5, status: 'sent' }, { monthsAgo: 4, status: 'paid' }, { monthsAgo: 3, status: 'paid' }], { tenant: newYork, customerId: customer.customerId });
+  // 02:00 UTC on the first of the month four months ago is the evening of the last day of the month before
+  // in New York: usage of the unpaid invoice, in the UTC month of the paid one.
+  const events = [
+    usageEvent(customer.entityId, { metric, eventId: `${metric}-unpaid-evening`, timestamp: `${day(monthsBack(4), 1)}T02:00:00Z` }),
+    usageEvent(customer.entityId, { metric, eventId: `${metric}-paid`, timestamp: `${day(monthsBack(3), 10)}T12:00:00Z` }),
+  ];
+  const sent = await api.http().post('/events/batch').set(bearer(newYork.systemToken)).send({ events }).expect(200);
+  expect(sent.body.data.summary).toEqual({ success: 2, failed: 0, total: 2, duplicates: 0 });
+
+  const result = await api.temporal.client.workflow.execute('usageEventStorageWorkflow', { taskQueue: api.temporal.taskQueue, workflowId: `usage-event-storage-test-${randomUUID()}`, args: [] });
+  const mine = (result as { retention: Array<{ organisationId: string }> }).retention.find((outcome) => outcome.organisationId === newYork.organisationId);
+  expect(mine).toEqual({
+    organisationId: newYork.organisationId,
+    deleted: [{ month: key(monthsBack(3)), events: 1 }],
+    held: [{ month: key(monthsBack(4)), reason: 'unpaid-invoice' }],
+  });
+  const left = await api.db('usage_events').where({ organisation_id: newYork.organisationId, metric }).pluck('event_id');
+  expect(left).toEqual([`${metric}-unpaid-evening`]);
 });
 
 it('when events lie at the ends of the calendar, then the upkeep gives December 9999 its partition and leaves the year 1 in the default one', async () => {

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { addMonths, monthKey, monthOf, partitionedMonths } from './event-partitions';
+import { addMonths, boundOf, monthKey, monthOf, partitionedMonths } from './event-partitions';
 
 /** Rows deleted per statement: each a short transaction of its own. */
 const DELETE_SLICE = 10_000;
@@ -12,27 +12,50 @@ const DELETE_SLICE = 10_000;
  */
 export type RetentionHold = 'unpaid-invoice' | 'unbilled-usage';
 
+/**
+ * Whether the UTC month is held. Invoice and contract dates are days in the customer's time zone, else the
+ * organisation's, so each is turned into the instants it covers in that zone before it is compared with
+ * the month: in New York, 1 October 02:00 UTC is still 30 September, a day of September's invoice. The
+ * dates a day either side of the month only narrow the rows read; the zone decides.
+ */
 async function holdOn(db: Knex, organisationId: string, month: Date): Promise<RetentionHold | undefined> {
-  const first = month.toISOString().slice(0, 10);
-  const last = new Date(addMonths(month, 1).getTime() - 86_400_000).toISOString().slice(0, 10);
+  const next = addMonths(month, 1);
+  const dayBefore = new Date(month.getTime() - 86_400_000).toISOString().slice(0, 10);
+  const dayAfter = next.toISOString().slice(0, 10);
   const { rows } = await db.raw<{ rows: { unpaid: boolean; unbilled: boolean }[] }>(
-    `SELECT
+    `WITH organisation AS (
+       SELECT COALESCE((SELECT timezone FROM organisation_settings WHERE organisation_id = :org), 'UTC') AS zone
+     )
+     SELECT
        EXISTS (
          SELECT 1 FROM invoices
-         WHERE organisation_id = :org AND status IN ('draft', 'raised', 'sent') AND from_date <= :last AND to_date >= :first
+         LEFT JOIN customers ON customers.organisation_id = invoices.organisation_id AND customers.id = invoices.customer_id
+         CROSS JOIN organisation
+         WHERE invoices.organisation_id = :org AND invoices.status IN ('draft', 'raised', 'sent')
+           AND invoices.from_date <= :dayAfter AND invoices.to_date >= :dayBefore
+           AND invoices.from_date::timestamp AT TIME ZONE COALESCE(customers.timezone, organisation.zone) < :end::timestamptz
+           AND (invoices.to_date + 1)::timestamp AT TIME ZONE COALESCE(customers.timezone, organisation.zone) > :start::timestamptz
        ) AS unpaid,
        EXISTS (
          SELECT 1 FROM contract_plans cp
+         JOIN contracts ON contracts.organisation_id = cp.organisation_id AND contracts.id = cp.contract_id
+         LEFT JOIN customers ON customers.organisation_id = contracts.organisation_id AND customers.id = contracts.customer_id
+         CROSS JOIN organisation
+         CROSS JOIN LATERAL (SELECT COALESCE(customers.timezone, organisation.zone) AS zone) customer
+         -- The day, in the customer's zone, of the month's last instant: billing must reach it.
+         CROSS JOIN LATERAL (SELECT ((:end::timestamptz - interval '1 microsecond') AT TIME ZONE customer.zone)::date AS last_day) month_end
          JOIN billing_plan_items item ON item.plan_id = cp.plan_id AND item.meter_id IS NOT NULL
-         WHERE cp.organisation_id = :org AND cp.start_date <= :last AND (cp.end_date IS NULL OR cp.end_date >= :first)
+         WHERE cp.organisation_id = :org AND cp.start_date <= :dayAfter AND (cp.end_date IS NULL OR cp.end_date >= :dayBefore)
+           AND cp.start_date::timestamp AT TIME ZONE customer.zone < :end::timestamptz
+           AND (cp.end_date IS NULL OR (cp.end_date + 1)::timestamp AT TIME ZONE customer.zone > :start::timestamptz)
            AND NOT EXISTS (
              SELECT 1 FROM charges
              JOIN invoices ON invoices.id = charges.invoice_id AND invoices.status <> 'cancelled'
              WHERE charges.contract_plan_id = cp.id AND charges.plan_item_id = item.id AND charges.kind = 'usage'
-               AND charges.period_to >= LEAST(:last::date, COALESCE(cp.end_date, :last::date))
+               AND charges.period_to >= LEAST(month_end.last_day, COALESCE(cp.end_date, month_end.last_day))
            )
        ) AS unbilled`,
-    { org: organisationId, first, last },
+    { org: organisationId, dayBefore, dayAfter, start: boundOf(month), end: boundOf(next) },
   );
   if (rows[0]?.unpaid) return 'unpaid-invoice';
   if (rows[0]?.unbilled) return 'unbilled-usage';

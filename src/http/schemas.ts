@@ -182,6 +182,9 @@ const DECIMAL_TEXT_MAX = 64;
  * out (`"0.9200"` → `"0.92"`), never through a binary float beyond the JSON parser's own. The value must fit
  * its column exactly: more integer digits or more decimals than the column holds is refused, never rounded.
  */
+/** Why a JSON number past 2^53 is refused: the parser has rounded it already (9007199254740993 reads as …992). */
+export const UNSAFE_NUMBER = `a JSON number beyond ${Number.MAX_SAFE_INTEGER} cannot be read exactly: send it as a string`;
+
 export function decimal(column: DecimalColumn) {
   const { precision, scale, sign, max } = column;
   const integerDigits = column.integerDigits ?? precision - scale;
@@ -201,10 +204,13 @@ export function decimal(column: DecimalColumn) {
     if (value.decimalPlaces() > scale) return `must have at most ${scale} decimal places`;
     return numericProblem(value.toFixed(), integerDigits + scale, scale);
   };
+  // A JSON number is read as a double: past 2^53 its digits are already lost when the body is parsed, so a
+  // column wider than that takes its larger values as text only.
+  const exact = limit > Number.MAX_SAFE_INTEGER;
   const numberForm = {
     type: 'number',
-    ...(sign === 'positive' ? { exclusiveMinimum: 0 } : sign === 'nonNegative' ? { minimum: 0 } : { exclusiveMinimum: -limit }),
-    ...(max !== undefined ? { maximum: max } : { exclusiveMaximum: limit }),
+    ...(sign === 'positive' ? { exclusiveMinimum: 0 } : sign === 'nonNegative' ? { minimum: 0 } : exact ? { minimum: -Number.MAX_SAFE_INTEGER } : { exclusiveMinimum: -limit }),
+    ...(max !== undefined ? { maximum: max } : exact ? { maximum: Number.MAX_SAFE_INTEGER } : { exclusiveMaximum: limit }),
     multipleOf: Number(`1e-${scale}`),
   };
   const stringForm = { type: 'string', maxLength: DECIMAL_TEXT_MAX, pattern };
@@ -220,7 +226,8 @@ export function decimal(column: DecimalColumn) {
         return z.NEVER;
       }
       const value = new Decimal(input);
-      const found = problem(value);
+      // What the column cannot hold is said first; a number it could hold but that JSON cannot carry exactly, then.
+      const found = problem(value) ?? (typeof input === 'number' && Math.abs(input) > Number.MAX_SAFE_INTEGER ? UNSAFE_NUMBER : undefined);
       if (found) {
         ctx.addIssue({ code: 'custom', message: found });
         return z.NEVER;

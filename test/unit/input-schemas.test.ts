@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { createInvoiceBody, invoiceItemInput } from '../../src/modules/invoices/invoices.schemas';
 import { createContractBody } from '../../src/modules/contracts/contracts.schemas';
 import { usageListQuery } from '../../src/modules/usage/usage.schemas';
-import { decimal, emailAddress, isoCurrency, isoDate, isoDateTime, text } from '../../src/http/schemas';
+import { decimal, emailAddress, UNSAFE_NUMBER, isoCurrency, isoDate, isoDateTime, text } from '../../src/http/schemas';
 
 const issues = (schema: z.ZodType, value: unknown) => {
   const result = schema.safeParse(value);
@@ -19,6 +19,8 @@ describe('decimal(NUMERIC(24,6))', () => {
     ['999999999999999999.999999', '999999999999999999.999999'],
     [0.000001, '0.000001'],
     ['1.5000000000', '1.5'],
+    [9007199254740991, '9007199254740991'],
+    ['9007199254740993', '9007199254740993'],
   ])('when given %p, then it is kept exactly as %p', (input, output) => {
     expect(column.parse(input)).toBe(output);
   });
@@ -27,7 +29,11 @@ describe('decimal(NUMERIC(24,6))', () => {
     ['1.1234567', 'must be a decimal number with at most 18 digits before the point and 6 after it'],
     [0.0000001, 'must have at most 6 decimal places'],
     ['1000000000000000000', 'must be a decimal number with at most 18 digits before the point and 6 after it'],
+    // Past 2^53 a JSON number has lost digits before the check sees it (…993 parses as …992): text only.
+    [JSON.parse('9007199254740993') as number, UNSAFE_NUMBER],
+    [JSON.parse('-9007199254740993') as number, UNSAFE_NUMBER],
     [1e18, 'must have at most 18 digits before the decimal point'],
+    [1e17, UNSAFE_NUMBER],
     ['1e3', 'must be a decimal number with at most 18 digits before the point and 6 after it'],
     ['', 'must be a decimal number with at most 18 digits before the point and 6 after it'],
     [true, 'must be a decimal number with at most 18 digits before the point and 6 after it'],
@@ -58,7 +64,11 @@ describe('decimal(NUMERIC(24,6))', () => {
   it('when the document describes it, then the string pattern and the number bounds say what the check accepts', () => {
     const json = z.toJSONSchema(decimal({ precision: 24, scale: 4, sign: 'positive' }), { io: 'input' }) as { anyOf: Array<Record<string, unknown>> };
     const [number, string] = json.anyOf;
-    expect(number).toEqual({ type: 'number', exclusiveMinimum: 0, exclusiveMaximum: 1e20, multipleOf: 0.0001 });
+    expect(number).toEqual({ type: 'number', exclusiveMinimum: 0, maximum: Number.MAX_SAFE_INTEGER, multipleOf: 0.0001 });
+    const narrow = z.toJSONSchema(decimal({ precision: 9, scale: 2 }), { io: 'input' }) as { anyOf: Array<Record<string, unknown>> };
+    expect(narrow.anyOf[0]).toEqual({ type: 'number', exclusiveMinimum: -1e7, exclusiveMaximum: 1e7, multipleOf: 0.01 });
+    const wide = z.toJSONSchema(decimal({ precision: 30, scale: 10 }), { io: 'input' }) as { anyOf: Array<Record<string, unknown>> };
+    expect(wide.anyOf[0]).toEqual({ type: 'number', minimum: -Number.MAX_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER, multipleOf: 1e-10 });
     const pattern = new RegExp(string!.pattern as string);
     for (const accepted of ['1', '0.0001', '+0012.5000', '99999999999999999999.9999']) expect([accepted, pattern.test(accepted)]).toEqual([accepted, true]);
     for (const refused of ['0', '0.00001', '-1', '100000000000000000000', '1.', '.']) expect([refused, pattern.test(refused)]).toEqual([refused, false]);

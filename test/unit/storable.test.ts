@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { Decimal } from 'decimal.js';
 import { instantProblem, jsonProblem, printableKey, storableJsonProblem, numericProblem, textProblem } from '../../src/domain/storable';
 import { parseUsageEvent } from '../../src/modules/usage/usage.schemas';
+import { UNSAFE_NUMBER } from '../../src/http/schemas';
 
 const valid = { CustomerEntityId: 'ent_1', metric: 'api_calls', value: 3, timestamp: '2026-11-01T10:00:00Z' };
 const errorOf = (raw: object) => {
@@ -81,6 +82,7 @@ describe('usage events refuse what the event table cannot hold, each with its re
     [{ value: 1e308 }, 'value must have at most 20 digits before the decimal point'],
     [{ value: '123456789012345678901' }, 'value must be a decimal number with at most 20 digits before the point and 10 after it'],
     [{ value: 1e-11 }, 'value must have at most 10 decimal places'],
+    [{ value: JSON.parse('9007199254740993') as number }, `value ${UNSAFE_NUMBER}`],
     [{ value: '0.123456789012345678901234567890' }, 'value must be a decimal number with at most 20 digits before the point and 10 after it'],
     [{ timestamp: '9999-12-31T23:59:59-14:00' }, 'timestamp must fall in the years 1 to 9999 (UTC)'],
     [{ metric: 'api\u0000calls' }, 'metric must not contain a NUL character'],

@@ -116,7 +116,13 @@ export async function usageIngestionWorkflow(input: UsageIngestionInput): Promis
       // The group gave up (its retries spent): each of its batches fails with the reason; the chunks that
       // got through keep their events, and submitting a batch again retries only what is missing.
       const reason = failureReason(error);
-      await bookkeepingActivities.failUsageBatches({ batchIds: group.map((batch) => batch.batchId), error: reason });
+      try {
+        await bookkeepingActivities.failUsageBatches({ batchIds: group.map((batch) => batch.batchId), error: reason });
+      } catch {
+        // Postgres still away past the bookkeeping's own retries: the batches stay `processing` there until
+        // reading one finds that nothing will finish it (read repair marks it failed). The run goes on for
+        // the batches queued behind, and each submitter still gets its refusal.
+      }
       outcome = { verdicts: group.map((batch) => ({ batchId: batch.batchId, refusal: { kind: 'internal', message: reason, items: [] } })) };
     }
     for (const verdict of outcome.verdicts) verdicts.set(verdict.batchId, verdict);

@@ -182,6 +182,27 @@ describe('usage ingestion workflow (group commit)', () => {
     expect(await submitBatch(environment(), organisationId, batch(4))).toEqual(answerOf(4));
   });
 
+  it('when a group gives up and marking its batches failed fails too, then each Update fails and the workflow goes on with the next batch', async () => {
+    const { organisationId, batch } = organisation();
+    fakes.behave('ingestUsageGroup', async () => {
+      throw toApplicationFailure(AppError.validation('a value does not fit'));
+    });
+    fakes.behave('failUsageBatches', async () => {
+      throw toApplicationFailure(AppError.validation('Postgres refused the bookkeeping'));
+    });
+    const first = batch(3);
+
+    expect(await submitBatch(environment(), organisationId, first).catch((error: unknown) => error)).toBeInstanceOf(WorkflowUpdateFailedError);
+    expect(fakes.callsOf('failUsageBatches')).toHaveLength(1);
+    // The same run takes the next batch: it did not fail with the bookkeeping.
+    const handle = environment().client.workflow.getHandle(usageIngestionWorkflowId(organisationId));
+    const run = await handle.describe();
+    expect(run.status.name).toBe('RUNNING');
+    fakes.behave('ingestUsageGroup', counted);
+    expect(await submitBatch(environment(), organisationId, batch(4))).toEqual(answerOf(4));
+    expect(await handle.describe()).toMatchObject({ runId: run.runId, status: { name: 'RUNNING' } });
+  });
+
   it('when a batch is handed over twice, by signal and by Update, then it is ingested once and the Update answers its counts', async () => {
     const { organisationId, batch } = organisation();
     const first = batch(2);

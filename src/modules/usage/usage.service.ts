@@ -180,7 +180,9 @@ export function createUsageService(deps: WorkflowServiceDeps, metersOf: RollupMe
       }
       if (!old) return undefined;
       const state = await temporal.bounded(() => workflows.query(workflowId, submittedBatchQuery, row.id));
-      return state === 'unknown' ? 'the batch never reached ingestion; send the batch again' : undefined;
+      if (state === 'unknown') return 'the batch never reached ingestion; send the batch again';
+      // Answered by the run but never recorded: its group gave up while Postgres was away.
+      return state === 'done' ? 'ingestion gave up on the batch and could not record it; send the batch again' : undefined;
     } catch (error) {
       if (error instanceof WorkflowNotFoundError) return old ? 'the batch never reached ingestion; send the batch again' : undefined;
       throw error;

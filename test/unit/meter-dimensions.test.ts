@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { AppError } from '../../src/domain/errors';
 import { checkQueryFilters, checkSpan, filtersSchema, groupBySchema, groupsOf, listOf, meterQueryParams } from '../../src/modules/meters/meter-dimensions';
 
@@ -60,6 +61,23 @@ describe('usage query parameters', () => {
     expect(problemOf(() => meterQueryParams({ 'filter.model': '' }))).toBe('query.filter.model');
     expect(problemOf(() => checkQueryFilters({ region: ['eu'] }, ['model']))).toBe('query.filter.region');
     expect(problemOf(() => checkQueryFilters({ model: ['x'.repeat(256)] }, ['model']))).toBe('query.filter.model');
+  });
+
+  it('when a filter value is in double quotes, then it is taken as written, commas, spaces and doubled quotes included', () => {
+    expect(meterQueryParams({ 'filter.customer_name': '"Acme, Inc", eu ,"" ," x "' })).toEqual({ customer_name: ['Acme, Inc', 'eu', '', ' x '] });
+    expect(meterQueryParams({ 'filter[a.b]': ['"{""b"": 1, ""aa"": [1, 2]}"', 'plain'] })).toEqual({ 'a.b': ['{"b": 1, "aa": [1, 2]}', 'plain'] });
+    expect(meterQueryParams({ 'filter.model': 'a,,b,' })).toEqual({ model: ['a', 'b'] });
+    expect(problemOf(() => meterQueryParams({ 'filter.model': '"Acme, Inc' }))).toBe('query.filter.model');
+    expect(problemOf(() => meterQueryParams({ 'filter.model': '"Acme" Inc,b' }))).toBe('query.filter.model');
+  });
+
+  it('when any list of values is written with each value quoted, then it reads back as the same list', () => {
+    fc.assert(
+      fc.property(fc.array(fc.string({ maxLength: 12 }), { minLength: 1, maxLength: 6 }), (values) => {
+        const written = values.map((value) => `"${value.replaceAll('"', '""')}"`).join(',');
+        expect(meterQueryParams({ 'filter.model': written })).toEqual({ model: values });
+      }),
+    );
   });
 
   it('when the span exceeds what the window size allows, then it is refused by to', () => {

@@ -62,6 +62,44 @@ export function listOf(value: string | string[] | undefined): string[] {
   return (Array.isArray(value) ? value : [value]).flatMap((part) => part.split(',')).map((part) => part.trim()).filter((part) => part !== '');
 }
 
+/**
+ * The values one filter parameter lists, comma-separated. A value in double quotes is taken as written,
+ * commas and spaces included, with `""` for a quote inside it (`"Acme, Inc",eu`); an unquoted one is
+ * trimmed, and empty ones are dropped. A quote left open, or text after a closing quote, is refused.
+ */
+export function filterValuesOf(text: string, path: string): string[] {
+  const values: string[] = [];
+  let index = 0;
+  while (index <= text.length) {
+    let start = index;
+    while (text[start] === ' ') start += 1;
+    if (text[start] !== '"') {
+      const comma = text.indexOf(',', start);
+      const end = comma === -1 ? text.length : comma;
+      const value = text.slice(start, end).trim();
+      if (value !== '') values.push(value);
+      index = end + 1;
+      continue;
+    }
+    let value = '';
+    let at = start + 1;
+    for (;;) {
+      const quote = text.indexOf('"', at);
+      if (quote === -1) throw AppError.validation('a value in double quotes must end with one ("Acme, Inc")', path);
+      value += text.slice(at, quote);
+      at = quote + 1;
+      if (text[at] !== '"') break;
+      value += '"';
+      at += 1;
+    }
+    while (text[at] === ' ') at += 1;
+    if (at < text.length && text[at] !== ',') throw AppError.validation('a value in double quotes must be followed by a comma or the end', path);
+    values.push(value);
+    index = at + 1;
+  }
+  return values;
+}
+
 /** The query's group: each name a dimension of the meter or `customer`, none twice. */
 export function groupsOf(asked: string | string[] | undefined, dimensions: readonly string[]): string[] {
   const names = listOf(asked);
@@ -87,8 +125,10 @@ export function meterQueryParams(query: unknown): Record<string, string[]> {
     // One dimension, in one pair of brackets or after one dot (a dotted path such as filter.a.b names a.b).
     const dimension = /^filter\.([^[\]]+)$/.exec(name)?.[1] ?? /^filter\[([^[\]]+)\]$/.exec(name)?.[1];
     if (dimension === undefined) throw AppError.validation('must name one dimension: filter[model]=a,b or filter.model=a,b', 'query.filter');
-    const values = typeof value === 'string' || (Array.isArray(value) && value.every((part) => typeof part === 'string')) ? listOf(value as string | string[]) : null;
-    if (values === null || values.length === 0) throw AppError.validation('must list values, comma-separated', `query.filter.${dimension.slice(0, 100)}`);
+    const path = `query.filter.${dimension.slice(0, 100)}`;
+    const parts = typeof value === 'string' ? [value] : Array.isArray(value) && value.every((part) => typeof part === 'string') ? (value as string[]) : null;
+    const values = parts?.flatMap((part) => filterValuesOf(part, path)) ?? null;
+    if (values === null || values.length === 0) throw AppError.validation('must list values, comma-separated', path);
     filters[dimension] = [...(filters[dimension] ?? []), ...values];
   }
   return filters;

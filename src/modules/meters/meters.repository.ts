@@ -44,6 +44,15 @@ export interface Meter {
 export const filterOf = (filter: MetadataFilter): MetadataFilter =>
   filter.operator === 'in' || filter.operator === 'not_in' ? { key: filter.key, operator: filter.operator, values: filter.values } : { key: filter.key, operator: filter.operator };
 
+/**
+ * What a meter's filters select, written one way: every filter must hold, so their order says nothing, nor
+ * does the order (or a repeat) of an `in` or `not_in` list's values.
+ */
+export function filterSet(filters: readonly MetadataFilter[]): string[] {
+  const written = filters.map(filterOf).map((filter) => JSON.stringify('values' in filter ? { ...filter, values: [...new Set(filter.values)].sort() } : filter));
+  return [...new Set(written)].sort();
+}
+
 export function toMeter(row: MeterRow): Meter {
   return {
     id: row.id,

@@ -187,7 +187,7 @@ export function meterRoutes(deps: AppDeps): Route[] {
           {
             name: 'filter',
             description:
-              'Narrows to the listed values of dimensions of the meter: filter[model]=a,b (or filter.model=a,b) counts only events whose model is a or b; at most 100 values of at most 255 characters each',
+              'Narrows to the listed values of dimensions of the meter: filter[model]=a,b (or filter.model=a,b) counts only events whose model is a or b; a value in double quotes is taken as written, commas and spaces included (filter.name="Acme, Inc",Globex; "" for a quote inside it); at most 100 values of at most 255 characters each',
             style: 'deepObject',
             explode: true,
             schema: { type: 'object', additionalProperties: { type: 'string', minLength: 1 } },

@@ -8,7 +8,7 @@ import { dimensionalProblems, type DimensionalTerms } from '../../domain/dimensi
 import type { Page, PageQuery } from '../../http/paging';
 import { aggregateUsage, aggregateUsageWindows, COUNTABLE, dropRollups, emptyAggregate, lockRollups, meterIsCounted, nextEventAt, refoldCountersOfMeter, type MetadataFilter, type UsageMember, type WindowSize } from '../usage';
 import { checkQueryFilters, checkSpan, CUSTOMER_GROUP, groupsOf } from './meter-dimensions';
-import { createMeterRepository, filterOf, rollupMeterOf, specOf, toMeter, type Aggregation, type Meter, type MeterInput, type MeterRow } from './meters.repository';
+import { createMeterRepository, filterSet, rollupMeterOf, specOf, toMeter, type Aggregation, type Meter, type MeterInput, type MeterRow } from './meters.repository';
 
 const duplicateName = (error: unknown): never => {
   if (isUniqueViolation(error)) throw AppError.conflict('A meter with this name exists');
@@ -115,7 +115,7 @@ export function createMeterService(db: Knex, uses: MeterUses, startBackfill?: St
           const current = orNotFound(await repository.lockById(organisationId, id), 'Meter');
           const next = { name: changes.name, metric: changes.metric, aggregation: changes.aggregation, unique_field: changes.uniqueField, group_by: changes.groupBy, filters: changes.filters };
           const regroups = changes.groupBy !== undefined && !sameJson(changes.groupBy, current.group_by);
-          const refilters = changes.filters !== undefined && !sameJson(changes.filters.map(filterOf), current.filters.map(filterOf));
+          const refilters = changes.filters !== undefined && !sameJson(filterSet(changes.filters), filterSet(current.filters));
           // Which events a billed meter counted, how it aggregates them and how its usage splits stay as
           // billed: runs rate every charged window again, so a change would correct invoices already out.
           // Rating locks the meter for share while it charges, so no charge lands between this check and the change.

@@ -292,6 +292,9 @@ describe('a meter of AI tokens by model and direction', () => {
     const same = await api.http().put(`/meters/${meterId}`).set(admin()).send({ filters: [{ values: ['input', 'output'], operator: 'in', key: 'direction' }], groupBy: ['model', 'direction'] });
     expect(same.status).toBe(200);
     expect(same.body.data.filters).toEqual([{ key: 'direction', operator: 'in', values: ['input', 'output'] }]);
+    // The same selection written in another order, a value repeated: no change, so neither refused nor refilled.
+    const reordered = await api.http().put(`/meters/${meterId}`).set(admin()).send({ filters: [{ key: 'direction', operator: 'in', values: ['output', 'input', 'output'] }] });
+    expect([reordered.status, reordered.body.data?.backfill?.status]).toEqual([200, same.body.data.backfill.status]);
     const refused = await api.http().put(`/meters/${meterId}`).set(admin()).send(change);
     expect(refused.status).toBe(409);
     expect((await api.http().put(`/meters/${meterId}`).set(admin()).send({ groupBy: ['model'] })).status).toBe(409);

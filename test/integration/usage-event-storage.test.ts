@@ -110,15 +110,20 @@ it('when the organisation is not on UTC, then a UTC month is held while an unpai
   const events = [
     usageEvent(customer.entityId, { metric, eventId: `${metric}-unpaid-evening`, timestamp: `${day(monthsBack(4), 1)}T02:00:00Z` }),
     usageEvent(customer.entityId, { metric, eventId: `${metric}-paid`, timestamp: `${day(monthsBack(3), 10)}T12:00:00Z` }),
+    // The first month of the calendar, whose day before is in 1 BC.
+    usageEvent(customer.entityId, { metric, eventId: `${metric}-year-1`, timestamp: '0001-01-15T12:00:00Z' }),
   ];
   const sent = await api.http().post('/events/batch').set(bearer(newYork.systemToken)).send({ events }).expect(200);
-  expect(sent.body.data.summary).toEqual({ success: 2, failed: 0, total: 2, duplicates: 0 });
+  expect(sent.body.data.summary).toEqual({ success: 3, failed: 0, total: 3, duplicates: 0 });
 
   const result = await api.temporal.client.workflow.execute('usageEventStorageWorkflow', { taskQueue: api.temporal.taskQueue, workflowId: `usage-event-storage-test-${randomUUID()}`, args: [] });
   const mine = (result as { retention: Array<{ organisationId: string }> }).retention.find((outcome) => outcome.organisationId === newYork.organisationId);
   expect(mine).toEqual({
     organisationId: newYork.organisationId,
-    deleted: [{ month: key(monthsBack(3)), events: 1 }],
+    deleted: [
+      { month: '0001-01', events: 1 },
+      { month: key(monthsBack(3)), events: 1 },
+    ],
     held: [{ month: key(monthsBack(4)), reason: 'unpaid-invoice' }],
   });
   const left = await api.db('usage_events').where({ organisation_id: newYork.organisationId, metric }).pluck('event_id');

@@ -20,19 +20,21 @@ export type RetentionHold = 'unpaid-invoice' | 'unbilled-usage';
  */
 async function holdOn(db: Knex, organisationId: string, month: Date): Promise<RetentionHold | undefined> {
   const next = addMonths(month, 1);
-  const dayBefore = new Date(month.getTime() - 86_400_000).toISOString().slice(0, 10);
-  const dayAfter = next.toISOString().slice(0, 10);
   const { rows } = await db.raw<{ rows: { unpaid: boolean; unbilled: boolean }[] }>(
     `WITH organisation AS (
        SELECT COALESCE((SELECT timezone FROM organisation_settings WHERE organisation_id = :org), 'UTC') AS zone
+     ),
+     -- Worked out by Postgres, which has a day before 1 January of the year 1 (in 1 BC) and after 31 December 9999.
+     around AS (
+       SELECT (:start::timestamptz AT TIME ZONE 'UTC')::date - 1 AS day_before, (:end::timestamptz AT TIME ZONE 'UTC')::date AS day_after
      )
      SELECT
        EXISTS (
          SELECT 1 FROM invoices
          LEFT JOIN customers ON customers.organisation_id = invoices.organisation_id AND customers.id = invoices.customer_id
-         CROSS JOIN organisation
+         CROSS JOIN organisation CROSS JOIN around
          WHERE invoices.organisation_id = :org AND invoices.status IN ('draft', 'raised', 'sent')
-           AND invoices.from_date <= :dayAfter AND invoices.to_date >= :dayBefore
+           AND invoices.from_date <= around.day_after AND invoices.to_date >= around.day_before
            AND invoices.from_date::timestamp AT TIME ZONE COALESCE(customers.timezone, organisation.zone) < :end::timestamptz
            AND (invoices.to_date + 1)::timestamp AT TIME ZONE COALESCE(customers.timezone, organisation.zone) > :start::timestamptz
        ) AS unpaid,
@@ -40,12 +42,12 @@ async function holdOn(db: Knex, organisationId: string, month: Date): Promise<Re
          SELECT 1 FROM contract_plans cp
          JOIN contracts ON contracts.organisation_id = cp.organisation_id AND contracts.id = cp.contract_id
          LEFT JOIN customers ON customers.organisation_id = contracts.organisation_id AND customers.id = contracts.customer_id
-         CROSS JOIN organisation
+         CROSS JOIN organisation CROSS JOIN around
          CROSS JOIN LATERAL (SELECT COALESCE(customers.timezone, organisation.zone) AS zone) customer
          -- The day, in the customer's zone, of the month's last instant: billing must reach it.
          CROSS JOIN LATERAL (SELECT ((:end::timestamptz - interval '1 microsecond') AT TIME ZONE customer.zone)::date AS last_day) month_end
          JOIN billing_plan_items item ON item.plan_id = cp.plan_id AND item.meter_id IS NOT NULL
-         WHERE cp.organisation_id = :org AND cp.start_date <= :dayAfter AND (cp.end_date IS NULL OR cp.end_date >= :dayBefore)
+         WHERE cp.organisation_id = :org AND cp.start_date <= around.day_after AND (cp.end_date IS NULL OR cp.end_date >= around.day_before)
            AND cp.start_date::timestamp AT TIME ZONE customer.zone < :end::timestamptz
            AND (cp.end_date IS NULL OR (cp.end_date + 1)::timestamp AT TIME ZONE customer.zone > :start::timestamptz)
            AND NOT EXISTS (
@@ -55,7 +57,7 @@ async function holdOn(db: Knex, organisationId: string, month: Date): Promise<Re
                AND charges.period_to >= LEAST(month_end.last_day, COALESCE(cp.end_date, month_end.last_day))
            )
        ) AS unbilled`,
-    { org: organisationId, dayBefore, dayAfter, start: boundOf(month), end: boundOf(next) },
+    { org: organisationId, start: boundOf(month), end: boundOf(next) },
   );
   if (rows[0]?.unpaid) return 'unpaid-invoice';
   if (rows[0]?.unbilled) return 'unbilled-usage';

@@ -75,10 +75,11 @@ describe('the time limit', () => {
   });
 
   it('when it happens in an activity, then the activity fails for good: a non-retryable failure of its own type, with the limit in its details', async () => {
-    const renderer = rendererWith({ timeoutMs: 100 });
+    // A limit the subject's render never reaches on a loaded machine, so that the html is the part named.
+    const renderer = rendererWith({ timeoutMs: 600 });
     const failure = toActivityFailure(await failureOf(renderer.render(NESTED_LOOPS, nestedVariables)));
     expect(failure).toBeInstanceOf(ApplicationFailure);
-    expect(failure).toMatchObject({ type: 'unprocessable', nonRetryable: true, details: [[{ code: 1011, message: 'the html did not render within the time limit of 100 ms' }]] });
+    expect(failure).toMatchObject({ type: 'unprocessable', nonRetryable: true, details: [[{ code: 1011, message: 'the html did not render within the time limit of 600 ms' }]] });
     expect(BUSINESS_FAILURE_TYPES).toContain('unprocessable');
   });
 

@@ -98,7 +98,7 @@ it('when an organisation keeps two months of usage, then the daily upkeep delete
   expect((rerun as { retention: Array<{ organisationId: string; deleted: unknown[] }> }).retention.find((outcome) => outcome.organisationId === tenant.organisationId)?.deleted).toEqual([]);
 });
 
-it('when the organisation is not on UTC, then a UTC month is held while an unpaid invoice covers any of its instants in the customer\'s zone', async () => {
+it('when the organisation is not on UTC, then a UTC month is held while an unpaid invoice covers any of its instants in the organisation\'s zone', async () => {
   const newYork = await createTenant(api, 'retention-new-york');
   const customer = await createCustomerEntity(api, newYork);
   await api.http().put('/organisation/settings').set(bearer(newYork.systemToken)).send({ timezone: 'America/New_York', usageRetentionMonths: 2 }).expect(200);

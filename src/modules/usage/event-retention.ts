@@ -13,10 +13,11 @@ const DELETE_SLICE = 10_000;
 export type RetentionHold = 'unpaid-invoice' | 'unbilled-usage';
 
 /**
- * Whether the UTC month is held. Invoice and contract dates are days in the customer's time zone, else the
- * organisation's, so each is turned into the instants it covers in that zone before it is compared with
- * the month: in New York, 1 October 02:00 UTC is still 30 September, a day of September's invoice. The
- * dates a day either side of the month only narrow the rows read; the zone decides.
+ * Whether the UTC month is held. The usage an invoice or a charge takes is that of its days in the
+ * organisation's time zone (usage windows are days in it, whatever the customer's zone), so each date is
+ * turned into the instants it covers in that zone before it is compared with the month: in New York,
+ * 1 October 02:00 UTC is still 30 September, a day of September's invoice. The dates a day either side of
+ * the month only narrow the rows read; the zone decides.
  */
 async function holdOn(db: Knex, organisationId: string, month: Date): Promise<RetentionHold | undefined> {
   const next = addMonths(month, 1);
@@ -31,25 +32,21 @@ async function holdOn(db: Knex, organisationId: string, month: Date): Promise<Re
      SELECT
        EXISTS (
          SELECT 1 FROM invoices
-         LEFT JOIN customers ON customers.organisation_id = invoices.organisation_id AND customers.id = invoices.customer_id
          CROSS JOIN organisation CROSS JOIN around
          WHERE invoices.organisation_id = :org AND invoices.status IN ('draft', 'raised', 'sent')
            AND invoices.from_date <= around.day_after AND invoices.to_date >= around.day_before
-           AND invoices.from_date::timestamp AT TIME ZONE COALESCE(customers.timezone, organisation.zone) < :end::timestamptz
-           AND (invoices.to_date + 1)::timestamp AT TIME ZONE COALESCE(customers.timezone, organisation.zone) > :start::timestamptz
+           AND invoices.from_date::timestamp AT TIME ZONE organisation.zone < :end::timestamptz
+           AND (invoices.to_date + 1)::timestamp AT TIME ZONE organisation.zone > :start::timestamptz
        ) AS unpaid,
        EXISTS (
          SELECT 1 FROM contract_plans cp
-         JOIN contracts ON contracts.organisation_id = cp.organisation_id AND contracts.id = cp.contract_id
-         LEFT JOIN customers ON customers.organisation_id = contracts.organisation_id AND customers.id = contracts.customer_id
          CROSS JOIN organisation CROSS JOIN around
-         CROSS JOIN LATERAL (SELECT COALESCE(customers.timezone, organisation.zone) AS zone) customer
-         -- The day, in the customer's zone, of the month's last instant: billing must reach it.
-         CROSS JOIN LATERAL (SELECT ((:end::timestamptz - interval '1 microsecond') AT TIME ZONE customer.zone)::date AS last_day) month_end
+         -- The day, in the organisation's zone, of the month's last instant: billing must reach it.
+         CROSS JOIN LATERAL (SELECT ((:end::timestamptz - interval '1 microsecond') AT TIME ZONE organisation.zone)::date AS last_day) month_end
          JOIN billing_plan_items item ON item.plan_id = cp.plan_id AND item.meter_id IS NOT NULL
          WHERE cp.organisation_id = :org AND cp.start_date <= around.day_after AND (cp.end_date IS NULL OR cp.end_date >= around.day_before)
-           AND cp.start_date::timestamp AT TIME ZONE customer.zone < :end::timestamptz
-           AND (cp.end_date IS NULL OR (cp.end_date + 1)::timestamp AT TIME ZONE customer.zone > :start::timestamptz)
+           AND cp.start_date::timestamp AT TIME ZONE organisation.zone < :end::timestamptz
+           AND (cp.end_date IS NULL OR (cp.end_date + 1)::timestamp AT TIME ZONE organisation.zone > :start::timestamptz)
            AND NOT EXISTS (
              SELECT 1 FROM charges
              JOIN invoices ON invoices.id = charges.invoice_id AND invoices.status <> 'cancelled'

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Route } from './route';
+import { takesNoBody, type Route } from './route';
 import { MAX_ARRAY_NESTING } from '../domain/storable';
 import { IDEMPOTENCY_KEY_PATTERN } from './idempotency';
 
@@ -197,7 +197,8 @@ function errorStatusesOf(route: Route, extra: RouteDocumentation): Partial<Recor
   if (route.access.kind === 'actions') derived[403] = ERROR_STATUSES[403];
   if (route.params || (secured && takesBody)) derived[404] = ERROR_STATUSES[404];
   if (secured && route.method !== 'get') derived[409] = ERROR_STATUSES[409];
-  if (takesBody) Object.assign(derived, { 413: ERROR_STATUSES[413], 415: ERROR_STATUSES[415] });
+  // A route that takes no body still reads one sent as JSON (to refuse its properties), and refuses any other type.
+  if (takesBody || takesNoBody(route)) Object.assign(derived, { 413: ERROR_STATUSES[413], 415: ERROR_STATUSES[415] });
   Object.assign(derived, { 500: ERROR_STATUSES[500], 503: ERROR_STATUSES[503] }, extra.errors);
   for (const status of extra.never ?? []) delete derived[status];
   return derived;

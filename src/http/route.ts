@@ -114,3 +114,12 @@ export function defineRoute<
 export function expressPath(path: string): string {
   return path.replace(/\{(\w+)\}/g, ':$1');
 }
+
+/**
+ * A route that takes no body: an authenticated write with no body schema and no body handler of its own
+ * (an upload's parser). It takes none or `{}`: a property sent to it would be dropped unseen, so it is
+ * refused by its path, as a closed body's unknown property is.
+ */
+export function takesNoBody(route: Route): boolean {
+  return route.method !== 'get' && route.body === undefined && route.before === undefined && route.access.kind !== 'public';
+}

@@ -9,7 +9,8 @@ import { check } from './check';
 import { queryParameterNames } from './openapi';
 import { roleAllows } from './permissions';
 import type { SessionVersions } from './sessions';
-import { acceptedAnswer, expressPath, isAccepted, type AuthContext, type Route } from './route';
+import { acceptedAnswer, expressPath, isAccepted, takesNoBody, type AuthContext, type Route } from './route';
+import { UNKNOWN_PROPERTY } from './unknown-properties';
 import type { AccessTokenIssuer } from '../modules/auth';
 import type { IdempotencyService } from '../modules/idempotency';
 
@@ -99,7 +100,10 @@ function queryNamesCheck(route: Route): (req: Request) => void {
 
 function parsePart(route: Route, req: Request, part: 'params' | 'query' | 'body'): unknown {
   const schema = route[part];
-  if (!schema) return undefined;
+  if (!schema) {
+    if (part === 'body' && takesNoBody(route)) refuseBody(req.body);
+    return undefined;
+  }
   // Postgres stores no NUL character and no unpaired surrogate: such text is refused here, by its path,
   // but for the items of a batch, each of which fails alone.
   const textChecked = part === 'body' && route.itemsJudgedAlone ? { ...(req.body as object), [route.itemsJudgedAlone]: undefined } : req[part];
@@ -109,6 +113,14 @@ function parsePart(route: Route, req: Request, part: 'params' | 'query' | 'body'
   const result = check(schema, req[part] ?? {}, { closed: part === 'body' });
   if (result.ok) return result.data;
   throw AppError.invalid(result.problems.map(({ path, message }) => ({ path: [part, ...path].join('.'), message })));
+}
+
+/** The body of a route that takes none: absent or `{}`, else refused by the path of what was sent. */
+function refuseBody(body: unknown): void {
+  if (body === undefined) return;
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw AppError.validation('this request takes no body, or an empty object', 'body');
+  const names = Object.keys(body);
+  if (names.length > 0) throw AppError.invalid(names.slice(0, 20).map((name) => ({ path: `body.${name.slice(0, 100)}`, message: `${name.slice(0, 100)} ${UNKNOWN_PROPERTY}` })));
 }
 
 /** A handler's answer that its own `response` (or `accepted`) schema rejects: a bug in the route, never the caller's fault. */
@@ -156,7 +168,7 @@ export function buildRouter(routes: readonly Route[], options: RouterOptions): R
     if (seen.has(key)) throw new AppError('internal', `Route declared twice: ${key}`);
     seen.add(key);
     const checks: RequestHandler[] = route.access.kind === 'public' ? [] : [authenticate(options.accessTokens, options.sessionVersions), rateLimiter, authorize(route)];
-    const bodyType = route.body ? [requireBodyType(JSON_TYPES)] : [];
+    const bodyType = route.body || takesNoBody(route) ? [requireBodyType(JSON_TYPES)] : [];
     // Every authenticated POST creates something or moves state: a retry with its Idempotency-Key is safe.
     const idempotent =
       route.method !== 'post' || route.access.kind === 'public' ? [] : [route.ownIdempotency ? checkIdempotencyKey : idempotentRoute(options.idempotency, key)];

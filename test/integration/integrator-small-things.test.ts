@@ -268,4 +268,24 @@ describe('4. the base currency is set at bootstrap, and a missing rate says how 
     await api.http().put('/organisation/settings').set(admin(owner)).send({ baseCurrency: 'EUR' }).expect(200);
     await api.http().get(`/contracts/${fixture.contractId}/upcoming-invoice`).query({ date: '2026-11-01' }).set(system(owner)).expect(200);
   });
+  it('when an action that takes no body is sent properties, then 400 names each and nothing happens; {} or no body is taken, and a body of another type is 415', async () => {
+    const owner = await createTenant(api, 'small-things-no-body');
+    const fixture = await activeFixture(owner);
+    const ending = await api.http().post(`/contracts/${fixture.contractId}/end`).set(system(owner)).send({ endDate: '2027-06-30', reason: 'x' });
+    expect([ending.status, ending.body.errors]).toEqual([
+      400,
+      [
+        { code: 1001, path: 'body.endDate', message: 'endDate is not a property this request takes' },
+        { code: 1001, path: 'body.reason', message: 'reason is not a property this request takes' },
+      ],
+    ]);
+    expect((await api.http().get(`/contracts/${fixture.contractId}`).set(system(owner)).expect(200)).body.data.status).toBe('active');
+    const array = await api.http().post(`/contracts/${fixture.contractId}/suspend`).set(system(owner)).send([1]);
+    expect([array.status, array.body.errors?.[0]?.path]).toEqual([400, 'body']);
+    const text = await api.http().post(`/contracts/${fixture.contractId}/suspend`).set(system(owner)).set('content-type', 'text/plain').send('hello');
+    expect([text.status, text.body.errors?.[0]?.path]).toEqual([415, 'headers.content-type']);
+    expect((await api.http().get(`/contracts/${fixture.contractId}`).set(system(owner)).expect(200)).body.data.status).toBe('active');
+    await api.http().post(`/contracts/${fixture.contractId}/suspend`).set(system(owner)).expect(200);
+    await api.http().post(`/contracts/${fixture.contractId}/resume`).set(system(owner)).send({}).expect(200);
+  });
 });

@@ -133,7 +133,7 @@ describe('POST /emails', () => {
     expect(await settled(res.body.data.id)).toMatchObject({ status: 'failed', attempts: 1, sentAt: null, error: expect.stringContaining('Mailbox unavailable') });
   });
 
-  it('when the body is not one message, then 400 names what is wrong and nothing is stored', async () => {
+  it('when the body is not one message, then 400 names what is wrong, an unknown template or invoice is 404, and nothing is stored', async () => {
     const before = await api.db('emails').where({ organisation_id: tenant.organisationId }).count<{ count: string }[]>({ count: '*' });
     const other = await createTenant(api, 'emails-other');
     const otherInvoice = (await api.http().post('/invoices').set(bearer(other.systemToken)).send(invoiceBody((await createBillingFixture(api, other)).contractPlanId)).expect(201)).body.data.id;
@@ -142,8 +142,6 @@ describe('POST /emails', () => {
       [{ html: '<p>no subject</p>', to: ['a@example.com'] }, 'subject'],
       [{ subject: 'Hi', html: '<p>Hi</p>', to: [] }, 'to'],
       [{ subject: 'Hi', html: '<p>Hi</p>', to: ['not an address'] }, 'to'],
-      [{ templateId: 'etp_unknown', to: ['a@example.com'] }, 'templateId'],
-      [{ subject: 'Hi', html: '<p>Hi</p>', to: ['a@example.com'], invoiceId: otherInvoice }, 'invoiceId'],
       [{ subject: '{{blank}}', html: '<p>Hi</p>', to: ['a@example.com'] }, 'variables'],
       [{ subject: 'Hi', html: '<p>{{x}}</p>', to: ['a@example.com'], variables: { x: 'nul \u0000 inside' } }, 'variables'],
     ];
@@ -151,6 +149,14 @@ describe('POST /emails', () => {
       const res = await api.http().post('/emails').set(system).send(body);
       expect([field, res.status]).toEqual([field, 400]);
       expect(JSON.stringify(res.body.errors)).toContain(field);
+    }
+    // An id of the body that the organisation does not have is not found, as everywhere.
+    for (const [body, what] of [
+      [{ templateId: 'etp_unknown', to: ['a@example.com'] }, 'E-mail template'],
+      [{ subject: 'Hi', html: '<p>Hi</p>', to: ['a@example.com'], invoiceId: otherInvoice }, 'Invoice'],
+    ] as const) {
+      const res = await api.http().post('/emails').set(system).send(body);
+      expect([res.status, res.body.message]).toEqual([404, `${what} not found`]);
     }
     expect(await api.db('emails').where({ organisation_id: tenant.organisationId }).count<{ count: string }[]>({ count: '*' })).toEqual(before);
   });

@@ -80,7 +80,7 @@ export function createEmailService(deps: { db: Knex; mailer: Mailer; templates: 
     let template: MailTemplate;
     if (body.templateId !== undefined) {
       const row = await emailTemplatesIn(db).find(organisationId, body.templateId);
-      if (!row) throw AppError.validation('no e-mail template with this id', 'body.templateId');
+      if (!row) throw AppError.notFound('E-mail template');
       template = row;
     } else {
       template = { subject: body.subject!, html: body.html!, text: body.text ?? null };
@@ -100,7 +100,7 @@ export function createEmailService(deps: { db: Knex; mailer: Mailer; templates: 
     /** The row of a message asked for: rendered now, so that a template or variable fault answers 400. */
     async prepare(organisationId: string, id: string, body: SendEmailBody, createdBy: string | null): Promise<NewEmail> {
       if (body.invoiceId !== undefined && !(await invoicesIn(db).findRow(organisationId, body.invoiceId))) {
-        throw AppError.validation('no invoice with this id', 'body.invoiceId');
+        throw AppError.notFound('Invoice');
       }
       const rendered = await render(organisationId, body);
       return {

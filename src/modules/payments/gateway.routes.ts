@@ -40,15 +40,18 @@ export function gatewayRoutes(deps: AppDeps): Route[] {
       response: providerAccountSchema,
       handler: async ({ body, auth }) => gateway.saveStripeAccount(auth.organisationId, body),
     }),
-    defineRoute({
-      method: 'get',
-      path: '/payment-providers/stripe',
-      summary: "The organisation's Stripe set-up: the secret key's last four characters, never the secrets",
-      tag: 'Payment providers',
-      access: manageProviders,
-      response: providerAccountSchema,
-      handler: async ({ auth }) => gateway.stripeAccount(auth.organisationId),
-    }),
+    documented(
+      defineRoute({
+        method: 'get',
+        path: '/payment-providers/stripe',
+        summary: "The organisation's Stripe set-up: the secret key's last four characters, never the secrets",
+        tag: 'Payment providers',
+        access: manageProviders,
+        response: providerAccountSchema,
+        handler: async ({ auth }) => gateway.stripeAccount(auth.organisationId),
+      }),
+      { errors: { 404: 'The organisation has not set up Stripe (PUT /payment-providers/stripe)' } },
+    ),
     defineRoute({
       method: 'post',
       path: '/payment-providers/stripe/webhook/{organisationId}',

@@ -114,6 +114,20 @@ describe('lifecycle', () => {
     await recordHistory(api, `invoice:${invoice.id}`, 'invoice-pay-and-undo-everything');
   });
 
+  it('when the paid date has not come yet, then 400 names body.paidDate and the invoice stays unpaid; today is taken', async () => {
+    const invoice = await createInvoice();
+    const tomorrow = new Date(Date.now() + 2 * 86_400_000).toISOString().slice(0, 10);
+    for (const paidDate of ['9999-12-31', tomorrow, new Date(Date.now() + 3_600_000).toISOString()]) {
+      const refused = await post(invoice.id, 'mark-paid', { paidDate });
+      expect([paidDate, refused.status, refused.body.errors?.[0]?.path]).toEqual([paidDate, 400, 'body.paidDate']);
+    }
+    const viaStatus = await api.http().put(`/invoices/${invoice.id}`).set(auth()).send({ status: 'paid', paidDate: tomorrow });
+    expect([viaStatus.status, viaStatus.body.errors?.[0]?.path]).toEqual([400, 'body.paidDate']);
+    expect((await api.http().get(`/invoices/${invoice.id}`).set(auth()).expect(200)).body.data.status).not.toBe('paid');
+    expect(await paymentsOf(invoice.id)).toEqual([]);
+    await post(invoice.id, 'mark-paid', { paidDate: utcToday() }).expect(200);
+  });
+
   it('when a paid invoice is cancelled and the cancel is undone, then the payment is reversed and restored', async () => {
     const invoice = await createInvoice();
     await post(invoice.id, 'mark-paid', { paidDate: '2026-11-15' }).expect(200);

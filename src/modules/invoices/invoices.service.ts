@@ -65,6 +65,20 @@ export function createInvoiceService(deps: WorkflowServiceDeps, resolveContractP
     await deps.temporal.bounded(() => workflows.executeUpdateWithStart(definition, { args, updateId, startWorkflowOperation }), 'update');
   }
 
+  /**
+   * The day the money arrived has come: a date not after today in the customer's time zone (else the
+   * organisation's), an instant not after now (a minute's leeway for clocks). A day ahead would stamp the
+   * payment, the collections and the ledger with a day that has not happened.
+   */
+  async function assertPaidBy(row: InvoiceRow, paidDate: string): Promise<void> {
+    if (paidDate.length === 10) {
+      const today = row.customer_id ? await customerToday(deps.db, row.organisation_id, row.customer_id) : await organisationToday(deps.db, row.organisation_id);
+      if (paidDate > today) throw AppError.validation(`must not be after today (${today} in the customer's time zone): the day the money arrived`, 'body.paidDate');
+    } else if (Date.parse(paidDate) > Date.now() + 60_000) {
+      throw AppError.validation('must not be in the future: the instant the money arrived', 'body.paidDate');
+    }
+  }
+
   return {
     async get(organisationId: string, id: string): Promise<Invoice> {
       return orNotFound(await invoices.find(organisationId, id), 'Invoice');
@@ -119,6 +133,7 @@ export function createInvoiceService(deps: WorkflowServiceDeps, resolveContractP
           break;
         case 'markPaid':
           if (!args.paidDate) throw AppError.validation('paidDate is required for paid', 'body.paidDate');
+          await assertPaidBy(row, args.paidDate);
           await update(row, markPaidUpdate, [{ paidDate: args.paidDate, ...(args.collectedAttemptId ? { collectedAttemptId: args.collectedAttemptId } : {}) }], idempotencyKey);
           break;
         case 'cancel':

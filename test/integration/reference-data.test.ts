@@ -283,6 +283,11 @@ describe('entities', () => {
     expect(res.status).toBe(200);
     expect(res.body.data).toMatchObject({ id: entity.id, identifier, addresses: [expect.objectContaining({ city: 'Berlin' })] });
     await as(tenant).get('/entities/by-identifier').query({ identifier: unique('nothing') }).expect(404);
+    // Sent with spaces around it, it was stored trimmed, and the same spaces find it.
+    const spaced = await createEntity(tenant, { type: 'seller', identifier: `  ${unique('spaced')}  ` });
+    expect((await as(tenant).get('/entities/by-identifier').query({ identifier: `  ${spaced.identifier!}  ` }).expect(200)).body.data.id).toBe(spaced.id);
+    const blank = await as(tenant).post('/entities', { name: 'Blank', type: 'seller', identifier: '\u000b ' });
+    expect([blank.status, blank.body.errors]).toEqual([400, [{ code: 1001, path: 'body.identifier', message: 'must not be empty or only spaces' }]]);
     const deprecated = await as(tenant).get(`/entities/by-identifier/${identifier}`).expect(200);
     expect(deprecated.body).toEqual(res.body);
     await as(tenant).get(`/entities/by-identifier/${unique('nothing')}`).expect(404);

@@ -9,8 +9,9 @@ const entityFields = {
   name: text(200),
   identifier: z
     .string()
+    // Kept trimmed: one of only spaces would be empty, and says so.
+    .regex(/\S/, 'must not be empty or only spaces')
     .trim()
-    .min(1)
     .max(200)
     .optional()
     .describe("Your own reference for the entity; unique among the organisation's live entities"),
@@ -37,7 +38,8 @@ export type CreateEntityBody = z.output<typeof createEntityBody>;
 export const entityListQuery = pageQuery.extend({ type: entityType.optional() });
 
 /** An entity's identifier: the query of GET /entities/by-identifier, the path of its deprecated spelling. */
-export const identifierQuery = z.object({ identifier: reference(200) });
+/** Trimmed, as the identifier is when it is stored, so that the value sent when creating finds the entity. */
+export const identifierQuery = z.object({ identifier: reference(200).transform((identifier) => identifier.trim()) });
 
 export const entitySchema = z.object({
   id: z.string(),

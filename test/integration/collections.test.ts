@@ -221,3 +221,26 @@ describe('invoices of an invoice run', () => {
     expect((await api.http().get(`/invoices/${byHand}`).set(auth)).body.data.invoiceRunId).toBeNull();
   });
 });
+
+describe('overdue where the customer is', () => {
+  it("when the organisation's day is ahead of its customer's, then an invoice due on the customer's today is overdue in no list and no ageing, with or without the customer named", async () => {
+    const tenant = await createTenant(api, 'collections-zones');
+    await api.http().put('/organisation/settings').set(bearer(tenant.adminToken)).send({ timezone: 'Pacific/Auckland' }).expect(200);
+    const fixture = await createBillingFixture(api, tenant, 'USD', { customer: { timezone: 'America/Los_Angeles' } });
+    const auth = bearer(tenant.systemToken);
+    const customerToday = new Intl.DateTimeFormat('en-CA', { timeZone: 'America/Los_Angeles' }).format(new Date());
+    const dueToday = await raised(tenant, fixture.contractPlanId, daysFrom(customerToday, -30), 100);
+    const dueYesterday = await raised(tenant, fixture.contractPlanId, daysFrom(customerToday, -31), 40);
+    await api.db('invoices').where({ id: dueToday.id }).update({ due_date: customerToday });
+    await api.db('invoices').where({ id: dueYesterday.id }).update({ due_date: daysFrom(customerToday, -1) });
+
+    for (const query of [{ overdue: 'true' }, { overdue: 'true', customerId: fixture.customerId }]) {
+      const listed = await api.http().get('/invoices').query(query).set(auth).expect(200);
+      expect([query, listed.body.data.items.map((invoice: { id: string }) => invoice.id)]).toEqual([query, [dueYesterday.id]]);
+    }
+    for (const query of [{}, { customerId: fixture.customerId }]) {
+      const ageing = await api.http().get('/collections').query(query).set(auth).expect(200);
+      expect([query, ageing.body.data.currencies[0].buckets]).toEqual([query, expect.objectContaining({ current: '100.00', '1-30': '40.00' })]);
+    }
+  });
+});

@@ -15,7 +15,7 @@ import { renderTemplateOfKind } from '../email-templates';
 import { invoiceSettlements } from '../settlements';
 import { loadInvoiceDocument, invoiceMailVariables, mailWithPdf, AGEING_BUCKETS, amountDue, invoicesIn, type AgeingBucket, type InvoiceRow } from '../invoices';
 import { customerToday, customerZone } from '../customers';
-import { getOrganisationSettings, organisationToday } from '../organisation-settings';
+import { getOrganisationSettings, organisationToday, zoneOf } from '../organisation-settings';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -54,13 +54,14 @@ export function createCollectionsService(deps: { db: Knex; mailer: Mailer; templ
 
   return {
     /**
-     * Totals of raised and sent invoices per currency, by days past their due date as of today: in the
-     * customer's time zone for one customer's invoices, else the organisation's.
+     * Totals of raised and sent invoices per currency, by days past their due date as of today: each
+     * invoice's in its customer's time zone, else the organisation's, so that one customer's ageing is its
+     * share of the organisation's.
      */
     async ageing(organisationId: string, filter: { customerId?: string } = {}): Promise<Collections> {
       const asOf = await todayOf(organisationId, filter.customerId);
       const byCurrency = new Map<string, CurrencyAgeing>();
-      for (const row of await invoices.ageing(organisationId, asOf, filter.customerId)) {
+      for (const row of await invoices.ageing(organisationId, await zoneOf(db, organisationId), filter.customerId)) {
         const entry = byCurrency.get(row.currency) ?? {
           currency: row.currency,
           total: formatAmount(0, row.currency),

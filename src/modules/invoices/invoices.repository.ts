@@ -193,8 +193,8 @@ export interface InvoiceFilter {
   contractId?: string;
   contractPlanId?: string;
   invoiceRunId?: string;
-  /** Only invoices that are (`is: true`) or are not overdue on the calendar day `on`. */
-  overdue?: { is: boolean; on: string };
+  /** Only invoices that are (`is: true`) or are not overdue today, each in its customer's zone, else `zone` (the organisation's). */
+  overdue?: { is: boolean; zone: string };
   /** Only invoices dated within these days, both included. */
   from?: string;
   to?: string;
@@ -388,6 +388,16 @@ const ITEM_COLUMNS = [
 
 /** Invoices, their items, transitions and number counters. `db` may be a transaction. */
 export function createInvoiceRepository(db: Knex) {
+  /**
+   * Today for an invoice row, in its customer's time zone, else in `zone` (the organisation's): an invoice
+   * is overdue by the day where its customer is, whichever filter lists it.
+   */
+  const todayOfInvoice = (zone: string) =>
+    db.raw(
+      `(now() AT TIME ZONE COALESCE((SELECT customers.timezone FROM customers WHERE customers.organisation_id = invoices.organisation_id AND customers.id = invoices.customer_id), ?))::date`,
+      [zone],
+    );
+
   const live = (organisationId: string, id: string) => db<InvoiceRow>('invoices').where({ organisation_id: organisationId, id }).whereNull('deleted_at');
   const transition = (invoiceId: string, seq: number) => db('invoice_transitions').where({ invoice_id: invoiceId, seq });
 
@@ -467,8 +477,8 @@ export function createInvoiceRepository(db: Knex) {
       if (filter.from) query.where('date', '>=', filter.from);
       if (filter.to) query.where('date', '<=', filter.to);
       if (filter.overdue) {
-        const { is, on } = filter.overdue;
-        const overdue = (where: Knex.QueryBuilder) => where.whereIn('status', OWED).whereNotNull('due_date').where('due_date', '<', on);
+        const { is, zone } = filter.overdue;
+        const overdue = (where: Knex.QueryBuilder) => where.whereIn('status', OWED).whereNotNull('due_date').where('due_date', '<', todayOfInvoice(zone));
         if (is) query.where(overdue);
         else query.whereNot(overdue);
       }
@@ -568,8 +578,8 @@ export function createInvoiceRepository(db: Knex) {
      * and sent invoices still owe (total less the customer's credit applied and the credit notes that
      * lowered it); invoices that owe nothing are left out. Not yet due (or due that day) is `current`.
      */
-    async ageing(organisationId: string, on: string, customerId?: string): Promise<AgeingRow[]> {
-      const overdueDays = db.raw('(?::date - due_date)', [on]);
+    async ageing(organisationId: string, zone: string, customerId?: string): Promise<AgeingRow[]> {
+      const overdueDays = db.raw('(? - due_date)', [todayOfInvoice(zone)]);
       return db('invoices')
         .where({ organisation_id: organisationId, ...(customerId ? { customer_id: customerId } : {}) })
         .whereNull('deleted_at')

@@ -9,7 +9,7 @@ import { invoiceWorkflowId, searchAttributes } from '../../../workflows/ids';
 import type { Page, PageQuery } from '../../http/paging';
 import type { ContractPlanRef } from '../contracts';
 import { customerToday } from '../customers';
-import { organisationToday } from '../organisation-settings';
+import { organisationToday, zoneOf } from '../organisation-settings';
 import { loadInvoiceDocument, type SettlementReader } from './invoice-document';
 import { assertPlanItemsKnown } from './invoice-items.service';
 import { assertInvoiceFits } from './invoice-pricing';
@@ -84,12 +84,11 @@ export function createInvoiceService(deps: WorkflowServiceDeps, resolveContractP
       return orNotFound(await invoices.find(organisationId, id), 'Invoice');
     },
 
-    /** `overdue` is judged on today in the customer's time zone when the filter names one, else the organisation's. */
+    /** `overdue` is judged on today in each invoice's customer's time zone, else the organisation's, whatever else the filter names. */
     async list(organisationId: string, filter: Omit<InvoiceFilter, 'overdue'> & { overdue?: boolean }, paging: PageQuery): Promise<Page<Invoice>> {
       const { overdue, ...rest } = filter;
       if (overdue === undefined) return invoices.list(organisationId, rest, paging);
-      const today = rest.customerId ? await customerToday(deps.db, organisationId, rest.customerId) : await organisationToday(deps.db, organisationId);
-      return invoices.list(organisationId, { ...rest, ...(overdue === undefined ? {} : { overdue: { is: overdue, on: today } }) }, paging);
+      return invoices.list(organisationId, { ...rest, overdue: { is: overdue, zone: await zoneOf(deps.db, organisationId) } }, paging);
     },
 
     /** The invoice as a PDF, with the file name it is offered under. */

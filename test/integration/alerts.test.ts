@@ -170,6 +170,35 @@ it('when a recurring alert crossed its threshold in one period, then usage of th
   expect(triggeredFor(once)).toHaveLength(1);
 });
 
+it('when one batch holds usage of months far apart, then only the periods its events fall in are evaluated, not the months between', async () => {
+  const metric = `alert_span_${randomUUID().slice(0, 8)}`;
+  const meterId = await createMeter(metric);
+  const { customerId, entityId } = await createCustomerEntity(api, tenant);
+  const monthsAgo = (months: number) => {
+    let month = utcMonthOf();
+    for (let i = 0; i < months; i += 1) month = utcMonthOf(month.start.getTime() - 1);
+    return month;
+  };
+  const midMonth = (months: number) => new Date(monthsAgo(months).start.getTime() + 14 * DAY_MS).toISOString();
+  // Five months ago already holds 150 when the alert is made, and the relay has handed that usage on: the
+  // alert's creation reads only the current period.
+  const stored = await ingest([usageEvent(entityId, { metric, value: 150, timestamp: midMonth(5) })]);
+  expect(stored.status).toBe(200);
+  await waitFor(async () => {
+    const pending = await api.db('webhook_events').where({ organisation_id: tenant.organisationId, type: 'usage.ingested' }).whereRaw("payload->'data'->>'batchId' = ?", [stored.body.data.batchId]).whereNull('dispatched_at').first();
+    return pending === undefined ? true : undefined;
+  }, 15_000);
+  const alertId = await createAlert({ name: 'Span', scope: { customerId }, metric: 'usage', meterId, thresholds: [100], recurring: 'period' });
+
+  // One batch: eight months ago (1), three months ago (200, past the threshold) and now (1).
+  const batch = [usageEvent(entityId, { metric, value: 1, timestamp: midMonth(8) }), usageEvent(entityId, { metric, value: 200, timestamp: midMonth(3) }), usageEvent(entityId, { metric, value: 1, timestamp: new Date().toISOString() })];
+  expect((await ingest(batch)).status).toBe(200);
+  await eventually(() => (triggeredFor(alertId).length >= 1 ? true : undefined), 15_000);
+  await new Promise((resolve) => setTimeout(resolve, 2_000));
+  // Three months ago fires; five months ago, which the batch did not touch, does not.
+  expect(triggeredFor(alertId).map((event) => event.data.periodStart)).toEqual([monthsAgo(3).start.toISOString()]);
+});
+
 it('when a credit-balance alert is created on a balance already at or below a threshold, then that threshold fires at once; a grant above the rest fires nothing', async () => {
   const { customerId } = await createCustomerEntity(api, tenant);
   await api.http().post(`/customers/${customerId}/credits`).set(bearer(tenant.systemToken)).send({ amount: '100', currency: 'USD', reason: 'welcome' }).expect(201);

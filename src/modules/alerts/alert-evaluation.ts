@@ -23,10 +23,20 @@ export type PeriodSpend = (db: Knex, organisationId: string, contractId: string,
 
 /** What changed for an organisation, as a batch of domain events tells it. */
 export interface AlertChanges {
-  /** Customers whose usage grew: of which metrics, between which timestamps. */
-  usage: Map<string, { from: Date; to: Date; metrics: Set<string> }>;
+  /**
+   * Customers whose usage grew: of which metrics, between which timestamps, and through which ingested
+   * batches (`null` when a correction, which names no batch, is among the changes: its whole span counts).
+   */
+  usage: Map<string, UsageGrowth>;
   /** Customers whose credit balance or spend may have changed. */
   balances: Set<string>;
+}
+
+export interface UsageGrowth {
+  from: Date;
+  to: Date;
+  metrics: Set<string>;
+  batches?: Set<string> | null;
 }
 
 /** An organisation's changes, empty. */
@@ -49,10 +59,12 @@ export function changesOf(events: readonly OutboxEvent[]): Map<string, AlertChan
         const usage = of(event.organisation_id).usage;
         const from = new Date(data.from);
         const to = new Date(data.to);
+        const batch = 'batchId' in data ? data.batchId : null;
         for (const customerId of data.customerIds) {
           const known = usage.get(customerId);
-          if (!known) usage.set(customerId, { from, to, metrics: new Set(data.metrics) });
-          else usage.set(customerId, { from: from < known.from ? from : known.from, to: to > known.to ? to : known.to, metrics: new Set([...known.metrics, ...data.metrics]) });
+          const batches = known && (known.batches === null || batch === null) ? null : new Set([...(known?.batches ?? []), ...(batch === null ? [] : [batch])]);
+          if (!known) usage.set(customerId, { from, to, metrics: new Set(data.metrics), batches: batch === null ? null : new Set([batch]) });
+          else usage.set(customerId, { from: from < known.from ? from : known.from, to: to > known.to ? to : known.to, metrics: new Set([...known.metrics, ...data.metrics]), batches });
         }
         break;
       }
@@ -167,7 +179,9 @@ async function usageReadings(
     for (const alert of usageAlerts.filter((candidate) => candidate.meter_id === meterId)) {
       const grew = changes.usage.get(alert.customer_id)!;
       if (!grew.metrics.has(meter.metric)) continue;
-      for (const period of periodsOf(alert, grew.from, grew.to)) {
+      const spanned = periodsOf(alert, grew.from, grew.to);
+      const periods = spanned.length > 1 && grew.batches ? await periodsWithBatchEvents(trx, organisationId, entities.get(alert.customer_id) ?? [], meter.metric, grew.batches, spanned) : spanned;
+      for (const period of periods) {
         const key = firedKey(alert.id, period.start);
         if (countedPeriod(alert, period, timeZone)) {
           counted.set(key, { alert, period });
@@ -189,6 +203,26 @@ async function usageReadings(
   const sums = await counterSums(trx, spans);
   for (const [key, { alert, period }] of counted) readings.push({ alert, period, value: sums.get(key) ?? '0' });
   return readings;
+}
+
+/**
+ * Of the periods a customer's ingested span covers, those in which the batches stored an event of the
+ * metric: a batch of January's late usage and today's usage changed January and December, not the months
+ * between, whose alerts have nothing new to say.
+ */
+async function periodsWithBatchEvents(trx: Knex, organisationId: string, entityIds: readonly string[], metric: string, batches: ReadonlySet<string>, periods: readonly AlertPeriod[]): Promise<AlertPeriod[]> {
+  if (entityIds.length === 0) return [];
+  const kept: AlertPeriod[] = [];
+  for (const period of periods) {
+    const query = trx('usage_events')
+      .where({ organisation_id: organisationId, metric })
+      .whereIn('customer_entity_id', [...entityIds])
+      .whereIn('batch_id', [...batches])
+      .where('timestamp', '>=', period.start);
+    if (period.end) query.where('timestamp', '<', period.end);
+    if (await query.first(trx.raw('1 AS found'))) kept.push(period);
+  }
+  return kept;
 }
 
 /** Credit-balance alerts on a customer whose credit may have changed: the balance in the alert's currency (none held: 0). */

@@ -142,7 +142,7 @@ export function createMeterService(db: Knex, uses: MeterUses, startBackfill?: St
           // Usage counters (of entitlements, alerts) are folded anew from raw events by the meter as it is to be.
           const recounts = (refills || (changes.aggregation !== undefined && changes.aggregation !== current.aggregation)) && (await meterIsCounted(trx, id));
           if (recounts && !COUNTABLE.has(changes.aggregation ?? current.aggregation)) {
-            throw AppError.conflict("Features count this meter's usage: its aggregation must stay sum or count");
+            throw AppError.conflict("Features or usage alerts keep counters of this meter's usage: its aggregation must stay sum or count");
           }
           const recount = async (row: MeterRow | undefined) => {
             if (recounts && row) await refoldCountersOfMeter(trx, rollupMeterOf(row));

@@ -246,7 +246,8 @@ export function createApiServices(deps: ServiceDeps & { temporal: TemporalHandle
           return { data, facts: { kind, status: data.status } };
         }
         case 'usage_batch': {
-          const data = await apiServices.usage.batch(organisationId, objectId);
+          // As the real event has it: the batch less its per-event lists (GET /events/batches/{id} has them).
+          const { failedRecords: _failed, duplicateEvents: _duplicates, ...data } = await apiServices.usage.batch(organisationId, objectId);
           return { data, facts: { kind, status: data.status } };
         }
       }

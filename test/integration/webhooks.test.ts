@@ -152,6 +152,10 @@ describe('webhooks', () => {
     await api.http().post('/webhooks/trigger').set(auth).send({ eventType: 'contract.resumed', objectId: fixture.contractId }).expect(201);
     const again = await until(() => (receiver.received('/events').length >= 6 ? receiver.received('/events') : undefined));
     expect(verified(secret, again.at(-1)!)).toMatchObject({ type: 'contract.resumed', triggered: true, data: { id: fixture.contractId, status: 'active' } });
+    // A triggered usage.batch_processed has the real one's shape: without the per-event lists.
+    await api.http().post('/webhooks/trigger').set(auth).send({ eventType: 'usage.batch_processed', objectId: batch.body.data.batchId }).expect(201);
+    const batchAgain = await until(() => (receiver.received('/events').length >= 7 ? receiver.received('/events') : undefined));
+    expect(verified(secret, batchAgain.at(-1)!).data).toEqual(events[4]!.data);
     // Events of real changes carry no `triggered`.
     expect(events.filter((event) => 'triggered' in event)).toEqual([]);
   });

@@ -73,7 +73,7 @@ export function createInvoiceService(deps: WorkflowServiceDeps, resolveContractP
   async function assertPaidBy(row: InvoiceRow, paidDate: string): Promise<void> {
     if (paidDate.length === 10) {
       const today = row.customer_id ? await customerToday(deps.db, row.organisation_id, row.customer_id) : await organisationToday(deps.db, row.organisation_id);
-      if (paidDate > today) throw AppError.validation(`must not be after today (${today} in the customer's time zone): the day the money arrived`, 'body.paidDate');
+      if (paidDate > today) throw AppError.validation(`must not be after today (${today} in the customer's time zone, else the organisation's): the day the money arrived`, 'body.paidDate');
     } else if (Date.parse(paidDate) > Date.now() + 60_000) {
       throw AppError.validation('must not be in the future: the instant the money arrived', 'body.paidDate');
     }

@@ -6,6 +6,7 @@ import { currencyMinorUnits } from './currencies';
 import { AppError } from './errors';
 import { Decimal, toDecimal } from './money';
 import { priceItem, type PricedPlanItem } from './pricing';
+import { utcMidnight } from './iso-dates';
 
 export type BillingPeriodKind = 'monthly' | 'quarterly' | 'yearly' | 'one_time';
 /** `calendar`: calendar months, quarters (Jan/Apr/Jul/Oct) and years; `anniversary`: from the start date. */
@@ -52,10 +53,7 @@ export interface Days {
 }
 
 function dayOf(year: number, month0: number, day: number): number {
-  // setUTCFullYear, unlike Date.UTC, does not read years 0 to 99 as 1900 to 1999.
-  const date = new Date(0);
-  date.setUTCFullYear(year, month0, day);
-  return date.getTime() / DAY_MS;
+  return utcMidnight(year, month0, day).getTime() / DAY_MS;
 }
 
 /** Day numbers already written out: an invoice run converts the same few days for every contract. */

@@ -15,6 +15,7 @@
 import { addDays } from './billing-periods';
 import { Decimal, formatExact } from './money';
 import { dayIn, startOfDayIn } from './zoned-days';
+import { utcMidnight } from './iso-dates';
 
 export type UsagePeriod = 'day' | 'week' | 'month' | 'year';
 
@@ -40,21 +41,14 @@ export function periodStartDay(anchorDay: string, period: UsagePeriod, index: nu
   }
 }
 
-/** The UTC date of a year, month (0-11) and day; years below 100 are years, not 1900 plus them. */
-function utcDate(year: number, month: number, date: number): Date {
-  const day = new Date(0);
-  day.setUTCFullYear(year, month, date);
-  return day;
-}
-
 /** The anchor's day of the month, `months` later, or that month's last day where it has fewer days. */
 function addMonthsClamped(day: string, months: number): string {
   const [year, month, date] = day.split('-').map(Number) as [number, number, number];
   const total = year * 12 + (month - 1) + months;
   const targetYear = Math.floor(total / 12);
   const targetMonth = total - targetYear * 12;
-  const lastDate = utcDate(targetYear, targetMonth + 1, 0).getUTCDate();
-  return isoDay(utcDate(targetYear, targetMonth, Math.min(date, lastDate)));
+  const lastDate = utcMidnight(targetYear, targetMonth + 1, 0).getUTCDate();
+  return isoDay(utcMidnight(targetYear, targetMonth, Math.min(date, lastDate)));
 }
 
 /** `YYYY-MM-DD` of a UTC date in the years 1 to 9999. */

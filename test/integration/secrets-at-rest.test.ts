@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
 import { createIdempotencyService } from '../../src/modules/idempotency/idempotency.service';
 import { createSecretBox } from '../../src/security/secret-box';
 import { createServices, serviceDepsFrom } from '../../src/services';
@@ -20,8 +21,8 @@ afterAll(() => api.close());
 const admin = () => bearer(tenant.adminToken);
 
 /** Every text and JSON column of every table of the suite's database. */
-const textColumns = () =>
-  api.db('information_schema.columns')
+const textColumns = (db: Knex = api.db) =>
+  db('information_schema.columns')
     .where({ table_schema: 'public' })
     .whereIn('data_type', ['text', 'character varying', 'jsonb', 'json'])
     .select<Array<{ table_name: string; column_name: string }>>('table_name', 'column_name');
@@ -36,12 +37,12 @@ async function whereStored(needle: string): Promise<string[]> {
   return found;
 }
 
-/** Every secret-looking value in the database: client and webhook secrets the suite issued, whoever issued them. */
-async function plainSecretsAnywhere(): Promise<string[]> {
+/** Every secret-looking value in the database (as `db` sees it): client and webhook secrets the suite issued, whoever issued them. */
+async function plainSecretsAnywhere(db: Knex = api.db): Promise<string[]> {
   const found: string[] = [];
-  for (const { table_name: table, column_name: column } of await textColumns()) {
+  for (const { table_name: table, column_name: column } of await textColumns(db)) {
     // Sealed values are left out first: their base64url ciphertext can hold "cs_" and 40 more characters by chance.
-    const hit = await api.db(table).whereRaw(`regexp_replace(??::text, 'sb1:[A-Za-z0-9:_-]*', '', 'g') ~ '(whsec_[A-Za-z0-9+/]{20}|cs_[A-Za-z0-9_-]{40})'`, [column]).first(api.db.raw('1 as hit'));
+    const hit = await db(table).whereRaw(`regexp_replace(??::text, 'sb1:[A-Za-z0-9:_-]*', '', 'g') ~ '(whsec_[A-Za-z0-9+/]{20}|cs_[A-Za-z0-9_-]{40})'`, [column]).first(api.db.raw('1 as hit'));
     if (hit) found.push(`${table}.${column}`);
   }
   return found;
@@ -72,13 +73,17 @@ it('when secrets are issued with an Idempotency-Key, then a replay gives them ba
 
 it('when an older version left a signing secret and an answer in the clear, then a worker start seals them, and signing still works', async () => {
   const plain = `whsec_${Buffer.from(randomUUID()).toString('base64').slice(0, 32)}`;
-  const [endpoint] = await api
-    .db('webhook_endpoints')
-    .insert({ id: `whe_${randomUUID().replace(/-/g, '')}`, organisation_id: tenant.organisationId, url: 'https://hooks.example.com/legacy', event_types: JSON.stringify(['invoice.raised']), enabled: true, secret: plain })
-    .returning('id');
   const answer = { status: 'success', message: 'Success', data: { clientSecret: `cs_${'x'.repeat(43)}` } };
-  await api.db('idempotency_keys').insert({ organisation_id: tenant.organisationId, route: 'POST /legacy', key: randomUUID(), fingerprint: 'f', state: 'done', response_status: 201, response_body: JSON.stringify(answer) });
-  expect((await plainSecretsAnywhere()).sort()).toEqual(['idempotency_keys.response_body', 'webhook_endpoints.secret']);
+  // Written and looked for in one transaction: a worker another test file starts meanwhile seals whatever
+  // it sees, and it sees these rows only once they are committed, after the search has found them.
+  const endpoint = await api.db.transaction(async (trx) => {
+    const [row] = await trx('webhook_endpoints')
+      .insert({ id: `whe_${randomUUID().replace(/-/g, '')}`, organisation_id: tenant.organisationId, url: 'https://hooks.example.com/legacy', event_types: JSON.stringify(['invoice.raised']), enabled: true, secret: plain })
+      .returning('id');
+    await trx('idempotency_keys').insert({ organisation_id: tenant.organisationId, route: 'POST /legacy', key: randomUUID(), fingerprint: 'f', state: 'done', response_status: 201, response_body: JSON.stringify(answer) });
+    expect((await plainSecretsAnywhere(trx)).sort()).toEqual(['idempotency_keys.response_body', 'webhook_endpoints.secret']);
+    return row;
+  });
 
   // What a worker does when it starts. Another test file may start a worker of its own meanwhile, which
   // seals them first: so the end state is checked, not how many rows this call sealed.

@@ -1,5 +1,6 @@
 import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { rateLimit, type Store } from 'express-rate-limit';
+import type { z } from 'zod';
 import { AppError, ERROR_CODES, InvariantError } from '../domain/errors';
 import { storableJsonProblem } from '../domain/storable';
 import { JSON_TYPES, requireBodyType } from './body-guards';
@@ -10,7 +11,8 @@ import { queryParameterNames } from './openapi';
 import { roleAllows } from './permissions';
 import type { SessionVersions } from './sessions';
 import { acceptedAnswer, expressPath, isAccepted, takesNoBody, type AuthContext, type Route } from './route';
-import { UNKNOWN_PROPERTY } from './unknown-properties';
+import { propertySchema, takesArray, UNKNOWN_PROPERTY } from './unknown-properties';
+import type { Problem } from './error-handler';
 import type { AccessTokenIssuer } from '../modules/auth';
 import type { IdempotencyService } from '../modules/idempotency';
 
@@ -112,7 +114,20 @@ function parsePart(route: Route, req: Request, part: 'params' | 'query' | 'body'
   // A property the body's schema does not name would be dropped unseen: it is refused by its path instead.
   const result = check(schema, req[part] ?? {}, { closed: part === 'body' });
   if (result.ok) return result.data;
-  throw AppError.invalid(result.problems.map(({ path, message }) => ({ path: [part, ...path].join('.'), message })));
+  const problems = part === 'query' ? result.problems.map((problem) => repeatedParameter(schema, req.query, problem) ?? problem) : result.problems;
+  throw AppError.invalid(problems.map(({ path, message }) => ({ path: [part, ...path].join('.'), message })));
+}
+
+/**
+ * A parameter that takes one value, sent more than once (`limit=5&limit=6`), reaches its schema as an
+ * array, whose own message ("expected number, received NaN") would not say what is wrong.
+ */
+function repeatedParameter(schema: z.ZodType, query: unknown, problem: Problem): Problem | undefined {
+  const [key, ...deeper] = problem.path;
+  const value = key === undefined || deeper.length > 0 ? undefined : (query as Record<string, unknown>)[key];
+  const property = Array.isArray(value) ? propertySchema(schema, key!) : undefined;
+  if (!property || takesArray(property)) return undefined;
+  return { path: problem.path, message: `is given ${(value as unknown[]).length} times; it takes one value` };
 }
 
 /** The body of a route that takes none: absent or `{}`, else refused by the path of what was sent. */

@@ -83,6 +83,40 @@ function canFindUnknown(schema: z.ZodType): boolean {
 }
 
 /**
+ * Whether `schema` can take an array: an array, or a union, pipe or wrapper with one inside. A query
+ * parameter whose schema cannot was sent more than once when it arrives as one (`limit=5&limit=6`).
+ */
+export function takesArray(schema: z.ZodType): boolean {
+  const def = defOf(schema);
+  if (WRAPPERS.has(def.type)) return def.innerType ? takesArray(def.innerType) : false;
+  switch (def.type) {
+    case 'array':
+    case 'tuple':
+    case 'unknown':
+    case 'any':
+      return true;
+    case 'union':
+      return (def.options ?? []).some(takesArray);
+    case 'intersection':
+      return takesArray(def.left!) && takesArray(def.right!);
+    case 'pipe':
+      // z.preprocess (a transform first) may turn an array into anything: only its output tells.
+      return defOf(def.in!).type === 'transform' ? takesArray(def.out!) : takesArray(def.in!);
+    case 'lazy':
+      return def.getter ? takesArray(def.getter()) : false;
+    default:
+      return false;
+  }
+}
+
+/** The schema of the property `key` of an object schema (through its wrappers), if it names one. */
+export function propertySchema(schema: z.ZodType, key: string): z.ZodType | undefined {
+  const def = defOf(unwrapped(schema));
+  if (def.type === 'pipe') return propertySchema(defOf(def.in!).type === 'transform' ? def.out! : def.in!, key);
+  return def.type === 'object' && def.shape && Object.hasOwn(def.shape, key) ? def.shape[key] : undefined;
+}
+
+/**
  * The paths of the properties of `value` that `schema` does not name: the keys a `z.object` would
  * silently drop (or a strict one refuse). An object that takes any key (a record, a loose object, a catchall) has none; inside a
  * union, the first option that takes the value decides, and when none does, a key no object option names

@@ -36,6 +36,21 @@ describe('envelopes', () => {
     expect(res.body.errors).toEqual([expect.objectContaining({ code: 1001, path: 'query.limit' })]);
   });
 
+  it('when a parameter that takes one value is sent more than once, then 400 says so by its path, and one that takes several is read', async () => {
+    for (const [url, path] of [
+      ['/apps?limit=5&limit=6', 'query.limit'],
+      ['/invoices?status=draft&status=raised', 'query.status'],
+      ['/invoices?overdue=true&overdue=false&page=1', 'query.overdue'],
+      ['/customers?search=a&search=b', 'query.search'],
+    ]) {
+      const res = await api.http().get(url!).set(bearer(tenant.systemToken));
+      expect([url, res.status, res.body.errors]).toEqual([url, 400, [{ code: 1001, path, message: 'is given 2 times; it takes one value' }]]);
+    }
+    // A wrong value sent once keeps its own message.
+    const once = await api.http().get('/apps?limit=x').set(bearer(tenant.systemToken));
+    expect(once.body.errors).toEqual([{ code: 1001, path: 'query.limit', message: expect.not.stringContaining('times') }]);
+  });
+
   it('when any text of a body holds a NUL character or an unpaired surrogate, then 400 with its path and nothing is stored (in a batch, that event fails alone)', async () => {
     const customer = await api.http().post('/customers').set(bearer(tenant.systemToken)).send({ name: 'Acme\u0000 Ltd' });
     expect(customer.status).toBe(400);

@@ -25,7 +25,7 @@ export type PeriodSpend = (db: Knex, organisationId: string, contractId: string,
 export interface AlertChanges {
   /**
    * Customers whose usage grew: of which metrics, between which timestamps, and through which ingested
-   * batches (`null` when a correction, which names no batch, is among the changes: its whole span counts).
+   * batches (`null` when a correction, which names no batch, is among the changes, or when an alert is evaluated afresh: its whole span counts).
    */
   usage: Map<string, UsageGrowth>;
   /** Customers whose credit balance or spend may have changed. */
@@ -36,7 +36,7 @@ export interface UsageGrowth {
   from: Date;
   to: Date;
   metrics: Set<string>;
-  batches?: Set<string> | null;
+  batches: Set<string> | null;
 }
 
 /** An organisation's changes, empty. */

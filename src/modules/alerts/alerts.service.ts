@@ -51,7 +51,7 @@ async function customerOfScope(db: Knex, organisationId: string, input: CreateAl
 /** Whatever the alert watches, as if it had just changed: an alert created or changed is evaluated at once. */
 async function everythingOf(db: Knex, organisationId: string, alert: AlertRow, now: Date): Promise<AlertChanges> {
   const metrics = new Set(alert.meter_id ? [orNotFound(await metersIn(db).findById(organisationId, alert.meter_id), 'Meter').metric] : []);
-  return { usage: new Map([[alert.customer_id, { from: now, to: now, metrics }]]), balances: new Set([alert.customer_id]) };
+  return { usage: new Map([[alert.customer_id, { from: now, to: now, metrics, batches: null }]]), balances: new Set([alert.customer_id]) };
 }
 
 /**

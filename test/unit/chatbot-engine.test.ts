@@ -1,5 +1,6 @@
 import { periodOf, readQuestion } from '../../src/modules/chatbot/builtin-engine';
 import { mentioned, type Directory } from '../../src/modules/chatbot/mentions';
+import { candidatesReply } from '../../src/modules/chatbot/chatbot-queries';
 
 const TODAY = '2026-11-25';
 
@@ -85,6 +86,26 @@ describe('the built-in engine', () => {
     expect(mentioned('How much does Acme Corporatoin owe?', directory.customers, true)).toEqual({ found: directory.customers[0] });
     // With names left unread, even a good fuzzy match is only offered.
     expect(mentioned("What is Acme's balance?", directory.customers, true, () => [], false)).toEqual({ ambiguous: [directory.customers[0]] });
+  });
+
+  it('reads an id as its item, an unknown id of the kind as no item at all, and never an id as words', () => {
+    const customers = [
+      { id: 'cus_01m961tkaspbb86w9ca400san5', name: 'CustA' },
+      { id: 'cus_01m961tmj3qesh9fndvem9404t', name: 'Globex' },
+    ];
+    expect(mentioned('How much does cus_01m961tmj3qesh9fndvem9404t owe?', customers, true)).toEqual({ found: customers[1] });
+    expect(mentioned('How much does CUS_01M961TKASPBB86W9CA400SAN5 owe?', customers, true)).toEqual({ found: customers[0] });
+    // Another organisation's, or none: "cus" must not fit "CustA".
+    expect(mentioned('How much does cus_xyz123abc owe?', customers, true)).toEqual({ ambiguous: [] });
+    // An id of another kind is left out of the name.
+    expect(mentioned('Does Globex owe anything on inv_01m961tkaspbb86w9?', customers, true)).toEqual({ found: customers[1] });
+    expect(readQuestion('How much does cus_01m961tmj3qesh9fndvem9404t owe?', { ...directory, customers }, TODAY)).toEqual({ kind: 'query', name: 'outstanding_amount', input: { customer: customers[1]!.id } });
+    expect(readQuestion('How much does cus_xyz123abc owe?', { ...directory, customers }, TODAY)).toEqual({ kind: 'candidates', what: 'customer', candidates: [] });
+    // Nor is a question about one unknown customer answered for all of them.
+    expect(readQuestion('Which invoices of cus_xyz123abc are overdue?', { ...directory, customers }, TODAY)).toEqual({ kind: 'candidates', what: 'customer', candidates: [] });
+    expect(candidatesReply('customer', []).text).toBe('No customer of this organisation has the id the question gives.');
+    expect(candidatesReply('customer', [customers[0]!], 'Cust').text).toBe('The nearest customer to "Cust" is CustA. Is it the one you mean?');
+    expect(candidatesReply('customer', customers).text).toBe('Several customers fit: CustA, Globex. Which one do you mean?');
   });
 
   it('reads each kind of question into its query, and answers help when it cannot', () => {

@@ -7,7 +7,7 @@ import type { MeterService } from '../meters';
 import { organisationToday } from '../organisation-settings';
 import { EXAMPLES, readQuestion, type Reading } from './builtin-engine';
 import type { Directory } from './mentions';
-import { CHATBOT_QUERIES, runQuery, type ChatAnswer, type ChatbotReads } from './chatbot-queries';
+import { candidatesReply, CHATBOT_QUERIES, runQuery, type ChatAnswer, type ChatbotReads } from './chatbot-queries';
 import { callModel, type ModelSettings, type ModelStep, type ToolStep } from './model-engine';
 import { createChatbotRepository } from './chatbot.repository';
 import type { ChatReply } from './chatbot.schemas';
@@ -72,8 +72,8 @@ function helpText(missing?: string): string {
 async function answerOf(reads: ChatbotReads, input: AnswerInput, reading: Reading, directory: Directory, today: string): Promise<ChatReply & { intent: string }> {
   if (reading.kind === 'help') return { text: helpText(reading.missing), data: { examples: [...EXAMPLES] }, sources: [], intent: 'help' };
   if (reading.kind === 'candidates') {
-    const names = reading.candidates.map((candidate) => candidate.name).join(', ');
-    return { text: `Several ${reading.what}s fit: ${names}. Which one do you mean?`, data: { candidates: reading.candidates }, sources: [], intent: 'candidates' };
+    const reply = candidatesReply(reading.what, reading.candidates);
+    return { text: reply.text, data: (reply.data as Record<string, unknown> | null) ?? null, sources: reply.sources, intent: 'candidates' };
   }
   try {
     const answer: ChatAnswer = await runQuery(reads, { organisationId: input.organisationId, role: input.role, today }, reading.name, reading.input, directory);

@@ -63,12 +63,22 @@ export interface Finder {
   contract(value: string): Named & { customerId: string };
 }
 
+/**
+ * The answer to a name that fits several items, one only nearly, or (none) an id of that kind the
+ * organisation does not have; `value`: the name as the question wrote it.
+ */
+export function candidatesReply(what: string, items: readonly Named[], value?: string): ChatAnswer {
+  const candidates = items.map(({ id, name }) => ({ id, name }));
+  const names = candidates.map((candidate) => candidate.name).join(', ');
+  const asked = value === undefined ? '' : ` "${value}"`;
+  if (candidates.length === 0) return { text: `No ${what} of this organisation has the id${asked || ' the question gives'}.`, data: { candidates }, sources: [] };
+  if (candidates.length === 1) return { text: `The nearest ${what} to${asked || ' the name in the question'} is ${names}. Is it the one you mean?`, data: { candidates }, sources: [] };
+  return { text: `Several ${what}s fit${asked}: ${names}. Which one do you mean?`, data: { candidates }, sources: [] };
+}
+
 function finderOf(directory: Directory): Finder {
   const complete = directory.complete !== false;
-  const candidatesOf = (what: string, value: string, items: readonly Named[]) => {
-    const candidates = items.map(({ id, name }) => ({ id, name }));
-    return new Unresolved({ text: `Several ${what}s fit "${value}": ${candidates.map((candidate) => candidate.name).join(', ')}. Which one do you mean?`, data: { candidates }, sources: [] });
-  };
+  const candidatesOf = (what: string, value: string, items: readonly Named[]) => new Unresolved(candidatesReply(what, items, value));
   const find = <T extends Named>(items: readonly T[], what: string, value: string, extra?: (item: T) => string[]): T => {
     const byId = items.find((item) => item.id === value);
     if (byId) return byId;

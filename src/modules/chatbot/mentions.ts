@@ -38,7 +38,12 @@ const STOP = new Set(
 /** A fuzzy match this good (Fuse.js score, 0 exact) is taken; a weaker one is only offered as a candidate. */
 const SURE = 0.15;
 
+/** `ambiguous: []`: the text names an item of this kind by an id the organisation does not have. */
 export type Match<T> = { found: T } | { ambiguous: T[] } | { none: true };
+
+/** An id as the API writes them (`cus_01m9…`): its kind's prefix, an underscore, then letters and digits. */
+const ID = /\b([a-z]{2,5})_[0-9a-z]{6,}\b/gi;
+const prefixOf = (id: string) => id.slice(0, id.indexOf('_')).toLowerCase();
 
 /** Runs of words a fuzzy match looks at: the first 40 words of the question, question words left out. */
 const MAX_WORDS = 40;
@@ -58,6 +63,16 @@ export function mentioned<T extends Named>(
   complete = true,
   otherWords: ReadonlySet<string> = new Set(),
 ): Match<T> {
+  // An id names its item, or, of this kind, none the organisation has; it is never read as words
+  // ("cus_01m9…" is not "cus" and "01m9…", which "Custa" would fit).
+  const ids = (text.match(ID) ?? []).map((id) => id.toLowerCase());
+  if (ids.length > 0) {
+    const byId = items.filter((item) => ids.includes(item.id.toLowerCase()));
+    if (byId.length > 0) return byId.length === 1 ? { found: byId[0]! } : { ambiguous: byId };
+    const kinds = new Set(items.map((item) => prefixOf(item.id)));
+    if (ids.some((id) => kinds.has(prefixOf(id)))) return { ambiguous: [] };
+    text = text.replace(ID, ' ');
+  }
   const body = normal(text);
   const names = (item: T) => [item.name, ...extra(item)].map(normal).filter((name) => name.trim().length > 0);
   const exact = items.map((item) => ({ item, length: Math.max(0, ...names(item).filter((name) => body.includes(name)).map((name) => name.length)) })).filter((hit) => hit.length > 0);

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import Decimal from 'decimal.js';
 import { invoicesOfRun } from './support/billing-fixtures';
 import { createCustomerEntity } from './support/fixtures';
 import { recordHistory } from './support/record-history';
@@ -300,6 +301,72 @@ describe('plan changes', () => {
     // The other 539.37 goes to the balance with the 20 % VAT January charged on it: 647.24.
     const settled = await api.http().get(`/contracts/${example.contractId}/plan-changes/${changed.body.data.id}`).set(system()).expect(200);
     expect(settled.body.data).toMatchObject({ status: 'settled', settledInvoiceId: onBasic.id, creditedToBalance: '647.24' });
+  });
+
+  it('when a change credited a fee net of an earlier credit note, then that note cannot be voided nor its issue undone while the change stands', async () => {
+    const example = await workedExample();
+    const [january] = await run(example.contractId, '2026-01-01');
+    const raised = await raise(january!);
+    const note = await api.http().post(`/invoices/${raised.id}/credit-notes`).set(system()).send({ reason: 'Goodwill', items: [{ invoiceItemId: raised.items[0]!.id, amount: '20' }] }).expect(201);
+    // 21 of 31 days would be 20.32; the note left 10.00 of the fee to credit.
+    const changed = await upgradeOn11January(example);
+    expect(changed.body.data.credits.map((credit: { amount: string }) => credit.amount)).toEqual(['10.00']);
+    const refused = await api.http().post(`/credit-notes/${note.body.data.id}/void`).set(admin()).send({});
+    expect([refused.status, refused.body.errors[0].message]).toEqual([409, expect.stringContaining(`plan change ${changed.body.data.id}`)]);
+    // Nor its issue undone, which takes its credit back as a void does.
+    const undone = await api.http().post(`/credit-notes/${note.body.data.id}/undo`).set(admin()).send({});
+    expect([undone.status, undone.body.errors[0].message]).toEqual([409, expect.stringContaining(`plan change ${changed.body.data.id}`)]);
+    expect((await api.http().get(`/credit-notes/${note.body.data.id}`).set(system()).expect(200)).body.data.status).toBe('issued');
+    // Undone, the change credits nothing: the note may go.
+    await api.http().post(`/contracts/${example.contractId}/plan-changes/${changed.body.data.id}/undo`).set(system()).send({}).expect(200);
+    await api.http().post(`/credit-notes/${note.body.data.id}/void`).set(admin()).send({}).expect(200);
+  });
+
+  it('when the contract is terminated before a change takes effect, then the next run, with no invoice to make, gives the change whole to the credit balance with its tax, once', async () => {
+    const tag = randomUUID().slice(0, 8);
+    const { customerId } = await createCustomerEntity(api, tenant);
+    const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
+    const plan = (name: string) =>
+      api.http().post('/billing/plans').set(admin()).send({ name: `${name} ${tag}`, currency: 'EUR', billingPeriod: 'yearly', items: [{ name: `${name} fee`, pricingModel: 'flat', unitPrice: '365' }] }).expect(201);
+    const basic = await plan('Basic');
+    const pro = await plan('Pro');
+    // A year paid in advance, 30 days ago.
+    const contract = await api
+      .http()
+      .post('/contracts')
+      .set(system())
+      .send({ customerId, currency: 'EUR', startDate: day(-30), billingAnchor: 'anniversary', plans: [{ planId: basic.body.data.id }] })
+      .expect(201);
+    const contractId = contract.body.data.id as string;
+    await api.http().post(`/contracts/${contractId}/activate`).set(system()).send({}).expect(200);
+    await api.http().post(`/contracts/${contractId}/taxes`).set(admin()).send({ name: 'VAT', rate: '20', appliesTo: 'all' }).expect(201);
+    const [year] = await run(contractId, day(-30));
+    expect((await raise(year!)).total).toBe('438.00');
+    const changed = await api
+      .http()
+      .post(`/contracts/${contractId}/plan-changes`)
+      .set(system())
+      .send({ fromContractPlanId: contract.body.data.plans[0].id, toPlanId: pro.body.data.id, effectiveDate: day(1) })
+      .expect(201);
+    const [credit] = changed.body.data.credits as Array<{ amount: string }>;
+    expect(Number(credit!.amount)).toBeGreaterThan(300);
+    // Ended today: Pro never starts, and the year's fee has nothing left to bill.
+    await api.http().post(`/contracts/${contractId}/terminate`).set(system()).send({}).expect(200);
+    const change = async () => (await api.http().get(`/contracts/${contractId}/plan-changes/${changed.body.data.id}`).set(system()).expect(200)).body.data;
+    const balance = async () =>
+      ((await api.http().get(`/customers/${customerId}/credits`).set(system()).expect(200)).body.data.balances as Array<{ currency: string; balance: string }>).find((row) => row.currency === 'EUR')?.balance ?? '0.00';
+
+    // A run before the change's first day: nothing owed yet.
+    expect(await run(contractId, day(0))).toEqual([]);
+    expect([(await change()).status, await balance()]).toEqual(['pending', '0.00']);
+
+    // From its first day on it is owed: the credit with the 20 % VAT the year charged on it.
+    const owed = new Decimal(credit!.amount).times('1.2').toDecimalPlaces(2, Decimal.ROUND_HALF_UP).toFixed(2);
+    expect(await run(contractId, day(1))).toEqual([]);
+    expect(await change()).toMatchObject({ status: 'settled', settledInvoiceId: null, creditedToBalance: owed });
+    expect(await balance()).toBe(owed);
+    expect(await run(contractId, day(2))).toEqual([]);
+    expect(await balance()).toBe(owed);
   });
 
   it('when a change takes effect at period end without proration, then it starts the next period and nothing is credited', async () => {

@@ -18,5 +18,5 @@ export type ContractAccess = Pick<ReturnType<typeof createContractRepository>, '
 export const contractsIn = (db: Knex): ContractAccess => createContractRepository(db);
 
 /** What other modules may do with these rows, inside the transaction (unit of work) they pass. */
-export type PlanChangeAccess = Pick<ReturnType<typeof createPlanChangeRepository>, 'creditsOnInvoice' | 'find' | 'insert' | 'latestStanding' | 'lock' | 'markUndone' | 'pendingOf' | 'settle' | 'standingFrom'>;
+export type PlanChangeAccess = Pick<ReturnType<typeof createPlanChangeRepository>, 'creditingItemsSince' | 'creditsOnInvoice' | 'find' | 'insert' | 'latestStanding' | 'lock' | 'markUndone' | 'pendingOf' | 'settle' | 'standingFrom'>;
 export const planChangesIn = (db: Knex): PlanChangeAccess => createPlanChangeRepository(db);

@@ -131,8 +131,25 @@ export function createPlanChangeRepository(db: Knex) {
       return new Map(rows.map((row) => [row.invoice_item_id, row.amount]));
     },
 
+    /**
+     * A change (not undone) made after `since` that credits one of the invoice's items: what it credits
+     * was worked out net of what had been credited on them by then.
+     */
+    async creditingItemsSince(contractId: string, invoiceId: string, invoiceItemIds: readonly string[], since: Date): Promise<string | undefined> {
+      if (invoiceItemIds.length === 0) return undefined;
+      const { rows } = await db.raw<{ rows: Array<{ id: string }> }>(
+        `SELECT c.id FROM plan_changes c
+          WHERE c.contract_id = ? AND c.status <> 'undone' AND c.created_at > ?
+            AND EXISTS (SELECT 1 FROM jsonb_array_elements(c.credits) AS credit(value)
+                         WHERE credit.value->>'invoiceId' = ? AND credit.value->>'invoiceItemId' = ANY(?::text[]))
+          ORDER BY c.created_at, c.id LIMIT 1`,
+        [contractId, since, invoiceId, [...invoiceItemIds]],
+      );
+      return rows[0]?.id;
+    },
+
     /** The changes an invoice run credited: each with the invoice that holds its lines and what went to the balance. */
-    async settle(settled: Array<{ id: string; invoiceId: string; toBalance: string | null }>): Promise<void> {
+    async settle(settled: Array<{ id: string; invoiceId: string | null; toBalance: string | null }>): Promise<void> {
       for (const change of settled) {
         await db('plan_changes')
           .where({ id: change.id, status: 'pending' })

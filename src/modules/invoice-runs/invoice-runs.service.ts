@@ -78,7 +78,9 @@ type Line = PlannedInvoice['items'][number];
 /** A plan change the contract's invoices credit: the invoice (by index) with its lines, and what did not fit on it. */
 interface CreditedChange {
   id: string;
-  invoiceIndex: number;
+  /** The planned invoice its lines are on; null: none, the whole credit went to the balance. */
+  invoiceIndex: number | null;
+  currency: string;
   toBalance: string | null;
 }
 
@@ -151,15 +153,25 @@ function taxRateOf(taxes: readonly ContractTax[], planItemId: string | undefined
  * never takes the invoice below zero, taxes included (the contract's taxes apply to a credit line as to
  * its plan item): what does not fit goes to the customer's credit balance, with those taxes on it too.
  */
-function creditPlanChanges(invoices: PlannedInvoice[], changes: PlanChangeRow[], taxes: readonly ContractTax[]): CreditedChange[] {
-  if (invoices.length === 0) return [];
+function creditPlanChanges(invoices: PlannedInvoice[], changes: PlanChangeRow[], taxes: readonly ContractTax[], billing: { date: string; currency: string }): CreditedChange[] {
+  // A line is taxed by the versions in force on its first day: a credit of days charged earlier, as they were.
+  const withTax = (amount: Decimal | string, planItemId: string | undefined, day: string | null) => toDecimal(amount).times(taxRateOf(taxes, planItemId, day).plus(100)).dividedBy(100);
+  if (invoices.length === 0) {
+    // Nothing to put the lines on (a contract terminated before the change, a new plan with nothing due):
+    // a change already in force is owed now, so the whole of it goes to the balance, taxes included,
+    // rather than wait for an invoice that may never come.
+    return changes
+      .filter((change) => calendarDay(change.effective_date) <= billing.date)
+      .map((change) => {
+        const owed = change.credits.reduce((sum, credit) => sum.plus(roundToMinor(withTax(credit.amount, credit.planItemId, credit.from), billing.currency)), new Decimal(0));
+        return { id: change.id, invoiceIndex: null, currency: billing.currency, toBalance: owed.isZero() ? null : formatAmount(owed, billing.currency) };
+      });
+  }
   return changes.map((change) => {
     const candidates = [change.to_contract_plan_id, change.from_contract_plan_id].map((id) => invoices.findIndex((invoice) => invoice.contractPlanId === id));
     const invoiceIndex = candidates.find((index) => index >= 0) ?? 0;
     const invoice = invoices[invoiceIndex]!;
     const minor = new Decimal(10).pow(-currencyMinorUnits(invoice.currency));
-    // A line is taxed by the versions in force on its first day: a credit of days charged earlier, as they were.
-    const withTax = (amount: Decimal, planItemId: string | undefined, day: string | null) => amount.times(taxRateOf(taxes, planItemId, day).plus(100)).dividedBy(100);
     // The invoice's total as its raise will compute it (`priceInvoice`, its coupon lines shared over the tax
     // versions of their lines), before the taxes' rounding, less a minor unit per tax line for it.
     const priced = priceInvoice(
@@ -187,7 +199,7 @@ function creditPlanChanges(invoices: PlannedInvoice[], changes: PlanChangeRow[],
         planChangeId: change.id,
       });
     }
-    return { id: change.id, invoiceIndex, toBalance: toBalance.isZero() ? null : formatAmount(toBalance, invoice.currency) };
+    return { id: change.id, invoiceIndex, currency: invoice.currency, toBalance: toBalance.isZero() ? null : formatAmount(toBalance, invoice.currency) };
   });
 }
 
@@ -296,6 +308,7 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
     for (const contractId of changesOf.keys()) taxesOf.set(contractId, await contractTaxesOf(trx, organisationId, contractId));
     const failing = new Map<string, AppError>();
     const customerOf = new Map(contracts.map((contract) => [contract.id, contract.customerId]));
+    const currencyOf = new Map(contracts.map((contract) => [contract.id, contract.currency]));
     // Locked for share: a meter's filters and groupBy cannot change between the check that it is unbilled and these charges.
     const meters = new Map((await metersIn(trx).findMany(organisationId, [...new Set(pending.map((usage) => usage.window.meterId))], 'share')).map((meter) => [meter.id, meter]));
     // One aggregation per meter for the whole page: every window of every contract plan at once.
@@ -378,7 +391,7 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
                 .filter((charge) => !context.progressive.has(charge.invoiceId)),
               couponLines: context.couponLines,
             }) : [];
-      const planChanges = options.pricesOnly ? [] : creditPlanChanges(invoices, changesOf.get(contractId) ?? [], taxesOf.get(contractId) ?? []);
+      const planChanges = options.pricesOnly ? [] : creditPlanChanges(invoices, changesOf.get(contractId) ?? [], taxesOf.get(contractId) ?? [], { date: billingDate, currency: currencyOf.get(contractId)! });
       // As the raise will: each line rounded, then added up.
       for (const invoice of invoices) invoice.total = formatAmount(sumAmounts(invoice.items.map((line) => lineAmount(line, invoice.currency))), invoice.currency);
       planned.set(contractId, { customerId: customerOf.get(contractId)!, invoices, coupons: served, planChanges });
@@ -398,7 +411,7 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
       const outcomes = new Map<string, ContractOutcome>();
       const drafts: Array<{ contractId: string; customerId: string; invoice: PlannedInvoice; made: RunInvoice[] }> = [];
       const served: Array<{ id: string; periods: number }> = [];
-      const changes: Array<CreditedChange & { customerId: string; currency: string; draftIndex: number }> = [];
+      const changes: Array<CreditedChange & { customerId: string; draftIndex: number | null }> = [];
       for (const [contractId, plan] of planned) {
         if ('failure' in plan) {
           outcomes.set(contractId, failedOutcome(plan.failure));
@@ -409,7 +422,7 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
           const made: RunInvoice[] = [];
           outcomes.set(contractId, { status: 'billed', invoices: made });
           for (const change of plan.planChanges ?? []) {
-            changes.push({ ...change, customerId: plan.customerId, currency: plan.invoices[change.invoiceIndex]!.currency, draftIndex: drafts.length + change.invoiceIndex });
+            changes.push({ ...change, customerId: plan.customerId, draftIndex: change.invoiceIndex === null ? null : drafts.length + change.invoiceIndex });
           }
           for (const invoice of plan.invoices) drafts.push({ contractId, customerId: plan.customerId, invoice, made });
           served.push(...(plan.coupons ?? []));
@@ -442,7 +455,8 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
       // Each coupon that discounted the contract's invoices has served one more period.
       await couponsIn(trx).countPeriods(served);
       // The plan changes those invoices credit are settled; what did not fit on them is the customer's credit.
-      await planChangesIn(trx).settle(changes.map((change) => ({ id: change.id, invoiceId: invoiceIds[change.draftIndex]!, toBalance: change.toBalance })));
+      const invoiceOf = (change: (typeof changes)[number]) => (change.draftIndex === null ? null : invoiceIds[change.draftIndex]!);
+      await planChangesIn(trx).settle(changes.map((change) => ({ id: change.id, invoiceId: invoiceOf(change), toBalance: change.toBalance })));
       // In one order of balances, so that two pages crediting the same customers never wait on each other crosswise.
       const byBalance = (change: (typeof changes)[number]) => `${change.customerId}\u0000${change.currency}`;
       for (const change of [...changes].sort((a, b) => (byBalance(a) < byBalance(b) ? -1 : byBalance(a) > byBalance(b) ? 1 : 0))) {
@@ -453,8 +467,8 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
           currency: change.currency,
           kind: 'adjustment',
           amount: change.toBalance,
-          reason: `plan change ${change.id}: unused fees beyond invoice ${invoiceIds[change.draftIndex]!}`,
-          invoiceId: invoiceIds[change.draftIndex]!,
+          reason: invoiceOf(change) ? `plan change ${change.id}: unused fees beyond invoice ${invoiceOf(change)}` : `plan change ${change.id}: unused fees, with no invoice of the contract to put them on`,
+          invoiceId: invoiceOf(change),
         });
       }
       return outcomes;

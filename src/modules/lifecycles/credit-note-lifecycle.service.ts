@@ -11,6 +11,7 @@ import { AppError, orNotFound } from '../../domain/errors';
 import { formatInvoiceNumber } from '../../domain/invoice-number';
 import { Decimal, formatAmount, toDecimal } from '../../domain/money';
 import { creditsIn } from '../credits';
+import { planChangesIn } from '../contracts';
 import { customerToday } from '../customers';
 import { getOrganisationSettings } from '../organisation-settings';
 import { paymentsIn } from '../payments';
@@ -164,6 +165,18 @@ export function createCreditNoteLifecycleService(deps: { db: Knex; mailer: Maile
     }
   }
 
+  /**
+   * A plan change made after the note was issued credited the fees the note credits net of the note: were
+   * the note voided, the invoice would charge those fees in full again while the change gave back only the
+   * rest, and the customer would pay twice for the days the change gave up.
+   */
+  async function assertNoChangeCountedIt({ trx, note, invoice }: Step): Promise<void> {
+    if (!invoice.contract_id || !note.issued_at) return;
+    const items = (await creditNotesIn(trx).find(note.organisation_id, note.id))!.items.map((line) => line.invoice_item_id);
+    const change = await planChangesIn(trx).creditingItemsSince(invoice.contract_id, invoice.id, items, note.issued_at);
+    if (change) throw AppError.conflict(`plan change ${change}, made after this credit note, credited the same fees net of it: taking the note back would charge them again`);
+  }
+
   /** A voided note counts again once undone: only if the invoice still has room for it. */
   async function assertRoomFor({ trx, note, invoice }: Step): Promise<void> {
     const credited = await creditedOf(trx, invoice);
@@ -219,6 +232,7 @@ export function createCreditNoteLifecycleService(deps: { db: Knex; mailer: Maile
         if (note.status === 'voided') throw AppError.conflict('the credit note is voided already');
         if (note.status === 'issued') {
           assertDueStillOpen(step);
+          await assertNoChangeCountedIt(step);
           await unsettle(step, 'voided');
         }
         return { change: { status: 'voided', voided_at: new Date() }, event: 'credit_note.voided' };
@@ -240,6 +254,7 @@ export function createCreditNoteLifecycleService(deps: { db: Knex; mailer: Maile
           return { change: { status: 'issued', voided_at: null, ...(await settle(step)) }, event: 'credit_note.transition_undone' };
         }
         assertDueStillOpen(step);
+        await assertNoChangeCountedIt(step);
         await unsettle(step, 'undone');
         return { change: { status: 'draft', issued_at: null, settlement: null }, event: 'credit_note.transition_undone' };
       });

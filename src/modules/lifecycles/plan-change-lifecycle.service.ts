@@ -238,8 +238,8 @@ export function createPlanChangeLifecycleService(db: Knex) {
         const change = orNotFound(await changes.lock(input.organisationId, input.contractId, input.planChangeId), 'Plan change');
         if (change.status === 'undone') return toPlanChange(change, contract.currency);
         if (change.status === 'settled') {
-          const by = change.settled_invoice_id ? `invoice ${change.settled_invoice_id}` : 'an invoice';
-          throw AppError.conflict(`${by} has credited the change: change the plan again instead`);
+          const by = change.settled_invoice_id ? `invoice ${change.settled_invoice_id} has credited the change` : "the change was credited to the customer's credit balance";
+          throw AppError.conflict(`${by}: change the plan again instead`);
         }
         const added = change.to_contract_plan_id!;
         // Changes are undone latest first: an earlier one's undo would bring back days a later one gave away.

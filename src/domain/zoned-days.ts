@@ -2,12 +2,15 @@
  * Calendar days in a time zone: the organisation's (or a customer's) day is what billing periods, usage
  * windows and "today" are read in, so that a period and its usage cover the same instants.
  */
+import { InvariantError } from './errors';
+
 const formats = new Map<string, Intl.DateTimeFormat>();
 
 function formatIn(timeZone: string): Intl.DateTimeFormat {
   let format = formats.get(timeZone);
   if (!format) {
-    format = new Intl.DateTimeFormat('en-CA', { timeZone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' });
+    // The era too: the year before the year 1 is formatted as "1" BC, which read alone is the year 1 again.
+    format = new Intl.DateTimeFormat('en-CA', { timeZone, hourCycle: 'h23', era: 'short', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' });
     formats.set(timeZone, format);
   }
   return format;
@@ -17,7 +20,8 @@ function formatIn(timeZone: string): Intl.DateTimeFormat {
 function wallClockOf(instant: number, timeZone: string): number {
   const parts = Object.fromEntries(formatIn(timeZone).formatToParts(new Date(instant)).map((part) => [part.type, part.value]));
   const date = new Date(0);
-  date.setUTCFullYear(Number(parts.year), Number(parts.month) - 1, Number(parts.day));
+  const year = parts.era === 'BC' ? 1 - Number(parts.year) : Number(parts.year);
+  date.setUTCFullYear(year, Number(parts.month) - 1, Number(parts.day));
   date.setUTCHours(Number(parts.hour), Number(parts.minute), Number(parts.second), 0);
   return date.getTime();
 }
@@ -86,11 +90,16 @@ function firstSecondOf(day: string, timeZone: string): number {
   instant = midnight - (wallClock(instant, timeZone) - instant);
   const isBefore = (at: number) => dayIn(timeZone, new Date(at)) < day;
   if (!isBefore(instant) && isBefore(instant - 1000)) return instant;
-  // An instant before the day, and one in it (or after), hours apart at most: no change moves a clock by a day.
+  // An instant before the day, and one in it (or after), hours apart at most: no change moves a clock by a
+  // day. Looked for a day and a half either way at most: past that, the zone's clock is not read right, and
+  // a step that never ends would hold its worker for ever.
   let before = instant;
   let from = instant;
-  if (isBefore(instant)) while (isBefore(from)) from += HOUR_MS;
-  else while (!isBefore(before)) before -= HOUR_MS;
+  for (let hours = 0; isBefore(from) || !isBefore(before); hours += 1) {
+    if (hours > 36) throw new InvariantError(`the start of ${day} in ${timeZone} was not found within 36 hours of its midnight`);
+    if (isBefore(instant)) from += HOUR_MS;
+    else before -= HOUR_MS;
+  }
   while (from - before > 1000) {
     const middle = before + Math.floor((from - before) / 2000) * 1000;
     if (isBefore(middle)) before = middle;

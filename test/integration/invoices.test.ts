@@ -128,6 +128,14 @@ describe('lifecycle', () => {
     await post(invoice.id, 'mark-paid', { paidDate: utcToday() }).expect(200);
   });
 
+  it('when the paid date is the first day of the year 1, then the invoice is paid on it, as on any other day', async () => {
+    const invoice = await createInvoice();
+    const paid = await post(invoice.id, 'mark-paid', { paidDate: '0001-01-01' });
+    expect([paid.status, paid.body.data?.paidDate]).toEqual([200, '0001-01-01']);
+    const [payment] = await api.db('payments').where({ invoice_id: invoice.id }).select(api.db.raw(`to_char(paid_at at time zone 'UTC', 'YYYY-MM-DD HH24:MI:SS AD') as paid_at`));
+    expect(payment.paid_at).toBe('0001-01-01 00:00:00 AD');
+  });
+
   it('when a paid invoice is cancelled and the cancel is undone, then the payment is reversed and restored', async () => {
     const invoice = await createInvoice();
     await post(invoice.id, 'mark-paid', { paidDate: '2026-11-15' }).expect(200);

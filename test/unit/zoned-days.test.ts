@@ -70,4 +70,17 @@ describe('calendar days in a zone, with offsets kept per hour', () => {
       { numRuns: 300 },
     );
   });
+
+  it('when a day of the first or last years is asked, then its start is found in every zone, the year before the year 1 read as such', () => {
+    for (const timeZone of [...ZONES, 'Asia/Tokyo', 'Pacific/Kiritimati', 'Pacific/Auckland']) {
+      for (const day of ['0001-01-01', '0001-01-02', '0001-03-01', '9999-12-31']) {
+        const start = startOfDayIn(day, timeZone);
+        expect([timeZone, dayIn(timeZone, start)]).toEqual([timeZone, day]);
+        expect([timeZone, dayIn(timeZone, new Date(start.getTime() - 1000)) < day]).toEqual([timeZone, true]);
+      }
+    }
+    // The last second before the year 1 began, UTC: Intl formats it "12/31/1 BC".
+    expect(dayIn('UTC', new Date(Date.parse('0001-01-01T00:00:00Z') - 1000))).toBe('0000-12-31');
+    expect(dayIn('Asia/Tokyo', new Date(Date.parse('0001-01-01T00:00:00Z') - 10 * 3_600_000))).toBe('0000-12-31');
+  });
 });

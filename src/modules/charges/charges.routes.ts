@@ -2,15 +2,15 @@ import { z } from 'zod';
 import type { AppDeps } from '../../deps';
 import { pageOf, pageQuery } from '../../http/paging';
 import { defineRoute, requires, type Route } from '../../http/route';
-import { idParam } from '../../http/schemas';
+import { idParam, isoDate } from '../../http/schemas';
 
 export const chargeSchema = z.object({
   id: z.string(),
   contractPlanId: z.string(),
   planItemId: z.string(),
   kind: z.enum(['fee', 'usage']),
-  fromDate: z.string().describe('the first day charged (a fee) or of the usage window'),
-  toDate: z.string(),
+  fromDate: isoDate.describe('the first day charged (a fee) or of the usage window'),
+  toDate: isoDate,
   periodFrom: z.string().describe('the billing period the days belong to'),
   periodTo: z.string(),
   quantity: z.string().nullable().describe('usage only: the units charged'),

@@ -3,12 +3,12 @@ import type { AppDeps } from '../../deps';
 import { withFormerNames } from '../../http/former-names';
 import { COLLECTIONS_RENAMES } from './collections.service';
 import { defineRoute, requires, type Route } from '../../http/route';
-import { reference } from '../../http/schemas';
+import { reference, isoDate } from '../../http/schemas';
 
 const amount = z.string().describe('in the currency, to its minor unit');
 
 const collectionsSchema = withFormerNames(z.object({
-  asOfDate: z.string().describe("YYYY-MM-DD: today in the customer's time zone for one customer, else the organisation's; each invoice's days past due are counted to today in its own customer's zone (else the organisation's)"),
+  asOfDate: isoDate.describe("YYYY-MM-DD: today in the customer's time zone for one customer, else the organisation's; each invoice's days past due are counted to today in its own customer's zone (else the organisation's)"),
   currencies: z.array(
     z.object({
       currency: z.string(),

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { pageQuery } from '../../http/paging';
-import { decimal, freeText, reference } from '../../http/schemas';
+import { decimal, freeText, reference, isoDate } from '../../http/schemas';
 
 /** Amounts land in NUMERIC(24,4) columns; the currency's own minor unit is checked against the invoice. */
 const amount = decimal({ precision: 24, scale: 4, sign: 'positive' });
@@ -44,7 +44,7 @@ export const creditNoteSchema = z.object({
   customerId: z.string(),
   status: z.enum(CREDIT_NOTE_STATUSES),
   reason: z.string(),
-  date: z.string().describe("YYYY-MM-DD: the day the note was issued (drafted, until then) in the customer's time zone, else the organisation's; its PDF shows the same day"),
+  date: isoDate.describe("YYYY-MM-DD: the day the note was issued (drafted, until then) in the customer's time zone, else the organisation's; its PDF shows the same day"),
   currency: z.string(),
   subtotal: z.string(),
   taxTotal: z.string(),

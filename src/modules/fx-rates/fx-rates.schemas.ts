@@ -48,27 +48,27 @@ export const fxRateSchema = z.object({
   fromCurrency: z.string(),
   toCurrency: z.string(),
   rate: z.string().describe('decimal string'),
-  effectiveDate: z.string().describe('YYYY-MM-DD'),
+  effectiveDate: isoDate.describe('YYYY-MM-DD'),
   ...timestamps,
 });
 
 export const effectiveRateSchema = z.object({
   from: z.string(),
   to: z.string(),
-  date: z.string().describe('the day asked about'),
+  date: isoDate.describe('the day asked about'),
   rate: z.string().describe('units of `to` for one unit of `from`'),
   inverted: z.boolean().describe('true when only the opposite pair had a rate and this is its inverse'),
   fxRateId: z.string().nullable().describe('the stored rate used; null for the same currency'),
-  effectiveDate: z.string().nullable().describe('the day the stored rate took effect'),
+  effectiveDate: isoDate.nullable().describe('the day the stored rate took effect'),
 });
 
 export const conversionSchema = z.object({
   amount: z.string(),
   from: z.string(),
   to: z.string(),
-  date: z.string(),
+  date: isoDate,
   rate: z.string(),
   inverted: z.boolean(),
-  effectiveDate: z.string().nullable(),
+  effectiveDate: isoDate.nullable(),
   converted: z.string().describe("rounded half-up to the to currency's minor unit"),
 });

@@ -22,8 +22,8 @@ const plannedLineSchema = z.object({
   description: z.string().optional(),
   quantity: z.string(),
   price: z.string(),
-  fromDate: z.string(),
-  toDate: z.string(),
+  fromDate: isoDate,
+  toDate: isoDate,
   dimensions: z.record(z.string(), z.string().nullable()).optional().describe('a usage line of a plan item priced per dimension value: the values it charges for'),
 });
 
@@ -38,7 +38,7 @@ const runInvoiceSchema = z.object({
 export const runSchema = z.object({
   id: z.string(),
   status: z.enum(['running', 'completed', 'failed']),
-  billingDate: z.string(),
+  billingDate: isoDate,
   dryRun: z.boolean(),
   scheduleId: z.string().nullable(),
   customerReference: z.string().nullable().describe('given to every invoice the run makes'),
@@ -60,13 +60,13 @@ export const upcomingQuery = z.object({ date: isoDate.optional().describe("the b
 
 export const upcomingSchema = z.object({
   contractId: z.string(),
-  billingDate: z.string(),
+  billingDate: isoDate,
   invoices: z.array(
     z.object({
       contractPlanId: z.string(),
       currency: z.string(),
-      fromDate: z.string(),
-      toDate: z.string(),
+      fromDate: isoDate,
+      toDate: isoDate,
       total: z.string(),
       items: z.array(plannedLineSchema),
     }),
@@ -83,7 +83,7 @@ export const CURRENT_USAGE_RENAMES = { asOf: 'calculatedAt' } as const;
 export const currentUsageSchema = withFormerNames(z.object({
   contractId: z.string(),
   currency: z.string().describe("the contract's currency: every amount is in it"),
-  date: z.string().describe('the day whose billing period is shown'),
+  date: isoDate.describe('the day whose billing period is shown'),
   calculatedAt: z.string().describe('the instant the usage was rated at: it counts the events ingested by then'),
   total: amount.describe("the period's usage charges so far, every contract plan together"),
   charged: amount.describe('what earlier documents already charged for those usage windows'),

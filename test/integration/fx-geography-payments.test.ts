@@ -349,6 +349,10 @@ describe('payments', () => {
     await api.db('invoices').insert({ id: invoiceId, organisation_id: tenant.organisationId, customer_id: customerId, currency: 'EUR', date: '2026-11-01', status: 'raised' });
     const inUsd = await as(tenant).post('/payments', { customerId, invoiceId, amount: 10, currency: 'USD', paidAt }).expect(400);
     expect(inUsd.body.errors).toEqual([expect.objectContaining({ path: 'body.currency', message: "must be the invoice's currency, EUR" })]);
+    // The currency is told first: 5,000 dollars are not compared with what the invoice owes in euros.
+    await api.db('invoices').where({ id: invoiceId }).update({ subtotal: '20', total: '20' });
+    const large = await as(tenant).post('/payments', { customerId, invoiceId, amount: 5000, currency: 'USD', paidAt }).expect(400);
+    expect(large.body.errors).toEqual([expect.objectContaining({ path: 'body.currency' })]);
     const fromAnother = await as(tenant).post('/payments', { customerId: await createCustomer(tenant), invoiceId, amount: 10, currency: 'EUR', paidAt }).expect(400);
     expect(fromAnother.body.errors).toEqual([expect.objectContaining({ path: 'body.invoiceId', message: "is another customer's invoice" })]);
     await as(tenant).post('/payments', { customerId, invoiceId, amount: 10, currency: 'EUR', paidAt }).expect(201);
@@ -541,6 +545,21 @@ describe('payments', () => {
     expect(tooPrecise.body.errors).toEqual([expect.objectContaining({ path: 'body.amount' })]);
     await as(tenant).put(`/payments/${id}`, {}).expect(400);
     await as(tenant).put(`/payments/${id}`, { amount: '0' }).expect(400);
+  });
+
+  it('when a payment is lowered and raised at once, then the raise is judged against the lowered amount, and the invoice is never overpaid', async () => {
+    const customerId = await createCustomer(tenant);
+    const invoiceId = newId('inv');
+    await api.db('invoices').insert({ id: invoiceId, organisation_id: tenant.organisationId, customer_id: customerId, currency: 'EUR', date: '2026-11-01', status: 'raised', subtotal: '119', total: '119' });
+    for (let round = 0; round < 6; round += 1) {
+      const created = await as(tenant).post('/payments', { customerId, invoiceId, amount: '100', currency: 'EUR', paidAt }).expect(201);
+      const id = created.body.data.id as string;
+      // Either order: 10 then 209 (owed 119 besides the 10), or 209 first (owed 119 besides the 100); 209 never fits.
+      const [lowered, raised] = await Promise.all([as(tenant).put(`/payments/${id}`, { amount: '10' }), as(tenant).put(`/payments/${id}`, { amount: '209' })]);
+      expect([round, lowered.status, raised.status]).toEqual([round, 200, 409]);
+      expect((await as(tenant).get(`/payments/${id}`).expect(200)).body.data.amount).toBe('10.00');
+      await as(tenant).delete(`/payments/${id}`).expect(200);
+    }
   });
 
   it('when a payment is deleted, then it vanishes from reads and lists, and the row is kept', async () => {

@@ -88,6 +88,11 @@ export function createPaymentRepository(db: Knex) {
       return live(organisationId).where({ id }).first();
     },
 
+    /** Inside a transaction: the payment as it is now, locked until commit (its invoice's lock taken first). */
+    async lock(organisationId: string, id: string): Promise<PaymentRow | undefined> {
+      return live(organisationId).where({ id }).forUpdate().first();
+    },
+
     /** Deleted payments included: their key stays spent. */
     async findByIdempotencyKey(organisationId: string, scope: IdempotencyScope, key: string): Promise<PaymentRow | undefined> {
       return db<PaymentRow>('payments').where({ organisation_id: organisationId, idempotency_scope: scope, idempotency_key: key }).first();

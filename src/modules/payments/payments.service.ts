@@ -8,7 +8,7 @@ import { isUniqueViolation } from '../../db/knex';
 import { AppError, orNotFound } from '../../domain/errors';
 import type { Page, PageQuery } from '../../http/paging';
 import { customersIn } from '../customers';
-import { invoicesIn } from '../invoices';
+import { invoicesIn, type InvoiceRow } from '../invoices';
 import {
   PAYMENT_IDEMPOTENCY_KEY_UNIQUE,
   createPaymentRepository,
@@ -83,12 +83,11 @@ function assertNotMarkedPaid(row: PaymentRow, change: { amount?: unknown; paidAt
 
 /**
  * A payment on a paid invoice is what paid it: deleted or lowered, it would leave the invoice paid and short
- * (409). The invoice's row lock holds its status until the change commits.
+ * (409). The invoice is read under its row lock, which holds its status until the change commits.
  */
-async function assertInvoiceNotPaid(trx: Knex, organisationId: string, invoiceId: string, what: 'deleted' | 'lowered'): Promise<void> {
-  const invoice = await invoicesIn(trx).lock(organisationId, invoiceId);
-  if (invoice?.status === 'paid') {
-    throw AppError.conflict(`invoice ${invoiceId} is paid, and this payment is part of what paid it: it cannot be ${what} unless the invoice's mark-paid is undone first (POST /fsm/invoice/${invoiceId}/undo)`);
+function assertInvoiceNotPaid(invoice: InvoiceRow, what: 'deleted' | 'lowered'): void {
+  if (invoice.status === 'paid') {
+    throw AppError.conflict(`invoice ${invoice.id} is paid, and this payment is part of what paid it: it cannot be ${what} unless the invoice's mark-paid is undone first (POST /fsm/invoice/${invoice.id}/undo)`);
   }
 }
 
@@ -125,6 +124,22 @@ function replayOf(row: PaymentRow, fingerprint: string): CreatedPayment {
 export function createPaymentService(db: Knex) {
   const payments = createPaymentRepository(db);
 
+  /**
+   * A change of a payment, in one transaction under its invoice's row lock (the lock every writer of the
+   * invoice's payments and status takes), then the payment's own: the checks read the payment and the
+   * invoice as they are when the change commits, never as an earlier read found them. Two changes of one
+   * payment at once take turns.
+   */
+  async function inLock<T>(organisationId: string, id: string, change: (trx: Knex.Transaction, current: PaymentRow, invoice: InvoiceRow | undefined) => Promise<T>): Promise<T> {
+    const unlocked = await found(organisationId, id);
+    return db.transaction(async (trx) => {
+      // The invoice a payment names never changes: it is locked first, as the mark-paid step locks it.
+      const invoice = unlocked.invoice_id === null ? undefined : orNotFound(await invoicesIn(trx).lock(organisationId, unlocked.invoice_id), 'Invoice');
+      const current = orNotFound(await createPaymentRepository(trx).lock(organisationId, id), 'Payment');
+      return change(trx, current, invoice);
+    });
+  }
+
   async function found(organisationId: string, id: string): Promise<PaymentRow> {
     return orNotFound(await payments.findById(organisationId, id), 'Payment');
   }
@@ -150,6 +165,9 @@ export function createPaymentService(db: Knex) {
             // A payment of an invoice is in its currency and from its customer: it counts against what it owes.
             // Locked until commit, so that a cancel or a raise running now sees the payment, or runs first.
             const invoice = orNotFound(await invoicesIn(trx).lock(organisationId, input.invoiceId), 'Invoice');
+            // What the request itself gets wrong first: an amount in another currency is compared with nothing.
+            if (invoice.currency !== input.currency) throw AppError.validation(`must be the invoice's currency, ${invoice.currency}`, 'body.currency');
+            if (invoice.customer_id !== null && invoice.customer_id !== input.customerId) throw AppError.validation("is another customer's invoice", 'body.invoiceId');
             if (invoice.status === 'draft' || invoice.status === 'cancelled') {
               throw AppError.conflict(`the invoice is ${invoice.status}: a payment counts against what a raised invoice owes${invoice.status === 'draft' ? '; raise it first, or record the payment without invoiceId' : ''}`);
             }
@@ -164,8 +182,6 @@ export function createPaymentService(db: Knex) {
                 );
               }
             }
-            if (invoice.currency !== input.currency) throw AppError.validation(`must be the invoice's currency, ${invoice.currency}`, 'body.currency');
-            if (invoice.customer_id !== null && invoice.customer_id !== input.customerId) throw AppError.validation("is another customer's invoice", 'body.invoiceId');
           }
           const inserted = await createPaymentRepository(trx).insert(organisationId, {
             customerId: input.customerId,
@@ -201,19 +217,15 @@ export function createPaymentService(db: Knex) {
 
     /** The currency is fixed at creation, so a new amount is checked against the stored one. */
     async update(organisationId: string, id: string, input: UpdatePaymentBody): Promise<Payment> {
-      const current = await found(organisationId, id);
-      assertNotRefund(current);
-      await assertNotCollected(db, current);
-      assertNotMarkedPaid(current, input);
-      if (input.amount !== undefined) assertFitsCurrency(input.amount, current.currency);
-      const row = await db.transaction(async (trx) => {
+      const row = await inLock(organisationId, id, async (trx, current, invoice) => {
+        assertNotRefund(current);
+        await assertNotCollected(trx, current);
+        assertNotMarkedPaid(current, input);
+        if (input.amount !== undefined) assertFitsCurrency(input.amount, current.currency);
         // A paid invoice keeps what paid it: a smaller amount would leave it paid and short.
-        if (input.amount !== undefined && current.invoice_id !== null && new Decimal(input.amount).lt(current.amount)) {
-          await assertInvoiceNotPaid(trx, organisationId, current.invoice_id, 'lowered');
-        }
+        if (invoice && input.amount !== undefined && new Decimal(input.amount).lt(current.amount)) assertInvoiceNotPaid(invoice, 'lowered');
         // A larger amount may not take the payment past what its invoice still owes, as a new payment may not.
-        if (input.amount !== undefined && current.invoice_id !== null && new Decimal(input.amount).gt(current.amount)) {
-          const invoice = orNotFound(await invoicesIn(trx).lock(organisationId, current.invoice_id), 'Invoice');
+        if (invoice && input.amount !== undefined && new Decimal(input.amount).gt(current.amount)) {
           const owing = await stillOwed(trx, invoice);
           if (owing !== null) {
             // What it owes besides this payment's own amount.
@@ -234,12 +246,11 @@ export function createPaymentService(db: Knex) {
     },
 
     async delete(organisationId: string, id: string): Promise<void> {
-      const current = await found(organisationId, id);
-      assertNotRefund(current);
-      await assertNotCollected(db, current);
-      assertNotMarkedPaid(current, 'delete');
-      await db.transaction(async (trx) => {
-        if (current.invoice_id !== null) await assertInvoiceNotPaid(trx, organisationId, current.invoice_id, 'deleted');
+      await inLock(organisationId, id, async (trx, current, invoice) => {
+        assertNotRefund(current);
+        await assertNotCollected(trx, current);
+        assertNotMarkedPaid(current, 'delete');
+        if (invoice) assertInvoiceNotPaid(invoice, 'deleted');
         if (!(await createPaymentRepository(trx).softDelete(organisationId, id))) throw AppError.notFound('Payment');
       });
     },

@@ -278,11 +278,35 @@ describe('refunds', () => {
     expect(voided.status).toBe(409);
     expect(JSON.stringify(voided.body)).toContain('payment gateway');
 
-    // The rest, refunded at the gateway's dashboard: its webhook reads the refunds back; all of it is refunded.
-    await stripe.refunds.create({ payment_intent: intent!.id, amount: 7000 });
+    // 50.00 refunded at the gateway's dashboard: its webhook reads the refunds back.
+    await stripe.refunds.create({ payment_intent: intent!.id, amount: 5000 });
     const refundedEvent = { id: `evt_refunded_${invoiceId}`, object: 'event', type: 'charge.refunded', created: Math.floor(Date.now() / 1000), data: { object: { id: 'ch_any', object: 'charge', payment_intent: intent!.id } } };
     expect((await deliverWebhook(refundedEvent)).status).toBe(200);
-    expect((await attemptsOf(invoiceId))[0]).toMatchObject({ status: 'refunded', refundedAmount: '100.00' });
+    expect((await attemptsOf(invoiceId))[0]).toMatchObject({ status: 'succeeded', refundedAmount: '80.00' });
+
+    // No credit note books those 50.00 yet: reconciliation says so.
+    const unbooked = async () =>
+      ((await api.http().get('/payment-providers/stripe/reconciliation?days=1&refresh=true').set(admin()).expect(200)).body.data.differences as Array<{ kind: string; invoiceId: string; gateway: { amount: string } }>)
+        .filter((difference) => difference.invoiceId === invoiceId)
+        .map((difference) => [difference.kind, difference.gateway.amount]);
+    expect(await unbooked()).toEqual([['refund_unbooked', '50.00']]);
+    // A refund note books them, up to what is unbooked, and asks Stripe for nothing: it paid them already.
+    const more = await api.http().post(`/invoices/${invoiceId}/credit-notes`).set(system()).send({ reason: 'Refunded at the dashboard', amount: '50.01', refund: true });
+    expect([more.status, JSON.stringify(more.body)]).toEqual([409, expect.stringContaining('50.00 USD of this invoice by its own means')]);
+    const booking = await api.http().post(`/invoices/${invoiceId}/credit-notes`).set(system()).send({ reason: 'Refunded at the dashboard', amount: '50', refund: true });
+    expect([booking.status, booking.body.data?.settlement]).toEqual([201, 'refund']);
+    await waitFor(async () => (JSON.stringify(await unbooked()) === '[]' ? true : undefined), 60_000);
+    expect((await stripe.refunds.list({ payment_intent: intent!.id })).data).toHaveLength(2);
+
+    // The last 20.00 are still at the gateway: a refund note has it pay them back; all of it is refunded.
+    const last = await api.http().post(`/invoices/${invoiceId}/credit-notes`).set(system()).send({ reason: 'The rest', amount: '20', refund: true });
+    expect(last.status).toBe(201);
+    await waitFor(async () => ((await attemptsOf(invoiceId))[0]!.refundedAmount === '100.00' ? true : undefined), 60_000);
+    expect((await attemptsOf(invoiceId))[0]!.status).toBe('refunded');
+    expect((await stripe.refunds.list({ payment_intent: intent!.id })).data.map((refund) => refund.amount).sort((a, b) => a - b)).toEqual([2000, 3000, 5000]);
+    const payments = await api.db('payments').where({ invoice_id: invoiceId }).whereNull('deleted_at').orderBy('amount', 'desc').pluck('amount');
+    expect(payments.map(Number)).toEqual([100, -20, -30, -50]);
+    expect(await unbooked()).toEqual([]);
   });
 });
 

@@ -106,8 +106,15 @@ export function createCreditNoteLifecycleService(deps: { db: Knex; mailer: Maile
         throw AppError.conflict(`the invoice's payments less its refunds come to ${formatAmount(refundable, note.currency)} ${note.currency}, less than this refund of ${formatAmount(note.total, note.currency)}: credit the rest to the customer's balance (refund: false)`);
       }
       // A gateway pays the whole refund back, from what it took: never more than it still holds of that.
+      // What it refunded by its own means (its dashboard) is booked by the next refund note, not paid again.
       const gateway = note.refund_payment_id ? undefined : await payments.gatewayRefundable(invoice.id);
-      if (gateway && toDecimal(note.total).greaterThan(gateway.amount)) {
+      if (gateway && toDecimal(gateway.unbooked).greaterThan(0)) {
+        if (toDecimal(note.total).greaterThan(gateway.unbooked)) {
+          throw AppError.conflict(
+            `${gateway.provider} refunded ${formatAmount(gateway.unbooked, gateway.currency)} ${gateway.currency} of this invoice by its own means (its dashboard) that no credit note books yet: a refund of at most that books it without asking ${gateway.provider} again; refund more after it`,
+          );
+        }
+      } else if (gateway && toDecimal(note.total).greaterThan(gateway.amount)) {
         throw AppError.conflict(
           `the refund goes back through ${gateway.provider}, which holds ${formatAmount(gateway.amount, gateway.currency)} ${gateway.currency} of what it collected for the invoice, less than this refund of ${formatAmount(note.total, note.currency)}: refund at most that, and credit the rest to the customer's balance (refund: false)`,
         );

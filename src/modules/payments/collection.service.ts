@@ -270,13 +270,18 @@ export function createCollectionService(deps: GatewayDeps) {
     async refund(input: RefundRequest): Promise<RefundStatus> {
       const attempt = await attempts.collectedAttemptOfInvoice(input.invoiceId);
       if (!attempt || attempt.organisation_id !== input.organisationId || !attempt.provider_payment_id) return 'none';
-      // Claimed with the credit note locked: a void waits for the claim, then sees it and is refused.
+      // Claimed with the credit note locked: a void waits for the claim, then sees it and is refused. The
+      // attempt is locked too, so that two notes never book the same refund made at the gateway's dashboard.
       const refund = await db.transaction(async (trx) => {
         const note = await creditNotesIn(trx).lock(input.organisationId, input.creditNoteId);
-        const claimed = await createGatewayRepository(trx).findRefundOfCreditNote(input.creditNoteId);
+        const gateway = createGatewayRepository(trx);
+        const claimed = await gateway.findRefundOfCreditNote(input.creditNoteId);
         if (claimed) return claimed;
         if (!note || note.status !== 'issued' || note.settlement !== 'refund') return undefined;
-        return createGatewayRepository(trx).claimRefund({ organisation_id: input.organisationId, credit_note_id: input.creditNoteId, attempt_id: attempt.id, amount: input.amount, currency: input.currency });
+        const locked = (await gateway.lockAttempt(attempt.id))!;
+        // Money the gateway already paid back by its own means: the note books it, and nothing is asked.
+        const booked = new Decimal(input.amount).lessThanOrEqualTo(await gateway.unbookedRefund(locked));
+        return gateway.claimRefund({ organisation_id: input.organisationId, credit_note_id: input.creditNoteId, attempt_id: attempt.id, amount: input.amount, currency: input.currency, ...(booked ? { status: 'succeeded' as const } : {}) });
       });
       if (!refund) return 'none';
       if (refund.status !== 'pending') return refund.status;

@@ -90,6 +90,16 @@ export interface GatewayRefundRow {
   updated_at: Date;
 }
 
+/** What a refund of a collected invoice can be: paid back from what the gateway holds, or booked. */
+export interface GatewayRefundable {
+  provider: string;
+  /** What the gateway took and still holds. */
+  amount: string;
+  /** What it refunded by its own means that no credit note books yet. */
+  unbooked: string;
+  currency: string;
+}
+
 export interface ReconciliationRow {
   organisation_id: string;
   provider: ProviderName;
@@ -104,6 +114,17 @@ export function createGatewayRepository(db: Knex) {
   const campaigns = (organisationId: string) => db<DunningCampaignRow>('dunning_campaigns').where({ organisation_id: organisationId }).whereNull('deleted_at');
   /** The invoice's attempts whose money a gateway took and a payment records (refunded later or not). */
   const collected = (invoiceId: string) => db<AttemptRow>('payment_attempts').where({ invoice_id: invoiceId }).whereIn('status', ['succeeded', 'refunded']).whereNotNull('payment_id');
+
+  /**
+   * What the gateway says it refunded of the attempt's payment that no credit note's refund accounts for:
+   * a refund made at its dashboard, or by its own means. Refunds asked here and not failed count as
+   * accounted for, those still pending too (they may have reached the gateway), so that this is never more
+   * than what is really unbooked.
+   */
+  async function unbookedRefund(attempt: Pick<AttemptRow, 'id' | 'refunded_amount'>): Promise<string> {
+    const [ours] = await db('payment_gateway_refunds').where({ attempt_id: attempt.id }).whereNot({ status: 'failed' }).select<Array<{ amount: string | null }>>(db.raw('sum(amount)::text AS amount'));
+    return Decimal.max(0, new Decimal(attempt.refunded_amount).minus(ours?.amount ?? '0')).toFixed();
+  }
 
   return {
     async saveAccount(row: Omit<ProviderAccountRow, 'created_at' | 'updated_at'>): Promise<ProviderAccountRow> {
@@ -229,9 +250,10 @@ export function createGatewayRepository(db: Knex) {
      * what it says it refunded (at its dashboard too), less the refunds recorded here that it has not paid
      * yet. Undefined when no gateway collected the invoice.
      */
-    async gatewayRefundable(invoiceId: string): Promise<{ provider: string; amount: string; currency: string } | undefined> {
+    async gatewayRefundable(invoiceId: string): Promise<GatewayRefundable | undefined> {
       const attempt = await collected(invoiceId).first();
       if (!attempt) return undefined;
+      const unbooked = await unbookedRefund(attempt);
       const [recorded] = await db('payments')
         .where({ invoice_id: invoiceId })
         .whereNull('deleted_at')
@@ -239,11 +261,18 @@ export function createGatewayRepository(db: Knex) {
         .select<Array<{ amount: string | null }>>(db.raw('(-sum(amount))::text AS amount'));
       const [paidBack] = await db('payment_gateway_refunds').where({ attempt_id: attempt.id, status: 'succeeded' }).select<Array<{ amount: string | null }>>(db.raw('sum(amount)::text AS amount'));
       const left = new Decimal(attempt.amount).minus(attempt.refunded_amount).plus(paidBack?.amount ?? '0').minus(recorded?.amount ?? '0');
-      return { provider: attempt.provider, amount: Decimal.max(left, 0).toFixed(), currency: attempt.currency };
+      return { provider: attempt.provider, amount: Decimal.max(left, 0).toFixed(), unbooked, currency: attempt.currency };
+    },
+
+    unbookedRefund,
+
+    /** Inside a transaction: the attempt, locked until commit (a refund's claim against what it took). */
+    async lockAttempt(id: string): Promise<AttemptRow | undefined> {
+      return db<AttemptRow>('payment_attempts').where({ id }).forUpdate().first();
     },
 
     /** The credit note's refund through the gateway, recorded once (a repeat finds the first). */
-    async claimRefund(row: Pick<GatewayRefundRow, 'organisation_id' | 'credit_note_id' | 'attempt_id' | 'amount' | 'currency'>): Promise<GatewayRefundRow> {
+    async claimRefund(row: Pick<GatewayRefundRow, 'organisation_id' | 'credit_note_id' | 'attempt_id' | 'amount' | 'currency'> & Partial<Pick<GatewayRefundRow, 'status' | 'failure_message'>>): Promise<GatewayRefundRow> {
       await db('payment_gateway_refunds').insert({ id: newId('gre'), ...row }).onConflict('credit_note_id').ignore();
       return (await db<GatewayRefundRow>('payment_gateway_refunds').where({ credit_note_id: row.credit_note_id }).first())!;
     },

@@ -118,7 +118,7 @@ export const reconciliationSchema = z.object({
   checkedAt: z.string().describe('When the comparison was made'),
   differences: z.array(
     z.object({
-      kind: z.enum(['missing_here', 'missing_at_gateway', 'status_differs', 'amount_differs', 'unrecorded_payment']),
+      kind: z.enum(['missing_here', 'missing_at_gateway', 'status_differs', 'amount_differs', 'unrecorded_payment', 'refund_unbooked']),
       providerPaymentId: z.string().nullable(),
       attemptId: z.string().nullable(),
       invoiceId: z.string().nullable(),

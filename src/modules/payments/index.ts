@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { createGatewayRepository, type AttemptRow, type GatewayRefundRow } from './gateway.repository';
+import { createGatewayRepository, type AttemptRow, type GatewayRefundable, type GatewayRefundRow } from './gateway.repository';
 import { createPaymentRepository } from './payments.repository';
 
 export { paymentSchema } from './payments.schemas';
@@ -24,7 +24,7 @@ export type PaymentAccess = Pick<ReturnType<typeof createPaymentRepository>, 'fi
   /** A gateway's payment of the invoice under way (`processing`) or taken and not yet recorded: it will pay the invoice. */
   collectingAttempt(invoiceId: string): Promise<AttemptRow | undefined>;
   /** What a refund through the gateway that collected the invoice can still pay back; undefined when none did. */
-  gatewayRefundable(invoiceId: string): Promise<{ provider: string; amount: string; currency: string } | undefined>;
+  gatewayRefundable(invoiceId: string): Promise<GatewayRefundable | undefined>;
   /** The credit note's refund through a gateway, if one was asked: money sent back is not taken back by a void. */
   gatewayRefundOf(creditNoteId: string): Promise<GatewayRefundRow | undefined>;
 };

@@ -4,7 +4,7 @@ import { customersIn } from '../customers';
 import { invoicesIn } from '../invoices';
 import { toPaymentAttempt, type CollectionService, type PaymentAttempt } from './collection.service';
 import { gatewayAccounts, type GatewayDeps } from './gateway-accounts';
-import { createGatewayRepository, DUNNING_ONE_PER_SCOPE, type CollectOn, type DunningCampaignRow, type ProviderAccountRow, type ReconciliationRow } from './gateway.repository';
+import { createGatewayRepository, DUNNING_ONE_PER_SCOPE, type AttemptRow, type CollectOn, type DunningCampaignRow, type ProviderAccountRow, type ReconciliationRow } from './gateway.repository';
 import { GatewayRefusal, GatewayUnavailable, type PaymentMethodSummary } from './providers/provider';
 import { isUniqueViolation } from '../../db/knex';
 import { Decimal, formatAmount, fromMinorUnits } from '../../domain/money';
@@ -40,7 +40,7 @@ export interface DunningCampaign {
 }
 
 export interface ReconciliationDifference {
-  kind: 'missing_here' | 'missing_at_gateway' | 'status_differs' | 'amount_differs' | 'unrecorded_payment';
+  kind: 'missing_here' | 'missing_at_gateway' | 'status_differs' | 'amount_differs' | 'unrecorded_payment' | 'refund_unbooked';
   providerPaymentId: string | null;
   attemptId: string | null;
   invoiceId: string | null;
@@ -244,6 +244,16 @@ export function createPaymentGatewayService(deps: PaymentGatewayDeps) {
       const ours = new Map((await repository.attemptsSince(organisationId, 'stripe', new Date(since.getTime() - 86_400_000))).map((attempt) => [attempt.provider_payment_id!, attempt]));
       const differences: ReconciliationDifference[] = [];
       const seen = new Set<string>();
+      // Money the gateway paid back by its own means (its dashboard) that no credit note books: `gateway`
+      // is what it refunded so, `ours` the attempt. What it refunded is what its webhooks told the attempt,
+      // or what it answers now where the payment was read by its id (its list does not tell refunds).
+      const pushUnbooked = async (payment: { id: string; refundedMinor: number; currency: string }, attempt: AttemptRow, mine: ReconciliationDifference['ours']) => {
+        const refunded = Decimal.max(attempt.refunded_amount, fromMinorUnits(payment.refundedMinor, payment.currency)).toFixed();
+        const unbooked = await repository.unbookedRefund({ id: attempt.id, refunded_amount: refunded });
+        if (new Decimal(unbooked).greaterThan(0)) {
+          differences.push({ kind: 'refund_unbooked', providerPaymentId: payment.id, attemptId: attempt.id, invoiceId: attempt.invoice_id, gateway: { status: 'refunded', amount: formatAmount(unbooked, attempt.currency), currency: attempt.currency }, ours: mine });
+        }
+      };
       try {
         for await (const payment of provider.listPayments(Math.floor(since.getTime() / 1000))) {
           if (payment.metadata.organisation_id !== undefined && payment.metadata.organisation_id !== organisationId) continue;
@@ -258,6 +268,7 @@ export function createPaymentGatewayService(deps: PaymentGatewayDeps) {
           if (mine.amount !== gateway.amount) differences.push({ kind: 'amount_differs', providerPaymentId: payment.id, attemptId: attempt.id, invoiceId: attempt.invoice_id, gateway, ours: mine });
           else if (attempt.status !== payment.status && !(attempt.status === 'refunded' && payment.status === 'succeeded')) differences.push({ kind: 'status_differs', providerPaymentId: payment.id, attemptId: attempt.id, invoiceId: attempt.invoice_id, gateway, ours: mine });
           else if (attempt.status === 'succeeded' && !attempt.payment_id) differences.push({ kind: 'unrecorded_payment', providerPaymentId: payment.id, attemptId: attempt.id, invoiceId: attempt.invoice_id, gateway, ours: mine });
+          else await pushUnbooked(payment, attempt, mine);
         }
       } catch (error) {
         gatewayFailure(error);
@@ -271,6 +282,7 @@ export function createPaymentGatewayService(deps: PaymentGatewayDeps) {
           const gateway = { status: payment.status, amount: fromMinorUnits(payment.amountMinor, payment.currency), currency: payment.currency };
           if (gateway.amount !== mine.amount) differences.push({ kind: 'amount_differs', providerPaymentId: paymentId, attemptId: attempt.id, invoiceId: attempt.invoice_id, gateway, ours: mine });
           else if (attempt.status !== payment.status && !(attempt.status === 'refunded' && payment.status === 'succeeded')) differences.push({ kind: 'status_differs', providerPaymentId: paymentId, attemptId: attempt.id, invoiceId: attempt.invoice_id, gateway, ours: mine });
+          else await pushUnbooked(payment, attempt, mine);
         } catch (error) {
           if (!(error instanceof GatewayRefusal && error.code === 'resource_missing')) gatewayFailure(error);
           differences.push({ kind: 'missing_at_gateway', providerPaymentId: paymentId, attemptId: attempt.id, invoiceId: attempt.invoice_id, gateway: null, ours: mine });

@@ -113,7 +113,14 @@ export function fsmRoutes(deps: AppDeps): Route[] {
       access: requires('FsmService:getActions'),
       params: objectParams,
       query: machineQuery,
-      response: z.object({ objectType: z.string(), id: z.string(), state: z.string(), allowedActions: z.array(z.string()) }),
+      response: z.object({
+        objectType: z.string(),
+        id: z.string(),
+        state: z.string(),
+        allowedActions: z
+          .array(z.string())
+          .describe("the actions the lifecycle's state machine takes from this state; a money rule may still refuse one with 409 (a payment a gateway collected is taken back by a refund note, not by cancel or undo; an invoice with credit notes that count is not cancelled)"),
+      }),
       handler: async ({ params, query, auth }) => {
         const { objectType, id, state, allowedActions } = await fsm.lifecycle(auth.organisationId, params.objectType, params.id, query.machineId);
         return { objectType, id, state, allowedActions };

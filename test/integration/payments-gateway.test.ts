@@ -138,6 +138,11 @@ describe('collection through Stripe', () => {
       const res = await deliverWebhook(malformed);
       expect([res.status, res.body.errors?.[0]?.path]).toEqual([400, 'body']);
     }
+    // Well signed, about a payment the account does not have (a test event): taken, once, and nothing recorded.
+    const stranger = paymentIntentEvent(`evt_stranger_${invoiceId}`, 'payment_intent.succeeded', { ...intent!, id: 'pi_not_at_this_account' });
+    const taken = await deliverWebhook(stranger);
+    expect([taken.status, taken.body.data]).toEqual([200, { received: true, duplicate: false }]);
+    expect((await api.http().get(`/payments?invoiceId=${invoiceId}`).set(system()).expect(200)).body.data.items).toHaveLength(1);
   });
 
   // With no days between attempts they follow each other about a second apart, so which one meets the new

@@ -217,7 +217,9 @@ export function createPaymentGatewayService(deps: PaymentGatewayDeps) {
         }
       } catch (error) {
         if (error instanceof AppError) throw error;
-        gatewayFailure(error);
+        // A payment the account does not have (a test event, another account's) has nothing to record here:
+        // refused, the gateway would deliver the event again for days.
+        if (!(error instanceof GatewayRefusal && error.code === 'resource_missing')) gatewayFailure(error);
       }
       return { received: true, duplicate: !(await repository.claimEvent(organisationId, 'stripe', event.id, event.type)) };
     },

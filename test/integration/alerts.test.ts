@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { bearer, createTenant, type Tenant, type TestApi } from './support/harness';
 import { createCustomerEntity, usageEvent } from './support/fixtures';
+import { createBillingFixture, invoiceBody } from './support/billing-fixtures';
 import { startBreakableStack, type BreakableStack } from './support/breakable-stack';
 import { eventually, startWebhookReceiver } from './support/webhook-receiver';
 import { waitFor } from '../support/wait';
@@ -210,6 +211,23 @@ it('when a credit-balance alert is created on a balance already at or below a th
   await eventually(() => (triggeredFor(alertId).length === 1 ? true : undefined), 15_000);
   await new Promise((resolve) => setTimeout(resolve, 2_000));
   expect(triggeredFor(alertId).map((event) => event.data.threshold)).toEqual(['150']);
+});
+
+it('when a credit note that put credit on the balance is voided, then the drop is watched: a credit-balance alert fires', async () => {
+  const fixture = await createBillingFixture(api, tenant);
+  const system = bearer(tenant.systemToken);
+  const invoice = (await api.http().post('/invoices').set(system).send(invoiceBody(fixture.contractPlanId)).expect(201)).body.data.id as string;
+  await api.http().post(`/invoices/${invoice}/raise`).set(system).send({}).expect(200);
+  await api.http().post(`/invoices/${invoice}/mark-paid`).set(system).send({ paidDate: '2026-11-15' }).expect(200);
+  const note = await api.http().post(`/invoices/${invoice}/credit-notes`).set(system).send({ reason: 'Goodwill', amount: '40', refund: false }).expect(201);
+  expect(note.body.data.settlement).toBe('balance');
+  const alertId = await createAlert({ name: 'Credit gone', scope: { customerId: fixture.customerId }, metric: 'credit_balance', currency: 'USD', thresholds: [10], recurring: 'never' });
+  const triggers = async () => (await api.http().get(`/alerts/${alertId}/triggers`).set(system).expect(200)).body.data.items as Array<{ threshold: string; value: string }>;
+  expect(await triggers()).toEqual([]);
+  // The void takes the 40.00 back: no grant, no usage, no raise, and still the balance fell to 0.
+  await api.http().post(`/credit-notes/${note.body.data.id}/void`).set(bearer(tenant.adminToken)).send({}).expect(200);
+  await eventually(async () => ((await triggers()).length > 0 ? true : undefined), 15_000);
+  expect(await triggers()).toEqual([expect.objectContaining({ threshold: '10', value: '0.00' })]);
 });
 
 it('refuses what an alert cannot watch: a usage alert without a meter, thresholds out of order, a meter or customer of another organisation', async () => {

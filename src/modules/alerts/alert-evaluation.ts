@@ -44,8 +44,9 @@ const noChanges = (): AlertChanges => ({ usage: new Map(), balances: new Set() }
 
 /**
  * What a batch of domain events changed, per organisation: usage stored (`usage.ingested`), credit granted
- * or expired, and invoices raised (which take credit and are charged against spend). Other events change
- * nothing alerts watch.
+ * or expired, invoices raised (which take credit and are charged against spend), and the steps that give
+ * credit back or take it again (a cancel or undo of an invoice, a credit note's issue, void or undo).
+ * Other events change nothing alerts watch.
  */
 export function changesOf(events: readonly OutboxEvent[]): Map<string, AlertChanges> {
   const changes = new Map<string, AlertChanges>();
@@ -72,7 +73,14 @@ export function changesOf(events: readonly OutboxEvent[]): Map<string, AlertChan
       case 'credits.expired':
         of(event.organisation_id).balances.add((event.payload.data as CreditEntryEvent).customerId);
         break;
-      case 'invoice.raised': {
+      // Each of these may move a credit balance: a raise takes credit, its undo and a cancel give it back,
+      // a credit note settled on the balance adds to it and its void or undo takes it back again.
+      case 'invoice.raised':
+      case 'invoice.cancelled':
+      case 'invoice.transition_undone':
+      case 'credit_note.issued':
+      case 'credit_note.voided':
+      case 'credit_note.transition_undone': {
         const customerId = (event.payload.data as { customerId?: string | null }).customerId;
         if (customerId) of(event.organisation_id).balances.add(customerId);
         break;

@@ -152,6 +152,8 @@ function taxRateOf(taxes: readonly ContractTax[], planItemId: string | undefined
  * invoice of the plan that took over, else of the plan it replaced, else the contract's first. A line
  * never takes the invoice below zero, taxes included (the contract's taxes apply to a credit line as to
  * its plan item): what does not fit goes to the customer's credit balance, with those taxes on it too.
+ * A run that makes no invoice for the contract (`billing`: its date, the contract's currency) puts each
+ * change in force by that date whole on the balance.
  */
 function creditPlanChanges(invoices: PlannedInvoice[], changes: PlanChangeRow[], taxes: readonly ContractTax[], billing: { date: string; currency: string }): CreditedChange[] {
   // A line is taxed by the versions in force on its first day: a credit of days charged earlier, as they were.

@@ -1059,8 +1059,8 @@ async function play(h: History): Promise<void> {
    * invoice of the new contract plan, else of the old one, else its first; each credit a line `Unused …` of
    * the credit's days and amount, or less of it where the invoice, taxes included, would go below zero (less
    * a minor unit per tax for their rounding), the rest with its taxes to the customer's credit balance. A
-   * run that made none settles the changes in force by its date, each whole to the balance with its taxes,
-   * and leaves the others pending.
+   * run that made none leaves them pending while the contract runs; after the contract's last day it
+   * settles those in force by its date, each whole to the balance with its taxes.
    */
   const withTaxes = (credit: ModelCredit, amount: bigint) => {
     const rate = taxesOn(model, credit.planItemId).reduce((sum, t) => sum.plus(t.rate), new DecimalJs(0));
@@ -1069,8 +1069,8 @@ async function play(h: History): Promise<void> {
   const checkSettlements = async (date: number, made: ReadonlySet<string>, fresh: readonly Invoice[], problems: Problems) => {
     for (const change of model.changes.filter((candidate) => candidate.settledBy === null)) {
       const stored = await storedChange(change.id);
-      if (made.size === 0 && change.day > date) {
-        if (stored.status !== 'pending') problems.push(`plan change ${change.id}: ${stored.status} by a run that made no invoice, before the change's first day`);
+      if (made.size === 0 && (change.day > date || model.end === null || model.end >= date)) {
+        if (stored.status !== 'pending') problems.push(`plan change ${change.id}: ${stored.status} by a run that made no invoice, before the change's first day or while the contract runs`);
         continue;
       }
       if (made.size === 0) {
@@ -1558,9 +1558,10 @@ const SECOND = { other: { kind: 'monthly' as const, fee: 3_000, arrears: false, 
 const FOUND: Array<[string, History]> = [
   [
     // A change from 2 January, then the contract ends on 1 January: the new plan never starts, and the run
-    // makes no invoice. The change is in force by the run's date, so the run settles it to the balance
-    // (here with nothing to give), rather than leave it pending for an invoice that will never come.
-    'when a run makes no invoice for a contract with a change in force, then it settles the change to the credit balance',
+    // makes no invoice. The run is after the contract's last day and the change is in force by its date, so
+    // the run settles it to the balance (here with nothing to give), rather than leave it pending for an
+    // invoice that will never come.
+    'when a run after the contract ended makes no invoice for it, then it settles a change in force to the credit balance',
     {
       currency: 'JPY',
       anchor: 'calendar',

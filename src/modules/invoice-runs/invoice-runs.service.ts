@@ -152,16 +152,18 @@ function taxRateOf(taxes: readonly ContractTax[], planItemId: string | undefined
  * invoice of the plan that took over, else of the plan it replaced, else the contract's first. A line
  * never takes the invoice below zero, taxes included (the contract's taxes apply to a credit line as to
  * its plan item): what does not fit goes to the customer's credit balance, with those taxes on it too.
- * A run that makes no invoice for the contract (`billing`: its date, the contract's currency) puts each
- * change in force by that date whole on the balance.
+ * A run after the contract's last day that makes no invoice for it (`billing`: the run's date, the
+ * contract's currency and end) puts each change in force by that date whole on the balance.
  */
-function creditPlanChanges(invoices: PlannedInvoice[], changes: PlanChangeRow[], taxes: readonly ContractTax[], billing: { date: string; currency: string }): CreditedChange[] {
+function creditPlanChanges(invoices: PlannedInvoice[], changes: PlanChangeRow[], taxes: readonly ContractTax[], billing: { date: string; currency: string; endDate: string | null }): CreditedChange[] {
   // A line is taxed by the versions in force on its first day: a credit of days charged earlier, as they were.
   const withTax = (amount: Decimal | string, planItemId: string | undefined, day: string | null) => toDecimal(amount).times(taxRateOf(taxes, planItemId, day).plus(100)).dividedBy(100);
   if (invoices.length === 0) {
-    // Nothing to put the lines on (a contract terminated before the change, a new plan with nothing due):
-    // a change already in force is owed now, so the whole of it goes to the balance, taxes included,
-    // rather than wait for an invoice that may never come.
+    // Nothing to put the lines on. While the contract runs, the next invoice will carry them (a new plan
+    // billed in arrears has its first invoice at its period's end). Once it has ended (terminated before
+    // the change took effect, say) no invoice may ever come: a change in force is owed now, so the whole
+    // of it goes to the balance, taxes included.
+    if (billing.endDate === null || billing.endDate >= billing.date) return [];
     return changes
       .filter((change) => calendarDay(change.effective_date) <= billing.date)
       .map((change) => {
@@ -310,7 +312,7 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
     for (const contractId of changesOf.keys()) taxesOf.set(contractId, await contractTaxesOf(trx, organisationId, contractId));
     const failing = new Map<string, AppError>();
     const customerOf = new Map(contracts.map((contract) => [contract.id, contract.customerId]));
-    const currencyOf = new Map(contracts.map((contract) => [contract.id, contract.currency]));
+    const termsOf = new Map(contracts.map((contract) => [contract.id, { currency: contract.currency, endDate: contract.endDate }]));
     // Locked for share: a meter's filters and groupBy cannot change between the check that it is unbilled and these charges.
     const meters = new Map((await metersIn(trx).findMany(organisationId, [...new Set(pending.map((usage) => usage.window.meterId))], 'share')).map((meter) => [meter.id, meter]));
     // One aggregation per meter for the whole page: every window of every contract plan at once.
@@ -393,7 +395,7 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
                 .filter((charge) => !context.progressive.has(charge.invoiceId)),
               couponLines: context.couponLines,
             }) : [];
-      const planChanges = options.pricesOnly ? [] : creditPlanChanges(invoices, changesOf.get(contractId) ?? [], taxesOf.get(contractId) ?? [], { date: billingDate, currency: currencyOf.get(contractId)! });
+      const planChanges = options.pricesOnly ? [] : creditPlanChanges(invoices, changesOf.get(contractId) ?? [], taxesOf.get(contractId) ?? [], { date: billingDate, ...termsOf.get(contractId)! });
       // As the raise will: each line rounded, then added up.
       for (const invoice of invoices) invoice.total = formatAmount(sumAmounts(invoice.items.map((line) => lineAmount(line, invoice.currency))), invoice.currency);
       planned.set(contractId, { customerId: customerOf.get(contractId)!, invoices, coupons: served, planChanges });

@@ -118,14 +118,14 @@ describe('npm start on a machine without the Temporal CLI', () => {
     await stopWithSigint(started);
   });
 
-  it('when started again, then it uses the fetched CLI without fetching', async () => {
+  it('when started again with npm in the background, then it uses the fetched CLI without fetching, and SIGINT to npm stops it all', async () => {
     const fetched = fetchedTemporalDirs(path.join(dataDir, 'tools'))
       .map((dir) => path.join(dir, 'temporal'))
       .find((binary) => fs.existsSync(binary));
     expect(fetched).toBeDefined();
 
     const ports = await freePorts();
-    const started = npmStart(newcomerEnvironment(ports), running);
+    const started = npmStart(newcomerEnvironment(ports), running, { throughNpm: true });
     await healthWithin(started, ports.PORT, 180_000);
     expect(started.output()).not.toContain(FETCH_LINE);
     expect(temporalBinaryOf(started.output())).toBe(fetched);

@@ -27,10 +27,14 @@ export async function freePorts() {
  * `npm start`, in a process group of its own as a terminal's foreground job is, so that a test can send
  * the whole group a Ctrl-C and kill whatever a failed test left.
  */
-export function npmStart(env: Record<string, string>, running: ChildProcess[]): Started {
+export function npmStart(env: Record<string, string>, running: ChildProcess[], options: { throughNpm?: boolean } = {}): Started {
   // As package.json's start script runs it: Node with tsx's loader. The tsx command relays a signal itself
   // and, on a loaded machine, ended the launcher with 130 when it had not answered within 30 ms.
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/start.ts'], { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  // `throughNpm`: `npm start` itself, as a shell starts it in the background (`npm start &`, `nohup`), with
+  // SIGINT ignored: what stops it then is npm passing the signal on to the one process that handles it.
+  const child = options.throughNpm
+    ? spawn('sh', ['-c', "trap '' INT; exec npm start --silent"], { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
+    : spawn(process.execPath, ['--import', 'tsx', 'src/main/start.ts'], { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   running.push(child);
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));

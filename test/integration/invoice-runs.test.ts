@@ -228,11 +228,26 @@ describe('invoice runs', () => {
     expect(documentedAs).toEqual({ description: expect.stringContaining('no FX rate effective on the date: code 1012'), content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } } });
 
     await api.http().post('/fx-rates').set(bearer(owner.systemToken)).send({ fromCurrency: 'USD', toCurrency: 'EUR', rate: '0.9', effectiveDate: '2026-10-01' }).expect(201);
+    // A retry runs under the workflow id its run recorded: a Schedule's run has the Schedule's (`irs_…-<time>`).
+    const scheduled = `invoice-run:irs_test${randomUUID().slice(0, 8)}-2026-11-01T06:00:00Z`;
+    await api.db('invoice_runs').where({ id: run.id }).update({ workflow_id: scheduled });
     expect(await retried(run.id, owner)).toMatchObject({ status: 'completed', progress: { done: 2, failed: 0 }, failures: [], invoicesCreated: 2 });
+    expect((await api.temporal.client.workflow.getHandle(scheduled).describe()).status.name).toBe('COMPLETED');
     expect(await linesOf(bad.contractId)).toHaveLength(3);
     await eventually(() => (receiver.received('/runs').length > 1 ? true : undefined));
     await receiver.close();
     expect(await linesOf(good.contractId)).toHaveLength(3);
+  });
+
+  it('when a run is read whose workflow is gone (terminated, timed out, never started), then it is failed with invoice_run.failed announced, once', async () => {
+    const id = `run_gone${randomUUID().replace(/-/g, '').slice(0, 18)}`;
+    await api.db('invoice_runs').insert({ id, organisation_id: tenant.organisationId, billing_date: '2026-11-01', dry_run: false, workflow_id: `invoice-run:${id}`, created_by: 'test' });
+    const read = await api.http().get(`/invoice-runs/${id}`).set(system()).expect(200);
+    expect(read.body.data.status).toBe('failed');
+    const events = () => api.db('webhook_events').where({ organisation_id: tenant.organisationId, type: 'invoice_run.failed' }).whereRaw("payload->'data'->>'id' = ?", [id]);
+    expect(await events()).toHaveLength(1);
+    await api.http().get(`/invoice-runs/${id}`).set(system()).expect(200);
+    expect(await events()).toHaveLength(1);
   });
 
   it('when Postgres refuses one contract of a page, then the page is billed again contract by contract and that contract fails alone', async () => {

@@ -63,7 +63,8 @@ export function createInvoiceRunControlService(deps: WorkflowServiceDeps & { inv
     } catch (error) {
       if (!(error instanceof WorkflowNotFoundError)) return row;
     }
-    await runs.finish(row.id, 'failed');
+    // Finished as the workflow's own last step finishes a run: with `invoice_run.failed` announced.
+    await deps.invoiceRuns.finish({ runId: row.id, failed: true });
     return (await runs.find(row.organisation_id, row.id))!;
   }
 
@@ -90,10 +91,11 @@ export function createInvoiceRunControlService(deps: WorkflowServiceDeps & { inv
     return toRun(runs, row);
   }
 
-  async function startWorkflow(input: InvoiceRunInput & { runId: string }): Promise<void> {
+  /** The run's workflow: `invoice-run:{id}`, or for a retry the id its run recorded (a Schedule's run has the Schedule's). */
+  async function startWorkflow(input: InvoiceRunInput & { runId: string }, workflowId = invoiceRunWorkflowId(input.runId)): Promise<void> {
     await deps.temporal.bounded(() =>
       workflows.start('invoiceRunWorkflow', {
-        workflowId: invoiceRunWorkflowId(input.runId),
+        workflowId,
         args: [input],
         ...searchAttributes({ organisationId: input.organisationId }),
       }),
@@ -172,7 +174,7 @@ export function createInvoiceRunControlService(deps: WorkflowServiceDeps & { inv
       await runs.reopen(row.id);
       const billingDate = calendarDay(row.billing_date);
       try {
-        await startWorkflow({ organisationId, runId: row.id, billingDate, contractIds, dryRun: row.dry_run });
+        await startWorkflow({ organisationId, runId: row.id, billingDate, contractIds, dryRun: row.dry_run }, row.workflow_id);
       } catch (error) {
         await runs.finish(row.id, row.status);
         if (error instanceof WorkflowExecutionAlreadyStartedError) throw AppError.conflict("The run's previous execution is still closing; retry in a moment");

@@ -97,5 +97,17 @@ describe('organisation settings', () => {
     const invoice = await api.http().post('/invoices').set(bearer(own.systemToken)).send(invoiceBody(fixture.contractPlanId));
     const raised = await api.http().post(`/invoices/${invoice.body.data.id}/raise`).set(bearer(own.systemToken));
     expect(raised.body.data).toMatchObject({ number: '2026/0001', total: '100.00', baseCurrency: 'EUR', fxRate: '0.9', baseTotal: '90.00' });
+
+    // An inverse rate has more decimals than an invoice keeps: its base total is its total times the rate it
+    // shows, 12 decimals, on the draft and once raised alike.
+    await api.http().post('/fx-rates').set(bearer(own.systemToken)).send({ fromCurrency: 'EUR', toCurrency: 'IDR', rate: '17500', effectiveDate: '2026-10-01' }).expect(201);
+    const rupiah = await createBillingFixture(api, own, 'IDR');
+    const large = await api.http().post('/invoices').set(bearer(own.systemToken)).send(invoiceBody(rupiah.contractPlanId, [{ title: 'Platform fee', quantity: 10_000, price: 99_999_999 }]));
+    expect([large.status, large.body.errors]).toEqual([201, undefined]);
+    const draft = await api.http().get(`/invoices/${large.body.data.id}`).set(bearer(own.systemToken)).expect(200);
+    const inIdr = await api.http().post(`/invoices/${large.body.data.id}/raise`).set(bearer(own.systemToken)).expect(200);
+    for (const shown of [draft.body.data, inIdr.body.data]) {
+      expect(shown).toMatchObject({ total: '999999990000.00', fxRate: '0.000057142857', baseTotal: '57142856.43' });
+    }
   });
 });

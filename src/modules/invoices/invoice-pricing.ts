@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { calendarDay } from '../../db/dates';
 import { AppError } from '../../domain/errors';
 import { convert } from '../../domain/fx';
-import { allocate, Decimal, formatAmount, roundToMinor, sumAmounts } from '../../domain/money';
+import { allocate, Decimal, formatAmount, roundToMinor, sumAmounts, toDecimal } from '../../domain/money';
 import { contractTaxesOfMany, taxesInForce, type ContractTax } from '../contracts';
 import { findEffectiveRate } from '../fx-rates';
 import { getOrganisationSettings } from '../organisation-settings';
@@ -119,8 +119,14 @@ export async function assertInvoiceFits(db: Knex, contractId: string | null, cur
 /** Units of the base currency for one unit of `currency` on `date`; undefined when no rate is effective. */
 export async function baseRateOf(db: Knex, organisationId: string, currency: string, baseCurrency: string, date: string): Promise<string | undefined> {
   if (baseCurrency === currency) return '1';
-  return (await findEffectiveRate(db, organisationId, currency, baseCurrency, date))?.rate;
+  const rate = (await findEffectiveRate(db, organisationId, currency, baseCurrency, date))?.rate;
+  // As the invoice keeps it (its column has 12 decimals), so that its base total is its total times the rate
+  // it shows: an inverse rate (1 / 17,500 IDR) has more decimals than that, which Postgres would round away.
+  return rate === undefined ? undefined : toDecimal(rate).toDecimalPlaces(INVOICE_FX_RATE_DECIMALS, Decimal.ROUND_HALF_UP).toFixed();
 }
+
+/** The decimals of an invoice's `fx_rate` column. */
+const INVOICE_FX_RATE_DECIMALS = 12;
 
 /** A draft's figures as its raise would fix them now; `fxRate` and `baseTotal` null while no rate is effective. */
 export interface DraftFigures {

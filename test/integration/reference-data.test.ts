@@ -293,6 +293,11 @@ describe('entities', () => {
     await as(tenant).get(`/entities/by-identifier/${unique('nothing')}`).expect(404);
     const missing = await as(tenant).get('/entities/by-identifier').expect(400);
     expect(missing.body.errors).toEqual([{ code: 1001, path: 'query.identifier', message: 'is required' }]);
+    // An identifier of only spaces can name no entity: refused as on create, not looked up.
+    const spaces = await as(tenant).get('/entities/by-identifier').query({ identifier: '  ' });
+    expect([spaces.status, spaces.body.errors]).toEqual([400, [{ code: 1001, path: 'query.identifier', message: 'must not be empty or only spaces' }]]);
+    const spacesInPath = await as(tenant).get('/entities/by-identifier/%20%20');
+    expect([spacesInPath.status, spacesInPath.body.errors]).toEqual([400, [{ code: 1001, path: 'params.identifier', message: 'must not be empty or only spaces' }]]);
   });
 
   it('when an entity is deleted, then it vanishes from reads, lookups and lists, and its identifier is free again', async () => {

@@ -39,7 +39,8 @@ export const entityListQuery = pageQuery.extend({ type: entityType.optional() })
 
 /** An entity's identifier: the query of GET /entities/by-identifier, the path of its deprecated spelling. */
 /** Trimmed, as the identifier is when it is stored, so that the value sent when creating finds the entity. */
-export const identifierQuery = z.object({ identifier: reference(200).transform((identifier) => identifier.trim()) });
+/** Looked up as it is stored, trimmed; one of only spaces is refused as it is on create. */
+export const identifierQuery = z.object({ identifier: reference(200).regex(/\S/, 'must not be empty or only spaces').transform((identifier) => identifier.trim()) });
 
 export const entitySchema = z.object({
   id: z.string(),

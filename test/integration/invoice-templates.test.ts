@@ -202,8 +202,8 @@ describe('logo', () => {
     const noFile = await api.http().put(`/invoice-templates/${id}/logo`).set(admin).field('note', 'no file');
     expect(noFile.status).toBe(400);
     const json = await api.http().put(`/invoice-templates/${id}/logo`).set(admin).send({ file: 'x' });
-    expect(json.status).toBe(400);
-    expect(json.body.errors).toEqual([expect.objectContaining({ path: 'body.file' })]);
+    expect(json.status).toBe(415);
+    expect(json.body.errors).toEqual([expect.objectContaining({ code: 1009, path: 'headers.content-type', message: 'The body must be sent as multipart/form-data' })]);
     const tooLarge = await uploadLogo(id, Buffer.concat([good, Buffer.alloc(512 * 1024)]));
     expect(tooLarge.status).toBe(413);
     expect(tooLarge.body.errors[0]).toMatchObject({ code: 1005, path: 'body.file' });

@@ -363,10 +363,17 @@ describe('files', () => {
     }
   });
 
-  it('when no file field is sent, then 400', async () => {
+  it('when no file field is sent, or another field beside it, then 400 by its path; a body of another type is 415', async () => {
     const invoice = await createInvoice();
     const res = await api.http().post(`/invoices/${invoice.id}/files`).set(auth()).field('note', 'no file');
     expect(res.status).toBe(400);
+    const beside = await api.http().post(`/invoices/${invoice.id}/files`).set(auth()).field('note', 'kept?').attach('file', Buffer.from('hello'), 'doc.txt');
+    expect([beside.status, beside.body.errors]).toEqual([400, [{ code: 1001, path: 'body.note', message: 'is not a property this request takes' }]]);
+    const elsewhere = await api.http().post(`/invoices/${invoice.id}/files`).set(auth()).attach('other', Buffer.from('hello'), 'doc.txt');
+    expect([elsewhere.status, elsewhere.body.errors]).toEqual([400, [{ code: 1001, path: 'body.other', message: 'is not a property this request takes: the file goes in the field "file"' }]]);
+    const json = await api.http().post(`/invoices/${invoice.id}/files`).set(auth()).send({});
+    expect([json.status, json.body.errors]).toEqual([415, [{ code: 1009, path: 'headers.content-type', message: 'The body must be sent as multipart/form-data' }]]);
+    expect((await api.http().get(`/invoices/${invoice.id}/files`).set(auth()).expect(200)).body.data.items ?? []).toEqual([]);
   });
 });
 

@@ -75,7 +75,7 @@ export function invoiceTemplateRoutes(deps: AppDeps): Route[] {
         summary: `Upload the template's logo (multipart/form-data, field "file"): a PNG or JPEG of at most ${LOGO_MAX_BYTES / 1024} KB (Admin only)`,
         tag: TAG,
         access: manage,
-        before: [singleFile(LOGO_MAX_BYTES, { fields: 0 })],
+        before: [singleFile(LOGO_MAX_BYTES)],
         params: idParam,
         response: templateSchema,
         handler: async ({ params, auth, req }) => invoiceTemplates.setLogo(auth.organisationId, params.id, req.file),

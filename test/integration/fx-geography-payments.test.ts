@@ -411,6 +411,8 @@ describe('payments', () => {
     [{ currency: 'ABC' }, 'body.currency'],
     [{ paidAt: '2026-11-05' }, 'body.paidAt'],
     [{ paidAt: 'yesterday' }, 'body.paidAt'],
+    // Money that has not arrived yet, as mark-paid refuses a paid date to come.
+    [{ paidAt: '9999-12-31T00:00:00Z' }, 'body.paidAt'],
   ])('when the body has %j, then 400 on %s and nothing is stored', async (override, path) => {
     const customerId = await createCustomer(tenant);
     const res = await as(tenant).post('/payments', { customerId, amount: '10', currency: 'USD', paidAt, ...override });
@@ -545,6 +547,8 @@ describe('payments', () => {
     expect(tooPrecise.body.errors).toEqual([expect.objectContaining({ path: 'body.amount' })]);
     await as(tenant).put(`/payments/${id}`, {}).expect(400);
     await as(tenant).put(`/payments/${id}`, { amount: '0' }).expect(400);
+    const ahead = await as(tenant).put(`/payments/${id}`, { paidAt: new Date(Date.now() + 3_600_000).toISOString() });
+    expect([ahead.status, ahead.body.errors?.[0]?.path]).toEqual([400, 'body.paidAt']);
   });
 
   it('when a payment is lowered and raised at once, then the raise is judged against the lowered amount, and the invoice is never overpaid', async () => {

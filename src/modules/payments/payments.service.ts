@@ -91,6 +91,11 @@ function assertInvoiceNotPaid(invoice: InvoiceRow, what: 'deleted' | 'lowered'):
   }
 }
 
+/** A payment records money that has arrived: an instant ahead of now (a minute's clock drift aside) has not. */
+function assertArrived(paidAt: string | undefined): void {
+  if (paidAt !== undefined && Date.parse(paidAt) > Date.now() + 60_000) throw AppError.validation('must not be in the future: the instant the money arrived', 'body.paidAt');
+}
+
 /** More decimals than the currency carries is a mistake to report, not a rounding to hide. */
 function assertFitsCurrency(amount: string, currency: string): void {
   if (!hasAtMostMinorUnits(amount, currency)) {
@@ -157,6 +162,7 @@ export function createPaymentService(db: Knex) {
         if (earlier) return replayOf(earlier, fingerprint);
       }
       assertFitsCurrency(input.amount, input.currency);
+      assertArrived(input.paidAt);
       try {
         const row = await db.transaction(async (trx) => {
           // The customer stays locked until commit, so deleting it cannot miss the payment made here.
@@ -222,6 +228,7 @@ export function createPaymentService(db: Knex) {
         await assertNotCollected(trx, current);
         assertNotMarkedPaid(current, input);
         if (input.amount !== undefined) assertFitsCurrency(input.amount, current.currency);
+        assertArrived(input.paidAt ?? undefined);
         // A paid invoice keeps what paid it: a smaller amount would leave it paid and short.
         if (invoice && input.amount !== undefined && new Decimal(input.amount).lt(current.amount)) assertInvoiceNotPaid(invoice, 'lowered');
         // A larger amount may not take the payment past what its invoice still owes, as a new payment may not.

@@ -186,6 +186,10 @@ describe('meter management', () => {
     const event = (value: number, timestamp: string) => ({ CustomerEntityId: entityId, metric: own, value, timestamp, metadata: { region: 'eu' } });
     const sent = await api.http().post('/events/batch').set(system).send({ events: [event(3, '9999-12-31T23:59:59Z'), event(4, '9999-12-31T00:00:00Z'), event(5, '2026-11-03T10:00:00Z')] }).expect(200);
     expect(sent.body.data.summary).toMatchObject({ success: 3, failed: 0 });
+    // The very last instant no window can hold (a query's exclusive `to` names no later one): refused.
+    const beyond = await api.http().post('/events/batch').set(system).send({ events: [event(1, '9999-12-31T23:59:59.999Z')] }).expect(200);
+    expect(beyond.body.data.summary).toMatchObject({ success: 0, failed: 1 });
+    expect(JSON.stringify(beyond.body.data)).toContain('must be before 9999-12-31T23:59:59.999Z');
     const [last, first] = (await api.db('usage_events').where({ organisation_id: tenant.organisationId, metric: own }).orderBy('timestamp', 'desc').select('id')).map((row: { id: string }) => row.id);
     const lastDay = async () => {
       const read = await api.http().get(`/meters/${meter}/query?from=9999-12-31T00:00:00Z&to=9999-12-31T23:45:00Z&windowSize=hour&groupBy=region&timezone=UTC`).set(system).expect(200);

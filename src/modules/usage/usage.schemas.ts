@@ -7,13 +7,22 @@ import { storableEvent, unstorableReason, VALUE_PRECISION, VALUE_SCALE, type Par
 /** usage_events.value is NUMERIC(30,10). */
 const usageValue = decimal({ precision: VALUE_PRECISION, scale: VALUE_SCALE });
 
+/**
+ * An event's instant: any a date-time names but the very last, 9999-12-31T23:59:59.999Z, which no query
+ * window can hold (its `to` is exclusive and can name no later instant), so that no stored event is beyond
+ * every read.
+ */
+const LAST_INSTANT = Date.parse('9999-12-31T23:59:59.999Z');
+// Later instants are refused already, as past the year 9999: only that one is left to refuse.
+const eventTimestamp = isoDateTime.refine((value) => Date.parse(value) !== LAST_INSTANT, 'must be before 9999-12-31T23:59:59.999Z, the last instant a query can end at');
+
 /** One event sent on its own: checked here, with the rules the batch applies to each of its events. */
 export const usageEventInput = z
   .object({
     CustomerEntityId: reference(255).describe('Id of the customer entity the usage belongs to'),
     metric: text(255).describe('what is measured: the name meters count events by; trimmed, not blank'),
     value: usageValue,
-    timestamp: isoDateTime,
+    timestamp: eventTimestamp,
     metadata: jsonObject.optional(),
     eventId: freeText(255).optional().describe('Unique per organisation; a repeat is stored once and counts as a success'),
     jobId: freeText(255).optional(),
@@ -139,7 +148,7 @@ export const usageListQuery = ordered(
 
 export const usageUpdateBody = atLeastOne({
   value: usageValue.optional(),
-  timestamp: isoDateTime.optional(),
+  timestamp: eventTimestamp.optional(),
   metadata: jsonObject.nullable().optional(),
 });
 

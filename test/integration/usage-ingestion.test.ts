@@ -37,6 +37,10 @@ describe('POST /events/batch', () => {
     expect(res.body.data.summary).toEqual({ success: 2, failed: 0, total: 2, duplicates: 0 });
     expect(res.body.data.failedRecords).toEqual([]);
     expect(await storedCount(tenant.organisationId, prefix)).toBe(2);
+    // An id of only spaces is no id and no key either: that event fails alone; an empty one is no id.
+    const blank = await postBatch([usageEvent(entityId, { eventId: '   ' }), usageEvent(entityId, { eventId: '' }), usageEvent(entityId, { eventId: '' })]);
+    expect(blank.body.data.summary).toEqual({ success: 2, failed: 1, total: 3, duplicates: 0 });
+    expect(blank.body.data.failedRecords).toEqual([expect.objectContaining({ index: 0, error: expect.stringContaining('eventId must not be only spaces') })]);
   });
 
   it('when an event names an unknown customer entity, then it fails with 404 and the integer 2002, and the rest are processed (rules 1 and 3)', async () => {

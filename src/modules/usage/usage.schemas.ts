@@ -24,7 +24,10 @@ export const usageEventInput = z
     value: usageValue,
     timestamp: eventTimestamp,
     metadata: jsonObject.optional(),
-    eventId: freeText(255).optional().describe('Unique per organisation; a repeat is stored once and counts as a success'),
+    eventId: freeText(255)
+      .refine((id) => id === '' || /\S/.test(id), 'must not be only spaces: send none (or "") for an event without an id')
+      .optional()
+      .describe('Unique per organisation; a repeat is stored once and counts as a success'),
     jobId: freeText(255).optional(),
     JobId: freeText(255).optional(),
   })

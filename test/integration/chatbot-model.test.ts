@@ -146,7 +146,8 @@ describe('the model engine', () => {
     expect(res.status).toBe(200);
     const toolMessages = model.requests[1]!.messages.filter((message) => message.role === 'tool').map((message) => String(message.content));
     expect(toolMessages[0]).toContain("is not one of the chatbot's questions");
-    expect(toolMessages[1]).toContain('No customer is named');
+    // Another organisation's id is an id this one does not have: no candidates, and nothing of theirs.
+    expect(JSON.parse(toolMessages[1]!)).toEqual({ text: `No customer of this organisation has the id "${hooli}".`, data: null, sources: [] });
     expect(res.body.data.reply).toMatchObject({ text: 'I cannot do that.', data: { results: [] }, sources: [] });
     // Nothing was written, and nothing of the other organisation came back.
     expect(await api.db('invoices').where({ organisation_id: tenant.organisationId }).count<{ count: string }[]>('* as count')).toEqual(invoicesBefore);

@@ -71,7 +71,8 @@ export function candidatesReply(what: string, items: readonly Named[], value?: s
   const candidates = items.map(({ id, name }) => ({ id, name }));
   const names = candidates.map((candidate) => candidate.name).join(', ');
   const asked = value === undefined ? '' : ` "${value}"`;
-  if (candidates.length === 0) return { text: `No ${what} of this organisation has the id${asked || ' the question gives'}.`, data: { candidates }, sources: [] };
+  // Nothing found answers as a name that names nothing does: no data to show.
+  if (candidates.length === 0) return { text: `No ${what} of this organisation has the id${asked || ' the question gives'}.`, data: null, sources: [] };
   if (candidates.length === 1) return { text: `The nearest ${what} to${asked || ' the name in the question'} is ${names}. Is it the one you mean?`, data: { candidates }, sources: [] };
   return { text: `Several ${what}s fit${asked}: ${names}. Which one do you mean?`, data: { candidates }, sources: [] };
 }

@@ -27,6 +27,17 @@ export function isIsoInstant(value: string): boolean {
 /** The last day an ISO date (and a Postgres date this service stores) can name. */
 export const LAST_DAY = '9999-12-31';
 
+/** The last instant an ISO date-time of the years 1 to 9999 can name. */
+export const LAST_INSTANT = `${LAST_DAY}T23:59:59.999Z`;
+
+/** How far ahead of the server's clock an instant may be and still be taken as now: clients' clocks drift. */
+const CLOCK_DRIFT_MS = 60_000;
+
+/** Whether an instant has not come yet, a minute's clock drift aside (a payment that has not arrived). */
+export function isAhead(instant: string, now = Date.now()): boolean {
+  return Date.parse(instant) > now + CLOCK_DRIFT_MS;
+}
+
 /**
  * Midnight UTC of a calendar day, set field by field: `Date.UTC` reads the years 0 to 99 as 1900 to 1999.
  * Months and days past their ends carry over, as with `Date.UTC`.

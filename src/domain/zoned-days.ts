@@ -95,10 +95,10 @@ function firstSecondOf(day: string, timeZone: string): number {
   // a step that never ends would hold its worker for ever.
   let before = instant;
   let from = instant;
+  const step = isBefore(instant) ? () => (from += HOUR_MS) : () => (before -= HOUR_MS);
   for (let hours = 0; isBefore(from) || !isBefore(before); hours += 1) {
     if (hours > 36) throw new InvariantError(`the start of ${day} in ${timeZone} was not found within 36 hours of its midnight`);
-    if (isBefore(instant)) from += HOUR_MS;
-    else before -= HOUR_MS;
+    step();
   }
   while (from - before > 1000) {
     const middle = before + Math.floor((from - before) / 2000) * 1000;

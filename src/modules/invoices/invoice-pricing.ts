@@ -116,6 +116,9 @@ export async function assertInvoiceFits(db: Knex, contractId: string | null, cur
   }
 }
 
+/** The decimals of an invoice's `fx_rate` column. */
+const INVOICE_FX_RATE_DECIMALS = 12;
+
 /** Units of the base currency for one unit of `currency` on `date`; undefined when no rate is effective. */
 export async function baseRateOf(db: Knex, organisationId: string, currency: string, baseCurrency: string, date: string): Promise<string | undefined> {
   if (baseCurrency === currency) return '1';
@@ -124,9 +127,6 @@ export async function baseRateOf(db: Knex, organisationId: string, currency: str
   // it shows: an inverse rate (1 / 17,500 IDR) has more decimals than that, which Postgres would round away.
   return rate === undefined ? undefined : toDecimal(rate).toDecimalPlaces(INVOICE_FX_RATE_DECIMALS, Decimal.ROUND_HALF_UP).toFixed();
 }
-
-/** The decimals of an invoice's `fx_rate` column. */
-const INVOICE_FX_RATE_DECIMALS = 12;
 
 /** A draft's figures as its raise would fix them now; `fxRate` and `baseTotal` null while no rate is effective. */
 export interface DraftFigures {

@@ -3,7 +3,7 @@ import type { UpdateDefinition } from '@temporalio/common';
 import type { Knex } from 'knex';
 import type { WorkflowServiceDeps } from '../../temporal/client';
 import { AppError, orNotFound } from '../../domain/errors';
-import { ISO_DATE } from '../../domain/iso-dates';
+import { ISO_DATE, isAhead } from '../../domain/iso-dates';
 import { allowedActions, INVOICE_STATES, type InvoiceAction } from '../../domain/invoice-state';
 import { type InvoiceLifecycleInput, type LifecycleView, cancelUpdate, lifecycleQuery, markPaidUpdate, raiseUpdate, sendUpdate, undoUpdate } from '../../../workflows/invoice-lifecycle.types';
 import { invoiceWorkflowId, searchAttributes } from '../../../workflows/ids';
@@ -75,7 +75,7 @@ export function createInvoiceService(deps: WorkflowServiceDeps, resolveContractP
     if (ISO_DATE.test(paidDate)) {
       const today = row.customer_id ? await customerToday(deps.db, row.organisation_id, row.customer_id) : await organisationToday(deps.db, row.organisation_id);
       if (paidDate > today) throw AppError.validation(`must not be after today (${today} in the customer's time zone, else the organisation's): the day the money arrived`, 'body.paidDate');
-    } else if (Date.parse(paidDate) > Date.now() + 60_000) {
+    } else if (isAhead(paidDate)) {
       throw AppError.validation('must not be in the future: the instant the money arrived', 'body.paidDate');
     }
   }

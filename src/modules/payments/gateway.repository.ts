@@ -90,6 +90,11 @@ export interface GatewayRefundRow {
   updated_at: Date;
 }
 
+/** What the gateway refunded (`refunded`) beyond the refunds asked of it here (`asked`), never below nothing. */
+export function unbookedOf(refunded: string, asked: string | undefined): string {
+  return Decimal.max(0, new Decimal(refunded).minus(asked ?? '0')).toFixed();
+}
+
 /** What a refund of a collected invoice can be: paid back from what the gateway holds, or booked. */
 export interface GatewayRefundable {
   provider: string;
@@ -116,14 +121,22 @@ export function createGatewayRepository(db: Knex) {
   const collected = (invoiceId: string) => db<AttemptRow>('payment_attempts').where({ invoice_id: invoiceId }).whereIn('status', ['succeeded', 'refunded']).whereNotNull('payment_id');
 
   /**
-   * What the gateway says it refunded of the attempt's payment that no credit note's refund accounts for:
-   * a refund made at its dashboard, or by its own means. Refunds asked here and not failed count as
-   * accounted for, those still pending too (they may have reached the gateway), so that this is never more
-   * than what is really unbooked.
+   * What the refunds asked here of each attempt add up to: those not failed, pending ones too (they may
+   * have reached the gateway), so that what is left unbooked is never more than what really is.
    */
+  async function refundsAsked(attemptIds: readonly string[]): Promise<Map<string, string>> {
+    if (attemptIds.length === 0) return new Map();
+    const rows = await db('payment_gateway_refunds')
+      .whereIn('attempt_id', [...attemptIds])
+      .whereNot({ status: 'failed' })
+      .groupBy('attempt_id')
+      .select<Array<{ attempt_id: string; amount: string }>>('attempt_id', db.raw('sum(amount)::text AS amount'));
+    return new Map(rows.map((row) => [row.attempt_id, row.amount]));
+  }
+
+  /** What the gateway says it refunded of the attempt's payment that no credit note's refund books (its dashboard's). */
   async function unbookedRefund(attempt: Pick<AttemptRow, 'id' | 'refunded_amount'>): Promise<string> {
-    const [ours] = await db('payment_gateway_refunds').where({ attempt_id: attempt.id }).whereNot({ status: 'failed' }).select<Array<{ amount: string | null }>>(db.raw('sum(amount)::text AS amount'));
-    return Decimal.max(0, new Decimal(attempt.refunded_amount).minus(ours?.amount ?? '0')).toFixed();
+    return unbookedOf(attempt.refunded_amount, (await refundsAsked([attempt.id])).get(attempt.id));
   }
 
   return {
@@ -265,6 +278,7 @@ export function createGatewayRepository(db: Knex) {
     },
 
     unbookedRefund,
+    refundsAsked,
 
     /** Inside a transaction: the attempt, locked until commit (a refund's claim against what it took). */
     async lockAttempt(id: string): Promise<AttemptRow | undefined> {

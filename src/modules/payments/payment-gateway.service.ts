@@ -4,7 +4,7 @@ import { customersIn } from '../customers';
 import { invoicesIn } from '../invoices';
 import { toPaymentAttempt, type CollectionService, type PaymentAttempt } from './collection.service';
 import { gatewayAccounts, type GatewayDeps } from './gateway-accounts';
-import { createGatewayRepository, DUNNING_ONE_PER_SCOPE, type AttemptRow, type CollectOn, type DunningCampaignRow, type ProviderAccountRow, type ReconciliationRow } from './gateway.repository';
+import { createGatewayRepository, DUNNING_ONE_PER_SCOPE, unbookedOf, type AttemptRow, type CollectOn, type DunningCampaignRow, type ProviderAccountRow, type ReconciliationRow } from './gateway.repository';
 import { GatewayRefusal, GatewayUnavailable, type PaymentMethodSummary } from './providers/provider';
 import { isUniqueViolation } from '../../db/knex';
 import { Decimal, formatAmount, fromMinorUnits } from '../../domain/money';
@@ -249,9 +249,10 @@ export function createPaymentGatewayService(deps: PaymentGatewayDeps) {
       // Money the gateway paid back by its own means (its dashboard) that no credit note books: `gateway`
       // is what it refunded so, `ours` the attempt. What it refunded is what its webhooks told the attempt,
       // or what it answers now where the payment was read by its id (its list does not tell refunds).
-      const pushUnbooked = async (payment: { id: string; refundedMinor: number; currency: string }, attempt: AttemptRow, mine: ReconciliationDifference['ours']) => {
+      const asked = await repository.refundsAsked([...ours.values()].map((attempt) => attempt.id));
+      const pushUnbooked = (payment: { id: string; refundedMinor: number; currency: string }, attempt: AttemptRow, mine: ReconciliationDifference['ours']) => {
         const refunded = Decimal.max(attempt.refunded_amount, fromMinorUnits(payment.refundedMinor, payment.currency)).toFixed();
-        const unbooked = await repository.unbookedRefund({ id: attempt.id, refunded_amount: refunded });
+        const unbooked = unbookedOf(refunded, asked.get(attempt.id));
         if (new Decimal(unbooked).greaterThan(0)) {
           differences.push({ kind: 'refund_unbooked', providerPaymentId: payment.id, attemptId: attempt.id, invoiceId: attempt.invoice_id, gateway: { status: 'refunded', amount: formatAmount(unbooked, attempt.currency), currency: attempt.currency }, ours: mine });
         }
@@ -270,7 +271,7 @@ export function createPaymentGatewayService(deps: PaymentGatewayDeps) {
           if (mine.amount !== gateway.amount) differences.push({ kind: 'amount_differs', providerPaymentId: payment.id, attemptId: attempt.id, invoiceId: attempt.invoice_id, gateway, ours: mine });
           else if (attempt.status !== payment.status && !(attempt.status === 'refunded' && payment.status === 'succeeded')) differences.push({ kind: 'status_differs', providerPaymentId: payment.id, attemptId: attempt.id, invoiceId: attempt.invoice_id, gateway, ours: mine });
           else if (attempt.status === 'succeeded' && !attempt.payment_id) differences.push({ kind: 'unrecorded_payment', providerPaymentId: payment.id, attemptId: attempt.id, invoiceId: attempt.invoice_id, gateway, ours: mine });
-          else await pushUnbooked(payment, attempt, mine);
+          else pushUnbooked(payment, attempt, mine);
         }
       } catch (error) {
         gatewayFailure(error);
@@ -284,7 +285,7 @@ export function createPaymentGatewayService(deps: PaymentGatewayDeps) {
           const gateway = { status: payment.status, amount: fromMinorUnits(payment.amountMinor, payment.currency), currency: payment.currency };
           if (gateway.amount !== mine.amount) differences.push({ kind: 'amount_differs', providerPaymentId: paymentId, attemptId: attempt.id, invoiceId: attempt.invoice_id, gateway, ours: mine });
           else if (attempt.status !== payment.status && !(attempt.status === 'refunded' && payment.status === 'succeeded')) differences.push({ kind: 'status_differs', providerPaymentId: paymentId, attemptId: attempt.id, invoiceId: attempt.invoice_id, gateway, ours: mine });
-          else await pushUnbooked(payment, attempt, mine);
+          else pushUnbooked(payment, attempt, mine);
         } catch (error) {
           if (!(error instanceof GatewayRefusal && error.code === 'resource_missing')) gatewayFailure(error);
           differences.push({ kind: 'missing_at_gateway', providerPaymentId: paymentId, attemptId: attempt.id, invoiceId: attempt.invoice_id, gateway: null, ours: mine });

@@ -6,6 +6,7 @@ import { currencyMinorUnits } from '../../domain/currencies';
 import { Decimal, formatAmount, hasAtMostMinorUnits } from '../../domain/money';
 import { isUniqueViolation } from '../../db/knex';
 import { AppError, orNotFound } from '../../domain/errors';
+import { isAhead } from '../../domain/iso-dates';
 import type { Page, PageQuery } from '../../http/paging';
 import { customersIn } from '../customers';
 import { invoicesIn, type InvoiceRow } from '../invoices';
@@ -91,9 +92,9 @@ function assertInvoiceNotPaid(invoice: InvoiceRow, what: 'deleted' | 'lowered'):
   }
 }
 
-/** A payment records money that has arrived: an instant ahead of now (a minute's clock drift aside) has not. */
+/** A payment records money that has arrived: an instant ahead of now has not. */
 function assertArrived(paidAt: string | undefined): void {
-  if (paidAt !== undefined && Date.parse(paidAt) > Date.now() + 60_000) throw AppError.validation('must not be in the future: the instant the money arrived', 'body.paidAt');
+  if (paidAt !== undefined && isAhead(paidAt)) throw AppError.validation('must not be in the future: the instant the money arrived', 'body.paidAt');
 }
 
 /** More decimals than the currency carries is a mistake to report, not a rounding to hide. */

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { pageQuery } from '../../http/paging';
 import { atLeastOne, byInstant, decimal, freeText, isoDateTime, jsonObject, ordered, reference, text } from '../../http/schemas';
 import { check } from '../../http/check';
+import { LAST_INSTANT } from '../../domain/iso-dates';
 import { storableEvent, unstorableReason, VALUE_PRECISION, VALUE_SCALE, type ParsedUsageEvent } from '../../domain/usage-event';
 
 /** usage_events.value is NUMERIC(30,10). */
@@ -12,9 +13,8 @@ const usageValue = decimal({ precision: VALUE_PRECISION, scale: VALUE_SCALE });
  * window can hold (its `to` is exclusive and can name no later instant), so that no stored event is beyond
  * every read.
  */
-const LAST_INSTANT = Date.parse('9999-12-31T23:59:59.999Z');
 // Later instants are refused already, as past the year 9999: only that one is left to refuse.
-const eventTimestamp = isoDateTime.refine((value) => Date.parse(value) !== LAST_INSTANT, 'must be before 9999-12-31T23:59:59.999Z, the last instant a query can end at');
+const eventTimestamp = isoDateTime.refine((value) => Date.parse(value) !== Date.parse(LAST_INSTANT), `must be before ${LAST_INSTANT}, the last instant a query can end at`);
 
 /** One event sent on its own: checked here, with the rules the batch applies to each of its events. */
 export const usageEventInput = z

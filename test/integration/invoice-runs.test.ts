@@ -303,6 +303,32 @@ describe('invoice runs', () => {
     expect(await linesOf(good.contractId)).toHaveLength(3);
   });
 
+  it('when an invoice would not fit its columns once taxed, then the contract fails alone and no draft is left; a plan price no line can hold is refused', async () => {
+    const tag = randomUUID().slice(0, 8);
+    const good = await workedExample();
+    const admin = () => bearer(tenant.adminToken);
+    const item = { name: 'Seats', pricingModel: 'flat', unitPrice: '600000' };
+    // 600,000 × 10^14 is 6 × 10^19: a line fits (20 digits before the point), and a 100 % tax takes the total past it.
+    const plan = await api.http().post('/billing/plans').set(admin()).send({ name: `Seats ${tag}`, currency: 'USD', billingPeriod: 'monthly', items: [{ ...item, quantity: '100000000000000' }] }).expect(201);
+    const customer = await api.http().post('/customers').set(system()).send({ name: `Seats ${tag}`, currency: 'USD' }).expect(201);
+    const contract = await api.http().post('/contracts').set(system()).send({ customerId: customer.body.data.id, currency: 'USD', startDate: '2026-11-01', plans: [{ planId: plan.body.data.id }] }).expect(201);
+    const contractId = contract.body.data.id as string;
+    await api.http().post(`/contracts/${contractId}/activate`).set(system()).send({}).expect(200);
+    await api.http().post(`/contracts/${contractId}/taxes`).set(system()).send({ name: 'Levy', rate: '100' }).expect(201);
+
+    const run = await runTo({ billingDate: '2026-11-01', contractIds: [good.contractId, contractId] });
+    expect(run).toMatchObject({ status: 'completed', progress: { done: 2, failed: 1 }, invoicesCreated: 1 });
+    const message = "the invoice's total would be 120000000000000000000.00, more than an invoice can hold (at most 20 digits before the point)";
+    expect(run.failures).toEqual([{ contractId, code: expect.any(String), message }]);
+    expect(await linesOf(contractId)).toHaveLength(0);
+    expect(await linesOf(good.contractId)).toHaveLength(3);
+    const upcoming = await api.http().get(`/contracts/${contractId}/upcoming-invoice`).query({ date: '2026-11-01' }).set(system());
+    expect([upcoming.status, upcoming.body.errors]).toEqual([409, [{ code: expect.any(Number), message }]]);
+
+    const refused = await api.http().post('/billing/plans').set(admin()).send({ name: `Seats ${tag} 2`, currency: 'USD', billingPeriod: 'monthly', items: [{ ...item, quantity: '200000000000000' }] });
+    expect([refused.status, refused.body.errors]).toEqual([400, [{ code: expect.any(Number), path: 'body.items.0.quantity', message: expect.stringContaining('an invoice line holds at most 20 digits before the point') }]]);
+  });
+
   it('when the organisation auto-advances, then each draft a run makes is raised and sent by its own workflow, with gapless numbers', async () => {
     const owner = await createTenant(api, 'invoice-runs-auto');
     await api.http().put('/organisation/settings').set(bearer(owner.adminToken)).send({ autoRaiseGeneratedInvoices: true, autoSendGeneratedInvoices: true }).expect(200);

@@ -62,7 +62,12 @@ export function invoiceRunRoutes(deps: AppDeps): Route[] {
         response: upcomingSchema,
         handler: async ({ params, query, auth }) => runs.upcoming(auth.organisationId, params.id, query.date),
       }),
-      { errors: { 422: 'An invoice would be in another currency than the base currency, with no FX rate effective on the date: code 1012, the message names the currencies (from/to) and the date' } },
+      {
+        errors: {
+          409: "A contract plan's invoice could not be made as a run would make it: a plan item's meter no longer exists, or a line, the subtotal or the total with the contract's taxes would pass the 20 digits before the point an invoice holds",
+          422: 'An invoice would be in another currency than the base currency, with no FX rate effective on the date: code 1012, the message names the currencies (from/to) and the date',
+        },
+      },
     ),
     defineRoute({
       method: 'get',

@@ -13,11 +13,11 @@ import { billedPeriodKey, couponDiscounts, discountLinesOf, type ContractCoupon 
 import { feesDue, hasDimensionalPrices, rateDimensionalUsage, rateUsage, shareDiscounts, usageWindows, type Charge, type ChargeLedger, type RatedCharge, type RatingTerms, type UsageWindow } from '../../domain/rating';
 import { startOfDayIn } from '../../domain/zoned-days';
 import { chargesIn, type ChargeRow } from '../charges';
-import { contractTaxesOf, type ContractTax, contractsIn, planChangesIn, taxesInForce, type PlanChangeRow } from '../contracts';
+import { contractTaxesOfMany, type ContractTax, contractsIn, planChangesIn, taxesInForce, type PlanChangeRow } from '../contracts';
 import { creditsIn } from '../credits';
 import { couponsIn, type ActiveContractCoupon } from '../coupons';
 import { findEffectiveRate } from '../fx-rates';
-import { invoicesIn, priceInvoice, type InvoiceItemRow, type NewInvoiceItem } from '../invoices';
+import { invoiceOverflow, invoicesIn, priceInvoice, type InvoiceItemRow, type NewInvoiceItem, type PricedLine } from '../invoices';
 import { metersIn, specOf } from '../meters';
 import { aggregateUsage } from '../usage';
 import { groupBy, push, ratedContractPlan, ratingContextOf } from './rating-context';
@@ -138,6 +138,9 @@ function applyCoupons(invoices: PlannedInvoice[], coupons: ActiveContractCoupon[
 }
 
 const lineAmount = (line: Line, currency: string) => roundToMinor(toDecimal(line.quantity).times(line.price), currency);
+
+/** A planned line as the raise will price it. */
+const pricedLine = (line: Line): PricedLine => ({ quantity: line.quantity, price: line.price, plan_item_id: line.planItemId ?? null, from_date: line.fromDate, to_date: line.toDate, coupon_id: line.couponId ?? null });
 
 /** The sum of the contract's tax rates (percent) that apply to a line of the plan item whose first day is `day`. */
 function taxRateOf(taxes: readonly ContractTax[], planItemId: string | undefined, day: string | null): Decimal {
@@ -308,8 +311,8 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
     );
     // Plan changes to settle are rare: their contracts' taxes are read for them alone.
     const changesOf = groupBy(await planChangesIn(trx).pendingOf(contracts.map((contract) => contract.id)), (row) => row.contract_id, (row) => row);
-    const taxesOf = new Map<string, ContractTax[]>();
-    for (const contractId of changesOf.keys()) taxesOf.set(contractId, await contractTaxesOf(trx, organisationId, contractId));
+    // Their taxes: what plan changes credit is taxed, and every invoice must fit its columns once taxed.
+    const taxesOf = await contractTaxesOfMany(trx, contracts.map((contract) => contract.id));
     const failing = new Map<string, AppError>();
     const customerOf = new Map(contracts.map((contract) => [contract.id, contract.customerId]));
     const termsOf = new Map(contracts.map((contract) => [contract.id, { currency: contract.currency, endDate: contract.endDate }]));
@@ -398,7 +401,10 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
       const planChanges = options.pricesOnly ? [] : creditPlanChanges(invoices, changesOf.get(contractId) ?? [], taxesOf.get(contractId) ?? [], { date: billingDate, ...termsOf.get(contractId)! });
       // As the raise will: each line rounded, then added up.
       for (const invoice of invoices) invoice.total = formatAmount(sumAmounts(invoice.items.map((line) => lineAmount(line, invoice.currency))), invoice.currency);
-      planned.set(contractId, { customerId: customerOf.get(contractId)!, invoices, coupons: served, planChanges });
+      // A draft its raise would refuse is not made: the contract fails alone.
+      const overflow = invoices.map((invoice) => invoiceOverflow(invoice.items.map(pricedLine), taxesOf.get(contractId) ?? [], invoice.currency)).find((problem) => problem !== null);
+      if (overflow) planned.set(contractId, { failure: AppError.conflict(overflow) });
+      else planned.set(contractId, { customerId: customerOf.get(contractId)!, invoices, coupons: served, planChanges });
     }
     return planned;
   }

@@ -102,18 +102,29 @@ export function priceInvoice(lines: readonly PricedLine[], taxes: readonly Contr
 export const INVOICE_AMOUNT_LIMIT = new Decimal(10).pow(20);
 
 /**
+ * What would keep an invoice of these lines from being raised: a line's amount, the subtotal or the total
+ * with the contract's taxes past its column (NUMERIC(24,4): at most 20 digits before the point); null
+ * when they all fit.
+ */
+export function invoiceOverflow(lines: readonly PricedLine[], taxes: readonly ContractTax[], currency: string): string | null {
+  const priced = priceInvoice(lines, taxes, currency);
+  const line = priced.amounts.findIndex((amount) => amount.abs().gte(INVOICE_AMOUNT_LIMIT));
+  if (line >= 0) return `line ${line + 1} would be ${formatAmount(priced.amounts[line]!, currency)}, more than an invoice line can hold (at most 20 digits before the point)`;
+  for (const [name, value] of [['subtotal', priced.subtotal], ['total', priced.total]] as const) {
+    if (value.abs().gte(INVOICE_AMOUNT_LIMIT)) return `the invoice's ${name} would be ${formatAmount(value, currency)}, more than an invoice can hold (at most 20 digits before the point)`;
+  }
+  return null;
+}
+
+/**
  * Refuses lines whose invoice could never be raised: each line fits its column, but their sum, or the sum
  * with the contract's taxes, may not fit the invoice's. Checked when a draft is made or its lines change,
  * by the path of the lines, so that no draft is left that its raise would refuse.
  */
 export async function assertInvoiceFits(db: Knex, contractId: string | null, currency: string, lines: readonly PricedLine[], path: string): Promise<void> {
   const taxes = contractId ? ((await contractTaxesOfMany(db, [contractId])).get(contractId) ?? []) : [];
-  const priced = priceInvoice(lines, taxes, currency);
-  for (const [name, value] of [['subtotal', priced.subtotal], ['total', priced.total]] as const) {
-    if (value.abs().gte(INVOICE_AMOUNT_LIMIT)) {
-      throw AppError.validation(`the invoice's ${name} would be ${formatAmount(value, currency)}, more than an invoice can hold (at most 20 digits before the point)`, path);
-    }
-  }
+  const problem = invoiceOverflow(lines, taxes, currency);
+  if (problem) throw AppError.validation(problem, path);
 }
 
 /** The decimals of an invoice's `fx_rate` column. */

@@ -22,6 +22,9 @@ export async function computeInvoiceTotals(trx: Knex, invoice: Pick<InvoiceRow, 
   const items = await invoices.items(invoice.id);
   const contractTaxes = invoice.contract_id ? await contractTaxesOf(trx, invoice.organisation_id, invoice.contract_id) : [];
   const priced = priceInvoice(items, contractTaxes, invoice.currency, calendarDay(invoice.date));
+  // Runs and line edits refuse lines past their column; a line from before those checks is refused here.
+  const line = priced.amounts.findIndex((amount) => amount.abs().gte(INVOICE_AMOUNT_LIMIT));
+  if (line >= 0) throw AppError.conflict(`its line ${line + 1} would be ${formatAmount(priced.amounts[line]!, invoice.currency)}, more than an invoice line can hold (at most 20 digits before the point)`);
   for (const [index, item] of items.entries()) await invoices.setItemAmount(item.id, priced.amounts[index]!.toFixed());
   const { taxTotal, total } = priced;
   // The ledger's charges of the invoice carry their taxes too: at what net, and what tax, each day was

@@ -170,6 +170,33 @@ describe('while the worker is down', () => {
     expect(Number(stored[0]!.n)).toBe(1);
   });
 
+  it('when Postgres goes away after a batch was stored and handed over, then 202 with the batch as stored, never a 503, and it is written once both are back', async () => {
+    await stack.killWorker();
+    const prefix = randomUUID();
+    const body = { events: Array.from({ length: 40 }, (_, i) => usageEvent(entityId, { eventId: `${prefix}-${i}` })) };
+    const batches = () => api.db('usage_batches').where({ organisation_id: tenant.organisationId }).count({ n: '*' }).then((rows) => Number(rows[0]!.n));
+    const before = await batches();
+    const answer = api.http().post('/events/batch').set(auth()).send(body).then((res) => res);
+    // Stored, then waiting for a worker to take it: Postgres goes now, before the answer is read from it.
+    await waitFor(async () => ((await batches()) > before ? true : undefined), 10_000);
+    stack.proxy.cut();
+    let res: Awaited<typeof answer>;
+    try {
+      res = await answer;
+    } finally {
+      stack.proxy.restore();
+    }
+    expect([res.status, res.body.data]).toEqual([202, expect.objectContaining({ status: 'processing', total: 40, summary: null })]);
+
+    await stack.startWorker();
+    const done = await waitFor(async () => {
+      const read = await api.http().get(`/events/batches/${res.body.data.id}`).set(auth());
+      return read.body.data.status === 'completed' ? read.body.data : undefined;
+    }, 120_000);
+    expect(done.summary).toEqual({ success: 40, failed: 0, total: 40, duplicates: 0 });
+    expect(await eventsOf(prefix)).toBe(40);
+  });
+
   it('when the ingestion workflow holding a batch that waits for a worker is terminated from the Temporal UI, then reading the batch marks it failed with the reason, not processing forever', async () => {
     await stack.killWorker();
     const prefix = randomUUID();

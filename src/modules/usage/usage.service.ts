@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as pause } from 'node:timers/promises';
 import type { Knex } from 'knex';
+import { isDatabaseUnavailable } from '../../db/errors';
 import { AppError, ERROR_CODES, orNotFound } from '../../domain/errors';
 import { domainEvent, type UsageCorrected } from '../../domain/events';
 import { recordEvent } from '../../events/outbox';
@@ -113,9 +114,19 @@ export function createUsageService(deps: WorkflowServiceDeps, metersOf: RollupMe
     };
   }
 
-  /** The batch as it stands, for a 202: read from Postgres only, so the answer is not held up by Temporal. */
-  async function pending(organisationId: string, id: string): Promise<IngestOutcome> {
-    return { state: 'pending', batch: await recordOf(orNotFound(await usage.findBatch(organisationId, id), 'Batch')) };
+  /**
+   * The batch as it stands, for a 202: read from Postgres only, so the answer is not held up by Temporal.
+   * The batch is taken by then, and will be written once Postgres is back: with Postgres away, it is
+   * answered as stored (processing), never as a 503, which would say that nothing of it counts.
+   */
+  async function pending(organisationId: string, stored: UsageBatchRow): Promise<IngestOutcome> {
+    try {
+      return { state: 'pending', batch: await recordOf(orNotFound(await usage.findBatch(organisationId, stored.id), 'Batch')) };
+    } catch (error) {
+      if (!isDatabaseUnavailable(error)) throw error;
+      const batch = { id: stored.id, status: 'processing' as const, error: null, total: stored.total, summary: null, failedRecords: [], duplicateEvents: [], createdAt: stored.created_at.toISOString(), completedAt: null };
+      return { state: 'pending', batch };
+    }
   }
 
   /**
@@ -270,11 +281,18 @@ export function createUsageService(deps: WorkflowServiceDeps, metersOf: RollupMe
           // The submission may have reached Temporal all the same: give the batch up only if nothing is ingested yet.
           if (await usage.abandonBatch(batch.id, 'Temporal could not be reached; nothing of this batch was ingested. Send it again.')) throw handOverError;
         }
-        return pending(organisationId, batch.id);
+        return pending(organisationId, batch);
       }
-      if (answer === 'taken') return pending(organisationId, batch.id);
+      if (answer === 'taken') return pending(organisationId, batch);
       const { summary, failedRecords, duplicateEvents } = answer;
-      const perEvent = failedRecords && duplicateEvents ? { failedRecords, duplicateEvents } : await usage.perEventOutcomes(batch.id);
+      let perEvent = failedRecords && duplicateEvents ? { failedRecords, duplicateEvents } : undefined;
+      try {
+        perEvent ??= await usage.perEventOutcomes(batch.id);
+      } catch (error) {
+        // Written, but its outcomes cannot be read now: the batch record tells them once Postgres is back.
+        if (!isDatabaseUnavailable(error)) throw error;
+        return pending(organisationId, batch);
+      }
       return { state: 'done', result: { batchId: batch.id, summary, ...perEvent } };
     },
 

@@ -63,8 +63,6 @@ export const emailAddress = z
 /** Days from an invoice's date to its due date: 0 to 365. */
 export const paymentTermsDays = z.number().int().min(0).max(365);
 
-export const isoCountry = z.string().regex(/^[A-Z]{2}$/, 'must be an ISO 3166-1 alpha-2 code');
-
 export const CURRENCY_CODES = listCurrencies().map((currency) => currency.code) as [string, ...string[]];
 
 /** An ISO 4217 code of the currency list, in upper case; the document lists them. */

@@ -230,11 +230,11 @@ describe('entities', () => {
     expect(res.body.errors).toEqual([expect.objectContaining({ code: 1001, path: 'body.type' })]);
   });
 
-  it("when the address's country is not ISO alpha-2, then 400 on body.address.country and nothing is written", async () => {
+  it.each(['Germany', 'ZZ', 'de'])("when the address's country is %s, not an ISO 3166-1 alpha-2 code of a country, then 400 on body.address.country and nothing is written", async (country) => {
     const identifier = unique('bad-address');
-    const res = await as(tenant).post('/entities', { type: 'seller', name: 'Bad', identifier, address: { ...address, country: 'Germany' } });
+    const res = await as(tenant).post('/entities', { type: 'seller', name: 'Bad', identifier, address: { ...address, country } });
     expect(res.status).toBe(400);
-    expect(res.body.errors).toEqual([expect.objectContaining({ code: 1001, path: 'body.address.country' })]);
+    expect(res.body.errors).toEqual([expect.objectContaining({ code: 1001, path: 'body.address.country', message: expect.stringContaining('ISO 3166-1 alpha-2 code of a country') })]);
     expect(await api.db('entities').where({ identifier })).toHaveLength(0);
   });
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { isoCountry, timestamps, text, reference } from '../../http/schemas';
+import { timestamps, text, reference } from '../../http/schemas';
+import { COUNTRY_CODES } from '../geography';
 
 export const addressBody = z.object({
   line1: text(200),
@@ -7,7 +8,7 @@ export const addressBody = z.object({
   city: text(100),
   state: text(100).optional(),
   postalCode: text(20).optional(),
-  country: isoCountry.describe('ISO 3166-1 alpha-2, upper case'),
+  country: z.enum(COUNTRY_CODES, { error: 'must be an ISO 3166-1 alpha-2 code of a country (GET /geography/countries lists them), in upper case' }).describe('ISO 3166-1 alpha-2, upper case'),
 });
 
 export type AddressBody = z.output<typeof addressBody>;

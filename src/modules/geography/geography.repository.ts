@@ -21,6 +21,9 @@ export interface Subdivision {
 const COUNTRIES: readonly Country[] = data.countries;
 const COUNTRY_BY_CODE = new Map(COUNTRIES.map((country) => [country.code, country]));
 
+/** Every ISO 3166-1 alpha-2 code of the list, for the schemas that take a country. */
+export const COUNTRY_CODES = COUNTRIES.map((country) => country.code) as [string, ...string[]];
+
 const SUBDIVISIONS_BY_COUNTRY = new Map<string, Subdivision[]>();
 for (const entry of data.subdivisions) {
   const countryCode = entry.code.slice(0, 2);

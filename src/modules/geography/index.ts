@@ -1,1 +1,2 @@
 export { pageInMemory } from './in-memory-page';
+export { COUNTRY_CODES } from './geography.repository';

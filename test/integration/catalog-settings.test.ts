@@ -49,10 +49,12 @@ describe('catalog', () => {
     expect((await api.http().get('/catalog/skus').set(bearer(other.systemToken))).body.data.total).toBe(0);
   });
 
-  it('when an attribute is defined twice for one object type, then 409; an enum without values, 400', async () => {
+  it('when an attribute is defined twice for one object type, then 409; an enum without values, or with a value twice, 400', async () => {
     await api.http().post('/attributes').set(system()).send({ objectType: 'customer', key: 'segment', type: 'string' }).expect(201);
     await api.http().post('/attributes').set(system()).send({ objectType: 'customer', key: 'segment', type: 'string' }).expect(409);
     await api.http().post('/attributes').set(system()).send({ objectType: 'customer', key: 'size', type: 'enum' }).expect(400);
+    const repeated = await api.http().post('/attributes').set(system()).send({ objectType: 'customer', key: 'size', type: 'enum', allowedValues: ['gold', 'silver', 'gold'] });
+    expect([repeated.status, repeated.body.errors]).toEqual([400, [{ code: 1001, path: 'body.allowedValues', message: 'must not repeat a value' }]]);
   });
 });
 

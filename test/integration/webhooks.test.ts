@@ -323,6 +323,11 @@ describe('webhooks', () => {
     // Through the API (development here), a URL that is not http(s) is refused with the field named.
     const bad = await api.http().post('/webhooks/endpoints').set(admin()).send({ url: 'ftp://example.com/x', eventTypes: ['*'] });
     expect([bad.status, bad.body]).toEqual([400, { status: 'error', message: 'Validation failed', errors: [{ code: 1001, path: 'body.url', message: 'the URL must use http or https' }] }]);
+    // Kept as it is sent: a space or a letter of another script, which the parser would encode quietly, is refused.
+    for (const url of ['https://hooks.example.com/a b', 'https://bücher.example/hook']) {
+      const unencoded = await api.http().post('/webhooks/endpoints').set(admin()).send({ url, eventTypes: ['*'] });
+      expect([url, unencoded.status, unencoded.body.errors]).toEqual([url, 400, [{ code: 1001, path: 'body.url', message: expect.stringContaining('visible ASCII characters') }]]);
+    }
   });
 
   it('when an API runs in production, then it refuses private destinations in words that name no address, and allows only a listed host:port', async () => {

@@ -18,7 +18,16 @@ const definitionFields = {
 /** An enum attribute lists its allowed values; no other type has any. */
 const definitionBody = z.discriminatedUnion('type', [
   z.strictObject({ ...definitionFields, type: attributeType.exclude(['enum']) }),
-  z.object({ ...definitionFields, type: z.literal('enum'), allowedValues: z.array(reference(200)).min(1).max(200) }),
+  z.object({
+    ...definitionFields,
+    type: z.literal('enum'),
+    allowedValues: z
+      .array(reference(200))
+      .min(1)
+      .max(200)
+      .refine((values) => new Set(values).size === values.length, 'must not repeat a value')
+      .meta({ uniqueItems: true }),
+  }),
 ]);
 
 const definitionSchema = z.object({

@@ -36,6 +36,8 @@ export function destinationPolicy(config: { NODE_ENV: string; WEBHOOK_ALLOWED_HO
 
 /** Why the URL may not receive webhooks, from its text alone; undefined when it may (its addresses are checked at each attempt). */
 export function urlProblem(url: string, policy: DestinationPolicy): string | undefined {
+  // As it is stored and shown: the parser would percent-encode a space or a letter of another script quietly.
+  if (!/^[\x21-\x7e]+$/.test(url)) return 'the URL must be written in visible ASCII characters (percent-encode the others, punycode a host)';
   let parsed: URL;
   try {
     parsed = new URL(url);

@@ -40,7 +40,7 @@ export function freeText(max: number) {
 
 /** An opaque reference (an id, a key): 1 to `max` characters, kept as given. */
 export function reference(max = 64) {
-  return withMaxLength(z.string().min(1, 'must not be empty'), max);
+  return withMaxLength(z.string().min(1, { message: 'must not be empty', abort: true }), max);
 }
 
 /** Path ids are opaque strings; an id that names nothing in the caller's organisation answers 404. */

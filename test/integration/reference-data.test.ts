@@ -296,6 +296,8 @@ describe('entities', () => {
     // An identifier of only spaces can name no entity: refused as on create, not looked up.
     const spaces = await as(tenant).get('/entities/by-identifier').query({ identifier: '  ' });
     expect([spaces.status, spaces.body.errors]).toEqual([400, [{ code: 1001, path: 'query.identifier', message: 'must not be empty or only spaces' }]]);
+    const empty = await as(tenant).get('/entities/by-identifier?identifier=');
+    expect([empty.status, empty.body.errors]).toEqual([400, [{ code: 1001, path: 'query.identifier', message: 'must not be empty' }]]);
     const spacesInPath = await as(tenant).get('/entities/by-identifier/%20%20');
     expect([spacesInPath.status, spacesInPath.body.errors]).toEqual([400, [{ code: 1001, path: 'params.identifier', message: 'must not be empty or only spaces' }]]);
   });

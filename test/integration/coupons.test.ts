@@ -159,6 +159,11 @@ describe('coupons', () => {
     await api.http().post('/coupons').set(admin()).send({ code: 'ONLYONE', percentOff: 5, duration: 'once' }).expect(409);
     const both = await api.http().post('/coupons').set(admin()).send({ code: 'BOTH', percentOff: 5, amountOff: 5, currency: 'EUR', duration: 'once' });
     expect(both.status).toBe(400);
+    // What a choice makes due is required when it is missing; given without that choice, it says with which alone.
+    const refused = async (body: object) => (await api.http().post('/coupons').set(admin()).send({ code: 'R1', ...body }).expect(400)).body.errors;
+    expect(await refused({ percentOff: 5, duration: 'repeating' })).toEqual([{ code: 1001, path: 'body.durationPeriods', message: 'is required with duration repeating' }]);
+    expect(await refused({ percentOff: 5, duration: 'once', durationPeriods: 2 })).toEqual([{ code: 1001, path: 'body.durationPeriods', message: 'is given with duration repeating, and only then' }]);
+    expect(await refused({ amountOff: 5, duration: 'once' })).toEqual([{ code: 1001, path: 'body.currency', message: 'is required with amountOff' }]);
     await api.http().post('/coupons').set(system()).send({ code: 'MINE', percentOff: 5, duration: 'once' }).expect(403);
   });
 });

@@ -21,8 +21,11 @@ export const createCouponBody = z
   })
   .superRefine((body, ctx) => {
     if ((body.percentOff === undefined) === (body.amountOff === undefined)) ctx.addIssue({ code: 'custom', path: ['percentOff'], message: 'give either percentOff, or amountOff with currency' });
-    if ((body.amountOff === undefined) !== (body.currency === undefined)) ctx.addIssue({ code: 'custom', path: ['currency'], message: 'is given with amountOff, and only then' });
-    if ((body.duration === 'repeating') !== (body.durationPeriods !== undefined)) ctx.addIssue({ code: 'custom', path: ['durationPeriods'], message: 'is given with duration repeating, and only then' });
+    // Missing where it is due, it is required; given where it is not, it is given with that alone.
+    if (body.amountOff !== undefined && body.currency === undefined) ctx.addIssue({ code: 'custom', path: ['currency'], message: 'is required with amountOff' });
+    if (body.amountOff === undefined && body.currency !== undefined) ctx.addIssue({ code: 'custom', path: ['currency'], message: 'is given with amountOff, and only then' });
+    if (body.duration === 'repeating' && body.durationPeriods === undefined) ctx.addIssue({ code: 'custom', path: ['durationPeriods'], message: 'is required with duration repeating' });
+    if (body.duration !== 'repeating' && body.durationPeriods !== undefined) ctx.addIssue({ code: 'custom', path: ['durationPeriods'], message: 'is given with duration repeating, and only then' });
   });
 
 export type CreateCouponBody = z.output<typeof createCouponBody>;

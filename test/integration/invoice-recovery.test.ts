@@ -81,6 +81,53 @@ describe('invoice workflows end, and Postgres rebuilds them', () => {
     expect(undone.body.data.status).toBe('sent');
   });
 
+  it('when a sent invoice\'s workflow is reset to an earlier point, then a cancel and an undo act on the transitions Postgres holds, never on another step under the same number', async () => {
+    const { namespace, client } = api.temporal;
+    const { EVENT_TYPE_WORKFLOW_TASK_COMPLETED: TASK_COMPLETED, EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED: UPDATE_COMPLETED } = temporal.api.enums.v1.EventType;
+    /** The first workflow task completed after the workflow's last Update completed: a point that remembers it. */
+    const taskAfterLastUpdate = (workflowId: string) =>
+      waitFor(async () => {
+        const events = (await client.workflow.getHandle(workflowId).fetchHistory()).events!;
+        const updated = Number(events.filter((event) => event.eventType === UPDATE_COMPLETED).at(-1)!.eventId);
+        return events.find((event) => event.eventType === TASK_COMPLETED && Number(event.eventId) > updated)?.eventId ?? undefined;
+      }, 10_000);
+    const resetTo = (workflowId: string, eventId: temporal.api.history.v1.IHistoryEvent['eventId']) =>
+      client.workflowService.resetWorkflowExecution({
+        namespace,
+        workflowExecution: { workflowId },
+        reason: 'operator reset in a test, nothing reapplied',
+        workflowTaskFinishEventId: eventId,
+        requestId: `reset-${workflowId}`,
+        resetReapplyType: temporal.api.enums.v1.ResetReapplyType.RESET_REAPPLY_TYPE_NONE,
+      });
+    const standing = async (id: string) => (await api.db('invoice_transitions').where({ invoice_id: id }).whereNull('undone_at').orderBy('seq').select('seq', 'step')).map((t) => `${t.seq} ${t.step}`);
+
+    // Reset to its start, the run's next number is one Postgres gave the raise: the cancel is refused there, reloads, and cancels.
+    const first = await createInvoice();
+    await post(first, 'raise').expect(200);
+    await post(first, 'send').expect(200);
+    const started = (await client.workflow.getHandle(`invoice:${first}`).fetchHistory()).events!.find((event) => event.eventType === TASK_COMPLETED)!;
+    await resetTo(`invoice:${first}`, started.eventId);
+    const cancelled = await api.http().put(`/invoices/${first}`).set(auth()).send({ status: 'cancelled' });
+    expect([cancelled.status, cancelled.body.data?.status]).toEqual([200, 'cancelled']);
+    expect((await api.http().get(`/invoices/${first}`).set(auth()).expect(200)).body.data.status).toBe('cancelled');
+    expect(await standing(first)).toEqual(['1 raise', '2 send', '3 cancel']);
+
+    // Reset to after the raise, the run remembers the raise as latest: the undo reverts the send Postgres holds last.
+    const second = await createInvoice();
+    await post(second, 'raise').expect(200);
+    const afterRaise = await taskAfterLastUpdate(`invoice:${second}`);
+    await post(second, 'send').expect(200);
+    await resetTo(`invoice:${second}`, afterRaise);
+    const undone = await api.http().post(`/fsm/invoice/${second}/undo`).set(auth()).send({});
+    expect([undone.status, undone.body.data?.status, undone.body.errors]).toEqual([200, 'raised', undefined]);
+    expect(await standing(second)).toEqual(['1 raise']);
+    expect((await api.http().get(`/fsm/invoice/${second}/actions`).set(auth()).expect(200)).body.data.state).toBe('raised');
+    const paid = await post(second, 'mark-paid', { paidDate: '2026-11-20' });
+    expect([paid.status, paid.body.data?.status]).toEqual([200, 'paid']);
+    expect((await api.db('invoices').where({ id: second }).first()).due_date).not.toBeNull();
+  });
+
   it('when an undone send is forgotten by a reset, then the next step is refused by Postgres and the workflow reloads its state from there', async () => {
     const id = await createInvoice();
     await post(id, 'raise').expect(200);

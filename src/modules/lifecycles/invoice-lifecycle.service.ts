@@ -124,28 +124,50 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer; 
     if (invoice.status !== input.from) throw AppError.conflict(`the invoice is ${invoice.status}, not ${input.from}`);
   }
 
+  /**
+   * Whether the step's transition is recorded already: a retry of this very step. Under its seq, another
+   * step's transition, or one undone since, means the workflow's plan fell behind Postgres (it was reset
+   * to an earlier point): refused as a conflict, so that it reloads the state and plans again.
+   */
+  function recordedAs(name: InvoiceStep, input: StepInput, done: TransitionRow | undefined): boolean {
+    if (!done) return false;
+    if (done.step !== name || done.undone_at) {
+      throw AppError.conflict(`the invoice's transition ${input.seq} is ${done.undone_at ? 'an undone ' : 'its '}${done.step}, not this ${name}: the workflow is behind the database`);
+    }
+    return true;
+  }
+
   /** A step that runs once: a retry gets `replay` of the invoice instead. */
   const once =
-    <I extends StepInput, R>(work: (step: Step, input: I) => Promise<R>, replay: (invoice: InvoiceRow) => R, options: StepOptions = {}) =>
+    <I extends StepInput, R>(name: InvoiceStep, work: (step: Step, input: I) => Promise<R>, replay: (invoice: InvoiceRow) => R, options: StepOptions = {}) =>
     (input: I): Promise<R> =>
       inStep(
         input,
         async (step, done) => {
-          if (done) return replay(step.invoice);
+          if (recordedAs(name, input, done)) return replay(step.invoice);
           assertFrom(step.invoice, input);
           return work(step, input);
         },
         options,
       );
 
-  /** The undo of a step: runs only if the step committed and was not undone yet. */
+  /**
+   * The undo of a step: runs only if the step committed and was not undone yet. The step must be the
+   * invoice's latest standing transition: a later one means the workflow's stack fell behind Postgres,
+   * refused as a conflict so that it reloads and undoes what the database holds last.
+   */
   const undo =
     (work: (step: Step, transition: TransitionRow) => Promise<void>, options: StepOptions = {}) =>
     (input: StepInput): Promise<void> =>
       inStep(
         input,
         async (step, done) => {
-          if (!done || done.undone_at) return;
+          if (!done) return;
+          const latest = (await step.invoices.transitions(input.invoiceId)).filter((transition) => transition.undone_at === null).at(-1);
+          if (latest && latest.seq > input.seq) {
+            throw AppError.conflict(`the invoice's latest transition is ${latest.seq}, its ${latest.step}, not ${input.seq}: the workflow is behind the database`);
+          }
+          if (done.undone_at) return;
           await work(step, done);
           await step.invoices.markTransitionUndone(input.invoiceId, input.seq);
           await emitInvoiceEvent(step.trx, step.invoice, 'invoice.transition_undone');
@@ -295,6 +317,7 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer; 
      * invoice's currency applied to what it owes.
      */
     raise: once<StepInput, { number: string }>(
+      'raise',
       async (step) => {
         const numbering = await numberOf(step);
         const totals = await computeInvoiceTotals(step.trx, step.invoice);
@@ -321,7 +344,7 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer; 
      * the same Message-ID so that mail systems can fold the copies.
      */
     async send(input: StepInput): Promise<void> {
-      if (await invoicesIn(db).findTransition(input.invoiceId, input.seq)) return;
+      if (recordedAs('send', input, await invoicesIn(db).findTransition(input.invoiceId, input.seq))) return;
       assertFrom(orNotFound(await invoicesIn(db).findRow(input.organisationId, input.invoiceId), 'Invoice'), input);
       const document = await loadInvoiceDocument(db, input.organisationId, input.invoiceId, invoiceSettlements);
       const recipients = await recipientsOf(input.organisationId, input.invoiceId);
@@ -331,7 +354,7 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer; 
         await mailWithPdf(mailer, { to: recipients, message, document, id: input.invoiceId, messageId });
       }
       await inStep(input, async (step, done) => {
-        if (done) return;
+        if (recordedAs('send', input, done)) return;
         assertFrom(step.invoice, input);
         const delivery = { sentTo: recipients, messageId };
         await step.complete('send', { stamp: 'sent_at', delivery }, delivery);
@@ -345,6 +368,7 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer; 
      * keyed so that it is made once per transition; nothing is recorded when nothing is owed.
      */
     pay: once<PayInput, void>(
+      'pay',
       async (step, input) => {
         const { invoice } = step;
         if (!invoice.customer_id || invoice.total === null) throw AppError.conflict('Invoice has no customer or total to pay');
@@ -397,6 +421,7 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer; 
      * payment (one recorded with POST /payments, which left mark-paid nothing to record) holds the invoice: 409.
      */
     cancel: once<CancelInput, void>(
+      'cancel',
       async (step, input) => {
         const { invoice } = step;
         await assertNoCreditNotes(step, 'cancel it');

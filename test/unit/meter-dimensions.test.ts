@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { AppError } from '../../src/domain/errors';
+import { planItemInput } from '../../src/modules/billing-plans/billing-plans.schemas';
 import { checkQueryFilters, checkSpan, filtersSchema, groupBySchema, groupsOf, listOf, meterQueryParams } from '../../src/modules/meters/meter-dimensions';
 
 const problemOf = (run: () => unknown) => {
@@ -31,6 +32,13 @@ describe('meter filters', () => {
       { key: 'd', operator: 'not_exists' },
     ];
     expect(filtersSchema.parse(filters)).toEqual(filters);
+  });
+
+  it('when a value has spaces around it, or is only spaces, then it is kept as written, as the events keep theirs', () => {
+    const filters = [{ key: 'm', operator: 'in', values: [' 1', '1', 'small ', ' '] }];
+    expect(filtersSchema.parse(filters)).toEqual(filters);
+    const item = { name: 'Tokens', meterId: 'mtr_1', dimensionalPrices: [{ match: { m: ' 1' }, pricingModel: 'per_unit', unitPrice: '4' }, { match: { m: '1' }, pricingModel: 'per_unit', unitPrice: '1' }] };
+    expect(planItemInput.parse(item).dimensionalPrices!.map((entry) => entry.match)).toEqual([{ m: ' 1' }, { m: '1' }]);
   });
 
   it.each([

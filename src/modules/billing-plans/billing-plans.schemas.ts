@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { Decimal } from '../../domain/money';
 import { pageQuery } from '../../http/paging';
 import { atLeastOne, decimal, isoCurrency, isoDate, reference, text, timestamps } from '../../http/schemas';
-import { MAX_DIMENSIONS, metadataKey } from '../meters';
+import { dimensionValueText, MAX_DIMENSIONS, metadataKey } from '../meters';
 import { DIGEST_PREFIX, DIMENSION_VALUE_MAX_BYTES, keptAsText } from '../../domain/dimension-value';
 
 /** billing_plan_items.unit_price is NUMERIC(24,10); quantity and package_size NUMERIC(24,6). Tiers follow the same columns. */
@@ -35,7 +35,7 @@ export const MAX_DIMENSIONAL_PRICES = 100;
  * Usage of a value past 400 bytes of UTF-8 is grouped by its digest (`sha256:` and 64 hex digits), which a
  * match names instead of such a value.
  */
-const dimensionValue = text(255).refine(keptAsText, {
+const dimensionValue = dimensionValueText.refine(keptAsText, {
   message: `must be at most ${DIMENSION_VALUE_MAX_BYTES} bytes of UTF-8; usage of a longer value is grouped as ${DIGEST_PREFIX} and the hex SHA-256 of its text, which a match names instead`,
 });
 

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { createMeterRepository } from './meters.repository';
 
 export { rollupMeterOf, specOf } from './meters.repository';
-export { filtersSchema, MAX_DIMENSIONS, metadataKey } from './meter-dimensions';
+export { dimensionValueText, filtersSchema, MAX_DIMENSIONS, metadataKey } from './meter-dimensions';
 export { createMeterService } from './meters.service';
 export type { MeterService, MeterUses } from './meters.service';
 export { createMeterBackfillService } from './meter-backfill.service';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AppError } from '../../domain/errors';
-import { text } from '../../http/schemas';
+import { reference } from '../../http/schemas';
 import type { WindowSize } from '../usage';
 
 /** Most rows a page of a usage query holds. */
@@ -32,7 +32,10 @@ export const groupBySchema = z
   .refine(noDuplicates, 'must not repeat a key')
   .describe('metadata keys the usage can be split by in a query');
 
-const filterValue = text(255);
+/** A metadata value, compared as text with the event's: kept as written, spaces included, as events keep theirs. */
+export const dimensionValueText = reference(255).describe('kept as written, spaces included: compared as text with the value the events carry');
+
+const filterValue = dimensionValueText;
 
 export const filterSchema = z.discriminatedUnion('operator', [
   z.object({ key: metadataKey, operator: z.enum(['in', 'not_in']), values: z.array(filterValue).min(1).max(MAX_FILTER_VALUES) }),

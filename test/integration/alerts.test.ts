@@ -191,13 +191,19 @@ it('when one batch holds usage of months far apart, then only the periods its ev
   }, 15_000);
   const alertId = await createAlert({ name: 'Span', scope: { customerId }, metric: 'usage', meterId, thresholds: [100], recurring: 'period' });
 
-  // One batch: eight months ago (1), three months ago (200, past the threshold) and now (1).
-  const batch = [usageEvent(entityId, { metric, value: 1, timestamp: midMonth(8) }), usageEvent(entityId, { metric, value: 200, timestamp: midMonth(3) }), usageEvent(entityId, { metric, value: 1, timestamp: new Date().toISOString() })];
+  // One batch: forty months ago (300, past the threshold, further back than the periods a span is read
+  // over), eight months ago (1), three months ago (200, past the threshold) and now (1).
+  const batch = [
+    usageEvent(entityId, { metric, value: 300, timestamp: midMonth(40) }),
+    usageEvent(entityId, { metric, value: 1, timestamp: midMonth(8) }),
+    usageEvent(entityId, { metric, value: 200, timestamp: midMonth(3) }),
+    usageEvent(entityId, { metric, value: 1, timestamp: new Date().toISOString() }),
+  ];
   expect((await ingest(batch)).status).toBe(200);
-  await eventually(() => (triggeredFor(alertId).length >= 1 ? true : undefined), 15_000);
+  await eventually(() => (triggeredFor(alertId).length >= 2 ? true : undefined), 15_000);
   await new Promise((resolve) => setTimeout(resolve, 2_000));
-  // Three months ago fires; five months ago, which the batch did not touch, does not.
-  expect(triggeredFor(alertId).map((event) => event.data.periodStart)).toEqual([monthsAgo(3).start.toISOString()]);
+  // Forty and three months ago fire; five months ago, which the batch did not touch, does not.
+  expect(triggeredFor(alertId).map((event) => event.data.periodStart).sort()).toEqual([monthsAgo(40).start.toISOString(), monthsAgo(3).start.toISOString()]);
 });
 
 it('when a credit-balance alert is created on a balance already at or below a threshold, then that threshold fires at once; a grant above the rest fires nothing', async () => {

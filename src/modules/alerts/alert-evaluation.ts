@@ -135,18 +135,27 @@ export async function evaluateAlerts(trx: Knex, organisationId: string, alerts: 
 
   // Usage of the last days of the year 9999 lies in periods that end past the calendar: they are not
   // evaluated, rather than stop the relay that hands on every organisation's events.
-  const spanned = (alert: AlertRow, from: Date, to: Date): AlertPeriod[] => {
+  const inCalendar = <T>(work: () => T, otherwise: T): T => {
     try {
-      return periodsSpanning(from, to, timezone, schedules.get(alert.contract_id ?? '') ?? []);
+      return work();
     } catch (error) {
-      if (error instanceof AppError && error.kind === 'validation') return [];
+      if (error instanceof AppError && error.kind === 'validation') return otherwise;
       throw error;
     }
   };
+  const spanned = (alert: AlertRow, from: Date, to: Date): AlertPeriod[] => {
+    const schedule = schedules.get(alert.contract_id ?? '') ?? [];
+    const latest = inCalendar(() => periodsSpanning(from, to, timezone, schedule), []);
+    // A span longer than the periods looked at (a correction moving usage years back) still reads its first.
+    const first = latest[0] && latest[0].start > from ? inCalendar(() => periodAt(from, timezone, schedule), undefined) : undefined;
+    return first ? [first, ...latest] : latest;
+  };
+  const periodsOf: PeriodsOf = {
+    spanned: (alert, from, to) => (alert.recurring === 'never' ? (to >= lifetimeOf(alert).start ? [lifetimeOf(alert)] : []) : spanned(alert, from, to)),
+    at: (alert, instant) => inCalendar(() => periodOf(alert, instant), undefined),
+  };
   const readings = [
-    ...(await usageReadings(trx, organisationId, alerts, changes, timezone, (alert, from, to) =>
-      alert.recurring === 'never' ? (to >= lifetimeOf(alert).start ? [lifetimeOf(alert)] : []) : spanned(alert, from, to),
-    )),
+    ...(await usageReadings(trx, organisationId, alerts, changes, timezone, periodsOf)),
     ...(await balanceReadings(trx, organisationId, alerts, changes, (alert) => periodOf(alert, now))),
     ...(await spendReadings(trx, organisationId, alerts, changes, now, spend, (alert) => periodOf(alert, now))),
   ];
@@ -170,7 +179,7 @@ async function usageReadings(
   alerts: readonly AlertRow[],
   changes: AlertChanges,
   timeZone: string,
-  periodsOf: (alert: AlertRow, from: Date, to: Date) => AlertPeriod[],
+  periodsOf: PeriodsOf,
 ): Promise<Reading[]> {
   const usageAlerts = alerts.filter((alert) => alert.metric === 'usage' && changes.usage.has(alert.customer_id));
   if (usageAlerts.length === 0) return [];
@@ -189,8 +198,11 @@ async function usageReadings(
     for (const alert of usageAlerts.filter((candidate) => candidate.meter_id === meterId)) {
       const grew = changes.usage.get(alert.customer_id)!;
       if (!grew.metrics.has(meter.metric)) continue;
-      const spanned = periodsOf(alert, grew.from, grew.to);
-      const periods = spanned.length > 1 && grew.batches ? await periodsWithBatchEvents(trx, organisationId, entities.get(alert.customer_id) ?? [], meter.metric, grew.batches, spanned) : spanned;
+      const spanned = periodsOf.spanned(alert, grew.from, grew.to);
+      const periods =
+        spanned.length > 1 && grew.batches && alert.recurring !== 'never'
+          ? await periodsOfBatchEvents(trx, { organisationId, entityIds: entities.get(alert.customer_id) ?? [], metric: meter.metric, batches: grew.batches, timeZone }, (instant) => periodsOf.at(alert, instant))
+          : spanned;
       for (const period of periods) {
         const key = firedKey(alert.id, period.start);
         if (countedPeriod(alert, period, timeZone)) {
@@ -215,23 +227,36 @@ async function usageReadings(
   return readings;
 }
 
+/** An alert's periods: those sharing an instant with a span, and the one an instant falls in (none past the calendar). */
+interface PeriodsOf {
+  spanned: (alert: AlertRow, from: Date, to: Date) => AlertPeriod[];
+  at: (alert: AlertRow, instant: Date) => AlertPeriod | undefined;
+}
+
 /**
- * Of the periods a customer's ingested span covers, those in which the batches stored an event of the
- * metric: a batch of January's late usage and today's usage changed January and December, not the months
- * between, whose alerts have nothing new to say.
+ * The periods in which the batches stored an event of the metric for the customer's entities, in order,
+ * however far apart: a batch of January's late usage and today's usage changed January and December, not
+ * the months between, whose alerts have nothing new to say. One instant per local day the events fall
+ * on (periods are whole days of the zone) places them.
  */
-async function periodsWithBatchEvents(trx: Knex, organisationId: string, entityIds: readonly string[], metric: string, batches: ReadonlySet<string>, periods: readonly AlertPeriod[]): Promise<AlertPeriod[]> {
-  if (entityIds.length === 0) return [];
-  // One statement for every period: each is kept when one event of the batches falls in it.
-  const { rows } = await trx.raw<{ rows: Array<{ index: string }> }>(
-    `SELECT period.index FROM unnest(?::timestamptz[], ?::timestamptz[]) WITH ORDINALITY AS period(start, "end", index)
-      WHERE EXISTS (SELECT 1 FROM usage_events e
-                     WHERE e.organisation_id = ? AND e.metric = ? AND e.customer_entity_id = ANY(?::text[]) AND e.batch_id = ANY(?::text[])
-                       AND e."timestamp" >= period.start AND (period."end" IS NULL OR e."timestamp" < period."end"))`,
-    [periods.map((period) => period.start), periods.map((period) => period.end) as Knex.Value, organisationId, metric, [...entityIds], [...batches]],
+async function periodsOfBatchEvents(
+  trx: Knex,
+  of: { organisationId: string; entityIds: readonly string[]; metric: string; batches: ReadonlySet<string>; timeZone: string },
+  periodAt: (instant: Date) => AlertPeriod | undefined,
+): Promise<AlertPeriod[]> {
+  if (of.entityIds.length === 0) return [];
+  const { rows } = await trx.raw<{ rows: Array<{ at: Date }> }>(
+    `SELECT min(e."timestamp") AS at FROM usage_events e
+      WHERE e.organisation_id = ? AND e.metric = ? AND e.customer_entity_id = ANY(?::text[]) AND e.batch_id = ANY(?::text[])
+      GROUP BY date_trunc('day', e."timestamp" AT TIME ZONE ?)`,
+    [of.organisationId, of.metric, [...of.entityIds], [...of.batches], of.timeZone],
   );
-  const kept = new Set(rows.map((row) => Number(row.index) - 1));
-  return periods.filter((_, index) => kept.has(index));
+  const periods = new Map<number, AlertPeriod>();
+  for (const { at } of rows) {
+    const period = periodAt(at);
+    if (period) periods.set(period.start.getTime(), period);
+  }
+  return [...periods.values()].sort((a, b) => a.start.getTime() - b.start.getTime());
 }
 
 /** Credit-balance alerts on a customer whose credit may have changed: the balance in the alert's currency (none held: 0). */

@@ -65,6 +65,9 @@ async function waitForServer(address: string, child: ChildProcess, timeoutMs: nu
  */
 export const DEV_SERVER_DYNAMIC_CONFIG: Readonly<Record<string, number>> = {
   'history.transferProcessorMaxPollRPS': 1000,
+  // Every batch submitted is an Update of its organisation's ingestion workflow until its group is written;
+  // past 10 at once (the server's default) the rest are refused and retried for seconds.
+  'history.maxInFlightUpdates': 500,
 };
 
 /**

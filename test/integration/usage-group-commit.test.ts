@@ -65,4 +65,14 @@ describe('POST /events/batch through group commit', () => {
     // The runs that took them, of both shards: several each, the earlier ones continued as new, one running.
     for (const shard of await Promise.all(shards.map(runsOf))) expect({ ...shard, continued: shard.continued >= 2 }).toEqual({ workflowId: shard.workflowId, continued: true, running: 1 });
   });
+
+  it('when 40 clients post a batch each at once, more than the 10 Updates a workflow takes by the server default, then every request answers 200 with its outcome', async () => {
+    const prefix = randomUUID();
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, (_, client) => api.http().post('/events/batch').set(bearer(tenant.systemToken)).send({ events: [usageEvent(entityId, { eventId: `${prefix}-${client}` })] })),
+    );
+    expect(answers.map((res) => [res.status, res.body.data?.summary?.success])).toEqual(answers.map(() => [200, 1]));
+    const [stored] = await api.db('usage_events').where({ organisation_id: tenant.organisationId }).whereLike('event_id', `${prefix}-%`).count({ n: '*' });
+    expect(Number(stored!.n)).toBe(40);
+  });
 });

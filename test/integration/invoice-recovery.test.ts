@@ -3,6 +3,7 @@ import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from '.
 import { recordHistory } from './support/record-history';
 import { createBillingFixture, invoiceBody, type BillingFixture } from './support/billing-fixtures';
 import { waitFor } from '../support/wait';
+import { InvoiceNumberKey } from '../../workflows/search-attributes';
 
 let api: TestApi;
 let tenant: Tenant;
@@ -44,7 +45,10 @@ describe('invoice workflows end, and Postgres rebuilds them', () => {
     const undone = await api.http().post(`/fsm/invoice/${id}/undo`).set(system).send({});
     expect(undone.status).toBe(200);
     expect(undone.body.data.status).toBe('sent');
-    expect((await handle.describe()).status.name).toBe('RUNNING');
+    const revived = await handle.describe();
+    expect(revived.status.name).toBe('RUNNING');
+    // The new run is found by the invoice's number, as the first was from its raise on.
+    expect(revived.typedSearchAttributes.get(InvoiceNumberKey)).toBe(created.body.data.number ?? (await api.db('invoices').where({ id }).first()).number);
     expect(await api.db('payments').where({ invoice_id: id }).whereNull('deleted_at').count({ n: '*' })).toEqual([{ n: '0' }]);
   });
 

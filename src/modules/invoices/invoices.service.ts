@@ -7,6 +7,7 @@ import { ISO_DATE, isAhead } from '../../domain/iso-dates';
 import { allowedActions, INVOICE_STATES, type InvoiceAction } from '../../domain/invoice-state';
 import { type InvoiceLifecycleInput, type LifecycleView, cancelUpdate, lifecycleQuery, markPaidUpdate, raiseUpdate, sendUpdate, undoUpdate } from '../../../workflows/invoice-lifecycle.types';
 import { invoiceWorkflowId, searchAttributes } from '../../../workflows/ids';
+import { InvoiceNumberKey } from '../../../workflows/search-attributes';
 import type { Page, PageQuery } from '../../http/paging';
 import type { ContractPlanRef } from '../contracts';
 import { customerToday } from '../customers';
@@ -42,7 +43,11 @@ export function createInvoiceService(deps: WorkflowServiceDeps, resolveContractP
       workflowId: invoiceWorkflowId(row.id),
       args: [{ invoiceId: row.id, organisationId: row.organisation_id, ...(carried ? { carried } : {}) }],
       workflowIdConflictPolicy: 'USE_EXISTING',
-      ...searchAttributes({ organisationId: row.organisation_id, customerId: row.customer_id, contractId: row.contract_id }),
+      // A workflow started for a raised invoice (its first run ended, was terminated or reset) is found by its number too.
+      typedSearchAttributes: [
+        ...searchAttributes({ organisationId: row.organisation_id, customerId: row.customer_id, contractId: row.contract_id }).typedSearchAttributes,
+        ...(row.number ? [{ key: InvoiceNumberKey, value: row.number }] : []),
+      ],
     });
   }
 

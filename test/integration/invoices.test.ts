@@ -327,6 +327,17 @@ describe('revenue', () => {
     expect(synced.body.data).toEqual({ invoiceItemId: raised.body.data.items[0].id, records: 1 });
     expect(await revenueOf(invoice.id)).toHaveLength(1);
   });
+
+  it('when an item the organisation does not have is synced, then 404, and no workflow is started to fail', async () => {
+    const invoiceItemId = `ii_unknown${Date.now()}`;
+    const res = await api.http().post('/revenue/sync').set(auth()).send({ invoiceItemId });
+    expect([res.status, res.body.errors]).toEqual([404, [{ code: 1002, message: expect.stringContaining('Invoice item') }]]);
+    const started = await api.temporal.client.workflow.getHandle(`revenue-sync:${tenant.organisationId}:${invoiceItemId}`).describe().then(
+      () => true,
+      () => false,
+    );
+    expect(started).toBe(false);
+  });
 });
 
 describe('files', () => {

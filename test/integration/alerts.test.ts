@@ -314,7 +314,11 @@ it("when usage raises a contract's spend past a threshold, then spend alerts on 
 
   // A spend alert on a contract counts in the contract's currency.
   expect((await api.http().post('/alerts').set(admin).send({ name: 'EUR', scope: { contractId }, metric: 'spend', currency: 'EUR', thresholds: [1], recurring: 'period' })).status).toBe(400);
-  const onContract = await createAlert({ name: 'Contract spend', scope: { contractId }, metric: 'spend', currency: 'USD', thresholds: [5, 10], recurring: 'period' });
+  // Without a currency it takes the contract's; one on a customer needs it.
+  const onContract = await createAlert({ name: 'Contract spend', scope: { contractId }, metric: 'spend', thresholds: [5, 10], recurring: 'period' });
+  expect((await api.http().get(`/alerts/${onContract}`).set(admin).expect(200)).body.data.currency).toBe('USD');
+  const bare = await api.http().post('/alerts').set(admin).send({ name: 'No currency', scope: { customerId }, metric: 'spend', thresholds: [7], recurring: 'period' });
+  expect([bare.status, bare.body.errors]).toEqual([400, [{ code: 1001, path: 'body.currency', message: "is required with metric spend on a customer (one on a contract takes the contract's)" }]]);
   const onCustomer = await createAlert({ name: 'Customer spend', scope: { customerId }, metric: 'spend', currency: 'USD', thresholds: [7], recurring: 'period' });
 
   // 20 calls at 0.37: 7.40 so far this period.

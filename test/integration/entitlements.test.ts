@@ -247,6 +247,16 @@ describe('boolean and static entitlements, and the rules around them', () => {
     expect(list.body.data.items.map((item: { featureKey: string }) => item.featureKey).sort()).toEqual(['api', 'sso']);
   });
 
+  it("when a feature's meter came to take the max of its events, then a metered entitlement to it is refused by the feature it names", async () => {
+    const who = await customerWithEntity('max');
+    const tag = randomUUID().slice(0, 8);
+    const meter = (await api.http().post('/meters').set(admin()).send({ name: `peak ${tag}`, metric: `peak_${tag}`, aggregation: 'sum' }).expect(201)).body.data.id as string;
+    await api.http().post('/features').set(admin()).send({ key: `peak_${tag}`, name: 'Peak', meterId: meter }).expect(201);
+    await api.http().put(`/meters/${meter}`).set(admin()).send({ aggregation: 'max' }).expect(200);
+    const res = await api.http().post(`/customers/${who.customerId}/entitlements`).set(system()).send({ featureKey: `peak_${tag}`, type: 'metered', limit: 10, usagePeriod: 'day' });
+    expect([res.status, res.body.errors]).toEqual([400, [{ code: 1001, path: 'body.featureKey', message: expect.stringContaining('a metered feature counts a meter that sums or counts') }]]);
+  });
+
   it("answers 404 for another organisation's customer", async () => {
     const who = await customerWithEntity('private');
     await api.http().post(`/customers/${who.customerId}/entitlements`).set(system()).send({ featureKey: 'api', type: 'metered', limit: 10, usagePeriod: 'month' }).expect(201);

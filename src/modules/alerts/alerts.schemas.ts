@@ -30,13 +30,16 @@ export const createAlertBody = z
       .describe("a customer, or a contract (its billing periods are the alert's periods)"),
     metric,
     meterId: reference().optional().describe('with usage, and only then: the meter whose aggregate is watched'),
-    currency: isoCurrency.optional().describe('with spend and credit_balance, and only then'),
+    currency: isoCurrency.optional().describe("with spend and credit_balance, and only then; a spend alert on a contract takes the contract's currency when none is given"),
     thresholds,
     recurring,
   })
   .superRefine((body, ctx) => {
     if ((body.metric === 'usage') !== (body.meterId !== undefined)) ctx.addIssue({ code: 'custom', path: ['meterId'], message: 'is given with metric usage, and only then' });
-    if ((body.metric === 'usage') === (body.currency !== undefined)) ctx.addIssue({ code: 'custom', path: ['currency'], message: 'is given with metric spend or credit_balance, and only then' });
+    // A spend alert on a contract counts in the contract's currency, which it takes when none is given.
+    const takesContracts = body.metric === 'spend' && body.scope.contractId !== undefined;
+    if (body.metric === 'usage' && body.currency !== undefined) ctx.addIssue({ code: 'custom', path: ['currency'], message: 'is given with metric spend or credit_balance, and only then' });
+    if (body.metric !== 'usage' && body.currency === undefined && !takesContracts) ctx.addIssue({ code: 'custom', path: ['currency'], message: `is required with metric ${body.metric}${body.metric === 'spend' ? " on a customer (one on a contract takes the contract's)" : ''}` });
   });
 
 export type CreateAlertBody = z.output<typeof createAlertBody>;

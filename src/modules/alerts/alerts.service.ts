@@ -72,9 +72,10 @@ export function createAlertService(db: Knex, spend: PeriodSpend, clock: () => Da
       return db.transaction(async (trx) => {
         const { customerId, contractCurrency } = await customerOfScope(trx, organisationId, input);
         const meter = input.meterId === undefined ? undefined : orNotFound(await metersIn(trx).findById(organisationId, input.meterId), 'Meter');
-        if (input.metric === 'spend' && contractCurrency !== null && input.currency !== contractCurrency) {
+        if (input.metric === 'spend' && contractCurrency !== null && input.currency !== undefined && input.currency !== contractCurrency) {
           throw AppError.validation(`the contract bills in ${contractCurrency}: a spend alert on it counts in that currency`, 'body.currency');
         }
+        const currency = input.currency ?? (input.metric === 'spend' ? contractCurrency : null);
         // A meter that sums or counts is read from its customer's usage counter, per day of the organisation's zone.
         const timeZone = await zoneOf(trx, organisationId);
         const counterId = meter && COUNTABLE.has(meter.aggregation) ? await takeCounter(trx, organisationId, { customerId, meterId: meter.id, filters: [], timeZone }, rollupMeterOf(meter)) : null;
@@ -84,7 +85,7 @@ export function createAlertService(db: Knex, spend: PeriodSpend, clock: () => Da
           contract_id: input.scope.contractId ?? null,
           metric: input.metric,
           meter_id: input.meterId ?? null,
-          currency: input.currency ?? null,
+          currency,
           thresholds: input.thresholds,
           recurring: input.recurring,
           counter_id: counterId,

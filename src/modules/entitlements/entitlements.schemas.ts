@@ -15,7 +15,7 @@ export const createFeatureBody = z.object({
   key: featureKey,
   name: text(200),
   meterId: reference().optional().describe("a metered feature counts this meter's usage (a meter that sums or counts)"),
-  filters: filtersSchema.optional().describe("narrows the meter's usage: conditions on the meter's groupBy keys, all of which an event must meet"),
+  filters: filtersSchema.optional().describe("narrows the meter's usage: conditions on any metadata key (not only the meter's groupBy keys), all of which an event must meet"),
 });
 
 export type CreateFeatureBody = z.output<typeof createFeatureBody>;

@@ -49,9 +49,9 @@ function toEntitlement(entitlement: EntitlementWithFeature, reading: Reading): E
  * A feature's meter, checked: the organisation's (404 otherwise, as for any id not in the caller's
  * organisation), and one that sums or counts (what a balance burns down).
  */
-async function countableMeter(trx: Knex, organisationId: string, meterId: string) {
+async function countableMeter(trx: Knex, organisationId: string, meterId: string, path = 'body.meterId') {
   const meter = orNotFound(await metersIn(trx).findById(organisationId, meterId), 'Meter');
-  if (!COUNTABLE.has(meter.aggregation)) throw AppError.validation(`meter ${meterId} takes the ${meter.aggregation} of its events; a metered feature counts a meter that sums or counts`, 'body.meterId');
+  if (!COUNTABLE.has(meter.aggregation)) throw AppError.validation(`meter ${meterId} takes the ${meter.aggregation} of its events; a metered feature counts a meter that sums or counts`, path);
   return meter;
 }
 
@@ -133,7 +133,8 @@ export function createEntitlementService(db: Knex) {
         let metered: { counter_id: string; time_zone: string; anchor: Date; period_end: Date } | null = null;
         if (body.type === 'metered') {
           if (!feature.meter_id) throw AppError.validation(`feature "${feature.key}" counts no meter: a metered entitlement needs a feature with a meterId`, 'body.featureKey');
-          const meter = await countableMeter(trx, organisationId, feature.meter_id);
+          // The feature's meter may have changed its aggregation since: the request names the feature.
+          const meter = await countableMeter(trx, organisationId, feature.meter_id, 'body.featureKey');
           const timeZone = await zoneOf(trx, organisationId);
           const anchor = body.anchor ? new Date(body.anchor) : now;
           const counterId = await takeCounter(trx, organisationId, { customerId, meterId: meter.id, filters: feature.filters, timeZone }, rollupMeterOf(meter));

@@ -81,13 +81,19 @@ export function createOrganisationSettingsService(db: Knex) {
         const current = await getOrganisationSettings(trx, organisationId, update.timezone !== undefined ? 'update' : undefined);
         // Usage windows are days in this zone, and runs read every charged window again: in another zone
         // a billed month would cover other instants, and the next run would correct it by the difference.
-        if (update.timezone !== undefined && update.timezone !== current.timezone && (await chargesIn(trx).anyUsageOf(organisationId))) {
+        if (update.timezone !== undefined && !sameZone(update.timezone, current.timezone) && (await chargesIn(trx).anyUsageOf(organisationId))) {
           throw AppError.conflict("The organisation's usage has been billed in windows of days in its timezone, which can no longer change; a customer's own timezone still can");
         }
         return toSettings(orNotFound(await updateOrganisationSettings(trx, organisationId, columnsOf(update)), 'Settings'));
       });
     },
   };
+}
+
+/** Whether two names are of one zone (a link and its target, an older and a newer name): its days are the same instants. */
+function sameZone(a: string, b: string): boolean {
+  const canonical = (zone: string) => new Intl.DateTimeFormat('en-US', { timeZone: zone }).resolvedOptions().timeZone;
+  return a === b || canonical(a) === canonical(b);
 }
 
 export type OrganisationSettingsService = ReturnType<typeof createOrganisationSettingsService>;

@@ -106,6 +106,9 @@ it('when 20 batches push usage across three thresholds at once and the worker is
   const triggers = await api.http().get(`/alerts/${alertId}/triggers`).set(bearer(tenant.systemToken)).expect(200);
   expect(triggers.body.data.total).toBe(3);
   expect(triggers.body.data.items.map((trigger: { threshold: string }) => trigger.threshold).sort()).toEqual(['2500', '5000', '7500']);
+  // Nothing of a trigger is text to search: a search is refused, not ignored.
+  const searched = await api.http().get(`/alerts/${alertId}/triggers`).query({ search: 'zzzz' }).set(bearer(tenant.systemToken));
+  expect([searched.status, searched.body.errors?.[0]?.path]).toEqual([400, 'query.search']);
 });
 
 it('when a stored event is corrected past a threshold, then the alert fires as if the usage had arrived so', async () => {

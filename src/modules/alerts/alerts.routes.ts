@@ -2,7 +2,7 @@ import { pageOf } from '../../http/paging';
 import { defineRoute, requires, type Route } from '../../http/route';
 import { deleted, deletedSchema, idParam } from '../../http/schemas';
 import type { AppDeps } from '../../deps';
-import { alertListQuery, alertSchema, alertTriggerSchema, createAlertBody, updateAlertBody } from './alerts.schemas';
+import { alertListQuery, alertSchema, alertTriggerListQuery, alertTriggerSchema, createAlertBody, updateAlertBody } from './alerts.schemas';
 
 const TAG = 'Alerts';
 const manage = requires('AlertService:manageAlerts');
@@ -73,7 +73,7 @@ export function alertRoutes(deps: AppDeps): Route[] {
       tag: TAG,
       access: read,
       params: idParam,
-      query: alertListQuery,
+      query: alertTriggerListQuery,
       response: pageOf(alertTriggerSchema),
       handler: async ({ params, query, auth }) => alerts.triggers(auth.organisationId, params.id, query),
     }),

@@ -74,3 +74,6 @@ export const alertTriggerSchema = z.object({
 export type AlertTriggerView = z.infer<typeof alertTriggerSchema>;
 
 export const alertListQuery = pageQuery;
+
+/** An alert's triggers have no text to search: `search` is refused rather than ignored. */
+export const alertTriggerListQuery = pageQuery.omit({ search: true });

@@ -162,7 +162,8 @@ export function meteredValue(terms: MeteredTerms, periods: readonly PeriodUsage[
     }
     current = { usage, overage: beyond };
   }
-  const limitLeft = Decimal.max(limit.minus(current.usage), 0);
+  // Usage below zero (corrections that took back more than was used) leaves the whole limit, never more.
+  const limitLeft = Decimal.min(limit, Decimal.max(limit.minus(current.usage), 0));
   const grantsLive = ordered.filter((grant) => liveAt(grant, at)).reduce((sum, grant) => sum.plus(left.get(grant.id)!), new Decimal(0));
   const balance = limitLeft.plus(grantsLive);
   return {

@@ -80,6 +80,8 @@ describe('metered value', () => {
     expect(meteredValue({ limit: '1000', isSoftLimit: true, grants: [grant] }, period('1600'), at)).toMatchObject({ hasAccess: true, balance: '0', overage: '100' });
     // Once the grant expired, what it had left is gone.
     expect(meteredValue({ limit: '1000', isSoftLimit: false, grants: [{ ...grant, expiresAt: t('2026-11-15') }] }, period('1200'), at)).toMatchObject({ balance: '0', hasAccess: false });
+    // Usage corrected below zero leaves the whole limit and the grant, not more than the limit.
+    expect(meteredValue({ limit: '1000', isSoftLimit: false, grants: [grant] }, period('-60'), at)).toMatchObject({ hasAccess: true, usage: '-60', balance: '1500', overage: '0' });
   });
 
   it('agrees with spending the usage one unit at a time', () => {

@@ -83,6 +83,20 @@ describe('a metered entitlement of 1,000 calls a month with a grant of 500', () 
     expect(receiver.received('/entitlements')).toHaveLength(2);
   });
 
+  it('when an entitlement is made on a period whose usage already used its limit up, then the exhaustion is announced at once, and once', async () => {
+    const who = await customerWithEntity('late-made');
+    await call(who.entityId, 12);
+    // The relay has handed that usage on already: nothing but the creation can announce it.
+    await eventually(async () => ((await api.db('webhook_events').where({ organisation_id: tenant.organisationId, type: 'usage.ingested' }).whereNull('dispatched_at').first()) === undefined ? true : undefined));
+    const made = await api.http().post(`/customers/${who.customerId}/entitlements`).set(system()).send({ featureKey: 'api', type: 'metered', limit: 10, usagePeriod: 'month' }).expect(201);
+    expect(made.body.data).toMatchObject({ usage: '12', balance: '0', overage: '2', hasAccess: false });
+    const announced = await eventually(() => receiver.received('/entitlements').map((entry) => JSON.parse(entry.body)).find((event) => event.data.customerId === who.customerId));
+    expect(announced).toMatchObject({ type: 'entitlement.exhausted', data: { featureKey: 'api', usage: '12', limit: '10', balance: '0' } });
+    await call(who.entityId, 1);
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    expect(receiver.received('/entitlements').filter((entry) => JSON.parse(entry.body).data.customerId === who.customerId)).toHaveLength(1);
+  });
+
   it('when stored events are corrected into the period and use it up, then the exhaustion is announced as if they had arrived so', async () => {
     const who = await customerWithEntity('corrected');
     await api.http().post(`/customers/${who.customerId}/entitlements`).set(system()).send({ featureKey: 'api', type: 'metered', limit: 10, usagePeriod: 'month' }).expect(201);

@@ -130,7 +130,7 @@ export function createEntitlementService(db: Knex) {
         const feature = await entitlements.findFeatureByKey(organisationId, body.featureKey, 'share');
         if (!feature) throw AppError.validation(`feature "${body.featureKey}" does not exist`, 'body.featureKey');
         if (await entitlements.findEntitlement(organisationId, customerId, body.featureKey)) throw AppError.conflict(`customer ${customerId} already has an entitlement to "${body.featureKey}"`);
-        let metered: { counter_id: string; time_zone: string; anchor: Date; period_end: Date } | null = null;
+        let metered: { counter_id: string; time_zone: string; anchor: Date; period_end: Date; metric: string } | null = null;
         if (body.type === 'metered') {
           if (!feature.meter_id) throw AppError.validation(`feature "${feature.key}" counts no meter: a metered entitlement needs a feature with a meterId`, 'body.featureKey');
           // The feature's meter may have changed its aggregation since: the request names the feature.
@@ -139,7 +139,7 @@ export function createEntitlementService(db: Knex) {
           const anchor = body.anchor ? new Date(body.anchor) : now;
           const counterId = await takeCounter(trx, organisationId, { customerId, meterId: meter.id, filters: feature.filters, timeZone }, rollupMeterOf(meter));
           const period = currentPeriod({ anchor, usage_period: body.usagePeriod!, time_zone: timeZone }, now);
-          metered = { counter_id: counterId, time_zone: timeZone, anchor, period_end: period.end };
+          metered = { counter_id: counterId, time_zone: timeZone, anchor, period_end: period.end, metric: meter.metric };
         }
         // Two requests at once both pass the check above; the second insert finds the first's row.
         const row = await entitlements.insertEntitlement({
@@ -158,6 +158,8 @@ export function createEntitlementService(db: Knex) {
         });
         if (!row) throw AppError.conflict(`customer ${customerId} already has an entitlement to "${body.featureKey}"`);
         await recordEvent(trx, organisationId, domainEvent('entitlement.created', { entitlementId: row.id, customerId, featureKey: feature.key, type: row.type }));
+        // Made on a period whose usage already used it up: announced now, as usage reaching it would be.
+        if (metered) await announceExhausted(trx, organisationId, [customerId], [metered.metric], now);
         return orNotFound(await entitlements.findEntitlementById(row.id), 'Entitlement');
       });
       const reading = (await valuesOf(db, [created], now)).get(created.id)!;
@@ -250,39 +252,45 @@ export function createEntitlementPeriodService(db: Knex) {
 
     /**
      * Inside the relay's transaction: of the metered entitlements of the customers whose usage of the
-     * metrics grew, those whose balance reached zero in their current period are announced exhausted, once
-     * per period (the entitlement row keeps the period announced).
+     * metrics grew, those whose balance reached zero in their current period are announced exhausted.
      */
-    async announceExhausted(trx: Knex, organisationId: string, customerIds: readonly string[], metrics: readonly string[], at = new Date()): Promise<void> {
-      const entitlements = createEntitlementRepository(trx);
-      const candidates = (await entitlements.meteredOfCustomers(organisationId, customerIds, metrics)).filter(
-        (entitlement) => entitlement.exhausted_period_start === null || entitlement.exhausted_period_start < currentPeriod(entitlement, at).start,
-      );
-      if (candidates.length === 0) return;
-      // Only those whose period's usage reached their limit (or that have none) are read in full.
-      const usages = await currentPeriodUsages(trx, candidates, at);
-      const reached = candidates.filter((entitlement) => entitlement.usage_limit === null || toDecimal(usages.get(entitlement.id) ?? '0').greaterThanOrEqualTo(entitlement.usage_limit));
-      if (reached.length === 0) return;
-      const readings = await valuesOf(trx, reached, at);
-      const exhausted = [];
-      for (const entitlement of reached) {
-        const reading = readings.get(entitlement.id)!;
-        if (!reading.metered) continue;
-        const { value, period } = reading.reading;
-        if (Number(value.balance) > 0 || Number(value.usage) <= 0) continue;
-        if (!(await entitlements.markExhausted(entitlement.id, period.start))) continue;
-        exhausted.push({
-          ...periodEvent(entitlement, period.start, period.end),
-          usage: value.usage!,
-          limit: value.limit,
-          balance: value.balance!,
-          overage: value.overage!,
-          isSoftLimit: entitlement.is_soft_limit,
-        });
-      }
-      if (exhausted.length > 0) await recordEvents(trx, organisationId, 'entitlement.exhausted', exhausted);
-    },
+    announceExhausted,
   };
+}
+
+/**
+ * Inside the relay's transaction: of the metered entitlements of the customers whose usage of the
+ * metrics grew, those whose balance reached zero in their current period are announced exhausted, once
+ * per period (the entitlement row keeps the period announced).
+ */
+async function announceExhausted(trx: Knex, organisationId: string, customerIds: readonly string[], metrics: readonly string[], at = new Date()): Promise<void> {
+  const entitlements = createEntitlementRepository(trx);
+  const candidates = (await entitlements.meteredOfCustomers(organisationId, customerIds, metrics)).filter(
+    (entitlement) => entitlement.exhausted_period_start === null || entitlement.exhausted_period_start < currentPeriod(entitlement, at).start,
+  );
+  if (candidates.length === 0) return;
+  // Only those whose period's usage reached their limit (or that have none) are read in full.
+  const usages = await currentPeriodUsages(trx, candidates, at);
+  const reached = candidates.filter((entitlement) => entitlement.usage_limit === null || toDecimal(usages.get(entitlement.id) ?? '0').greaterThanOrEqualTo(entitlement.usage_limit));
+  if (reached.length === 0) return;
+  const readings = await valuesOf(trx, reached, at);
+  const exhausted = [];
+  for (const entitlement of reached) {
+    const reading = readings.get(entitlement.id)!;
+    if (!reading.metered) continue;
+    const { value, period } = reading.reading;
+    if (Number(value.balance) > 0 || Number(value.usage) <= 0) continue;
+    if (!(await entitlements.markExhausted(entitlement.id, period.start))) continue;
+    exhausted.push({
+      ...periodEvent(entitlement, period.start, period.end),
+      usage: value.usage!,
+      limit: value.limit,
+      balance: value.balance!,
+      overage: value.overage!,
+      isSoftLimit: entitlement.is_soft_limit,
+    });
+  }
+  if (exhausted.length > 0) await recordEvents(trx, organisationId, 'entitlement.exhausted', exhausted);
 }
 
 export type EntitlementPeriodService = ReturnType<typeof createEntitlementPeriodService>;

@@ -17,7 +17,7 @@ import { contractTaxesOfMany, type ContractTax, contractsIn, planChangesIn, taxe
 import { creditsIn } from '../credits';
 import { couponsIn, type ActiveContractCoupon } from '../coupons';
 import { findEffectiveRate } from '../fx-rates';
-import { invoiceOverflow, invoicesIn, priceInvoice, type InvoiceItemRow, type NewInvoiceItem, type PricedLine } from '../invoices';
+import { invoiceOverflow, invoicesIn, itemColumnProblem, priceInvoice, type InvoiceItemRow, type NewInvoiceItem, type PricedLine } from '../invoices';
 import { metersIn, specOf } from '../meters';
 import { aggregateUsage } from '../usage';
 import { groupBy, push, ratedContractPlan, ratingContextOf } from './rating-context';
@@ -401,9 +401,11 @@ export function createInvoiceRunService(db: Knex, paging: InvoiceRunPaging) {
       const planChanges = options.pricesOnly ? [] : creditPlanChanges(invoices, changesOf.get(contractId) ?? [], taxesOf.get(contractId) ?? [], { date: billingDate, ...termsOf.get(contractId)! });
       // As the raise will: each line rounded, then added up.
       for (const invoice of invoices) invoice.total = formatAmount(sumAmounts(invoice.items.map((line) => lineAmount(line, invoice.currency))), invoice.currency);
-      // A draft its raise would refuse is not made: the contract fails alone.
-      const overflow = invoices.map((invoice) => invoiceOverflow(invoice.items.map(pricedLine), taxesOf.get(contractId) ?? [], invoice.currency)).find((problem) => problem !== null);
-      if (overflow) planned.set(contractId, { failure: AppError.conflict(overflow) });
+      // A line its column cannot hold, or a draft its raise would refuse, is not made: the contract fails alone.
+      const unstorable = invoices.flatMap((invoice) => invoice.items.map(itemColumnProblem)).find((problem) => problem !== undefined);
+      const overflow = unstorable ? null : invoices.map((invoice) => invoiceOverflow(invoice.items.map(pricedLine), taxesOf.get(contractId) ?? [], invoice.currency)).find((problem) => problem !== null);
+      if (unstorable) planned.set(contractId, { failure: AppError.validation(unstorable) });
+      else if (overflow) planned.set(contractId, { failure: AppError.conflict(overflow) });
       else planned.set(contractId, { customerId: customerOf.get(contractId)!, invoices, coupons: served, planChanges });
     }
     return planned;

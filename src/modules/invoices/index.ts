@@ -13,7 +13,7 @@ export type { LifecycleSnapshot } from './invoice-snapshot';
 export { invoiceOverflow, priceInvoice } from './invoice-pricing';
 export type { PricedLine } from './invoice-pricing';
 export { computeInvoiceTotals } from './invoice-totals';
-export { AGEING_BUCKETS, amountDue } from './invoices.repository';
+export { AGEING_BUCKETS, amountDue, itemColumnProblem } from './invoices.repository';
 export type { AgeingBucket, Invoice, InvoiceItemRow, InvoiceRow, InvoiceStatusChange, NewInvoice, NewInvoiceItem, TransitionRow } from './invoices.repository';
 export { invoiceReferenceFields, invoiceSchema } from './invoices.schemas';
 export { createInvoiceService } from './invoices.service';

@@ -325,13 +325,18 @@ function draftRow(invoice: NewInvoice) {
   };
 }
 
-/** invoice_items.quantity is NUMERIC(40, 10) and price NUMERIC(30, 10) (migration 20261123000800). */
-function checkStorable(item: NewInvoiceItem): void {
+/** Why the item's quantity or price would not fit its column, if it would not: invoice_items.quantity is NUMERIC(40, 10) and price NUMERIC(30, 10) (migration 20261123000800). */
+export function itemColumnProblem(item: Pick<NewInvoiceItem, 'title' | 'quantity' | 'price'>): string | undefined {
   const problems = [
     ['quantity', numericProblem(item.quantity, 40, 10)],
     ['price', numericProblem(item.price, 30, 10)],
   ].filter((entry): entry is [string, string] => entry[1] !== undefined);
-  if (problems.length > 0) throw AppError.validation(problems.map(([field, problem]) => `${item.title}: ${field} ${item[field as 'quantity' | 'price']} ${problem}`).join('; '));
+  return problems.length > 0 ? problems.map(([field, problem]) => `${item.title}: ${field} ${item[field as 'quantity' | 'price']} ${problem}`).join('; ') : undefined;
+}
+
+function checkStorable(item: NewInvoiceItem): void {
+  const problem = itemColumnProblem(item);
+  if (problem) throw AppError.validation(problem);
 }
 
 function itemRow(organisationId: string, invoiceId: string, item: NewInvoiceItem) {

@@ -44,22 +44,29 @@ export function drawFrom(lots: readonly CreditLot[], amount: string | Decimal): 
 }
 
 /**
- * Takes `amount` from the `first` lots (in that order: the lots a credit went to, to take it back from
- * them), then from the others in draw order.
+ * Takes `amount` back from the lots a credit went to (`first`: each lot with what it was given, in that
+ * order), at most what each was given, then the rest from every lot in draw order: credit taken back
+ * comes from where it went, so expiring credit never turns into credit that does not expire.
  */
-export function drawPreferring(lots: readonly CreditLot[], first: readonly string[], amount: string | Decimal): Draw[] {
-  const byId = new Map(lots.map((lot) => [lot.id, lot]));
-  const preferred = [...new Set(first)].map((id) => byId.get(id)).filter((lot): lot is CreditLot => lot !== undefined);
+export function drawPreferring(lots: readonly CreditLot[], first: readonly Draw[], amount: string | Decimal): Draw[] {
+  const left = new Map(lots.map((lot) => [lot.id, toDecimal(lot.remaining)]));
   let wanted = toDecimal(amount);
-  const draws: Draw[] = [];
-  for (const lot of preferred) {
-    const taken = Decimal.min(wanted, lot.remaining);
-    if (taken.lessThanOrEqualTo(0)) continue;
-    draws.push({ lotId: lot.id, amount: taken.negated().toFixed() });
-    wanted = wanted.minus(taken);
+  const taken = new Map<string, Decimal>();
+  for (const given of first) {
+    const available = left.get(given.lotId);
+    if (available === undefined || wanted.lessThanOrEqualTo(0)) continue;
+    const take = Decimal.min(wanted, toDecimal(given.amount), available);
+    if (take.lessThanOrEqualTo(0)) continue;
+    left.set(given.lotId, available.minus(take));
+    taken.set(given.lotId, (taken.get(given.lotId) ?? new Decimal(0)).plus(take));
+    wanted = wanted.minus(take);
   }
-  const rest = lots.filter((lot) => !preferred.includes(lot));
-  return [...draws, ...drawFrom(rest, Decimal.max(wanted, 0))];
+  const rest = drawFrom(
+    lots.map((lot) => ({ ...lot, remaining: left.get(lot.id)!.toFixed() })),
+    Decimal.max(wanted, 0),
+  );
+  for (const draw of rest) taken.set(draw.lotId, (taken.get(draw.lotId) ?? new Decimal(0)).minus(draw.amount));
+  return [...taken].map(([lotId, amount]) => ({ lotId, amount: amount.negated().toFixed() }));
 }
 
 /** Per lot, what a set of entries (an invoice's takes and give-backs) still holds of it: taken less given back. */

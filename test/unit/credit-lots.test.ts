@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { drawFrom, drawOrder, giveBack, outstanding, type CreditLot, type Draw } from '../../src/domain/credit-lots';
+import { drawFrom, drawOrder, drawPreferring, giveBack, outstanding, type CreditLot, type Draw } from '../../src/domain/credit-lots';
 import { Decimal } from '../../src/domain/money';
 
 const cents = (value: number) => new Decimal(value).dividedBy(100).toFixed(2);
@@ -26,6 +26,33 @@ describe('credit lots', () => {
       { lotId: 'soon-old', amount: '-1' },
       { lotId: 'soon-new', amount: '-1' },
       { lotId: 'late', amount: '-0.5' },
+    ]);
+  });
+
+  it('takes credit back from the lots it went to, each at most what it got, before any other; the rest in draw order', () => {
+    const open: CreditLot[] = [
+      { id: 'never', remaining: '100', expiresAt: null, createdAt: '2026-01-01T00:00:00.000Z' },
+      { id: 'jan', remaining: '20', expiresAt: '2027-01-01T00:00:00.000Z', createdAt: '2026-01-02T00:00:00.000Z' },
+      { id: 'feb', remaining: '15', expiresAt: '2027-02-01T00:00:00.000Z', createdAt: '2026-01-03T00:00:00.000Z' },
+    ];
+    // A cancellation gave 59.50 back: 24.50 to the lot that never expires (taken last), 15 and 20 to the others.
+    const given = [
+      { lotId: 'never', amount: '24.5' },
+      { lotId: 'feb', amount: '15' },
+      { lotId: 'jan', amount: '20' },
+    ];
+    expect(drawPreferring(open, given, '59.50')).toEqual([
+      { lotId: 'never', amount: '-24.5' },
+      { lotId: 'feb', amount: '-15' },
+      { lotId: 'jan', amount: '-20' },
+    ]);
+    // What those lots no longer hold (the January lot was spent down to 5) comes from the lots in draw order.
+    const spent = open.map((candidate) => (candidate.id === 'jan' ? { ...candidate, remaining: '5' } : candidate));
+    expect(total(drawPreferring(spent, given, '59.50'))).toEqual(new Decimal('-59.5'));
+    expect(drawPreferring(spent, given, '59.50')).toEqual([
+      { lotId: 'never', amount: '-39.5' },
+      { lotId: 'feb', amount: '-15' },
+      { lotId: 'jan', amount: '-5' },
     ]);
   });
 

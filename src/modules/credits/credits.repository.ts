@@ -146,12 +146,12 @@ export function createCreditRepository(db: Knex) {
     return { balance, expired };
   }
 
-  /** The lots a credit note's credit, or one entry's credit given back, went to, first to last. */
-  async function lotsAddedBy(key: BalanceKey, reverses: NonNullable<NewCreditEntry['reverses']>): Promise<string[]> {
+  /** The lots a credit note's credit, or one entry's credit given back, went to, each with what it got, first to last. */
+  async function lotsAddedBy(key: BalanceKey, reverses: NonNullable<NewCreditEntry['reverses']>): Promise<Draw[]> {
     const rows = db<CreditEntryRow>('credit_ledger').where(key).where('amount', '>', 0).whereNotNull('draws').orderBy([{ column: 'created_at' }, { column: 'id' }]);
     if ('creditNoteId' in reverses) rows.where({ credit_note_id: reverses.creditNoteId });
     else rows.where({ id: reverses.entryId });
-    return (await rows).flatMap((row) => (row.draws ?? []).filter((draw) => toDecimal(draw.amount).greaterThan(0)).map((draw) => draw.lotId));
+    return (await rows).flatMap((row) => (row.draws ?? []).filter((draw) => toDecimal(draw.amount).greaterThan(0)));
   }
 
   /** Under the balance's lock: takes `amount` from the lots that expire first (expired ones gone first). */

@@ -1,6 +1,7 @@
 import { addressLines } from '../../src/domain/document-locale';
 import { renderInvoicePdf, type InvoiceDocument } from '../../src/modules/invoices';
 import { MAX_CHANGED_RATIO, comparePages, expectMatchesGolden, renderFirstPage } from './support/golden';
+import { pdfText } from './support/read-back';
 
 /**
  * The reference invoice and credit note: fixed data, rendered by the real renderer and poppler, compared
@@ -90,6 +91,27 @@ describe('golden documents', () => {
     const [first, second] = [await renderInvoicePdf(INVOICE), await renderInvoicePdf(INVOICE)];
     expect(first.equals(second)).toBe(true);
     expect(comparePages(renderFirstPage(first), renderFirstPage(second)).changed).toBe(0);
+  });
+
+  it('when a text holds a no-break space, or a locale groups figures with one, then the document renders with a space there', async () => {
+    const french = await renderInvoicePdf({ ...INVOICE, locale: 'fr-FR', items: [{ title: 'Conseil\u00a0annuel', description: null, quantity: '2000', price: '1250', amount: '2500000.00' }] });
+    const text = pdfText(french);
+    expect(text).toContain('Conseil annuel');
+    expect(text).toMatch(/2 500 000,00/);
+  });
+
+  it('when an invoice runs over several pages, then each row, and each total with its label, stays on one page; a wide figure stays on one line', async () => {
+    const items = Array.from({ length: 80 }, (_, i) => ({ title: `Item ${i + 1}`, description: null, quantity: '1', price: '10', amount: '10.00' }));
+    const huge = { title: 'Item huge', description: null, quantity: '1000', price: '99999999.99', amount: '99999999990.00' };
+    const pdf = await renderInvoicePdf({ ...INVOICE, items: [...items, huge], subtotal: '100000000790.00', total: '118999999988.10', baseTotal: '118999999988.10' });
+    const pages = pdfText(pdf).split('\f').filter((page) => page.trim() !== '');
+    expect(pages.length).toBeGreaterThan(1);
+    for (let i = 1; i <= 80; i += 1) {
+      const holding = pages.filter((page) => new RegExp(`^\\s*Item ${i}\\s+1\\s+10\\.00\\s+10\\.00\\s*$`, 'm').test(page));
+      expect([i, holding.length]).toEqual([i, 1]);
+    }
+    expect(pages.filter((page) => /Item huge\s+1,000\s+99,999,999\.99\s+99,999,999,990\.00/.test(page))).toHaveLength(1);
+    expect(pages.filter((page) => /Total GBP\s+118,999,999,988\.10/.test(page)).length).toBeGreaterThanOrEqual(1);
   });
 
   it('when the layout changes (a block goes, a line is added), then more pixels change than the comparison allows', async () => {

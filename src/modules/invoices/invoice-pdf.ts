@@ -71,6 +71,9 @@ export interface InvoiceDocument {
  * whose letters have the widths of Helvetica's, in its Latin subset (Basic Latin, Latin-1, the general
  * punctuation, the euro sign). The files sit beside this one, in src/ as in dist/ (the build copies them).
  */
+/** The size of the parties, the table, the totals and the sections. */
+const TABLE_FONT_SIZE = 10;
+
 export const FONT_FILES = { regular: 'Arimo-Regular-latin.woff', bold: 'Arimo-Bold-latin.woff' } as const;
 const FONT_DIR = path.join(__dirname, 'fonts');
 const REGULAR = 'Document';
@@ -153,6 +156,23 @@ export function renderInvoicePdf(invoice: InvoiceDocument): Promise<Buffer> {
     const heading = invoice.heading ?? (invoice.number ? `Invoice ${invoice.number}` : 'Draft invoice');
     const info = { Title: invoice.heading ?? `Invoice ${invoice.number ?? '(draft)'}`, CreationDate: dayInstant(invoice.date) };
     const doc = new PDFDocument({ size: 'A4', margin: 50, info, ...(footer ? { bufferPages: true } : {}) });
+    // The embedded fonts' subset has no drawable no-break space (U+00A0, in French and Nordic number groups
+    // and in any text a user sends): every text is drawn with a plain space in its place.
+    const drawText = doc.text.bind(doc) as (text: string, ...rest: unknown[]) => typeof doc;
+    doc.text = ((text: string, ...rest: unknown[]) => drawText(String(text).replace(/\u00a0/g, ' '), ...rest)) as unknown as typeof doc.text;
+    /** Starts a new page unless `height` more fits above the bottom margin: a row, or a total with its label, stays on one page. */
+    const roomFor = (height: number) => {
+      if (doc.y + height > doc.page.height - doc.page.margins.bottom) doc.addPage();
+    };
+    /** A figure right-aligned in its column on one line: a figure wider than the column is drawn smaller, never wrapped. */
+    const figure = (text: string, x: number, y: number, width: number) => {
+      const size = TABLE_FONT_SIZE;
+      let scaled = size;
+      while (scaled > 5 && doc.fontSize(scaled).widthOfString(text.replace(/\u00a0/g, ' ')) > width) scaled -= 0.5;
+      doc.text(text, x, y, { width, align: 'right', lineBreak: false });
+      doc.fontSize(size);
+      doc.y = y + doc.currentLineHeight(true);
+    };
     const { regular, bold } = fontFiles();
     doc.registerFont(REGULAR, regular);
     doc.registerFont(BOLD, bold);
@@ -194,14 +214,15 @@ export function renderInvoicePdf(invoice: InvoiceDocument): Promise<Buffer> {
 
     const columns = { title: 50, quantity: 300, price: 370, amount: 460 };
     const row = (cells: Record<keyof typeof columns, string>, bold = false) => {
-      const y = doc.y;
       doc.font(bold ? BOLD : REGULAR);
+      roomFor(Math.max(doc.heightOfString(cells.title.replace(/\u00a0/g, ' '), { width: 240 }), doc.currentLineHeight(true)) + 4);
+      const y = doc.y;
       accent(bold);
       doc.text(cells.title, columns.title, y, { width: 240 });
       const titleBottom = doc.y;
-      doc.text(cells.quantity, columns.quantity, y, { width: 60, align: 'right' });
-      doc.text(cells.price, columns.price, y, { width: 80, align: 'right' });
-      doc.text(cells.amount, columns.amount, y, { width: 85, align: 'right' });
+      figure(cells.quantity, columns.quantity, y, 60);
+      figure(cells.price, columns.price, y, 80);
+      figure(cells.amount, columns.amount, y, 85);
       doc.y = Math.max(titleBottom, doc.y) + 4;
     };
     const rule = () => {
@@ -222,10 +243,14 @@ export function renderInvoicePdf(invoice: InvoiceDocument): Promise<Buffer> {
 
     doc.moveDown();
     const total = (label: string, value: string, bold = false) => {
+      doc.font(bold ? BOLD : REGULAR);
+      roomFor(Math.max(doc.heightOfString(label, { width: 150 }), doc.currentLineHeight(true)));
       const y = doc.y;
       accent(bold);
-      doc.font(bold ? BOLD : REGULAR).text(label, 300, y, { width: 150 });
-      doc.text(value, columns.amount, y, { width: 85, align: 'right' });
+      doc.text(label, 300, y, { width: 150 });
+      const labelBottom = doc.y;
+      figure(value, columns.amount, y, 85);
+      doc.y = Math.max(labelBottom, doc.y);
       accent(false);
       doc.moveDown(0.3);
     };
@@ -248,12 +273,13 @@ export function renderInvoicePdf(invoice: InvoiceDocument): Promise<Buffer> {
     if (invoice.settled) {
       sectionHeading('Payments and credits');
       const line = (cells: { date: string; label: string; amount: string }, bold = false) => {
-        const y = doc.y;
         doc.font(bold ? BOLD : REGULAR);
+        roomFor(Math.max(doc.heightOfString(cells.label, { width: columns.amount - columns.title - 80 }), doc.currentLineHeight(true)) + 3);
+        const y = doc.y;
         doc.text(cells.date, columns.title, y, { width: 70 });
         doc.text(cells.label, columns.title + 75, y, { width: columns.amount - columns.title - 80 });
         const labelBottom = doc.y;
-        doc.text(cells.amount, columns.amount, y, { width: 85, align: 'right' });
+        figure(cells.amount, columns.amount, y, 85);
         doc.y = Math.max(labelBottom, doc.y) + 3;
       };
       line({ date: 'Date', label: 'Description', amount: `Amount (${currency})` }, true);

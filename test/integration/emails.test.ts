@@ -176,6 +176,8 @@ describe("invoice mail uses the organisation's templates", () => {
     expect(mail.subject).toBe(`Bill ${number}: 100.00 USD`);
     expect(mail.html).toContain('<p>To Customer GmbH from Seller Ltd</p>');
     expect(mail.attachments.map((file) => file.contentType)).toEqual(['application/pdf']);
+    // The PDF that goes out is the sent invoice, as it reads afterwards.
+    expect(pdfText(mail.attachments[0]!.content)).toMatch(/Status: sent/);
   });
 
   it('when an overdue invoice is reminded, then the reminder template renders it and the first reminder emits invoice.overdue once', async () => {

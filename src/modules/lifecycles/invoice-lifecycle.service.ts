@@ -346,7 +346,8 @@ export function createInvoiceLifecycleService(deps: { db: Knex; mailer: Mailer; 
     async send(input: StepInput): Promise<void> {
       if (recordedAs('send', input, await invoicesIn(db).findTransition(input.invoiceId, input.seq))) return;
       assertFrom(orNotFound(await invoicesIn(db).findRow(input.organisationId, input.invoiceId), 'Invoice'), input);
-      const document = await loadInvoiceDocument(db, input.organisationId, input.invoiceId, invoiceSettlements);
+      // The document that goes out is the sent invoice: its PDF says so, as the invoice will once this commits.
+      const document = { ...(await loadInvoiceDocument(db, input.organisationId, input.invoiceId, invoiceSettlements)), status: 'sent' as const };
       const recipients = await recipientsOf(input.organisationId, input.invoiceId);
       const messageId = `<invoice-${input.invoiceId}-${input.seq}@billing>`;
       if (recipients.length > 0) {

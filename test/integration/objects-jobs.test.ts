@@ -22,6 +22,12 @@ describe('jobs', () => {
     const id = created.body.data.id;
     const updated = await api.http().put(`/jobs/${id}`).set(system()).send({ status: 'running', done: 4 });
     expect(updated.body.data).toMatchObject({ status: 'running', progress: { done: 4, total: 10 } });
+    // Progress never passes the total; a job that ended stays ended.
+    const beyond = await api.http().put(`/jobs/${id}`).set(system()).send({ done: 11 });
+    expect([beyond.status, beyond.body.errors?.[0]?.path]).toEqual([400, 'body.done']);
+    await api.http().put(`/jobs/${id}`).set(system()).send({ status: 'completed', done: 10 }).expect(200);
+    const reopened = await api.http().put(`/jobs/${id}`).set(system()).send({ status: 'running' });
+    expect([reopened.status, reopened.body.errors?.[0]?.message]).toEqual([409, 'The job is completed; a job that ended does not change its status']);
     await api.http().get(`/jobs/${id}`).set(bearer(other.systemToken)).expect(404);
     const listed = await api.http().get('/jobs').query({ type: 'crm-sync' }).set(system());
     expect(listed.body.data.items.map((job: { id: string }) => job.id)).toEqual([id]);

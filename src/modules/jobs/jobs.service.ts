@@ -6,6 +6,9 @@ import { exportKey } from './export-files';
 import { createJobRepository, toJob, type JobRow } from './jobs.repository';
 import type { Job, JobStatus } from './jobs.schemas';
 
+/** The statuses a job ends in. */
+const FINAL_STATUSES = new Set<string>(['completed', 'failed', 'cancelled']);
+
 export type JobChanges = Parameters<ReturnType<typeof createJobRepository>['update']>[2];
 
 export function createJobService(deps: { db: Knex; exports: FileStorage }) {
@@ -34,6 +37,13 @@ export function createJobService(deps: { db: Knex; exports: FileStorage }) {
     async report(organisationId: string, id: string, changes: JobChanges): Promise<Job> {
       const job = await row(organisationId, id);
       if (job.workflow_id) throw AppError.conflict('This job is run by a workflow; it reports its own progress');
+      // A job that ended stays ended; its progress never passes its total.
+      if (FINAL_STATUSES.has(job.status) && changes.status !== undefined && changes.status !== job.status) {
+        throw AppError.conflict(`The job is ${job.status}; a job that ended does not change its status`);
+      }
+      const done = changes.done ?? Number(job.done);
+      const total = changes.total === undefined ? (job.total === null ? null : Number(job.total)) : changes.total;
+      if (total !== null && done > total) throw AppError.validation(`done (${done}) must not pass total (${total})`, changes.done !== undefined ? 'body.done' : 'body.total');
       return toJob(orNotFound(await jobs.update(organisationId, id, changes), 'Job'));
     },
 

@@ -47,6 +47,12 @@ export const REMINDERS_PATCH = 'owed-invoices-remind-after-due-date';
 /** Histories recorded before the steps of an Update ran as local activities scheduled regular ones. */
 export const LOCAL_STEPS_PATCH = 'invoice-steps-run-as-local-activities';
 
+/**
+ * Histories recorded before a refused step whose number Postgres had already given out (the state and undo
+ * stack as remembered, the numbers behind) reloaded and planned again; they gave up with the refusal.
+ */
+export const STALE_SEQ_PATCH = 'refused-steps-reload-when-numbers-are-behind';
+
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** What a step may need beyond its invoice: the paid date (and collecting attempt) of a payment, a cancellation's comments. */
@@ -91,6 +97,8 @@ export async function invoiceLifecycleWorkflow(input: InvoiceLifecycleInput): Pr
    * activity's come wrapped in an ActivityFailure, a local activity's as the activity threw them.
    */
   const stepFailures = new WeakSet<object>();
+  /** The number the latest step ran under, refused or not. */
+  let attemptedSeq: number | undefined;
   async function asStep(work: () => Promise<void>): Promise<void> {
     try {
       await work();
@@ -102,6 +110,7 @@ export async function invoiceLifecycleWorkflow(input: InvoiceLifecycleInput): Pr
 
   async function applyStep(step: InvoiceStep, args: StepArgs): Promise<void> {
     const base = { invoiceId, organisationId, seq: nextSeq, from: state };
+    attemptedSeq = base.seq;
     nextSeq += 1;
     const activities = stepActivities();
     await asStep(async () => {
@@ -143,7 +152,10 @@ export async function invoiceLifecycleWorkflow(input: InvoiceLifecycleInput): Pr
     deprecatePatch(RESYNC_PATCH);
     const recorded = await bookkeepingActivities.invoiceSnapshot({ invoiceId, organisationId });
     const sameStack = recorded.transitions.length === transitions.length && recorded.transitions.every((t, i) => t.seq === transitions[i]!.seq);
-    if (recorded.state === state && sameStack) return false;
+    // The same state and stack, but the step was refused under a number Postgres gave a transition undone
+    // since (done and undone before a reset forgot both): planning again under the next number goes through.
+    const numbersBehind = attemptedSeq !== undefined && attemptedSeq < recorded.nextSeq && !recorded.transitions.some((t) => t.seq === attemptedSeq);
+    if (recorded.state === state && sameStack && !(numbersBehind && patched(STALE_SEQ_PATCH))) return false;
     state = recorded.state;
     transitions.splice(0, transitions.length, ...recorded.transitions);
     nextSeq = Math.max(nextSeq, recorded.nextSeq);

@@ -132,39 +132,64 @@ describe('invoice workflows end, and Postgres rebuilds them', () => {
     expect((await api.db('invoices').where({ id: second }).first()).due_date).not.toBeNull();
   });
 
-  it('when an undone send is forgotten by a reset, then the next step is refused by Postgres and the workflow reloads its state from there', async () => {
+  /**
+   * Raises and sends an invoice, undoes the send, then resets its workflow to a point of the send, nothing
+   * reapplied: `completed`, the first task after the send's Update completed (the run remembers `sent`);
+   * `accepted`, the last task before it (the run remembers `raised`, with the send's number still free).
+   * Postgres says `raised` either way; mark-paid then answers, and the invoice's standing transitions.
+   */
+  async function markPaidAfterForgottenSend(point: 'completed' | 'accepted') {
     const id = await createInvoice();
     await post(id, 'raise').expect(200);
     await post(id, 'send').expect(200);
     const workflowId = `invoice:${id}`;
     const { namespace, client } = api.temporal;
-    const beforeUndo = (await client.workflow.getHandle(workflowId).fetchHistory()).events!;
-    const afterSend = beforeUndo.filter((event) => event.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED).at(-1)!;
+    const { EVENT_TYPE_WORKFLOW_TASK_COMPLETED: TASK_COMPLETED, EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED: UPDATE_COMPLETED } = temporal.api.enums.v1.EventType;
+    const resetPoint = await waitFor(async () => {
+      const events = (await client.workflow.getHandle(workflowId).fetchHistory()).events!;
+      const sent = Number(events.filter((event) => event.eventType === UPDATE_COMPLETED).at(-1)!.eventId);
+      const tasks = events.filter((event) => event.eventType === TASK_COMPLETED);
+      return point === 'completed' ? tasks.find((event) => Number(event.eventId) > sent)?.eventId ?? undefined : tasks.filter((event) => Number(event.eventId) < sent).at(-1)?.eventId ?? undefined;
+    }, 10_000);
     await api.http().post(`/fsm/invoice/${id}/undo`).set(auth()).send({}).expect(200);
-
-    // Reset to just after the send, nothing reapplied: the workflow remembers `sent`; Postgres says `raised`.
     await client.workflowService.resetWorkflowExecution({
       namespace,
       workflowExecution: { workflowId },
       reason: 'operator reset in a test, nothing reapplied',
-      workflowTaskFinishEventId: afterSend.eventId,
-      requestId: `reset-after-send-${id}`,
+      workflowTaskFinishEventId: resetPoint,
+      requestId: `reset-${point}-${id}`,
       resetReapplyType: temporal.api.enums.v1.ResetReapplyType.RESET_REAPPLY_TYPE_NONE,
     });
     const paid = await post(id, 'mark-paid', { paidDate: '2026-11-20' });
-    expect(paid.status).toBe(200);
-    expect(paid.body.data.status).toBe('paid');
     const transitions = await api.db('invoice_transitions').where({ invoice_id: id }).whereNull('undone_at').orderBy('seq').select('seq', 'step');
-    expect(transitions.map((t) => [t.seq, t.step])).toEqual([
+    const events = (await client.workflow.getHandle(workflowId).fetchHistory()).events!;
+    const snapshots = events.filter((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'invoiceSnapshot');
+    return { id, workflowId, paid, standing: transitions.map((t) => [t.seq, t.step]), snapshots: snapshots.length };
+  }
+
+  it('when an undone send is forgotten by a reset, then the next step is refused by Postgres and the workflow reloads its state from there', async () => {
+    const { paid, standing, snapshots, workflowId } = await markPaidAfterForgottenSend('completed');
+    expect([paid.status, paid.body.data?.status]).toEqual([200, 'paid']);
+    // Seq 3 went to the refused pay (planned from `sent`), and numbers only grow; the refusal made the
+    // workflow read Postgres once, then send and pay.
+    expect(standing).toEqual([
       [1, 'raise'],
       [4, 'send'],
       [5, 'pay'],
     ]);
-    // Seq 3 went to the refused pay (planned from `sent`), and numbers only grow; the refusal made the
-    // workflow read Postgres once, then send and pay.
-    const events = (await client.workflow.getHandle(workflowId).fetchHistory()).events!;
-    const snapshots = events.filter((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'invoiceSnapshot');
-    expect(snapshots).toHaveLength(1);
+    expect(snapshots).toBe(1);
     await recordHistory(api, workflowId, 'invoice-reset-refused-step-reloads');
+  });
+
+  it('when a reset forgets a send that was done and undone, then the send planned under its number is refused, and planned again under the next', async () => {
+    const { paid, standing, snapshots } = await markPaidAfterForgottenSend('accepted');
+    expect([paid.status, paid.body.data?.status, paid.body.errors]).toEqual([200, 'paid', undefined]);
+    // The run remembered `raised` and number 2 free; Postgres gave 2 to the undone send.
+    expect(standing).toEqual([
+      [1, 'raise'],
+      [3, 'send'],
+      [4, 'pay'],
+    ]);
+    expect(snapshots).toBe(1);
   });
 });

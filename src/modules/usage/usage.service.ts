@@ -66,6 +66,23 @@ async function correctedOf(trx: Knex, organisationId: string, changed: number, t
 }
 
 /**
+ * Runs `work` (one transaction) again when Postgres chose it as a deadlock's victim or refused it as a
+ * serialization failure, up to three times: a change of stored events meets the relay's reactions on the
+ * same counters and rollups, and either may have to give way. Nothing of a failed attempt is committed.
+ */
+async function retriedOnDeadlock<T>(work: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await work();
+    } catch (error) {
+      const code = (error as { code?: unknown } | null)?.code;
+      if (attempt >= 3 || (code !== '40P01' && code !== '40001')) throw error;
+      await pause(20 * attempt);
+    }
+  }
+}
+
+/**
  * Every way usage enters the system goes through here: one path, one set of rules. `shards`: the ingestion
  * workflows of each organisation, over which its batches are spread (USAGE_INGESTION_SHARDS).
  */
@@ -81,7 +98,7 @@ export function createUsageService(deps: WorkflowServiceDeps, metersOf: RollupMe
     organisationId: string,
     change: (trx: Knex) => Promise<{ result: T; changed: number; touched: Array<{ metric: string; customer_entity_id: string; timestamp: Date }> }>,
   ): Promise<T> {
-    return deps.db.transaction(async (trx) => {
+    return retriedOnDeadlock(() => deps.db.transaction(async (trx) => {
       await lockRollups(trx, organisationId, 'exclusive');
       const { result, changed, touched } = await change(trx);
       if (touched.length === 0) return result;
@@ -94,7 +111,7 @@ export function createUsageService(deps: WorkflowServiceDeps, metersOf: RollupMe
       const corrected = await correctedOf(trx, organisationId, changed, touched);
       if (corrected) await recordEvent(trx, organisationId, domainEvent('usage.corrected', corrected));
       return result;
-    });
+    }));
   }
   const { temporal } = deps;
   const { workflows } = temporal;

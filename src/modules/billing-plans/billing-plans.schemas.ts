@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Decimal } from '../../domain/money';
+import { Decimal, INVOICE_AMOUNT_LIMIT } from '../../domain/money';
 import { pageQuery } from '../../http/paging';
 import { atLeastOne, decimal, isoCurrency, isoDate, reference, text, timestamps } from '../../http/schemas';
 import { dimensionValueText, MAX_DIMENSIONS, metadataKey } from '../meters';
@@ -8,9 +8,6 @@ import { DIGEST_PREFIX, DIMENSION_VALUE_MAX_BYTES, keptAsText } from '../../doma
 /** billing_plan_items.unit_price is NUMERIC(24,10); quantity and package_size NUMERIC(24,6). Tiers follow the same columns. */
 const unitPrice = decimal({ precision: 24, scale: 10, sign: 'nonNegative' });
 const planQuantity = decimal({ precision: 24, scale: 6, sign: 'nonNegative' });
-
-/** An invoice line's amount is NUMERIC(24,4): at most 20 digits before the point. */
-const LINE_AMOUNT_LIMIT = new Decimal(10).pow(20);
 
 export const tierInput = z.object({
   upTo: planQuantity.nullable().describe('null for the last, unbounded tier; ascending otherwise'),
@@ -93,7 +90,7 @@ export const planItemInput = z
   .refine((item) => !(item.meterId && item.billingTiming === 'in_advance'), { message: 'an item with a meter is billed in arrears', path: ['billingTiming'] })
   .refine((item) => item.meterId || (!item.dimensionalPrices && !item.presentationGroupBy), { message: 'prices per dimension value are for an item with a meter', path: ['meterId'] })
   // A period's line is the price times the quantity: one an invoice cannot hold could never be raised.
-  .refine((item) => item.meterId || !('quantity' in item) || item.quantity === undefined || new Decimal(item.unitPrice).times(item.quantity).lt(LINE_AMOUNT_LIMIT), {
+  .refine((item) => item.meterId || !('quantity' in item) || item.quantity === undefined || new Decimal(item.unitPrice).times(item.quantity).lt(INVOICE_AMOUNT_LIMIT), {
     message: 'times unitPrice must be below 10^20: an invoice line holds at most 20 digits before the point',
     path: ['quantity'],
   })

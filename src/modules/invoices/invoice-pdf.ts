@@ -158,8 +158,9 @@ export function renderInvoicePdf(invoice: InvoiceDocument): Promise<Buffer> {
     const doc = new PDFDocument({ size: 'A4', margin: 50, info, ...(footer ? { bufferPages: true } : {}) });
     // The embedded fonts' subset has no drawable no-break space (U+00A0, in French and Nordic number groups
     // and in any text a user sends): every text is drawn with a plain space in its place.
+    const plain = (text: string) => String(text).replace(/\u00a0/g, ' ');
     const drawText = doc.text.bind(doc) as (text: string, ...rest: unknown[]) => typeof doc;
-    doc.text = ((text: string, ...rest: unknown[]) => drawText(String(text).replace(/\u00a0/g, ' '), ...rest)) as unknown as typeof doc.text;
+    doc.text = ((text: string, ...rest: unknown[]) => drawText(plain(text), ...rest)) as unknown as typeof doc.text;
     /** Starts a new page unless `height` more fits above the bottom margin: a row, or a total with its label, stays on one page. */
     const roomFor = (height: number) => {
       if (doc.y + height > doc.page.height - doc.page.margins.bottom) doc.addPage();
@@ -168,7 +169,7 @@ export function renderInvoicePdf(invoice: InvoiceDocument): Promise<Buffer> {
     const figure = (text: string, x: number, y: number, width: number) => {
       const size = TABLE_FONT_SIZE;
       let scaled = size;
-      while (scaled > 5 && doc.fontSize(scaled).widthOfString(text.replace(/\u00a0/g, ' ')) > width) scaled -= 0.5;
+      while (scaled > 5 && doc.fontSize(scaled).widthOfString(plain(text)) > width) scaled -= 0.5;
       doc.text(text, x, y, { width, align: 'right', lineBreak: false });
       doc.fontSize(size);
       doc.y = y + doc.currentLineHeight(true);
@@ -215,7 +216,7 @@ export function renderInvoicePdf(invoice: InvoiceDocument): Promise<Buffer> {
     const columns = { title: 50, quantity: 300, price: 370, amount: 460 };
     const row = (cells: Record<keyof typeof columns, string>, bold = false) => {
       doc.font(bold ? BOLD : REGULAR);
-      roomFor(Math.max(doc.heightOfString(cells.title.replace(/\u00a0/g, ' '), { width: 240 }), doc.currentLineHeight(true)) + 4);
+      roomFor(Math.max(doc.heightOfString(plain(cells.title), { width: 240 }), doc.currentLineHeight(true)) + 4);
       const y = doc.y;
       accent(bold);
       doc.text(cells.title, columns.title, y, { width: 240 });
@@ -244,7 +245,7 @@ export function renderInvoicePdf(invoice: InvoiceDocument): Promise<Buffer> {
     doc.moveDown();
     const total = (label: string, value: string, bold = false) => {
       doc.font(bold ? BOLD : REGULAR);
-      roomFor(Math.max(doc.heightOfString(label, { width: 150 }), doc.currentLineHeight(true)));
+      roomFor(Math.max(doc.heightOfString(plain(label), { width: 150 }), doc.currentLineHeight(true)));
       const y = doc.y;
       accent(bold);
       doc.text(label, 300, y, { width: 150 });
@@ -274,7 +275,7 @@ export function renderInvoicePdf(invoice: InvoiceDocument): Promise<Buffer> {
       sectionHeading('Payments and credits');
       const line = (cells: { date: string; label: string; amount: string }, bold = false) => {
         doc.font(bold ? BOLD : REGULAR);
-        roomFor(Math.max(doc.heightOfString(cells.label, { width: columns.amount - columns.title - 80 }), doc.currentLineHeight(true)) + 3);
+        roomFor(Math.max(doc.heightOfString(plain(cells.label), { width: columns.amount - columns.title - 80 }), doc.currentLineHeight(true)) + 3);
         const y = doc.y;
         doc.text(cells.date, columns.title, y, { width: 70 });
         doc.text(cells.label, columns.title + 75, y, { width: columns.amount - columns.title - 80 });

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { calendarDay } from '../../db/dates';
 import { AppError } from '../../domain/errors';
 import { convert } from '../../domain/fx';
-import { allocate, Decimal, formatAmount, roundToMinor, sumAmounts, toDecimal } from '../../domain/money';
+import { allocate, Decimal, formatAmount, INVOICE_AMOUNT_LIMIT, roundToMinor, sumAmounts, toDecimal } from '../../domain/money';
 import { contractTaxesOfMany, taxesInForce, type ContractTax } from '../contracts';
 import { findEffectiveRate } from '../fx-rates';
 import { getOrganisationSettings } from '../organisation-settings';
@@ -98,8 +98,11 @@ export function priceInvoice(lines: readonly PricedLine[], taxes: readonly Contr
   }
 }
 
-/** An invoice's subtotal and total are NUMERIC(24,4): at most 20 digits before the point. */
-export const INVOICE_AMOUNT_LIMIT = new Decimal(10).pow(20);
+/** The first of the priced line amounts past what an invoice line holds, in words; null when they all fit. */
+export function lineOverflow(amounts: readonly Decimal[], currency: string): string | null {
+  const line = amounts.findIndex((amount) => amount.abs().gte(INVOICE_AMOUNT_LIMIT));
+  return line < 0 ? null : `line ${line + 1} would be ${formatAmount(amounts[line]!, currency)}, more than an invoice line can hold (at most 20 digits before the point)`;
+}
 
 /**
  * What would keep an invoice of these lines from being raised: a line's amount, the subtotal or the total
@@ -108,8 +111,8 @@ export const INVOICE_AMOUNT_LIMIT = new Decimal(10).pow(20);
  */
 export function invoiceOverflow(lines: readonly PricedLine[], taxes: readonly ContractTax[], currency: string): string | null {
   const priced = priceInvoice(lines, taxes, currency);
-  const line = priced.amounts.findIndex((amount) => amount.abs().gte(INVOICE_AMOUNT_LIMIT));
-  if (line >= 0) return `line ${line + 1} would be ${formatAmount(priced.amounts[line]!, currency)}, more than an invoice line can hold (at most 20 digits before the point)`;
+  const line = lineOverflow(priced.amounts, currency);
+  if (line) return line;
   for (const [name, value] of [['subtotal', priced.subtotal], ['total', priced.total]] as const) {
     if (value.abs().gte(INVOICE_AMOUNT_LIMIT)) return `the invoice's ${name} would be ${formatAmount(value, currency)}, more than an invoice can hold (at most 20 digits before the point)`;
   }

@@ -2,13 +2,13 @@ import type { Knex } from 'knex';
 import { calendarDay } from '../../db/dates';
 import { AppError } from '../../domain/errors';
 import { convert } from '../../domain/fx';
-import { Decimal, formatAmount } from '../../domain/money';
+import { Decimal, formatAmount, INVOICE_AMOUNT_LIMIT } from '../../domain/money';
 import { chargeTax } from '../../domain/rating';
 import { chargesIn } from '../charges';
 import { contractTaxesOf, taxesInForce } from '../contracts';
 import { getOrganisationSettings } from '../organisation-settings';
 import { invoicePartiesOf } from './invoice-document';
-import { baseRateOf, INVOICE_AMOUNT_LIMIT, priceInvoice, recordedTaxes } from './invoice-pricing';
+import { baseRateOf, lineOverflow, priceInvoice, recordedTaxes } from './invoice-pricing';
 import { createInvoiceRepository, type InvoiceRow, type InvoiceTotals } from './invoices.repository';
 
 /**
@@ -23,8 +23,8 @@ export async function computeInvoiceTotals(trx: Knex, invoice: Pick<InvoiceRow, 
   const contractTaxes = invoice.contract_id ? await contractTaxesOf(trx, invoice.organisation_id, invoice.contract_id) : [];
   const priced = priceInvoice(items, contractTaxes, invoice.currency, calendarDay(invoice.date));
   // Runs and line edits refuse lines past their column; a line from before those checks is refused here.
-  const line = priced.amounts.findIndex((amount) => amount.abs().gte(INVOICE_AMOUNT_LIMIT));
-  if (line >= 0) throw AppError.conflict(`its line ${line + 1} would be ${formatAmount(priced.amounts[line]!, invoice.currency)}, more than an invoice line can hold (at most 20 digits before the point)`);
+  const line = lineOverflow(priced.amounts, invoice.currency);
+  if (line) throw AppError.conflict(`its ${line}`);
   for (const [index, item] of items.entries()) await invoices.setItemAmount(item.id, priced.amounts[index]!.toFixed());
   const { taxTotal, total } = priced;
   // The ledger's charges of the invoice carry their taxes too: at what net, and what tax, each day was

@@ -34,8 +34,9 @@ module.exports = {
       setupFilesAfterEnv: ['<rootDir>/test/integration/support/timeouts.ts'],
     },
   ],
-  // Three files at once on 2 cores: much of the integration suite waits (on timers, restarts, Temporal), so a
-  // third worker fills those waits; the whole suite took 16 minutes this way against 19 with two.
+  // Three files at once on 2 cores. The CPU is busy throughout at three (vmstat showed no idle time): a
+  // fourth worker took as long (1,143 s against 1,153 s), and two took longer when much of the suite still
+  // waited on timers and restarts.
   maxWorkers: 3,
   // The API contract test is the longest file by far: it starts first, the rest runs beside it.
   testSequencer: '<rootDir>/test/support/contract-first-sequencer.cjs',

@@ -37,9 +37,14 @@ export const WORKFLOW_BUNDLE_PATH = path.resolve(__dirname, '../../workflow-bund
 /**
  * Compiled (dist/), the worker runs the workflow bundle made at build time; from the TypeScript sources
  * (tsx, jest), it bundles workflows/ at start, once for all its queues, so that edits take effect without a
- * build.
+ * build, unless `prebuilt` names a bundle made beforehand (several workers started from the same sources
+ * then bundle once between them).
  */
-async function workflowCode(): Promise<Pick<WorkerOptions, 'workflowBundle'>> {
+async function workflowCode(prebuilt: string | undefined): Promise<Pick<WorkerOptions, 'workflowBundle'>> {
+  if (prebuilt !== undefined) {
+    if (!fs.existsSync(prebuilt)) throw new SetupError(`WORKFLOW_BUNDLE_PATH names ${prebuilt}, which does not exist`);
+    return { workflowBundle: { codePath: prebuilt } };
+  }
   if (path.extname(__filename) !== '.js') return { workflowBundle: await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH }) };
   if (!fs.existsSync(WORKFLOW_BUNDLE_PATH)) {
     throw new SetupError(`${WORKFLOW_BUNDLE_PATH} is missing: \`npm run build\` writes it along with the compiled code`);
@@ -80,7 +85,7 @@ export async function createWorker(
   await createIdempotencyService(deps.db, serviceDeps.secrets).sealPlainAnswers();
   const workflowDeps = { db: deps.db, temporal };
   const invoices = createInvoiceService(workflowDeps, resolveContractPlan, invoiceSettlements);
-  const code = await workflowCode();
+  const code = await workflowCode(deps.config.WORKFLOW_BUNDLE_PATH);
   const invoiceRunControl = createInvoiceRunControlService({ ...workflowDeps, invoiceRuns: services.invoiceRuns });
   const activities = createActivities(services, {
     invoices,

@@ -8,6 +8,7 @@ import { creditExpiryWorkflowId } from '../../workflows/shared';
 import { timeSkippingEnvironment } from '../workflow/support/environment';
 import { createBillingFixture, invoiceBody, type BillingFixture } from './support/billing-fixtures';
 import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
+import { workflowCode } from '../support/workflow-code';
 
 let api: TestApi;
 let tenant: Tenant;
@@ -171,7 +172,7 @@ describe('credit expiry timers (time-skipping server)', () => {
       connection: env.nativeConnection,
       namespace: env.namespace ?? 'default',
       taskQueue: 'credit-expiry',
-      workflowsPath: require.resolve('../../workflows'),
+      ...workflowCode(),
       activities: createCreditActivities(services),
     });
     const input = { organisationId: tenant.organisationId, lotId, expiresAt };

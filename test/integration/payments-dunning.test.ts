@@ -14,6 +14,7 @@ import { waitFor } from '../support/wait';
 import { createBillingFixture, invoiceBody } from './support/billing-fixtures';
 import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
 import { suiteStripe, stripeClientOf, useCard } from './support/localstripe';
+import { workflowCode } from '../support/workflow-code';
 
 jest.setTimeout(300_000);
 
@@ -63,7 +64,7 @@ it('when a card is declined, then payment.failed is announced, dunning tries aga
     connection: env.nativeConnection,
     namespace: env.namespace ?? 'default',
     taskQueue: TASK_QUEUE,
-    workflowsPath: require.resolve('../../workflows'),
+    ...workflowCode(),
     activities: createPaymentActivities(services, { invoices }),
   });
   const statuses = async () => (await api.http().get(`/invoices/${invoiceId}/payment-attempts`).set(system).expect(200)).body.data.items.map((attempt: { status: string }) => attempt.status) as string[];

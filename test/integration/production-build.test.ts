@@ -13,7 +13,7 @@ const ROOT = path.resolve(__dirname, '../..');
 function runCompiled(entry: string, env: Record<string, string>, logFile: string): ChildProcess {
   const log = fs.openSync(logFile, 'a');
   // Its own task queue: the suite's worker relays the webhook outbox, not this one.
-  const child = spawn(process.execPath, [path.join('dist/src/main', entry)], { cwd: ROOT, env: { ...process.env, WEBHOOK_RELAY: 'false', ...env }, stdio: ['ignore', log, log] });
+  const child = spawn(process.execPath, [path.join('dist/src/main', entry)], { cwd: ROOT, env: { ...process.env, WEBHOOK_RELAY: 'false', WORKFLOW_BUNDLE_PATH: undefined, ...env }, stdio: ['ignore', log, log] });
   fs.closeSync(log);
   return child;
 }

@@ -19,6 +19,7 @@ import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from '.
 import { createBillingFixture, invoiceBody } from './support/billing-fixtures';
 import { eventually as until } from './support/webhook-receiver';
 import { utcToday } from '../support/calendar';
+import { workflowCode } from '../support/workflow-code';
 
 interface Received {
   path: string;
@@ -575,7 +576,7 @@ describe('webhook delivery schedule (time-skipping server)', () => {
       connection: env.nativeConnection,
       namespace: env.namespace ?? 'default',
       taskQueue: 'webhook-schedule',
-      workflowsPath: require.resolve('../../workflows'),
+      ...workflowCode(),
       activities: createWebhookActivities(services),
     });
     const since = Date.now();

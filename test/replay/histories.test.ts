@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Worker } from '@temporalio/worker';
+import { workflowCode } from '../support/workflow-code';
 
 const HISTORIES = path.join(__dirname, 'histories');
-const WORKFLOWS_PATH = require.resolve('../../workflows');
 
 jest.setTimeout(120_000);
 
@@ -17,7 +17,7 @@ describe('recorded workflow histories', () => {
   it('when each history is replayed against today\'s workflow code, then none hits a determinism error', async () => {
     const histories = files.map((file) => ({ workflowId: file.replace(/\.json$/, ''), history: JSON.parse(fs.readFileSync(path.join(HISTORIES, file), 'utf8')) as unknown }));
     const failures: string[] = [];
-    for await (const result of Worker.runReplayHistories({ workflowsPath: WORKFLOWS_PATH }, histories)) {
+    for await (const result of Worker.runReplayHistories(workflowCode(), histories)) {
       if (result.error) failures.push(`${result.workflowId}: ${result.error.message}`);
     }
     expect(failures).toEqual([]);

@@ -3,6 +3,7 @@ import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { findTemporalBinary } from '../../../src/temporal/binaries';
 import { temporal } from '@temporalio/proto';
 import { SEARCH_ATTRIBUTES } from '../../../workflows/search-attributes';
+import { workflowCode } from '../../support/workflow-code';
 
 export const TASK_QUEUE = 'workflow-tests';
 
@@ -62,7 +63,7 @@ export async function startWorker(env: TestWorkflowEnvironment, activities: obje
     connection: env.nativeConnection,
     namespace: env.namespace ?? 'default',
     taskQueue: TASK_QUEUE,
-    workflowsPath: require.resolve('../../../workflows'),
+    ...workflowCode(),
     activities,
   });
   const running = worker.run();

@@ -35,8 +35,8 @@ const configSchema = z.object({
   WORKER_MAX_CONCURRENT_ACTIVITIES: z.coerce.number().int().min(1).max(1000).default(50),
   // How long a stopping worker lets its running activities finish before cancelling them.
   WORKER_SHUTDOWN_GRACE_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
-  // A workflow bundle made beforehand (bundleWorkflowCode's code, written to a file) that a worker run from
-  // the sources uses instead of bundling workflows/ at its start.
+  // A workflow bundle made beforehand (bundleWorkflowCode's code, written to a file) that the worker runs
+  // instead of bundling workflows/ at its start (from the sources) or loading dist/workflow-bundle.js (compiled).
   WORKFLOW_BUNDLE_PATH: z.string().min(1).optional(),
   // Contracts an invoice run bills together in one transaction, and how many such pages run at once.
   INVOICE_RUN_PAGE_SIZE: z.coerce.number().int().min(1).max(5000).default(1000),

@@ -8,10 +8,10 @@ export type Decimal = InstanceType<typeof Decimal>;
 
 const NUMERIC = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
 
-/** Numbers or numeric strings in; never NaN, Infinity or free text. */
 /** Invoice amounts (a line's, the subtotal, the total) are NUMERIC(24,4): at most 20 digits before the point. */
 export const INVOICE_AMOUNT_LIMIT = new Decimal(10).pow(20);
 
+/** Numbers or numeric strings in; never NaN, Infinity or free text. */
 export function toDecimal(input: number | string | Decimal | DecimalBase): Decimal {
   if (input instanceof DecimalBase) {
     if (!input.isFinite()) throw new DomainError('amount must be finite');

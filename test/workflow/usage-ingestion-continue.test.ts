@@ -1,4 +1,5 @@
 import { usageIngestionWorkflowId } from '../../workflows/shared';
+import { waitFor } from '../support/wait';
 import type { UsageGroupActivities, UsageGroupInput } from '../../workflows/usage-ingestion.types';
 import { devServerEnvironment, useWorkflowEnvironment } from './support/environment';
 import { fakeActivities } from './support/fake-activities';
@@ -28,9 +29,16 @@ describe('the usage ingestion workflow on a long history', () => {
     expect(answers).toEqual(batches.map((batch) => answerOf(batch.events)));
     const ingested = fakes.callsOf('ingestUsageGroup').flatMap((call) => (call.input as unknown as UsageGroupInput).batches.map((batch) => batch.batchId));
     expect([...ingested].sort()).toEqual(batches.map((batch) => batch.batchId).sort());
-    // More than one run took them: the first continued as new.
-    const runs: string[] = [];
-    for await (const execution of environment().client.workflow.list({ query: `WorkflowId = '${usageIngestionWorkflowId(organisationId)}'` })) runs.push(execution.status.name);
+    // More than one run took them: the first continued as new. The newest run is the one still running
+    // (asked of the execution itself, which is current); the list comes from visibility, which the server
+    // fills a moment after a run's change, so it is read until it has caught up with that run.
+    const current = await environment().client.workflow.getHandle(usageIngestionWorkflowId(organisationId)).describe();
+    expect(current.status.name).toBe('RUNNING');
+    const runs = await waitFor(async () => {
+      const listed = new Map<string, string>();
+      for await (const execution of environment().client.workflow.list({ query: `WorkflowId = '${usageIngestionWorkflowId(organisationId)}'` })) listed.set(execution.runId, execution.status.name);
+      return listed.get(current.runId) === 'RUNNING' ? [...listed.values()] : undefined;
+    }, 10_000);
     expect(runs.filter((status) => status === 'CONTINUED_AS_NEW').length).toBeGreaterThanOrEqual(1);
     expect(runs.filter((status) => status === 'RUNNING')).toHaveLength(1);
   });

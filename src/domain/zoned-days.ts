@@ -4,6 +4,20 @@
  */
 import { InvariantError } from './errors';
 
+/**
+ * Zone names that PostgreSQL reads as abbreviations of one offset before it looks for a zone of that name:
+ * `AT TIME ZONE 'CET'` is UTC+01:00 all year there, where the time-zone database (and the runtime) gives CET
+ * summer time. Since tzdata 2024b they are links to these zones, which every reader agrees on. (EST, MST,
+ * HST, GMT, UCT, UTC and Zulu are abbreviations too, but of zones with one offset all year: both readings
+ * agree.)
+ */
+const ZONES_READ_AS_ABBREVIATIONS: Readonly<Record<string, string>> = { CET: 'Europe/Brussels', EET: 'Europe/Athens', MET: 'Europe/Brussels', WET: 'Europe/Lisbon' };
+
+/** The zone a name stands for, under a name PostgreSQL and the runtime read alike (`CET` → `Europe/Brussels`). */
+export function zoneAsRead(zone: string): string {
+  return ZONES_READ_AS_ABBREVIATIONS[zone] ?? zone;
+}
+
 const formats = new Map<string, Intl.DateTimeFormat>();
 
 function formatIn(timeZone: string): Intl.DateTimeFormat {

@@ -5,6 +5,7 @@ import { instantProblem, numericProblem } from '../domain/storable';
 import { InvariantError } from '../domain/errors';
 import { ISO_DATE, ISO_DATE_TIME } from '../domain/iso-dates';
 import { canonicalLocale, LOCALE_TAG_PATTERN } from '../domain/document-locale';
+import { zoneAsRead } from '../domain/zoned-days';
 
 /**
  * The input contract of every route, built from a few factories so that the same parameters drive both
@@ -138,9 +139,12 @@ function runtimeKnows(zone: string): boolean {
 
 /**
  * Zones as the time-zone database names them, in its earlier and its current names and its links: what
- * organisations, customers, schedules and usage queries take.
+ * organisations, customers, schedules and usage queries take. A name Postgres would read as a fixed
+ * offset all year (`CET`) is taken as the zone it links to, and kept and answered as that (`Europe/Brussels`).
  */
-export const ianaTimeZone = z.enum([...new Set(['UTC', ...Intl.supportedValuesOf('timeZone'), ...CURRENT_ZONE_NAMES.filter(runtimeKnows), ...LINKED_ZONE_NAMES.filter(runtimeKnows)])], { error: 'must be an IANA time zone' });
+export const ianaTimeZone = z
+  .enum([...new Set(['UTC', ...Intl.supportedValuesOf('timeZone'), ...CURRENT_ZONE_NAMES.filter(runtimeKnows), ...LINKED_ZONE_NAMES.filter(runtimeKnows)])], { error: 'must be an IANA time zone' })
+  .transform(zoneAsRead);
 
 export interface DecimalColumn {
   /** NUMERIC(precision, scale) of the column the value is stored in. */

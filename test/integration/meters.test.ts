@@ -219,6 +219,22 @@ describe('meter management', () => {
     await waitFor(async () => ((await api.db('webhook_events').where({ organisation_id: tenant.organisationId }).whereIn('type', ['usage.ingested', 'usage.corrected']).whereNull('dispatched_at').first('id')) ? undefined : true), 30_000);
   });
 
+  it('when usage is read by day in CET, then its days are those of Europe/Brussels, summer time included, not a fixed UTC+01:00', async () => {
+    const own = `cet_${randomUUID().slice(0, 8)}`;
+    const system = bearer(tenant.systemToken);
+    const meter = (await api.http().post('/meters').set(bearer(tenant.adminToken)).send({ name: own, metric: own, aggregation: 'sum' }).expect(201)).body.data.id as string;
+    const { entityId } = await createCustomerEntity(api, tenant);
+    // 21:30Z on 1 July is 23:30 in Brussels (still the 1st); 22:30Z is 00:30 on the 2nd, where UTC+01:00 reads 23:30 on the 1st.
+    const event = (value: number, timestamp: string) => ({ CustomerEntityId: entityId, metric: own, value, timestamp });
+    await api.http().post('/events/batch').set(system).send({ events: [event(1, '2026-07-01T21:30:00Z'), event(2, '2026-07-01T22:30:00Z')] }).expect(200);
+    const read = await api.http().get(`/meters/${meter}/query?from=2026-07-01T00:00:00%2B02:00&to=2026-07-03T00:00:00%2B02:00&windowSize=day&timezone=CET`).set(system).expect(200);
+    expect(read.body.data.timezone).toBe('Europe/Brussels');
+    expect((read.body.data.rows as Array<{ windowStart: string; windowEnd: string; value: string }>).map(({ windowStart, windowEnd, value }) => ({ windowStart, windowEnd, value }))).toEqual([
+      { windowStart: '2026-06-30T22:00:00.000Z', windowEnd: '2026-07-01T22:00:00.000Z', value: '1' },
+      { windowStart: '2026-07-01T22:00:00.000Z', windowEnd: '2026-07-02T22:00:00.000Z', value: '2' },
+    ]);
+  });
+
   it("when another organisation asks for a meter, then 404", async () => {
     const meter = await createMeter('sum');
     const other = await createTenant(api, 'meters-other');

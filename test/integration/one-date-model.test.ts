@@ -152,7 +152,31 @@ describe('one date model', () => {
       expect(res.body.data.timezone).toBe(timezone);
     }
     const known = new Set((await api.db.raw<{ rows: Array<{ name: string }> }>('SELECT name FROM pg_timezone_names')).rows.map((row) => row.name));
-    expect(ianaTimeZone.options.filter((zone) => !known.has(zone))).toEqual([]);
+    expect(ianaTimeZone.in.options.filter((zone) => !known.has(zone))).toEqual([]);
+  });
+
+  it('when any zone the API takes reads a winter and a summer instant, then Postgres reads the same wall clock as the runtime (CET is no fixed UTC+01:00)', async () => {
+    const zones = ianaTimeZone.in.options.map((zone) => ianaTimeZone.parse(zone));
+    const instants = ['2026-01-15T23:30:00Z', '2026-07-15T22:30:00Z'];
+    const { rows } = await api.db.raw<{ rows: Array<{ zone: string; instant: string; local: string }> }>(
+      `SELECT zone, instant, to_char(instant::timestamptz AT TIME ZONE zone, 'YYYY-MM-DD HH24:MI') AS local
+         FROM unnest(?::text[]) AS zone CROSS JOIN unnest(?::text[]) AS instant`,
+      [zones, instants],
+    );
+    const runtime = (zone: string, instant: string) => {
+      const parts = Object.fromEntries(new Intl.DateTimeFormat('en-CA', { timeZone: zone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit' }).formatToParts(new Date(instant)).map((part) => [part.type, part.value]));
+      return `${parts.year}-${parts.month}-${parts.day} ${parts.hour}:${parts.minute}`;
+    };
+    expect(rows).toHaveLength(zones.length * instants.length);
+    expect(rows.filter((row) => row.local !== runtime(row.zone, row.instant))).toEqual([]);
+  });
+
+  it('when a customer is given CET, EET, MET or WET, then it is kept and answered as the zone the name links to', async () => {
+    const links = { CET: 'Europe/Brussels', EET: 'Europe/Athens', MET: 'Europe/Brussels', WET: 'Europe/Lisbon' };
+    for (const [name, zone] of Object.entries(links)) {
+      const res = await api.http().post('/customers').set(system()).send({ name: `Linked ${name}`, timezone: name }).expect(201);
+      expect(res.body.data.timezone).toBe(zone);
+    }
   });
 });
 

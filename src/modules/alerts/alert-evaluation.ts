@@ -11,7 +11,7 @@ import { entitiesIn } from '../customers';
 import { metersIn, specOf } from '../meters';
 import { getOrganisationSettings } from '../organisation-settings';
 import { aggregateUsage, bucketOf, counterSums, emptyAggregate, type CounterSpan, type UsageMember } from '../usage';
-import { dayIn } from '../../domain/zoned-days';
+import { dayIn, zoneAsRead } from '../../domain/zoned-days';
 import { alertFigure, createAlertRepository, firedKey, type AlertRow, type CrossedThreshold } from './alerts.repository';
 
 /**
@@ -249,7 +249,7 @@ async function periodsOfBatchEvents(
     `SELECT min(e."timestamp") AS at FROM usage_events e
       WHERE e.organisation_id = ? AND e.metric = ? AND e.customer_entity_id = ANY(?::text[]) AND e.batch_id = ANY(?::text[])
       GROUP BY date_trunc('day', e."timestamp" AT TIME ZONE ?)`,
-    [of.organisationId, of.metric, [...of.entityIds], [...of.batches], of.timeZone],
+    [of.organisationId, of.metric, [...of.entityIds], [...of.batches], zoneAsRead(of.timeZone)],
   );
   const periods = new Map<number, AlertPeriod>();
   for (const { at } of rows) {

@@ -4,7 +4,7 @@ import { AppError } from '../../domain/errors';
 import { formatExact, sumAmounts } from '../../domain/money';
 import { addDays } from '../../domain/billing-periods';
 import { ISO_DATE, LAST_DAY } from '../../domain/iso-dates';
-import { dayIn, startOfDayIn } from '../../domain/zoned-days';
+import { dayIn, startOfDayIn, zoneAsRead } from '../../domain/zoned-days';
 import { entitiesIn } from '../customers';
 import { lockRollups, meterEvents, type RollupMeter } from './meter-rollups';
 import { applyFilters, type MetadataFilter } from './usage-aggregates';
@@ -56,7 +56,7 @@ export async function counterKinds(trx: Knex, organisationId: string): Promise<C
   return trx('usage_counters').where({ organisation_id: organisationId }).distinct<CounterKind[]>('meter_id', 'filters', 'time_zone');
 }
 
-/** The day of the counter's zone an event counts on, in SQL. */
+/** The day of the counter's zone an event counts on, in SQL; the zone bound under the name Postgres reads as the runtime does (`zoneAsRead`). */
 const DAY_SQL = '(e."timestamp" AT TIME ZONE ?)::date';
 const valueOf = (meter: RollupMeter) => (meter.aggregation === 'count' ? 'count(*)' : 'sum(e.value)');
 
@@ -95,7 +95,7 @@ export function counterAdditions(
          GROUP BY c.id, 2
          ORDER BY c.id, 2
          ON CONFLICT (counter_id, day, stripe) DO UPDATE SET value = usage_counter_days.value + excluded.value`,
-        bindings: [kind.time_zone, stripe % COUNTER_STRIPES, ...bindings, entityIds, customerIds, organisationId, kind.meter_id, kind.time_zone, JSON.stringify(kind.filters)],
+        bindings: [zoneAsRead(kind.time_zone), stripe % COUNTER_STRIPES, ...bindings, entityIds, customerIds, organisationId, kind.meter_id, kind.time_zone, JSON.stringify(kind.filters)],
       },
     ];
   });
@@ -151,7 +151,7 @@ async function foldCounter(trx: Knex, counter: CounterRow, meter: RollupMeter, d
     });
   }
   const { sql, bindings } = events.toSQL();
-  await trx.raw(`INSERT INTO usage_counter_days (counter_id, day, value) SELECT ?, ${DAY_SQL}, ${valueOf(meter)} FROM (${sql}) AS e GROUP BY 2 ORDER BY 2`, [counter.id, counter.time_zone, ...bindings]);
+  await trx.raw(`INSERT INTO usage_counter_days (counter_id, day, value) SELECT ?, ${DAY_SQL}, ${valueOf(meter)} FROM (${sql}) AS e GROUP BY 2 ORDER BY 2`, [counter.id, zoneAsRead(counter.time_zone), ...bindings]);
 }
 
 /** Every counter of the meter folded anew: it was redefined. Under the exclusive rollup lock. */

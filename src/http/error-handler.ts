@@ -60,7 +60,8 @@ export function zodProblems(error: ZodError, input?: unknown): Problem[] {
     if (issue.code === 'unrecognized_keys') return issue.keys.map((key) => ({ path: [...path, key], message: UNKNOWN_PROPERTY }));
     const missing =
       MISSING_VALUE_ISSUES.has(issue.code) && (input === undefined ? issue.code === 'invalid_type' && / received undefined$/.test(issue.message) : absent(input, issue.path));
-    return [{ path, message: missing ? REQUIRED_PROPERTY : issue.message }];
+    // A schema whose own message for its absence says when it is required ("is required when …") is heard.
+    return [{ path, message: missing && !issue.message.startsWith(REQUIRED_PROPERTY) ? REQUIRED_PROPERTY : issue.message }];
   });
 }
 

@@ -604,6 +604,9 @@ describe('a plan item priced per model and direction', () => {
     const noMeter = await api.http().post('/billing/plans').set(admin()).send({ name: `Refused ${randomUUID().slice(0, 6)}`, currency: 'USD', billingPeriod: 'monthly', items: [{ name: 'Seats', dimensionalPrices: [{ match: { model: 'small' }, pricingModel: 'per_unit', unitPrice: '1' }] }] });
     expect(noMeter.status).toBe(400);
     expect(noMeter.body.errors[0].path).toBe('body.items.0.meterId');
+    // Neither a price of its own nor prices per dimension value: the item is told both ways to price it.
+    const unpriced = await planWith({});
+    expect([unpriced.status, unpriced.body.errors]).toEqual([400, [expect.objectContaining({ path: 'body.items.0.dimensionalPrices', message: expect.stringContaining('is required when the item has no pricingModel') })]]);
     // A value past 400 bytes is grouped by its digest: a match names the digest, not the text.
     const long = await planWith({ dimensionalPrices: [{ match: { model: '€'.repeat(134) }, pricingModel: 'per_unit', unitPrice: '1' }] });
     expect([long.status, long.body.errors[0]]).toEqual([400, expect.objectContaining({ path: 'body.items.0.dimensionalPrices.0.match.model', message: expect.stringContaining('at most 400 bytes') })]);

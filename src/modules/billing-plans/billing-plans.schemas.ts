@@ -47,13 +47,20 @@ export const dimensionalPriceInput = z
   .discriminatedUnion('pricingModel', [z.object({ ...matchField, ...priceFields.unit }), z.object({ ...matchField, ...priceFields.tiered }), z.object({ ...matchField, ...priceFields.package })])
   .transform((entry) => ({ unitPrice: undefined, quantity: undefined, tiers: undefined, packageSize: undefined, ...entry }));
 
-const dimensionalPrices = z
-  .array(dimensionalPriceInput)
-  .min(1)
-  .max(MAX_DIMENSIONAL_PRICES)
-  .describe(
-    "prices per dimension value of a metered item: usage is priced by the entry whose match it meets on the most keys (entries that could tie are refused), else by the item's own price, else shown on a 0.00 line per combination of values; the meter must aggregate by sum, count or max",
-  );
+/** Prices per dimension value of an item; `params` says what their absence or wrong type means where that differs. */
+const dimensionalPricesOf = (params?: { error: (issue: { input: unknown }) => string | undefined }) =>
+  z
+    .array(dimensionalPriceInput, params)
+    .min(1)
+    .max(MAX_DIMENSIONAL_PRICES)
+    .describe(
+      "prices per dimension value of a metered item: usage is priced by the entry whose match it meets on the most keys (entries that could tie are refused), else by the item's own price, else shown on a 0.00 line per combination of values; the meter must aggregate by sum, count or max",
+    );
+
+const dimensionalPrices = dimensionalPricesOf();
+
+/** What an item with neither a price of its own nor prices per dimension value is told. */
+const UNPRICED_ITEM = 'is required when the item has no pricingModel: give the item a pricingModel (flat, per_unit, graduated, volume or package) and its price, or prices per dimension value here';
 
 const presentationGroupBy = z
   .array(metadataKey)
@@ -83,7 +90,7 @@ export const planItemInput = z
     z.object({
       ...itemFields,
       pricingModel: z.null().optional().describe("absent: the item is priced per dimension value alone, usage no entry matches on 0.00 lines"),
-      dimensionalPrices,
+      dimensionalPrices: dimensionalPricesOf({ error: (issue) => (issue.input === undefined ? UNPRICED_ITEM : undefined) }),
     }),
   ])
   // Usage is known once its period has ended.

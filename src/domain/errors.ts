@@ -71,12 +71,15 @@ export class AppError extends Error {
     return ERROR_KINDS[this.kind].status;
   }
 
-  static notFound(what: string): AppError {
-    return new AppError('not_found', `${what} not found`);
+  /** `path`: where the request named what was not found (`query.customerId`, `body.items.0.meterId`). */
+  static notFound(what: string, path?: string): AppError {
+    const message = `${what} not found`;
+    return new AppError('not_found', message, path ? [{ code: ERROR_KINDS.not_found.code, path, message }] : []);
   }
 
-  static conflict(message: string): AppError {
-    return new AppError('conflict', message);
+  /** `path`: the part of the request the conflict is about (`body.name`, `headers.idempotency-key`). */
+  static conflict(message: string, path?: string): AppError {
+    return new AppError('conflict', message, path ? [{ code: ERROR_KINDS.conflict.code, path, message }] : []);
   }
 
   static validation(message: string, path?: string): AppError {
@@ -132,8 +135,8 @@ export class InvariantError extends Error {
 }
 
 /** The row, or a 404 for `what`: the one find-or-404. */
-export function orNotFound<T>(row: T | null | undefined, what: string): T {
-  if (row === undefined || row === null) throw AppError.notFound(what);
+export function orNotFound<T>(row: T | null | undefined, what: string, path?: string): T {
+  if (row === undefined || row === null) throw AppError.notFound(what, path);
   return row;
 }
 

@@ -235,6 +235,20 @@ describe('meter management', () => {
     ]);
   });
 
+  it('when a query, a plan or a second meter names what is not there or is taken, then the error names the parameter or property', async () => {
+    const meter = await createMeter('sum');
+    const query = (extra: string) => api.http().get(`/meters/${meter}/query?from=2026-11-01T00:00:00Z&to=2026-11-02T00:00:00Z${extra}`).set(bearer(tenant.systemToken));
+    const customer = await query('&customerId=cus_nowhere').expect(404);
+    expect(customer.body.errors).toEqual([{ code: 1002, path: 'query.customerId', message: 'Customer not found' }]);
+    const entity = await query('&entityId=ent_nowhere').expect(404);
+    expect(entity.body.errors).toEqual([{ code: 1002, path: 'query.entityId', message: 'Entity not found' }]);
+    const plan = await api.http().post('/billing/plans').set(bearer(tenant.adminToken)).send({ name: `Nowhere ${randomUUID()}`, currency: 'USD', billingPeriod: 'monthly', items: [{ name: 'Tokens', meterId: 'mtr_nowhere', pricingModel: 'per_unit', unitPrice: '1' }] }).expect(404);
+    expect(plan.body.errors).toEqual([{ code: 1002, path: 'body.items.0.meterId', message: 'Meter not found' }]);
+    const name = (await api.http().get(`/meters/${meter}`).set(bearer(tenant.systemToken)).expect(200)).body.data.name as string;
+    const twin = await api.http().post('/meters').set(bearer(tenant.adminToken)).send({ name, metric, aggregation: 'sum' }).expect(409);
+    expect(twin.body.errors).toEqual([{ code: 1003, path: 'body.name', message: 'A meter with this name exists' }]);
+  });
+
   it("when another organisation asks for a meter, then 404", async () => {
     const meter = await createMeter('sum');
     const other = await createTenant(api, 'meters-other');
@@ -244,7 +258,7 @@ describe('meter management', () => {
     const theirs = await api.http().post('/meters').set(bearer(other.adminToken)).send({ name: `theirs-${randomUUID()}`, metric, aggregation: 'sum' }).expect(201);
     for (const unknown of [entityA, 'ent_unknown']) {
       const res = await api.http().get(`/meters/${theirs.body.data.id}/usage`).query({ customerEntityId: unknown }).set(bearer(other.systemToken)).expect(404);
-      expect(res.body.errors).toEqual([expect.objectContaining({ message: 'Entity not found' })]);
+      expect(res.body.errors).toEqual([expect.objectContaining({ path: 'query.customerEntityId', message: 'Entity not found' })]);
     }
   });
 });

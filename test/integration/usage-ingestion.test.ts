@@ -208,7 +208,7 @@ describe('POST /events/batch', () => {
 
     const elsewhere = await api.http().post('/usage/bulk').set(bearer(tenant.systemToken)).set('Idempotency-Key', key).send({ events: others });
     // A 409 names no path, as every conflict of a key does.
-    expect([elsewhere.status, elsewhere.body.errors]).toEqual([409, [{ code: 1003, message: `This Idempotency-Key was already used for batch ${first.body.data.batchId}, of other events; use a new key for a new batch` }]]);
+    expect([elsewhere.status, elsewhere.body.errors]).toEqual([409, [{ code: 1003, path: 'headers.idempotency-key', message: `This Idempotency-Key was already used for batch ${first.body.data.batchId}, of other events; use a new key for a new batch` }]]);
     // The replay store keeps a key 24 hours; the batch keeps it for good.
     await api.db('idempotency_keys').where({ organisation_id: tenant.organisationId }).delete();
     await api.http().post('/events/batch').set(bearer(tenant.systemToken)).set('Idempotency-Key', key).send({ events: others }).expect(409);

@@ -62,8 +62,8 @@ export function createBillingPlanService(db: Knex, use: PlanUse) {
    */
   async function assertReferences(organisationId: string, items: PlanItemInput[], pathOf: (index: number) => string): Promise<void> {
     for (const [i, item] of items.entries()) {
-      const meter = item.meterId ? orNotFound(await meters.findById(organisationId, item.meterId), 'Meter') : undefined;
-      if (item.skuId) orNotFound(await skus.findById(organisationId, item.skuId), 'SKU');
+      const meter = item.meterId ? orNotFound(await meters.findById(organisationId, item.meterId), 'Meter', `${pathOf(i)}.meterId`) : undefined;
+      if (item.skuId) orNotFound(await skus.findById(organisationId, item.skuId), 'SKU', `${pathOf(i)}.skuId`);
       if (!meter) continue;
       const problems = dimensionalProblems(item, { groupBy: meter.group_by, aggregation: meter.aggregation });
       if (problems.length > 0) throw AppError.invalid(problems.map((problem) => ({ path: `${pathOf(i)}.${problem.path}`, message: problem.message })));

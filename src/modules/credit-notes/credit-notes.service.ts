@@ -60,7 +60,7 @@ export function createCreditNoteService(deps: WorkflowServiceDeps) {
      */
     async create(organisationId: string, invoiceId: string, body: CreateCreditNoteBody, requestKey?: string): Promise<CreditNote> {
       const earlier = requestKey === undefined ? undefined : await notes.findByRequestKey(organisationId, requestKey);
-      if (earlier && earlier.invoice_id !== invoiceId) throw AppError.conflict('This Idempotency-Key already created a credit note of another invoice; use a new key for a new request');
+      if (earlier && earlier.invoice_id !== invoiceId) throw AppError.conflict('This Idempotency-Key already created a credit note of another invoice; use a new key for a new request', 'headers.idempotency-key');
       const draft = earlier ?? (await db.transaction(async (trx) => {
         const invoices = invoicesIn(trx);
         // The contract's row lock first, as runs take it (then the invoice's): what a usage window still

@@ -102,7 +102,7 @@ export function createIdempotencyService(db: Knex, secrets: SecretBox) {
         // Gone between the two statements (pruned): claim it afresh.
         if (!row) continue;
         if (row.fingerprint !== fingerprint) {
-          throw AppError.conflict('This Idempotency-Key was already used with a different request; use a new key for a new request');
+          throw AppError.conflict('This Idempotency-Key was already used with a different request; use a new key for a new request', 'headers.idempotency-key');
         }
         if (row.state === 'done' && row.response_status !== null) return { run: false, status: row.response_status, body: row.response_body };
         throw AppError.conflict('A request with this Idempotency-Key is still in progress; retry after it answers');

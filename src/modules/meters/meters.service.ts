@@ -11,7 +11,7 @@ import { checkQueryFilters, checkSpan, CUSTOMER_GROUP, groupsOf } from './meter-
 import { createMeterRepository, filterSet, rollupMeterOf, specOf, toMeter, type Aggregation, type Meter, type MeterInput, type MeterRow } from './meters.repository';
 
 const duplicateName = (error: unknown): never => {
-  if (isUniqueViolation(error)) throw AppError.conflict('A meter with this name exists');
+  if (isUniqueViolation(error)) throw AppError.conflict('A meter with this name exists', 'body.name');
   throw error;
 };
 
@@ -180,7 +180,7 @@ export function createMeterService(db: Knex, uses: MeterUses, startBackfill?: St
       const meter = await findRow(organisationId, id);
       // An entity deleted since still has its usage to read; one the organisation never had is not found.
       if (query.customerEntityId !== undefined && !(await entitiesIn(db).customersOfEntities(organisationId, [query.customerEntityId])).has(query.customerEntityId)) {
-        throw AppError.notFound('Entity');
+        throw AppError.notFound('Entity', 'query.customerEntityId');
       }
       const window = { key: 'window', customerEntityId: query.customerEntityId ?? null, from: query.from ? new Date(query.from) : null, to: query.to ? new Date(query.to) : null };
       const usage = { organisationId, metric: meter.metric, spec: specOf(meter), members: [window] };
@@ -208,12 +208,12 @@ export function createMeterService(db: Knex, uses: MeterUses, startBackfill?: St
       const to = new Date(query.to);
       let entityIds: Array<string | null> = [null];
       if (query.customerId !== undefined) {
-        orNotFound(await customersIn(db).findAnyById(organisationId, query.customerId), 'Customer');
+        orNotFound(await customersIn(db).findAnyById(organisationId, query.customerId), 'Customer', 'query.customerId');
         entityIds = await entitiesIn(db).customerEntityIds(organisationId, query.customerId);
       }
       if (query.entityId !== undefined) {
         const live = await entitiesIn(db).liveCustomerEntityIds(organisationId, [query.entityId]);
-        if (!live.has(query.entityId) || (query.customerId !== undefined && !entityIds.includes(query.entityId))) throw AppError.notFound('Entity');
+        if (!live.has(query.entityId) || (query.customerId !== undefined && !entityIds.includes(query.entityId))) throw AppError.notFound('Entity', 'query.entityId');
         entityIds = [query.entityId];
       }
       const members: UsageMember[] = entityIds.map((customerEntityId) => ({ key: 'query', customerEntityId, from, to }));

@@ -121,7 +121,7 @@ function fingerprintOf(input: CreatePaymentBody): string {
 /** A key names one request for good: a different body, or a payment since deleted, cannot be replayed. */
 function replayOf(row: PaymentRow, fingerprint: string): CreatedPayment {
   if (row.idempotency_fingerprint !== fingerprint) {
-    throw AppError.conflict('This Idempotency-Key was used with a different request body');
+    throw AppError.conflict('This Idempotency-Key was used with a different request body', 'headers.idempotency-key');
   }
   if (row.deleted_at) throw AppError.conflict('The payment created with this Idempotency-Key has been deleted');
   return { payment: toPayment(row), replayed: true };

@@ -278,7 +278,7 @@ export function createUsageService(deps: WorkflowServiceDeps, metersOf: RollupMe
       if (key && batch.events_fingerprint !== null && batch.events_fingerprint !== key.fingerprint) {
         // The key's batch may be of another route or older than the keys of every other route (24 hours):
         // a key names one batch for good, so other events under it are refused rather than answered for.
-        throw AppError.conflict(`This Idempotency-Key was already used for batch ${batch.id}, of other events; use a new key for a new batch`);
+        throw AppError.conflict(`This Idempotency-Key was already used for batch ${batch.id}, of other events; use a new key for a new batch`, 'headers.idempotency-key');
       }
       const stored = usage.summaryOf(batch);
       if (stored) return { state: 'done', result: { batchId: batch.id, summary: stored, ...(await usage.perEventOutcomes(batch.id)) } };

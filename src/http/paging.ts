@@ -1,13 +1,14 @@
 import type { Knex } from 'knex';
 import { z } from 'zod';
+import { queryInteger } from './schemas';
 
 export const MAX_PAGE_SIZE = 100;
 export const DEFAULT_PAGE_SIZE = 20;
 
 /** Every list takes the same three parameters. */
 export const pageQuery = z.object({
-  page: z.coerce.number().int().min(1).default(1),
-  limit: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).default(DEFAULT_PAGE_SIZE),
+  page: queryInteger(1).default(1),
+  limit: queryInteger(1, MAX_PAGE_SIZE).default(DEFAULT_PAGE_SIZE),
   search: z.string().trim().max(200).optional(),
 });
 

@@ -45,6 +45,15 @@ export function reference(max = 64) {
 }
 
 /** Path ids are opaque strings; an id that names nothing in the caller's organisation answers 404. */
+/**
+ * A whole number from `min` to `max` sent as a query parameter (text, coerced): `page=abc` or `limit=1.5` is
+ * told what the parameter takes, not what zod received.
+ */
+export function queryInteger(min: number, max = Number.MAX_SAFE_INTEGER) {
+  const takes = max === Number.MAX_SAFE_INTEGER ? `must be a whole number from ${min}` : `must be a whole number from ${min} to ${max}`;
+  return z.coerce.number({ error: takes }).int({ error: takes }).min(min, { error: takes }).max(max, { error: takes });
+}
+
 export const idParam = z.object({ id: reference() });
 
 export const timestamps = {

@@ -263,7 +263,13 @@ describe('a meter of AI tokens by model and direction', () => {
     }
     expect((await query('from=2026-01-01T00:00:00Z&to=2026-03-01T00:00:00Z&windowSize=hour', 400)).errors[0].path).toBe('query.to');
     expect((await query(`${RANGE}&timezone=Mars/Olympus`, 400)).errors[0].path).toBe('query.timezone');
-    await query(`${RANGE}&customerId=cus_${randomUUID()}`, 404);
+    expect((await query(`${RANGE}&customerId=cus_${randomUUID()}`, 404)).errors[0].path).toBe('query.customerId');
+    // Paging and grouping say what they take, not what the parser received.
+    expect((await query(`${RANGE}&page=abc`, 400)).errors).toEqual([{ code: 1001, path: 'query.page', message: 'must be a whole number from 1' }]);
+    expect((await query(`${RANGE}&limit=1.5`, 400)).errors).toEqual([{ code: 1001, path: 'query.limit', message: 'must be a whole number from 1 to 1000' }]);
+    const sevenKeys = (await query(`${RANGE}&${Array.from({ length: 7 }, (_, i) => `groupBy=k${i}`).join('&')}`, 400)).errors;
+    expect(sevenKeys).toEqual([expect.objectContaining({ path: 'query.groupBy' })]);
+    expect(sevenKeys[0].message).not.toMatch(/^Invalid input/);
   });
 
   it('when the meter is billed through an invoice run, then only the filtered events are billed, and its filters, dimensions, metric and aggregation can no longer change', async () => {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { pageOf, pageQuery } from '../../http/paging';
 import { documented } from '../../http/openapi';
 import { defineRoute, requires, type Route } from '../../http/route';
-import { atLeastOne, byInstant, ianaTimeZone, idParam, isoDateTime, ordered, reference, text, timestamps } from '../../http/schemas';
+import { atLeastOne, byInstant, ianaTimeZone, idParam, isoDateTime, ordered, queryInteger, reference, text, timestamps } from '../../http/schemas';
 import type { AppDeps } from '../../deps';
 import { batchRecordSchema, batchResultSchema } from '../usage';
 import { filtersSchema, groupBySchema, MAX_QUERY_ROWS, meterQueryParams } from './meter-dimensions';
@@ -79,14 +79,14 @@ const meterQuery = ordered(
     to: isoDateTime.describe('an instant (ISO date-time with a zone), exclusive; not before from'),
     windowSize: z.enum(['hour', 'day', 'month']).default('day').describe("clock hours, calendar days or calendar months of the time zone; to - from at most 31 days (hour), 366 days (day) or 3,660 days (month)"),
     groupBy: z
-      .union([z.string().max(1000), z.array(z.string().max(1000)).max(6)])
+      .union([z.string().max(1000), z.array(z.string().max(1000)).max(6)], { error: "must name at most 6 keys, each up to 1,000 characters: the meter's dimensions or customer" })
       .optional()
       .describe("dimensions of the meter to split by, or customer; repeated (groupBy=a&groupBy=b) or comma-separated"),
     customerId: reference().optional().describe("only the usage of this customer's entities"),
     entityId: reference().optional().describe('only the usage of this customer entity'),
     timezone: ianaTimeZone.optional().describe("IANA time zone the windows follow; the organisation's when absent"),
-    page: z.coerce.number().int().min(1).default(1),
-    limit: z.coerce.number().int().min(1).max(MAX_QUERY_ROWS).default(100),
+    page: queryInteger(1).default(1),
+    limit: queryInteger(1, MAX_QUERY_ROWS).default(100),
   }),
   'from',
   'to',

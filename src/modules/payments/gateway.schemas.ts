@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { currencyMinorUnits } from '../../domain/currencies';
 import { Decimal } from '../../domain/money';
 import { pageQuery } from '../../http/paging';
-import { atLeastOne, decimal, isoCurrency, reference, text, timestamps } from '../../http/schemas';
+import { atLeastOne, decimal, isoCurrency, queryInteger, reference, text, timestamps } from '../../http/schemas';
 
 const provider = z.literal('stripe').describe('The gateway; Stripe is the one adapter today');
 
@@ -107,7 +107,7 @@ export const reconciliationQuery = z.object({
     .default('false')
     .transform((value) => value === 'true')
     .describe('true: compare now instead of showing the latest report (the daily one, or the last one asked for)'),
-  days: z.coerce.number().int().min(1).max(90).default(3).describe('How many days back the gateway is read when comparing now'),
+  days: queryInteger(1, 90).default(3).describe('How many days back the gateway is read when comparing now'),
 });
 
 const sideSchema = z.object({ status: z.string(), amount: z.string(), currency: z.string() });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { pageQuery } from '../../http/paging';
-import { isoDate, ordered, reference } from '../../http/schemas';
+import { isoDate, ordered, queryInteger, reference } from '../../http/schemas';
 
 export const revenueSchema = z.object({
   id: z.string(),
@@ -21,7 +21,7 @@ export const revenueSummaryQuery = ordered(
   z.object({
     from: isoDate.describe('a calendar date YYYY-MM-DD: a day of the first month (revenue is recognised by month)'),
     to: isoDate.describe('a calendar date YYYY-MM-DD: a day of the last month; not before from'),
-    top: z.coerce.number().int().min(1).max(100).default(10).describe('how many customers to rank per currency (1 to 100, default 10)'),
+    top: queryInteger(1, 100).default(10).describe('how many customers to rank per currency (1 to 100, default 10)'),
   }),
   'from',
   'to',

@@ -143,6 +143,12 @@ describe('overdue invoices and ageing', () => {
     await api.http().post(`/invoices/${ids.paid}/mark-paid`).set(auth).send({ paidDate: today() }).expect(200);
     ids.cancelled = (await raised(tenant, plan, dated(40), 4000)).id;
     await api.http().put(`/invoices/${ids.cancelled}`).set(auth).send({ status: 'cancelled' }).expect(200);
+    // Raised and past due, but a credit note took all it owed: nothing is overdue on it.
+    const credited = await raised(tenant, plan, dated(20), 60);
+    ids.creditedPastDue20 = credited.id;
+    const total = (await api.http().get(`/invoices/${credited.id}`).set(auth).expect(200)).body.data.total as string;
+    await api.http().post(`/invoices/${credited.id}/credit-notes`).set(auth).send({ reason: 'Not delivered', amount: total, refund: false }).expect(201);
+    expect((await api.http().get(`/invoices/${credited.id}`).set(auth).expect(200)).body.data).toMatchObject({ status: 'raised', amountDue: '0.00' });
   });
 
   it('when collections are read, then raised and sent invoices are summed per currency into their ageing buckets', async () => {
@@ -174,14 +180,14 @@ describe('overdue invoices and ageing', () => {
     expect((await api.http().get('/collections').set(auth).expect(200)).body.data).toEqual({ asOfDate: today(), asOf: today(), currencies: [] });
   });
 
-  it('when invoices are listed with overdue=true, then only raised and sent invoices past their due date come; with overdue=false, the others', async () => {
+  it('when invoices are listed with overdue=true, then only raised and sent invoices past their due date that still owe come; with overdue=false, the others', async () => {
     const list = async (overdue: string) => {
       const res = await api.http().get('/invoices').query({ overdue, limit: 100 }).set(owner.auth).expect(200);
       return (res.body.data.items as Array<{ id: string }>).map((invoice) => invoice.id).sort();
     };
 
     expect(await list('true')).toEqual([ids.pastDue3, ids.pastDue30, ids.pastDue31, ids.pastDue75, ids.pastDue120, ids.euroPastDue45].sort());
-    expect(await list('false')).toEqual([ids.current, ids.dueToday, ids.draft, ids.paid, ids.cancelled].sort());
+    expect(await list('false')).toEqual([ids.current, ids.dueToday, ids.draft, ids.paid, ids.cancelled, ids.creditedPastDue20].sort());
     expect((await api.http().get('/invoices').query({ overdue: 'yes' }).set(owner.auth)).status).toBe(400);
   });
 

@@ -282,6 +282,8 @@ export interface InvoiceStatusChange {
 
 /** Raised or sent: the invoice is owed. */
 const OWED: InvoiceState[] = ['raised', 'sent'];
+/** An owed invoice's `amountDue` above zero, in SQL: one its customer's credit or credit notes covered owes nothing. */
+const STILL_OWES = 'total + credited_to_balance - credits_applied - credited_due > 0';
 
 /** Gapless number series per organisation: invoices, and credit notes with their own. */
 export type NumberSeries = 'default' | 'credit_note';
@@ -483,7 +485,7 @@ export function createInvoiceRepository(db: Knex) {
       if (filter.to) query.where('date', '<=', filter.to);
       if (filter.overdue) {
         const { is, zone } = filter.overdue;
-        const overdue = (where: Knex.QueryBuilder) => where.whereIn('status', OWED).whereNotNull('due_date').where('due_date', '<', todayOfInvoice(zone));
+        const overdue = (where: Knex.QueryBuilder) => where.whereIn('status', OWED).whereRaw(STILL_OWES).whereNotNull('due_date').where('due_date', '<', todayOfInvoice(zone));
         if (is) query.where(overdue);
         else query.whereNot(overdue);
       }
@@ -589,7 +591,7 @@ export function createInvoiceRepository(db: Knex) {
         .where({ organisation_id: organisationId, ...(customerId ? { customer_id: customerId } : {}) })
         .whereNull('deleted_at')
         .whereIn('status', OWED)
-        .whereRaw('total + credited_to_balance - credits_applied - credited_due > 0')
+        .whereRaw(STILL_OWES)
         .groupBy('currency', 'bucket')
         .orderBy(['currency', 'bucket'])
         .select<AgeingRow[]>(

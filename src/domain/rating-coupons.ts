@@ -3,7 +3,7 @@
  * (docs/adjustments.md, "Coupons").
  */
 import { discountsOf, type Coupon } from './discounts';
-import { Decimal, formatAmount, roundToMinor, toDecimal } from './money';
+import { allocate, Decimal, formatAmount, roundToMinor, sumAmounts, toDecimal } from './money';
 import type { Charge } from './rating';
 
 /** A coupon applied to a contract: `periodsUsed` counts every period it served on the contract. */
@@ -74,7 +74,9 @@ function periodsLeft(coupon: Coupon, periodsUsed: number): number {
  * discounted (a run that catches up three months of a fee with a `once` coupon discounts the first), and
  * the coupon has served as many periods as the item that took the most. A percentage comes off those
  * lines; an amount, once per period served, is shared over them, invoice after invoice. Coupons stack in
- * the order they were applied, and together never take more off a plan item's lines than they charged.
+ * the order they were applied, and together never take more off a plan item's lines than they charged: each
+ * takes at most what the coupons before it left on the lines it discounts, wherever else they took theirs
+ * (50 % off January and February leaves half of January to an amount coupon that serves January alone).
  *
  * A line of a period an earlier document already billed for its plan item (`billedPeriods`: late usage, a
  * give-back, a suspension's days) is a correction, never a period still to serve: it carries the discount
@@ -90,8 +92,9 @@ export function couponDiscounts(
 ): { lines: DiscountLine[]; served: Array<{ id: string; periods: number }> } {
   const served: Array<{ id: string; periods: number }> = [];
   const made: DiscountLine[] = [];
-  // What coupons already took off each plan item of each invoice: a second coupon takes at most the rest.
-  const taken = invoices.map(() => new Map<string | null, Decimal>());
+  // What each priced line of each invoice has left once the coupons before took their discount off it: a
+  // later coupon takes at most what is left on the lines it discounts, whatever the others took elsewhere.
+  const lineLeft = invoices.map(() => new Map<DiscountableLine, Decimal>());
   for (const { id, couponId, coupon, periodsUsed, discounted = [] } of coupons) {
     const left = periodsLeft(coupon, periodsUsed);
     const servedEarlier = (planItemId: string | null | undefined, period: { from: string; to: string }) =>
@@ -147,14 +150,15 @@ export function couponDiscounts(
     invoices.forEach((invoice, invoiceIndex) => {
       const entries = eligible[invoiceIndex]!;
       const lines = entries.map(({ line }) => line);
-      const priced = lines.map((line) => ({ planItemId: line.planItemId ?? null, amount: roundToMinor(toDecimal(line.quantity).times(line.price), invoice.currency).toFixed() }));
-      const gross = new Map<string | null, Decimal>();
-      for (const line of priced) gross.set(line.planItemId, (gross.get(line.planItemId) ?? new Decimal(0)).plus(line.amount));
+      const amountOf = (line: DiscountableLine) => roundToMinor(toDecimal(line.quantity).times(line.price), invoice.currency);
+      const priced = lines.map((line) => ({ planItemId: line.planItemId ?? null, amount: amountOf(line).toFixed() }));
+      const left = lineLeft[invoiceIndex]!;
+      const leftOf = (line: DiscountableLine) => left.get(line) ?? amountOf(line);
       const discounts = discountsOf(priced, coupon, invoice.currency, amountLeft).flatMap((discount) => {
-        const before = taken[invoiceIndex]!.get(discount.planItemId) ?? new Decimal(0);
-        const amount = Decimal.min(toDecimal(discount.amount), Decimal.max(0, gross.get(discount.planItemId)!.minus(before)));
+        const ofItem = lines.filter((line) => (line.planItemId ?? null) === discount.planItemId);
+        const amount = Decimal.min(toDecimal(discount.amount), Decimal.max(0, sumAmounts(ofItem.map(leftOf))));
         if (amount.lessThanOrEqualTo(0)) return [];
-        taken[invoiceIndex]!.set(discount.planItemId, before.plus(amount));
+        takeOffLines(amount, ofItem, leftOf, (line, rest) => left.set(line, rest), invoice.currency);
         const charging = (line: DiscountableLine) => roundToMinor(toDecimal(line.quantity).times(line.price), invoice.currency).greaterThan(0);
         if (entries.some(({ line, correction }) => !correction && (line.planItemId ?? null) === discount.planItemId && charging(line))) tookOffAPeriod = true;
         return [{ planItemId: discount.planItemId, amount: formatAmount(amount, invoice.currency) }];
@@ -181,6 +185,18 @@ export function couponDiscounts(
   return { lines: made, served };
 }
 
+/**
+ * A discount taken off `lines`: shared over those with something left, in proportion to what each has left
+ * (largest remainder, in minor units), so that a later discount of some of them finds what this one left.
+ * `amount` is at most what they have left together.
+ */
+function takeOffLines<Line>(amount: Decimal, lines: readonly Line[], leftOf: (line: Line) => Decimal, setLeft: (line: Line, left: Decimal) => void, currency: string): void {
+  const charging = lines.filter((line) => leftOf(line).greaterThan(0));
+  if (charging.length === 0) return;
+  const shares = allocate(amount, charging.map(leftOf), currency);
+  charging.forEach((line, i) => setLeft(line, leftOf(line).minus(shares[i]!)));
+}
+
 /** A document's coupon lines as discounts: positive amounts over their plan item and days, with the line's id where it has one. */
 export function discountLinesOf<Id extends string | undefined = undefined>(
   lines: ReadonlyArray<{ id?: Id; couponId?: string | null; planItemId?: string | null; quantity: string | number; price: string | number; fromDate?: string | null; toDate?: string | null }>,
@@ -194,7 +210,8 @@ export function discountLinesOf<Id extends string | undefined = undefined>(
 
 /**
  * The discount lines a re-priced draft keeps, each cut to what its plan item's priced lines within its days
- * now charge, less what the discount lines before it kept of them: the amount each keeps, by line id (0
+ * now charge, less what the discount lines before it kept of those lines (a discount line is shared over its
+ * lines in proportion to what each had left): the amount each keeps, by line id (0
  * where nothing is left to discount, and the line goes). A percentage coupon's line (`percentOff`, by
  * coupon id) is that percentage of those lines again, rounded half-up, whether they now charge less or
  * more; an amount coupon's keeps at most what it took. A draft whose days were priced away keeps no
@@ -206,18 +223,21 @@ export function discountsKept(
   currency: string,
   percentOff: ReadonlyMap<string, string | null> = new Map(),
 ): Map<string, Decimal> {
-  const taken = new Map<string | null, Decimal>();
+  const amountOf = (index: number) => roundToMinor(toDecimal(priced[index]!.quantity).times(priced[index]!.price), currency);
+  // What each priced line (by index) has left once the discounts before took theirs off it.
+  const lineLeft = new Map<number, Decimal>();
+  const leftOf = (index: number) => lineLeft.get(index) ?? amountOf(index);
   const kept = new Map<string, Decimal>();
   for (const discount of discounts) {
     const item = discount.planItemId ?? null;
-    const gross = priced
-      .filter((line) => (line.planItemId ?? null) === item && line.fromDate && line.toDate && line.fromDate >= discount.fromDate && line.toDate <= discount.toDate)
-      .reduce((sum, line) => sum.plus(roundToMinor(toDecimal(line.quantity).times(line.price), currency)), new Decimal(0));
+    const within = priced.flatMap((line, index) =>
+      (line.planItemId ?? null) === item && line.fromDate && line.toDate && line.fromDate >= discount.fromDate && line.toDate <= discount.toDate ? [index] : [],
+    );
+    const gross = sumAmounts(within.map(amountOf));
     const percent = discount.couponId === undefined ? undefined : percentOff.get(discount.couponId);
     const wanted = percent === undefined || percent === null ? toDecimal(discount.amount) : roundToMinor(Decimal.max(0, gross).times(percent).dividedBy(100), currency);
-    const before = taken.get(item) ?? new Decimal(0);
-    const amount = Decimal.max(0, Decimal.min(wanted, gross.minus(before)));
-    taken.set(item, before.plus(amount));
+    const amount = Decimal.max(0, Decimal.min(wanted, sumAmounts(within.map(leftOf))));
+    takeOffLines(amount, within, leftOf, (index, left) => lineLeft.set(index, left), currency);
     kept.set(discount.id, amount);
   }
   return kept;

@@ -711,6 +711,20 @@ async function checkRunTotals(model: Model, runId: string, invoices: Invoice[], 
 }
 
 /**
+ * `amount` (minor units) shared over `items` in proportion to `weightOf` each, by largest remainder, the
+ * earliest first on ties: the shares add up to `amount`.
+ */
+function sharedOver<T>(amount: bigint, items: readonly T[], weightOf: (item: T) => bigint): Array<[T, bigint]> {
+  const whole = items.reduce((sum, item) => sum + weightOf(item), 0n);
+  if (whole <= 0n) return [];
+  const shares = items.map((item) => (amount * weightOf(item)) / whole);
+  let left = amount - shares.reduce((sum, share) => sum + share, 0n);
+  const order = items.map((item, i) => ({ i, lost: (amount * weightOf(item)) % whole })).sort((a, b) => (a.lost === b.lost ? a.i - b.i : a.lost > b.lost ? -1 : 1));
+  for (let k = 0; left > 0n; k = (k + 1) % order.length, left -= 1n) shares[order[k]!.i]! += 1n;
+  return items.map((item, i) => [item, shares[i]!]);
+}
+
+/**
  * The coupons' discount lines on the invoices a run made, in the order it made them (docs/adjustments.md,
  * "Coupons"): each coupon that still serves discounts, per plan item of each invoice, the lines of the
  * item's first periods still to serve (a line's period is its charges' period, told by its first and last
@@ -721,7 +735,8 @@ async function checkRunTotals(model: Model, runId: string, invoices: Invoice[], 
  * item's other lines; no other coupon does. A percentage is taken off each plan item's lines, rounded half-up;
  * an amount (once per period served) is shared over the plan items in proportion to their lines, never
  * beyond them, invoice after invoice. Coupons stack in the order they were applied: each takes at most what
- * the earlier ones left of a plan item's lines. The model counts the periods.
+ * the earlier ones left on the lines it discounts, each of which took its discount off its lines in
+ * proportion to what they had left. The model counts the periods.
  */
 function checkCoupons(model: Model, invoices: readonly Invoice[], earlier: readonly Invoice[], charges: readonly ChargeRow[], problems: Problems): void {
   const fresh = new Set(invoices.map((invoice) => invoice.id));
@@ -740,8 +755,8 @@ function checkCoupons(model: Model, invoices: readonly Invoice[], earlier: reado
       const settlesAmounts = correction && ofLine.every((one) => one.kind === 'usage' && one.quantity === null);
       return { line, period: charge ? `${charge.periodFrom} ${charge.periodTo}` : '', charge, correction, settlesAmounts, amount: lineMinor(line.quantity, line.price, model.minor) };
     });
-  // What the coupons applied before took off each plan item of each invoice.
-  const takenBefore = new Map<string, bigint>();
+  // What each priced line has left once the coupons applied before took their discount off it, by line id.
+  const lineLeft = new Map<string, bigint>();
   for (const coupon of model.coupons) {
     const left = Math.max(0, coupon.periods - coupon.used);
     const where = `coupon ${coupon.code}`;
@@ -784,10 +799,11 @@ function checkCoupons(model: Model, invoices: readonly Invoice[], earlier: reado
       const taken = budget < whole ? budget : whole;
       let capped = false;
       for (const { planItemId, entries, base } of bases) {
-        const key = `${invoice.id} ${planItemId}`;
         const line = lines.filter((candidate) => candidate.planItemId === planItemId);
         const discount = -sumMinor(line.map((candidate) => lineMinor(candidate.quantity, candidate.price, model.minor)));
-        const room = base - (takenBefore.get(key) ?? 0n) > 0n ? base - (takenBefore.get(key) ?? 0n) : 0n;
+        const leftOf = (entry: (typeof entries)[number]) => lineLeft.get(entry.line.id) ?? entry.amount;
+        const leftOnLines = sumMinor(entries.map(leftOf));
+        const room = leftOnLines > 0n ? leftOnLines : 0n;
         const cap = (value: bigint) => {
           if (value <= room) return value;
           capped = true;
@@ -796,7 +812,7 @@ function checkCoupons(model: Model, invoices: readonly Invoice[], earlier: reado
         let expected: bigint | [bigint, bigint];
         if (coupon.percentOff !== null) expected = cap(roundedMinor(new DecimalJs(base.toString()).times(coupon.percentOff).dividedBy(100).dividedBy(scale(model.minor)), model.minor));
         else expected = [cap((taken * base) / whole), cap((taken * base + whole - 1n) / whole)];
-        takenBefore.set(key, (takenBefore.get(key) ?? 0n) + discount);
+        for (const [entry, share] of sharedOver(discount, entries.filter((entry) => leftOf(entry) > 0n), leftOf)) lineLeft.set(entry.line.id, leftOf(entry) - share);
         if (discount > 0n && entries.some((entry) => !entry.correction && entry.amount > 0n)) tookAny = true;
         const fine = typeof expected === 'bigint' ? discount === expected : discount >= expected[0] && discount <= expected[1];
         if (!fine) problems.push(`${at}: takes ${fromMinor(discount, model.minor)} off ${planItemId} (lines ${fromMinor(base, model.minor)}), not ${typeof expected === 'bigint' ? fromMinor(expected, model.minor) : expected.map((value) => fromMinor(value, model.minor)).join(' to ')}`);
@@ -1292,22 +1308,24 @@ async function play(h: History): Promise<void> {
       const kept = (invoice: Invoice) => JSON.stringify(invoice.items.filter((line) => !isPriced(line) && line.couponId === null).map(showLine).sort());
       if (kept(synced) !== kept(latest)) problems.push(`sync ${latest.id}: the lines not priced from the plan were ${kept(latest)}, now ${kept(synced)}`);
       // Each coupon line stays: a percentage coupon's is its percentage of its plan item's lines now priced
-      // within its days, an amount coupon's what it took, each cut to what those lines charge less what the
-      // coupon lines before it kept of them; none where nothing is left to discount.
-      const taken = new Map<string | null, bigint>();
+      // within its days, an amount coupon's what it took, each cut to what the coupon lines before it left on
+      // those lines (each kept its amount off its lines in proportion to what they had left); none where
+      // nothing is left to discount.
+      const lineLeft = new Map<string, bigint>();
       for (const line of latest.items.filter((candidate) => candidate.couponId !== null)) {
-        const gross = sumMinor(
-          synced.items.filter((priced) => isPriced(priced) && priced.planItemId === line.planItemId && priced.fromDate! >= line.fromDate! && priced.toDate! <= line.toDate!).map((priced) => lineMinor(priced.quantity, priced.price, model.minor)),
-        );
+        const within = synced.items.filter((priced) => isPriced(priced) && priced.planItemId === line.planItemId && priced.fromDate! >= line.fromDate! && priced.toDate! <= line.toDate!);
+        const amountOfLine = (priced: (typeof within)[number]) => lineMinor(priced.quantity, priced.price, model.minor);
+        const gross = sumMinor(within.map(amountOfLine));
+        const leftOf = (priced: (typeof within)[number]) => lineLeft.get(priced.id) ?? amountOfLine(priced);
         const percentOff = model.coupons.find((coupon) => coupon.id === line.couponId)?.percentOff ?? null;
         const was =
           percentOff === null
             ? -lineMinor(line.quantity, line.price, model.minor)
             : roundedMinor(new DecimalJs((gross > 0n ? gross : 0n).toString()).times(percentOff).dividedBy(100).dividedBy(scale(model.minor)), model.minor);
-        const before = taken.get(line.planItemId) ?? 0n;
-        const left = gross - before > 0n ? gross - before : 0n;
+        const leftOnLines = sumMinor(within.map(leftOf));
+        const left = leftOnLines > 0n ? leftOnLines : 0n;
         const expected = was < left ? was : left;
-        taken.set(line.planItemId, before + expected);
+        for (const [priced, share] of sharedOver(expected, within.filter((priced) => leftOf(priced) > 0n), leftOf)) lineLeft.set(priced.id, leftOf(priced) - share);
         const now = synced.items.find((candidate) => candidate.id === line.id);
         const takes = now ? -lineMinor(now.quantity, now.price, model.minor) : 0n;
         if (takes !== expected) problems.push(`sync ${latest.id}: ${showLine(line)} now takes ${fromMinor(takes, model.minor)}, not ${fromMinor(expected, model.minor)}`);

@@ -1,4 +1,4 @@
-import { billedPeriodKey, couponDiscounts, type DiscountableInvoice } from '../../src/domain/rating-coupons';
+import { billedPeriodKey, couponDiscounts, discountsKept, type DiscountableInvoice } from '../../src/domain/rating-coupons';
 import type { Charge } from '../../src/domain/rating';
 
 const october = { from: '2026-10-01', to: '2026-10-31' };
@@ -87,5 +87,45 @@ describe('couponDiscounts with corrections of periods billed before', () => {
     const { lines, served } = couponDiscounts([december], [amountOff], billed);
     expect(lines.map((discount) => [discount.price, discount.fromDate, discount.toDate])).toEqual([['-10', november.from, november.to]]);
     expect(served).toEqual([{ id: 'cc_2', periods: 1 }]);
+  });
+});
+
+describe('coupons that serve different periods of one plan item', () => {
+  const january = { from: '2027-01-01', to: '2027-01-31' };
+  const february = { from: '2027-02-01', to: '2027-02-28' };
+  const feeOf = (period: { from: string; to: string }): Charge => ({ kind: 'fee', planItemId: 'fee', from: period.from, to: period.to, period, quantity: '1', amount: '100.00' });
+  const lineOf = (period: { from: string; to: string }) => ({ planItemId: 'fee', quantity: '1', price: '100', fromDate: period.from, toDate: period.to });
+  // A run that catches up January and February of a 100.00 fee.
+  const catchUp: DiscountableInvoice = { currency: 'USD', items: [lineOf(january), lineOf(february)], charges: [[feeOf(january)], [feeOf(february)]] };
+  const halfForever = { id: 'cc_half', couponId: 'cpn_half', coupon: { code: 'HALF', percentOff: '50', amountOff: null, currency: null, duration: 'forever' as const, durationPeriods: null }, periodsUsed: 0 };
+  const seventyOnce = { id: 'cc_70', couponId: 'cpn_70', coupon: { code: 'SEVENTY', percentOff: null, amountOff: '70', currency: 'USD', duration: 'once' as const, durationPeriods: null }, periodsUsed: 0 };
+
+  it('when 50 % off both months comes first, then a 70.00 coupon that serves January alone takes what is left of January (50.00), not what is left of both months less the first coupon (0.00)', () => {
+    const { lines } = couponDiscounts([catchUp], [halfForever, seventyOnce]);
+    expect(lines.map((discount) => [discount.couponId, discount.price, discount.fromDate, discount.toDate])).toEqual([
+      ['cpn_half', '-100', january.from, february.to],
+      ['cpn_70', '-50', january.from, january.to],
+    ]);
+  });
+
+  it('when the amount coupon comes first, then it takes its 70.00 off January and the percentage its 100.00 off both months: together never more than they charged', () => {
+    const { lines } = couponDiscounts([catchUp], [seventyOnce, halfForever]);
+    expect(lines.map((discount) => [discount.couponId, discount.price])).toEqual([
+      ['cpn_70', '-70'],
+      ['cpn_half', '-100'],
+    ]);
+  });
+
+  it('when a draft with both discounts is priced again, then each keeps what the lines of its own days have left', () => {
+    const priced = [lineOf(january), lineOf(february)];
+    const discounts = [
+      { id: 'li_half', couponId: 'cpn_half', planItemId: 'fee', fromDate: january.from, toDate: february.to, amount: '100' },
+      { id: 'li_70', couponId: 'cpn_70', planItemId: 'fee', fromDate: january.from, toDate: january.to, amount: '50' },
+    ];
+    const kept = discountsKept(priced, discounts, 'USD', new Map([['cpn_half', '50'], ['cpn_70', null]]));
+    expect(Object.fromEntries([...kept].map(([id, amount]) => [id, amount.toFixed(2)]))).toEqual({ li_half: '100.00', li_70: '50.00' });
+    // January cut to 20.00: the percentage takes 60.00 off the 120.00 left (10.00 of it off January), the amount coupon the 10.00 January has left.
+    const cut = discountsKept([{ ...lineOf(january), price: '20' }, lineOf(february)], discounts, 'USD', new Map([['cpn_half', '50'], ['cpn_70', null]]));
+    expect(Object.fromEntries([...cut].map(([id, amount]) => [id, amount.toFixed(2)]))).toEqual({ li_half: '60.00', li_70: '10.00' });
   });
 });

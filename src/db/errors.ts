@@ -23,6 +23,15 @@ export function deterministicDatabaseError(error: unknown): AppError | undefined
 }
 
 /**
+ * A unique, foreign-key or check violation (SQLSTATE class 23): refused by the data as it stands, which a
+ * concurrent writer may have changed under the statement.
+ */
+export function isIntegrityViolation(error: unknown): boolean {
+  const sqlState = (error as { code?: unknown } | null)?.code;
+  return typeof sqlState === 'string' && /^23[0-9A-Z]{3}$/.test(sqlState);
+}
+
+/**
  * Node socket errors and SQLSTATEs that mean Postgres is not reachable or not serving right now; 57014, a
  * statement cancelled (the API's statement timeout), is a Postgres too slow to answer in time.
  */

@@ -51,20 +51,27 @@ function knexLog(logger: KnexLogger): Knex.Config['log'] {
  */
 const NO_PREPARED_STATEMENTS = Symbol('no prepared statements');
 
+/** How long a connection may sit idle inside a transaction before Postgres ends it, and the transaction with its locks. */
+const IDLE_IN_TRANSACTION_MS = 60_000;
+
 /**
- * Every connection runs without JIT compilation. Postgres compiles a statement whose estimated cost passes
- * `jit_above_cost`, and ours are short: where the planner cannot see a range (bounds that come from a
- * CTE, as the organisation-wide meter totals read its pieces) it estimates a million rows, and compiling
- * took 245 ms of a 249 ms read that found 310 rows. No statement of this service runs long enough to win
- * that back. Set per connection, not in the connection string, so that a pooler that refuses startup
- * options still connects.
+ * Every connection's session settings, set per connection rather than in the connection string, so that a
+ * pooler that refuses startup options still connects:
+ * - no JIT compilation. Postgres compiles a statement whose estimated cost passes `jit_above_cost`, and ours
+ *   are short: where the planner cannot see a range (bounds that come from a CTE, as the organisation-wide
+ *   meter totals read its pieces) it estimates a million rows, and compiling took 245 ms of a 249 ms read
+ *   that found 310 rows. No statement of this service runs long enough to win that back;
+ * - a transaction left idle for a minute is ended, its locks with it. Our transactions send statement after
+ *   statement; one that waits that long between two belongs to a process that stopped (a paused VM, a
+ *   stopped container) without its connection closing. Until then it would hold what it locked (a usage
+ *   chunk, an invoice) from every other worker retrying the same work.
  */
-function withoutJit(connection: pg.Client, done: (error: Error | null, connection: pg.Client) => void): void {
-  connection.query('SET jit = off', (error: Error | null) => done(error, connection));
+function withSessionSettings(connection: pg.Client, done: (error: Error | null, connection: pg.Client) => void): void {
+  connection.query(`SET jit = off; SET idle_in_transaction_session_timeout = ${IDLE_IN_TRANSACTION_MS}`, (error: Error | null) => done(error, connection));
 }
 
 /**
- * A connection of the API: without JIT, its statements cancelled by Postgres past `ms`, and dropped from
+ * A connection of the API: with every connection's settings, its statements cancelled by Postgres past `ms`, and dropped from
  * the pool when one got no answer at all within the client's timeout (its server may still be running it,
  * or be gone): the next request gets a fresh connection rather than queue behind it.
  */
@@ -79,7 +86,7 @@ function withStatementTimeout(ms: number) {
         (callback as (error: Error | null, result: unknown) => void)(error, result);
       });
     };
-    withoutJit(connection, (error) => {
+    withSessionSettings(connection, (error) => {
       if (error) return done(error, connection);
       connection.query(`SET statement_timeout = ${Math.trunc(ms)}`, (failed: Error | null) => done(failed, connection));
     });
@@ -102,7 +109,7 @@ export function createDb(connectionString: string, poolMax = 10, logger?: KnexLo
     // past it (the connection stays good), and the client gives up 2 s later on one that gets no answer.
     connection: { connectionString, connectionTimeoutMillis: 3_000, keepAlive: true, ...(timeout ? { query_timeout: timeout + 2_000 } : {}) },
     acquireConnectionTimeout: 5_000,
-    pool: { min: 0, max: poolMax, afterCreate: timeout ? withStatementTimeout(timeout) : withoutJit },
+    pool: { min: 0, max: poolMax, afterCreate: timeout ? withStatementTimeout(timeout) : withSessionSettings },
     migrations: { migrationSource: new MigrationFiles(), tableName: 'knex_migrations' },
   });
   if (options.preparedStatements === false) (db.client.config as Record<symbol, boolean>)[NO_PREPARED_STATEMENTS] = true;

@@ -223,6 +223,47 @@ describe('POST /events/batch', () => {
   });
 });
 
+describe('a chunk that meets another writer', () => {
+  it('when a chunk transaction fails on a unique violation (another worker writing the same rows), then the group is tried again and the batch completes with every event stored once, not failed with part of it', async () => {
+    // Its own organisation: the staged violation fires for its rows alone. A meter makes each chunk record
+    // itself for the organisation-wide totals, whose key a stalled worker's chunk can meet.
+    const own = await createTenant(api, 'usage-race');
+    const { entityId: ownEntity } = await createCustomerEntity(api, own);
+    await api.http().post('/meters').set(bearer(own.adminToken)).send({ name: 'Calls', metric: 'api_calls', aggregation: 'sum' }).expect(201);
+    const tag = `race_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
+    await api.db.raw(`CREATE SEQUENCE ${tag}`);
+    await api.db.raw(
+      `CREATE FUNCTION ${tag}() RETURNS trigger LANGUAGE plpgsql AS $$
+       BEGIN
+         IF NEW.organisation_id = '${own.organisationId}' AND nextval('${tag}') = 1 THEN
+           RAISE unique_violation USING MESSAGE = 'duplicate key value violates unique constraint "meter_totals_pending_pkey"';
+         END IF;
+         RETURN NEW;
+       END $$`,
+    );
+    await api.db.raw(`CREATE TRIGGER ${tag} BEFORE INSERT ON meter_totals_pending FOR EACH ROW EXECUTE FUNCTION ${tag}()`);
+    try {
+      const prefix = randomUUID();
+      const events = Array.from({ length: 5 }, (_, i) => usageEvent(ownEntity, { eventId: `${prefix}-${i}` }));
+      const res = await api.http().post('/events/batch').set(bearer(own.systemToken)).send({ events });
+      expect([200, 202]).toContain(res.status);
+      const batchId = (res.body.data.batchId ?? res.body.data.id) as string;
+      const summary = await waitFor(async () => {
+        const read = await api.http().get(`/events/batches/${batchId}`).set(bearer(own.systemToken)).expect(200);
+        return read.body.data.status === 'processing' ? undefined : { status: read.body.data.status as string, summary: read.body.data.summary };
+      }, 60_000);
+      expect(summary).toEqual({ status: 'completed', summary: { success: 5, failed: 0, total: 5, duplicates: 0 } });
+      expect(await storedCount(own.organisationId, prefix)).toBe(5);
+      // The violation was met once, and the chunk written on the next try.
+      expect(Number((await api.db.raw(`SELECT last_value FROM ${tag}`)).rows[0].last_value)).toBeGreaterThanOrEqual(2);
+    } finally {
+      await api.db.raw(`DROP TRIGGER IF EXISTS ${tag} ON meter_totals_pending`);
+      await api.db.raw(`DROP FUNCTION IF EXISTS ${tag}()`);
+      await api.db.raw(`DROP SEQUENCE IF EXISTS ${tag}`);
+    }
+  });
+});
+
 describe('GET /events/{id}', () => {
   it('when the event exists, then it is returned; from another organisation, 404', async () => {
     const eventId = randomUUID();

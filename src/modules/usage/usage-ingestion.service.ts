@@ -2,7 +2,7 @@ import { domainEvent, type UsageIngested } from '../../domain/events';
 import { recordEvent } from '../../events/outbox';
 import type { Knex } from 'knex';
 import { AppError, ERROR_KINDS, orNotFound } from '../../domain/errors';
-import { deterministicDatabaseError } from '../../db/errors';
+import { deterministicDatabaseError, isIntegrityViolation } from '../../db/errors';
 import type { UsageEvent } from '../../domain/usage-event';
 import { summaryOfChunks, type DuplicateEvent, type FailedRecord, type UsageBatchSummary, type UsageChunkInput, type UsageChunkOutcome } from '../../../workflows/usage-batch.types';
 import { INLINE_OUTCOMES, type BatchRefusal, type BatchVerdict, type UsageGroupInput, type UsageGroupOutcome } from '../../../workflows/usage-ingestion.types';
@@ -246,6 +246,12 @@ export function createUsageIngestionService(db: Knex, metersOf: RollupMetersOf =
         try {
           outcomes.get(batchId)![chunkIndex] = await service.ingestChunk({ batchId, organisationId: input.organisationId, chunkIndex }, lane);
         } catch (error) {
+          // The chunk's rows met another writer's (a worker that stalled mid-chunk and came back, an entity
+          // deleted meanwhile): the group is tried again, and the retry finds the chunk's stored outcome, or
+          // the event's entity unknown. Never a refusal of the batch, which would keep only part of it.
+          if (isIntegrityViolation(error)) {
+            throw new Error(`chunk ${chunkIndex} of batch ${batchId} met a concurrent write (${(error as { code: string }).code}); the group is tried again`, { cause: error });
+          }
           const refusal = refusalOf(error);
           if (!refusal) throw error;
           refusals.set(batchId, refusal);

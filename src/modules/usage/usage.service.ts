@@ -132,13 +132,19 @@ export function createUsageService(deps: WorkflowServiceDeps, metersOf: RollupMe
   }
 
   /**
-   * The batch as it stands, for a 202: read from Postgres only, so the answer is not held up by Temporal.
+   * The batch as it stands, for a 202 (or, completed by then, its outcome): read from Postgres only, so the
+   * answer is not held up by Temporal.
    * The batch is taken by then, and will be written once Postgres is back: with Postgres away, it is
    * answered as stored (processing), never as a 503, which would say that nothing of it counts.
    */
   async function pending(organisationId: string, stored: UsageBatchRow): Promise<IngestOutcome> {
     try {
-      return { state: 'pending', batch: await recordOf(orNotFound(await usage.findBatch(organisationId, stored.id), 'Batch')) };
+      const batch = await recordOf(orNotFound(await usage.findBatch(organisationId, stored.id), 'Batch'));
+      // Completed meanwhile (the wait ran out as the last chunk was written): its outcome, as a 200 answers it.
+      if (batch.status === 'completed' && batch.summary) {
+        return { state: 'done', result: { batchId: batch.id, summary: batch.summary, failedRecords: batch.failedRecords, duplicateEvents: batch.duplicateEvents } };
+      }
+      return { state: 'pending', batch };
     } catch (error) {
       if (!isDatabaseUnavailable(error)) throw error;
       const batch = { id: stored.id, status: 'processing' as const, error: null, total: stored.total, summary: null, failedRecords: [], duplicateEvents: [], createdAt: stored.created_at.toISOString(), completedAt: null };

@@ -51,8 +51,12 @@ function knexLog(logger: KnexLogger): Knex.Config['log'] {
  */
 const NO_PREPARED_STATEMENTS = Symbol('no prepared statements');
 
-/** How long a connection may sit idle inside a transaction before Postgres ends it, and the transaction with its locks. */
-const IDLE_IN_TRANSACTION_MS = 60_000;
+/**
+ * How long a connection may sit idle inside a transaction before Postgres ends it, and the transaction with
+ * its locks: longer than any call to another service made inside one (a payment gateway's charge, which
+ * holds its invoice's lock for at most `STRIPE_TIMEOUT_MS`, 120 s at most).
+ */
+const IDLE_IN_TRANSACTION_MS = 180_000;
 
 /**
  * Every connection's session settings, set per connection rather than in the connection string, so that a
@@ -61,9 +65,9 @@ const IDLE_IN_TRANSACTION_MS = 60_000;
  *   are short: where the planner cannot see a range (bounds that come from a CTE, as the organisation-wide
  *   meter totals read its pieces) it estimates a million rows, and compiling took 245 ms of a 249 ms read
  *   that found 310 rows. No statement of this service runs long enough to win that back;
- * - a transaction left idle for a minute is ended, its locks with it. Our transactions send statement after
- *   statement; one that waits that long between two belongs to a process that stopped (a paused VM, a
- *   stopped container) without its connection closing. Until then it would hold what it locked (a usage
+ * - a transaction left idle for three minutes is ended, its locks with it. Our transactions send statement
+ *   after statement; one that waits that long between two belongs to a process that stopped (a paused VM,
+ *   a stopped container) without its connection closing. Until then it would hold what it locked (a usage
  *   chunk, an invoice) from every other worker retrying the same work.
  */
 function withSessionSettings(connection: pg.Client, done: (error: Error | null, connection: pg.Client) => void): void {

@@ -44,7 +44,6 @@ export function reference(max = 64) {
   return withMaxLength(z.string().min(1, { message: 'must not be empty', abort: true }), max);
 }
 
-/** Path ids are opaque strings; an id that names nothing in the caller's organisation answers 404. */
 /**
  * A whole number from `min` to `max` sent as a query parameter (text, coerced): `page=abc` or `limit=1.5` is
  * told what the parameter takes, not what zod received.
@@ -54,6 +53,7 @@ export function queryInteger(min: number, max = Number.MAX_SAFE_INTEGER) {
   return z.coerce.number({ error: takes }).int({ error: takes }).min(min, { error: takes }).max(max, { error: takes });
 }
 
+/** Path ids are opaque strings; an id that names nothing in the caller's organisation answers 404. */
 export const idParam = z.object({ id: reference() });
 
 export const timestamps = {

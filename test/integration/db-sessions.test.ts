@@ -21,6 +21,36 @@ it('when a pool opens connections, then each runs without JIT compilation, so th
   });
 });
 
+it('when a process stops inside a transaction without closing its connection, then Postgres ends the transaction after three minutes idle, its locks with it, and the pool goes on with a fresh connection', async () => {
+  // Workers' pools and the API's alike.
+  const api = createDb(process.env.DATABASE_URL!, 1, undefined, { queryTimeoutMs: 30_000 });
+  const worker = createDb(process.env.DATABASE_URL!, 1);
+  try {
+    for (const pool of [api, worker]) {
+      expect((await pool.raw<{ rows: Array<{ idle_in_transaction_session_timeout: string }> }>('SHOW idle_in_transaction_session_timeout')).rows[0]).toEqual({ idle_in_transaction_session_timeout: '3min' });
+      // The same end, sooner: the transaction idles past its limit, its next statement fails, and the
+      // connection Postgres closed leaves the pool.
+      const first = (await pool.raw<{ rows: Array<{ pid: number }> }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+      const failure = await pool
+        .transaction(async (trx) => {
+          await trx.raw("SET LOCAL idle_in_transaction_session_timeout = '300ms'");
+          await new Promise((resolve) => setTimeout(resolve, 1_000));
+          await trx.raw('SELECT 1');
+        })
+        .then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+      expect(failure).toBeInstanceOf(Error);
+      const next = (await pool.raw<{ rows: Array<{ pid: number }> }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+      expect(next).not.toBe(first);
+    }
+  } finally {
+    await api.destroy();
+    await worker.destroy();
+  }
+});
+
 it("when a statement runs past the API's query timeout, then Postgres cancels it, as Postgres unavailable (a 503), and the connection serves the next statement", async () => {
   const api = createDb(process.env.DATABASE_URL!, 1, undefined, { queryTimeoutMs: 1_000 });
   try {

@@ -89,7 +89,7 @@ export const isoDate = z.string().regex(ISO_DATE, 'must be a calendar date YYYY-
 /** An instant: an ISO 8601 date-time with a zone, falling in the years 1 to 9999 once in UTC. */
 export const isoDateTime = z
   .string()
-  .regex(ISO_DATE_TIME, { message: 'must be an ISO 8601 date-time with a zone (Z or ±hh:mm)', abort: true })
+  .regex(ISO_DATE_TIME, { message: 'must be an ISO 8601 date-time with seconds and a zone (Z or ±hh:mm), on a day the calendar has', abort: true })
   .refine((value) => !instantProblem(new Date(value)), 'must fall in the years 1 to 9999 (UTC)')
   .meta({ format: 'date-time' });
 

@@ -105,8 +105,8 @@ describe('one validator per value', () => {
   });
 
   it.each([
-    ['a timestamp without seconds', { timestamp: '2026-11-01T10:00Z' }, 'timestamp', 'must be an ISO 8601 date-time with a zone (Z or ±hh:mm)'],
-    ['a timestamp whose zone has no colon', { timestamp: '2026-11-01T10:00:00+0200' }, 'timestamp', 'must be an ISO 8601 date-time with a zone (Z or ±hh:mm)'],
+    ['a timestamp without seconds', { timestamp: '2026-11-01T10:00Z' }, 'timestamp', 'must be an ISO 8601 date-time with seconds and a zone (Z or ±hh:mm), on a day the calendar has'],
+    ['a timestamp whose zone has no colon', { timestamp: '2026-11-01T10:00:00+0200' }, 'timestamp', 'must be an ISO 8601 date-time with seconds and a zone (Z or ±hh:mm), on a day the calendar has'],
     ['an empty metric', { metric: '' }, 'metric', 'must not be blank'],
     ['a blank metric, which no meter can name', { metric: ' \t ' }, 'metric', 'must not be blank'],
     ['metadata that is an array', { metadata: [1] }, 'metadata', 'Invalid input: expected record, received array'],

@@ -250,8 +250,22 @@ describe('4. the base currency is set at bootstrap, and a missing rate says how 
   it.each([['eur'], ['XXY'], ['']])('when --base-currency is %p, then bootstrap refuses it, naming the option, and creates nothing', async (code) => {
     const org = `Bad currency ${randomUUID()}`;
     const refused = bootstrap('--org', org, '--email', `admin-${randomUUID()}@bad.test`, '--password', 'a long password', '--base-currency', code);
-    expect([refused.status, refused.stderr.trim()]).toEqual([1, '--base-currency must be an ISO 4217 currency code in upper case, e.g. EUR']);
+    expect([refused.status, refused.stderr.trim().split('\n')]).toEqual([1, ['--base-currency must be an ISO 4217 currency code in upper case, e.g. EUR', expect.stringMatching(/^usage: npm run bootstrap -- --org/)]]);
     expect(await api.db('organisations').where({ name: org }).first()).toBeUndefined();
+  });
+
+  it('when bootstrap lacks an option, or cannot reach PostgreSQL, then it names the option, or says where it looked and what to do', () => {
+    const bare = bootstrap();
+    expect([bare.status, bare.stderr.trim().split('\n')]).toEqual([1, ['--org is required', '--email is required', '--password is required', expect.stringMatching(/^usage: npm run bootstrap/)]]);
+    const noPassword = bootstrap('--org', 'Acme Ltd', '--email', 'admin@acme.test');
+    expect(noPassword.stderr.trim().split('\n')[0]).toBe('--password is required');
+    // A port nothing listens on.
+    const unreachable = spawnSync(process.execPath, ['--import', 'tsx', 'src/main/bootstrap.ts', '--org', 'Acme Ltd', '--email', 'admin@acme.test', '--password', 'a long password'], {
+      cwd: ROOT,
+      env: { ...process.env, DATABASE_URL: 'postgres://postgres@127.0.0.1:1/nowhere' },
+      encoding: 'utf8',
+    });
+    expect([unreachable.status, unreachable.stderr.trim()]).toEqual([1, expect.stringMatching(/^Could not reach the PostgreSQL of DATABASE_URL \(connect ECONNREFUSED 127\.0\.0\.1:1\)$/)]);
   });
 
   it('when an EUR contract is previewed in an organisation whose base currency is USD, then the 422 says to set the base currency in the organisation settings or to add the FX rate', async () => {

@@ -7,7 +7,7 @@ import type { AppDeps } from './deps';
 import { boundedJsonDepth, JSON_TYPES } from './http/body-guards';
 import { errorHandler, notFoundHandler } from './http/error-handler';
 import { sendSuccess } from './http/envelope';
-import { answerOptions, methodNotAllowed } from './http/method-not-allowed';
+import { answerOptions, declaredTemplate, methodNotAllowed } from './http/method-not-allowed';
 import { buildOpenApiDocument } from './http/openapi';
 import { buildRouter } from './http/router';
 import { allRoutes } from './modules';
@@ -52,6 +52,7 @@ export function createApp(deps: AppDeps): Express {
   );
 
   const routes = allRoutes(deps);
+  deps.services.metrics.declareRoutes(declaredTemplate(routes));
   const document = buildOpenApiDocument(routes, { title: 'Billing and Metering API', version: '1.0.0' });
   // No /metrics here: Prometheus scrapes the metrics port (METRICS_PORT), which clients never reach, so
   // every spelling of /metrics on this port is a 404 like any unknown path (docs/observability.md).

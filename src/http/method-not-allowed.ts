@@ -4,6 +4,8 @@ import { sendError } from './envelope';
 import type { Route } from './route';
 
 interface DeclaredPath {
+  /** As the document declares it: `/customers/{id}`. */
+  path: string;
   matches: RegExp;
   /** One flag per segment, true for a literal one: `/usage/bulk` is more specific than `/usage/{id}`. */
   literals: boolean[];
@@ -34,7 +36,7 @@ function declaredPaths(routes: readonly Route[]): DeclaredPath[] {
     if (methods.has('GET')) methods.add('HEAD');
     methods.add('OPTIONS');
     const literals = path.split('/').map((segment) => !/^\{\w+\}$/.test(segment));
-    return { matches: pathMatcher(path), literals, allow: [...methods].sort().join(', ') };
+    return { path, matches: pathMatcher(path), literals, allow: [...methods].sort().join(', ') };
   });
 }
 
@@ -49,13 +51,27 @@ function moreSpecific(a: boolean[], b: boolean[]): boolean {
  * OpenAPI document reads it. Undefined for a path the API does not declare.
  */
 export function allowedMethods(routes: readonly Route[]): (path: string) => string | undefined {
+  const declared = declaredPathFor(routes);
+  return (path) => declared(path)?.allow;
+}
+
+/**
+ * The declared path a request path names (`/customers/{id}` for `/customers/cus_1`), whatever its method:
+ * what the metrics label a request refused before any route took it (a body too large, say).
+ */
+export function declaredTemplate(routes: readonly Route[]): (path: string) => string | undefined {
+  const declared = declaredPathFor(routes);
+  return (path) => declared(path)?.path;
+}
+
+function declaredPathFor(routes: readonly Route[]): (path: string) => DeclaredPath | undefined {
   const paths = declaredPaths(routes);
   return (path) => {
     let best: DeclaredPath | undefined;
     for (const candidate of paths) {
       if (candidate.matches.test(path) && (!best || moreSpecific(candidate.literals, best.literals))) best = candidate;
     }
-    return best?.allow;
+    return best;
   };
 }
 

@@ -57,6 +57,11 @@ export interface ApiMetricsDeps {
 export interface ApiMetrics {
   /** Counts and times every request; mount it before any route. */
   middleware: RequestHandler;
+  /**
+   * The declared path a request path names, for a request no route took (refused before routing: a body
+   * too large, malformed JSON, a method the path lacks); without it, such a request is `(unmatched)`.
+   */
+  declareRoutes: (templateOf: (path: string) => string | undefined) => void;
   /** The Prometheus text format, for the metrics port (never the API's own port). */
   render: () => Promise<MetricsText>;
 }
@@ -72,10 +77,14 @@ export interface Reading<T> {
   readAt: number;
 }
 
-/** The matched route as documented (`/customers/{id}`), whatever ids the path held. */
-export function routeTemplate(req: Pick<Request, 'route'>): string {
+/**
+ * The matched route as documented (`/customers/{id}`), whatever ids the path held; for a request no route
+ * took, the declared path its path names (`declared`), else `(unmatched)`.
+ */
+export function routeTemplate(req: Pick<Request, 'route'> & { path?: string }, declared?: (path: string) => string | undefined): string {
   const path: unknown = req.route?.path;
-  return typeof path === 'string' ? path.replace(/:(\w+)/g, '{$1}') : UNMATCHED_ROUTE;
+  if (typeof path === 'string') return path.replace(/:(\w+)/g, '{$1}');
+  return (req.path !== undefined ? declared?.(req.path) : undefined) ?? UNMATCHED_ROUTE;
 }
 
 /** Resolves undefined when `promise` fails or has not settled within `ms`. */
@@ -256,7 +265,7 @@ function registerFigureGauges(registry: Registry, deps: ApiMetricsDeps): void {
   });
 }
 
-function httpInstruments(registry: Registry): RequestHandler {
+function httpInstruments(registry: Registry, declared: () => ((path: string) => string | undefined) | undefined): RequestHandler {
   const labelNames = ['method', 'route', 'status'] as const;
   const requests = new Counter({ name: 'http_requests_total', help: 'HTTP requests answered, by method, route template and status', labelNames, registers: [registry] });
   const duration = new Histogram({
@@ -272,7 +281,7 @@ function httpInstruments(registry: Registry): RequestHandler {
     res.once('close', () => {
       const labels = {
         method: METHODS.has(req.method) ? req.method : 'OTHER',
-        route: routeTemplate(req),
+        route: routeTemplate(req, declared()),
         status: res.writableFinished ? String(res.statusCode) : CLIENT_CLOSED_STATUS,
       };
       requests.inc(labels);
@@ -302,8 +311,12 @@ export function createApiMetrics(deps: ApiMetricsDeps): ApiMetrics {
   registerProcessMetrics(registry);
   registerPoolGauges(registry, deps.db);
   registerFigureGauges(registry, deps);
+  let templateOf: ((path: string) => string | undefined) | undefined;
   return {
-    middleware: httpInstruments(registry),
+    middleware: httpInstruments(registry, () => templateOf),
+    declareRoutes: (lookup) => {
+      templateOf = lookup;
+    },
     render: async () => ({ contentType: registry.contentType, body: await registry.metrics() }),
   };
 }

@@ -86,8 +86,14 @@ describe("the API's metrics port", () => {
     await request(api.url).get('/customers/cus_metrics_probe').expect(401);
     await request(api.url).get('/health/live').expect(200);
     await request(api.url).get('/nowhere/cus_metrics_probe').expect(404);
+    // Refused before any route took it (the body parser's 400), and a method the path lacks: still named by
+    // the declared path they were sent to.
+    await request(api.url).post('/events/batch').set('Content-Type', 'application/json').send('{"events": [').expect(400);
+    await request(api.url).put('/events/batch').expect(405);
 
     const text = await scrape();
+    expect(sample(text, 'http_requests_total', { method: 'POST', route: '/events/batch', status: '400' })).toBe(1);
+    expect(sample(text, 'http_requests_total', { method: 'PUT', route: '/events/batch', status: '405' })).toBe(1);
     expect(sample(text, 'http_requests_total', { method: 'GET', route: '/customers/{id}', status: '401' })).toBe(2);
     expect(sample(text, 'http_requests_total', { method: 'GET', route: '/health/live', status: '200' })).toBe(1);
     expect(sample(text, 'http_requests_total', { method: 'GET', route: '(unmatched)', status: '404' })).toBeGreaterThanOrEqual(1);

@@ -34,3 +34,20 @@ export async function databaseBefore(migration: string, label: string): Promise<
     },
   };
 }
+
+/**
+ * A test file's database of its own, before `migration` (see `databaseBefore`): made before the file's
+ * tests and dropped after them. Its handles are read from the answer once the tests run.
+ */
+export function useDatabaseBefore(migration: string, label: string): { db: Knex; writer: Knex } {
+  const handles = {} as { db: Knex; writer: Knex };
+  let drop: (() => Promise<void>) | undefined;
+  beforeAll(async () => {
+    const made = await databaseBefore(migration, label);
+    handles.db = made.db;
+    handles.writer = made.writer;
+    drop = made.drop;
+  });
+  afterAll(() => drop?.());
+  return handles;
+}

@@ -1,4 +1,11 @@
+import { setTimeout as pause } from 'node:timers/promises';
 import { AppError } from '../domain/errors';
+
+/** A Postgres error's SQLSTATE (`23505`), or undefined for any other error (a socket's `ECONNRESET`, say). */
+function sqlStateOf(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
+}
 
 /**
  * Postgres errors that say the statement itself is wrong for the data, so running it again cannot help:
@@ -8,8 +15,8 @@ import { AppError } from '../domain/errors';
  * serialization failure, a deadlock) may pass on a retry and is left as it is.
  */
 export function deterministicDatabaseError(error: unknown): AppError | undefined {
-  const sqlState = (error as { code?: unknown } | null)?.code;
-  if (typeof sqlState !== 'string' || !/^[0-9A-Z]{5}$/.test(sqlState)) return undefined;
+  const sqlState = sqlStateOf(error);
+  if (sqlState === undefined) return undefined;
   if (sqlState.startsWith('22') || sqlState.startsWith('54')) return AppError.validation('A value does not fit what the database can store');
   if (sqlState === '23503') {
     // A delete of a row others still reference (a plan a plan change names): the row is there, and in use.
@@ -27,8 +34,24 @@ export function deterministicDatabaseError(error: unknown): AppError | undefined
  * concurrent writer may have changed under the statement.
  */
 export function isIntegrityViolation(error: unknown): boolean {
-  const sqlState = (error as { code?: unknown } | null)?.code;
-  return typeof sqlState === 'string' && /^23[0-9A-Z]{3}$/.test(sqlState);
+  return sqlStateOf(error)?.startsWith('23') ?? false;
+}
+
+/**
+ * Runs `work` again while it fails with one of `sqlStates` (a deadlock's victim, a lock not granted in
+ * time), at most `attempts` times in all, pausing `pauseMs(attempt)` after each failed attempt; any other
+ * failure, or the last one, is thrown.
+ */
+export async function retriedOnSqlState<T>(sqlStates: readonly string[], work: () => Promise<T>, options: { attempts: number; pauseMs: (attempt: number) => number }): Promise<T> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await work();
+    } catch (error) {
+      const sqlState = sqlStateOf(error);
+      if (attempt >= options.attempts || sqlState === undefined || !sqlStates.includes(sqlState)) throw error;
+      await pause(options.pauseMs(attempt));
+    }
+  }
 }
 
 /**

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { addMonths, ensurePartition, maintainPartitions, monthOf, partitionName } from '../../src/modules/usage/event-partitions';
 import { newId } from '../../src/db/ids';
+import { retriedOnSqlState } from '../../src/db/errors';
 import { bearer, createTenant, startTestApi, type Tenant, type TestApi } from './support/harness';
 import { createCustomerEntity, usageEvent } from './support/fixtures';
 import { recordHistory } from './support/record-history';
@@ -135,15 +136,8 @@ it('when the organisation is not on UTC, then a UTC month is held while an unpai
  * that gets none fails and is tried again by the next run. Other files of the suite write and read events
  * beside these tests, so a step refused a lock (55P03) is tried again here too, a few times.
  */
-async function retriedOnLockTimeout<T>(step: () => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      return await step();
-    } catch (error) {
-      if ((error as { code?: string }).code !== '55P03' || attempt >= 5) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 500));
-    }
-  }
+function retriedOnLockTimeout<T>(step: () => Promise<T>): Promise<T> {
+  return retriedOnSqlState(['55P03'], step, { attempts: 5, pauseMs: () => 500 });
 }
 
 it('when events lie at the ends of the calendar, then the upkeep gives December 9999 its partition and leaves the year 1 in the default one', async () => {

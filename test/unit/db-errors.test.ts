@@ -1,4 +1,4 @@
-import { deterministicDatabaseError } from '../../src/db/errors';
+import { deterministicDatabaseError, isIntegrityViolation, retriedOnSqlState } from '../../src/db/errors';
 
 const pgError = (code: string) => Object.assign(new Error(`statement failed (${code})`), { code });
 
@@ -18,5 +18,42 @@ describe('deterministicDatabaseError: which refusals of Postgres no retry can pa
   it('when the fault may pass on a retry (a serialization failure, a deadlock, a lost connection), or is no SQLSTATE, then nothing', () => {
     for (const code of ['40001', '40P01', '08006', '57P01', 'ECONNRESET']) expect(deterministicDatabaseError(pgError(code))).toBeUndefined();
     expect(deterministicDatabaseError(new Error('no code'))).toBeUndefined();
+  });
+});
+
+describe('retriedOnSqlState: a step run again while Postgres refuses it in one of the named ways', () => {
+  /** A step that fails with `codes`, one per call, then answers how many calls it took. */
+  const failingWith = (codes: string[]) => {
+    let calls = 0;
+    return async () => {
+      calls += 1;
+      const code = codes[calls - 1];
+      if (code !== undefined) throw pgError(code);
+      return calls;
+    };
+  };
+  const quick = { attempts: 3, pauseMs: () => 1 };
+
+  it('when it fails with a named SQLSTATE fewer times than its attempts, then it answers', async () => {
+    await expect(retriedOnSqlState(['40P01', '40001'], failingWith(['40P01', '40001']), quick)).resolves.toBe(3);
+  });
+
+  it('when it fails with a named SQLSTATE on every attempt, then the last failure is thrown', async () => {
+    await expect(retriedOnSqlState(['40P01'], failingWith(['40P01', '40P01', '40P01', '40P01']), quick)).rejects.toMatchObject({ code: '40P01' });
+  });
+
+  it('when it fails another way (another SQLSTATE, or none), then that failure is thrown at once', async () => {
+    const step = failingWith(['23505']);
+    await expect(retriedOnSqlState(['40P01'], step, quick)).rejects.toMatchObject({ code: '23505' });
+    await expect(step()).resolves.toBe(2);
+    await expect(retriedOnSqlState(['40P01'], async () => Promise.reject(new Error('no code')), quick)).rejects.toThrow('no code');
+  });
+});
+
+describe('isIntegrityViolation', () => {
+  it('when Postgres refused the data (class 23), then true; any other SQLSTATE or none, false', () => {
+    for (const code of ['23505', '23503', '23514']) expect(isIntegrityViolation(pgError(code))).toBe(true);
+    for (const code of ['22001', '40P01', 'ECONNRESET']) expect(isIntegrityViolation(pgError(code))).toBe(false);
+    expect(isIntegrityViolation(new Error('no code'))).toBe(false);
   });
 });

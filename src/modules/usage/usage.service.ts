@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as pause } from 'node:timers/promises';
 import type { Knex } from 'knex';
-import { isDatabaseUnavailable } from '../../db/errors';
+import { isDatabaseUnavailable, retriedOnSqlState } from '../../db/errors';
 import { AppError, ERROR_CODES, orNotFound } from '../../domain/errors';
 import { domainEvent, type UsageCorrected } from '../../domain/events';
 import { recordEvent } from '../../events/outbox';
@@ -70,16 +70,8 @@ async function correctedOf(trx: Knex, organisationId: string, changed: number, t
  * serialization failure, up to three times: a change of stored events meets the relay's reactions on the
  * same counters and rollups, and either may have to give way. Nothing of a failed attempt is committed.
  */
-async function retriedOnDeadlock<T>(work: () => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      return await work();
-    } catch (error) {
-      const code = (error as { code?: unknown } | null)?.code;
-      if (attempt >= 3 || (code !== '40P01' && code !== '40001')) throw error;
-      await pause(20 * attempt);
-    }
-  }
+function retriedOnDeadlock<T>(work: () => Promise<T>): Promise<T> {
+  return retriedOnSqlState(['40P01', '40001'], work, { attempts: 3, pauseMs: (attempt) => 20 * attempt });
 }
 
 /**

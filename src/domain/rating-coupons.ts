@@ -159,7 +159,7 @@ export function couponDiscounts(
         const amount = Decimal.min(toDecimal(discount.amount), Decimal.max(0, sumAmounts(ofItem.map(leftOf))));
         if (amount.lessThanOrEqualTo(0)) return [];
         takeOffLines(amount, ofItem, leftOf, (line, rest) => left.set(line, rest), invoice.currency);
-        const charging = (line: DiscountableLine) => roundToMinor(toDecimal(line.quantity).times(line.price), invoice.currency).greaterThan(0);
+        const charging = (line: DiscountableLine) => amountOf(line).greaterThan(0);
         if (entries.some(({ line, correction }) => !correction && (line.planItemId ?? null) === discount.planItemId && charging(line))) tookOffAPeriod = true;
         return [{ planItemId: discount.planItemId, amount: formatAmount(amount, invoice.currency) }];
       });
